@@ -1,0 +1,89 @@
+// trainclock: the full input of one prediction (DESIGN.md 3, schema "trainclock/config/v1").
+// Model, system, precision and execution strategy stay separate types; Config bundles them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "trainclock/hardware.hpp"
+#include "trainclock/model.hpp"
+#include "trainclock/precision.hpp"
+#include "trainclock/status.hpp"
+
+namespace trainclock {
+
+inline constexpr std::string_view kConfigSchema = "trainclock/config/v1";
+
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };  // JSON: "gpipe", "1f1b", "interleaved"
+enum class Recompute { none, selective, full };
+
+// How the work is split over GPUs (the execution strategy).
+struct ParallelSpec {
+    int64_t tp = 1;                      // tensor parallel
+    int64_t pp = 1;                      // pipeline stages
+    int64_t dp = 1;                      // data parallel replicas (0 in JSON/flags = derive from num_gpus)
+    int64_t cp = 1;                      // context parallel (sequence split for attention)
+    int64_t ep = 1;                      // expert parallel (MoE), carved out of dp
+    bool sequence_parallel = false;      // Megatron SP: norms/dropout split over TP, RS+AG instead of AR
+    int64_t zero = 0;                    // 0..3 (3 = FSDP full sharding)
+    int64_t virtual_stages = 1;          // interleaved schedule: model chunks per stage
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    bool overlap_dp_comm = true;         // DP gradient reduction overlapped with backward
+    bool overlap_tp_comm = false;        // TP collectives overlapped with GEMMs (userbuffers/TE comm overlap)
+};
+
+struct TrainingSpec {
+    int64_t seq_len = 2048;              // tokens per sample
+    int64_t global_batch = 512;          // samples per optimizer step
+    int64_t micro_batch = 1;             // samples per micro-batch per model replica
+    Recompute recompute = Recompute::none;
+    bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
+    std::string optimizer = "adamw";     // adamw | adam | lamb | sgd
+    double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
+    double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
+};
+
+// Efficiency parameters of the cost model. Every field is optional: unset ones take the
+// documented defaults (core/src/calibration.cpp) for the GPU and dtype.
+struct CalibrationSpec {
+    bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
+    std::array<std::optional<double>, 7> gemm_efficiency{};  // large-GEMM fraction of peak, per DType
+    std::optional<double> attention_efficiency;         // fused attention fraction of the gemm peak
+    std::optional<double> memory_efficiency;            // achievable fraction of HBM bandwidth
+    std::optional<double> intra_node_efficiency;        // achievable fraction of the intra-node link
+    std::optional<double> inter_node_efficiency;        // achievable fraction of the NICs
+    std::optional<double> kernel_launch_s;              // fixed cost per kernel
+    std::optional<double> step_overhead_s;              // fixed cost per optimizer step (framework, data loader)
+};
+
+struct Config {
+    ModelSpec model;
+    GpuSpec gpu;
+    NodeSpec node;
+    int64_t num_gpus = 1;
+    PrecisionSpec precision;
+    ParallelSpec parallel;
+    TrainingSpec training;
+    CalibrationSpec calibration;
+};
+
+// Parse a config JSON document (presets by name or inline objects); unknown keys, wrong types and
+// unknown preset names are errors naming the key. Does not check cross-field rules: see validate_config.
+Result<Config> parse_config(std::string_view json);
+
+// Apply the cross-field rules of DESIGN.md 2 (TP divides heads and kv_heads, PP <= layers,
+// TP*PP*CP*DP == num_gpus, micro_batch*DP divides global_batch, the GPU runs the gemm dtype, ...).
+// Returns the first violation; derives dp when it was given as 0.
+Result<Config> validate_config(Config config);
+
+// parse_config + validate_config.
+Result<Config> load_config(std::string_view json);
+
+// Canonical JSON of a config (presets referenced by name when unchanged, inline otherwise).
+// load_config(config_to_json(c)) reproduces c.
+std::string config_to_json(const Config& config);
+
+} // namespace trainclock

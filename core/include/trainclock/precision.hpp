@@ -1,0 +1,46 @@
+// trainclock: numeric formats and precision settings (DESIGN.md 2.1).
+// A precision setting is a record of dtypes, one per tensor category, not one flag.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainclock {
+
+// Numeric formats a GPU may execute. Order is stable (used as an array index).
+enum class DType : int {
+    fp32,   // IEEE single, CUDA/vector cores
+    tf32,   // fp32 storage, tensor cores with 10-bit mantissa inputs (Ampere+)
+    fp16,   // IEEE half
+    bf16,   // bfloat16
+    fp8,    // e4m3/e5m2 with per-tensor (delayed or current) scaling (Hopper+, Transformer Engine)
+    mxfp8,  // OCP microscaling fp8: e4m3 + one e8m0 scale per 32 elements (Blackwell)
+    nvfp4,  // NVIDIA fp4 e2m1 + one fp8 scale per 16 elements + per-tensor fp32 scale (Blackwell)
+};
+inline constexpr int kDTypeCount = 7;
+
+std::string_view dtype_name(DType dtype);                   // "bf16"
+std::optional<DType> dtype_from_name(std::string_view name);  // nullopt when unknown
+double dtype_storage_bytes(DType dtype);                     // bytes per element incl. block scales (tf32 -> 4, mxfp8 -> 1 + 1/32)
+
+enum class LossScaling { none, dynamic };
+enum class MasterWeights { none, fp32 };
+
+// One precision setting (a preset in presets/precisions/ or an inline object in the config).
+struct PrecisionSpec {
+    std::string name;                       // preset id ("bf16-mixed") or "custom"
+    std::string description;                // one line for help text and UI tooltips
+    DType gemm = DType::bf16;               // dtype the matmuls (and attention matmuls) run in
+    DType activations = DType::bf16;        // stored activations and elementwise ops
+    DType params = DType::bf16;             // working weights as read by the forward pass
+    MasterWeights master_weights = MasterWeights::fp32;  // extra fp32 copy updated by the optimizer
+    DType grads = DType::fp32;              // gradient accumulation buffer
+    DType grad_reduce = DType::fp32;        // dtype of the data-parallel reduction on the wire
+    DType optimizer_states = DType::fp32;   // Adam m and v
+    LossScaling loss_scaling = LossScaling::none;  // dynamic: unscale + inf/nan check every step
+    bool autocast = false;                  // torch-autocast style: casts at op boundaries, fp32 weights recast per forward
+};
+
+} // namespace trainclock

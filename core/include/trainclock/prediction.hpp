@@ -1,0 +1,84 @@
+// trainclock: the result of one prediction (DESIGN.md 3, schema "trainclock/result/v1").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainclock/config.hpp"
+#include "trainclock/status.hpp"
+
+namespace trainclock {
+
+inline constexpr std::string_view kResultSchema = "trainclock/result/v1";
+
+struct MemoryBreakdown {
+    double weights_gib = 0;
+    double grads_gib = 0;
+    double master_gib = 0;
+    double optimizer_gib = 0;
+    double activations_gib = 0;
+    double other_gib = 0;          // workspace, communication buffers, allocator fragmentation
+    double per_gpu_gib = 0;        // sum of the above on the most loaded GPU (first pipeline stage)
+    double capacity_gib = 0;
+    bool fits = false;
+};
+
+// Seconds of one iteration on the critical path, by cause; the parts add up to iteration_time_s.
+struct StepBreakdown {
+    double gemm = 0;                // linear layers (QKV, projections, MLP, LM head)
+    double attention = 0;           // score/softmax/context (flash or materialised)
+    double elementwise = 0;         // norms, activations, dropout, residuals, embeddings, loss
+    double precision_overhead = 0;  // casts, weight recasts, loss-scale unscale/checks, FP8 amax/quantise/transpose
+    double optimizer = 0;           // optimizer step and master-weight copy
+    double tp_comm = 0;             // exposed (non-overlapped) communication, per kind
+    double pp_comm = 0;
+    double dp_comm = 0;
+    double cp_comm = 0;
+    double ep_comm = 0;
+    double pipeline_bubble = 0;
+    double overhead = 0;            // kernel launches and per-step framework cost
+};
+
+// One span of the pipeline timeline of one iteration (what the UI draws).
+struct TimelineSpan {
+    int stage = 0;                 // pipeline stage (0 = first)
+    int micro_batch = 0;
+    int chunk = 0;                 // virtual stage (interleaved schedule)
+    bool forward = true;
+    double start_s = 0;
+    double end_s = 0;
+};
+
+struct Prediction {
+    double iteration_time_s = 0;
+    double tokens_per_s = 0;
+    double tokens_per_s_per_gpu = 0;
+    double samples_per_s = 0;
+    double model_tflops_per_gpu = 0;     // 6N + attention per token, no recompute (PaLM appendix B convention)
+    double hardware_tflops_per_gpu = 0;  // FLOPs actually executed incl. recompute
+    double mfu = 0;                      // model FLOP/s over the peak of the gemm dtype
+    double steps = 0;                    // optimizer steps for training.tokens
+    double total_time_s = 0;
+    double gpu_hours = 0;
+    double cost_usd = 0;
+    double energy_kwh = 0;
+    MemoryBreakdown memory;
+    StepBreakdown breakdown_s;
+    std::vector<TimelineSpan> timeline;  // filled when requested (PredictOptions::timeline)
+    std::vector<std::string> warnings;   // "does not fit: 93.1 GiB > 80 GiB"
+};
+
+struct PredictOptions {
+    bool timeline = false;               // record the per-stage spans (costs time; off for search)
+};
+
+// Predict one validated config (see load_config). Never fails on a validated config.
+Prediction predict(const Config& config, const PredictOptions& options = {});
+
+// Result JSON of DESIGN.md 3 (stable key names; "config" echoes config_to_json when given).
+std::string prediction_to_json(const Prediction& prediction, const Config* config = nullptr);
+std::string prediction_csv_header();
+std::string prediction_to_csv_row(const Prediction& prediction, const Config& config);
+
+} // namespace trainclock
