@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Developer tool: transcribe the published measurements into presets/validation/*.json.
+
+Reads the team's source tables (../shared/validation/{llm_public,precision_public}.csv and
+vtrain/ground_truth_{single,multi}.csv; pass their folder as the first argument) and writes one
+JSON file per source family next to this script. It is never run by the build: the JSON files it
+writes are committed and embedded into every binary. Conventions and skipped rows: README.md here.
+
+Usage: python3 presets/validation/transcribe.py /work/shared/validation
+"""
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS_DIR = os.path.join(HERE, "..", "models")
+SCHEMA = "trainclock/config/v1"
+MODEL_KEYS = ["architecture", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+              "activation", "norm", "tied_embeddings"]
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+def load_model_presets():
+    """Model presets already in presets/models (H-presets), to refer to by id when identical."""
+    presets = {}
+    for path in sorted(glob.glob(os.path.join(MODELS_DIR, "*.json"))):
+        with open(path) as f:
+            presets[os.path.splitext(os.path.basename(path))[0]] = json.load(f)
+    return presets
+
+
+MODEL_PRESETS = load_model_presets()
+
+
+def model_ref(inline):
+    """A preset id when one preset has exactly these architecture figures, else the inline object."""
+    for name, p in MODEL_PRESETS.items():
+        if "moe" in p or p.get("head_dim", 0) not in (0, inline["hidden"] // inline["heads"]):
+            continue
+        if all(p.get(k) == inline[k] for k in MODEL_KEYS):
+            return name
+    return inline
+
+
+def dense(layers, hidden, heads, ffn, vocab, *, arch="decoder", kv=None, act="gelu",
+          norm="layernorm", tied=True):
+    return {"architecture": arch, "layers": layers, "hidden": hidden, "heads": heads,
+            "kv_heads": kv or heads, "ffn_hidden": ffn, "vocab": vocab, "activation": act,
+            "norm": norm, "tied_embeddings": tied}
+
+
+def config(model, gpu, node, num_gpus, precision, *, tp=1, pp=1, dp=None, cp=1, sp=False, zero=0,
+           vstages=1, schedule="1f1b", seq, gbs, mbs, recompute="none", flash=True,
+           optimizer="adamw"):
+    dp = dp if dp is not None else num_gpus // (tp * pp * cp)
+    assert tp * pp * cp * dp == num_gpus, (tp, pp, cp, dp, num_gpus)
+    assert gbs % (mbs * dp) == 0, (gbs, mbs, dp)
+    if vstages > 1:
+        schedule = "interleaved"
+    return {"schema": SCHEMA, "model": model_ref(model), "gpu": gpu, "node": node,
+            "num_gpus": num_gpus, "precision": precision,
+            "parallel": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": 1, "sequence_parallel": sp,
+                         "zero": zero, "virtual_stages": vstages, "schedule": schedule},
+            "training": {"seq_len": seq, "global_batch": gbs, "micro_batch": mbs,
+                         "recompute": recompute, "flash_attention": flash,
+                         "optimizer": optimizer}}
+
+
+def case(cid, cfg, metric, value, citation, notes=""):
+    c = {"id": cid, "config": cfg, "measured": {"metric": metric, "value": value},
+         "citation": citation}
+    if notes:
+        c["notes"] = notes
+    return c
+
+
+def write(name, set_name, source, notes, cases):
+    """One file: header keys on their own lines, one case per line (compact, diff-friendly)."""
+    path = os.path.join(HERE, name + ".json")
+    dump = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=True)
+    lines = ['{"schema_version":1,', '"name":%s,' % dump(name), '"set":%s,' % dump(set_name),
+             '"source":%s,' % dump(source), '"notes":%s,' % dump(notes), '"cases":[']
+    lines += [dump(c) + ("," if i + 1 < len(cases) else "") for i, c in enumerate(cases)]
+    lines += ["]}"]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("%-28s %5d cases" % (name, len(cases)))
+
+
+def num(s):
+    v = float(s)
+    return int(v) if v.is_integer() else v
+
+
+def read(path):
+    with open(path, encoding="utf-8-sig") as f:
+        return list(csv.DictReader(f))
+
+
+# ---------------------------------------------------------------------------------------------
+# llm_public.csv
+# ---------------------------------------------------------------------------------------------
+def megatron_sc21(rows):
+    """MEG21-T1: achieved TFLOP/s per GPU -> iteration time with the paper's own FLOP formula."""
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("MEG21-T1"):
+            continue
+        L, h, a, V, s = (int(r[k]) for k in ("layers", "hidden", "heads", "vocab", "seq_len"))
+        N, B, X = int(r["num_gpus"]), int(r["global_batch"]), float(r["value"])
+        # Narayanan et al. SC'21 eq. (3): F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)), counting
+        # the recompute forward; achieved FLOP/s per GPU X = F / (N * t)  =>  t = F / (N * X).
+        F = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
+        t = F / (N * X * 1e12)
+        m = re.search(r"num-layers-per-virtual-pipeline-stage (\d+)", r["notes"])
+        pp = int(r["pp"])
+        vst = (L // pp) // int(m.group(1)) if m else 1
+        cfg = config(dense(L, h, a, int(r["ffn_hidden"]), V), "a100-sxm4-80gb", "dgx-a100", N,
+                     "fp16-mixed", tp=int(r["tp"]), pp=pp, dp=int(r["dp"]), vstages=vst, seq=s,
+                     gbs=B, mbs=int(r["micro_batch"]), recompute="full", flash=False)
+        note = ("%s TFLOP/s/GPU -> t = 96*B*s*l*h^2*(1+s/(6h)+V/(16lh)) / (N*X) = %.4g FLOP / "
+                "(%d * %s TFLOP/s) = %.4f s" % (r["value"], F, N, r["value"], t))
+        if vst > 1:
+            note += "; interleaved, %s layers per virtual stage -> %d virtual stages" % (m.group(1), vst)
+        cases.append(case(r["id"], cfg, "iteration_time_s", round(t, 4),
+                          "Narayanan et al. SC'21 Table 1 (llm_public.csv %s)" % r["id"], note))
+    write("megatron-sc21", "public",
+          "Narayanan et al. 2021, 'Efficient Large-Scale Language Model Training on GPU Clusters "
+          "Using Megatron-LM' (SC21) Table 1, values from NVIDIA/Megatron-LM "
+          "images/cases_april2021.png; configs from examples/academic_paper_scripts/sc21/"
+          "run_table_1.sh + CONFIG.sh @f2e72c8a",
+          "Selene DGX A100 80GB, Megatron fp16 (fp16-mixed), full recompute (uniform), no flash "
+          "attention (2021), Adam; interleaved schedule where run_table_1.sh sets "
+          "--num-layers-per-virtual-pipeline-stage", cases)
+
+
+def korthikanti22(rows):
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("KORTH22-T5"):
+            continue
+        L, h, a, V, s = (int(r[k]) for k in ("layers", "hidden", "heads", "vocab", "seq_len"))
+        pp = int(r["pp"])
+        vst = 3 if "interleaved schedule with 3 stages" in r["notes"] else 1
+        if r["id"] == "KORTH22-T5-009":  # Sec 6.3: the 530B setup of T5-005/006 scaled to DP=8
+            vst = 3
+        sp = r["seq_parallel"] == "yes"
+        cfg = config(dense(L, h, a, int(r["ffn_hidden"]), V), "a100-sxm4-80gb", "dgx-a100",
+                     int(r["num_gpus"]), "fp16-mixed", tp=int(r["tp"]), pp=pp, dp=int(r["dp"]),
+                     sp=sp, vstages=vst, seq=s, gbs=int(r["global_batch"]),
+                     mbs=int(r["micro_batch"]), recompute=r["recompute"], flash=False)
+        cases.append(case(r["id"], cfg, "iteration_time_s", num(r["value"]),
+                          "Korthikanti et al. 2022 (arXiv 2205.05198) %s (llm_public.csv %s)" %
+                          ("Sec. 6.3" if r["id"].endswith("009") else "Table 5", r["id"]),
+                          r["notes"]))
+    write("korthikanti22", "public",
+          "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer "
+          "Models' (arXiv 2205.05198) Table 5 and Sec. 6.3",
+          "Selene DGX A100 80GB, Megatron mixed 16-bit (paper does not say fp16 or bf16: taken as "
+          "fp16-mixed like the SC'21 runs on the same cluster), no flash attention (2022), Adam; "
+          "'interleaved schedule with 3 stages' -> virtual_stages 3", cases)
+
+
+def mosaic(rows):
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("MOSAIC"):
+            continue
+        gpu = {"A100-40GB": "a100-sxm4-40gb", "A100-80GB": "a100-sxm4-80gb",
+               "H100-80GB": "h100-sxm"}[r["gpu"]]
+        node = "dgx-h100" if gpu == "h100-sxm" else "dgx-a100"
+        prec = "fp8-mixed" if "fp8" in r["precision"] else "bf16-mixed"
+        zero = int(r["zero_stage"][0])
+        ga = int(re.search(r"grad accum (\d+)", r["notes"]).group(1))
+        mode = re.search(r"FSDP mixed-precision mode (\w+)", r["notes"]).group(1)
+        model = dense(int(r["layers"]), int(r["hidden"]), int(r["heads"]), int(r["ffn_hidden"]),
+                      int(r["vocab"]))
+        cfg = config(model, gpu, node, int(r["num_gpus"]), prec, zero=zero,
+                     seq=int(r["seq_len"]), gbs=int(r["global_batch"]),
+                     mbs=int(r["micro_batch"]), recompute=r["recompute"], flash=True)
+        sec = re.search(r"section '([^']+)'", r["source"]).group(1)
+        cases.append(case(r["id"], cfg, "tokens_per_s_per_gpu", num(r["value"]),
+                          "llm-foundry benchmarking README @49521837, %s, %s (llm_public.csv %s)"
+                          % (sec, r["model"], r["id"]),
+                          "precision %s, FSDP %s %s, grad accum %d" %
+                          (r["precision"], r["zero_stage"][3:-1], mode, ga)))
+    write("mosaic-llm-foundry", "public",
+          "mosaicml/llm-foundry scripts/train/benchmarking/README.md @49521837 (A100 40GB, A100 "
+          "80GB, H100 80GB BF16, H100 BF16 large scale, H100 FP8 sections); architectures from "
+          "scripts/train/yamls/pretrain/mpt-*.yaml",
+          "MPT: no biases, GELU MLP 4h, LayerNorm, tied embeddings, vocab 50368, ALiBi, flash "
+          "attention; FSDP (zero 3 = FULL_SHARD, zero 2 = SHARD_GRAD_OP), TP=PP=1; amp_bf16 and "
+          "'bf16' (FSDP PURE) -> bf16-mixed (FSDP keeps sharded fp32 master params and gathers "
+          "bf16 working params), amp_fp8 -> fp8-mixed (Transformer Engine); "
+          "activation checkpointing -> recompute full; metric tokens/s/GPU as printed", cases)
+
+
+def mlm_llama(rows):
+    cases = []
+    ids = {"LLAMA3-8B": "llama3-8b", "LLAMA3-70B": "llama3-70b", "LLAMA3-405B": "llama3.1-405b"}
+    for r in rows:
+        if not r["id"].startswith("MLM-LLAMA"):
+            continue
+        vp = int(re.search(r"VP=(\d+)", r["notes"]).group(1))
+        tp = int(r["tp"])
+        model = dense(int(r["layers"]), int(r["hidden"]), int(r["heads"]), int(r["ffn_hidden"]),
+                      int(r["vocab"]), kv=int(r["kv_heads"]), act="swiglu", norm="rmsnorm",
+                      tied=False)
+        cfg = config(model, "h100-sxm", "dgx-h100", int(r["num_gpus"]), "fp8-mixed", tp=tp,
+                     pp=int(r["pp"]), dp=int(r["dp"]), cp=int(r["cp"]), sp=tp > 1, zero=1,
+                     vstages=vp, seq=int(r["seq_len"]), gbs=int(r["global_batch"]),
+                     mbs=int(r["micro_batch"]), recompute="none", flash=True)
+        cases.append(case(r["id"], cfg, "tokens_per_s_per_gpu", num(r["value"]),
+                          "NVIDIA/Megatron-LM examples/llama/README.md 'FP8 Performance' @bd32927e "
+                          "(llm_public.csv %s)" % r["id"],
+                          "%s (%s); assumed per NeMo performance recipes: H100 SXM, "
+                          "sequence parallel when TP>1, distributed optimizer (zero 1), no "
+                          "recompute" % (r["model"], r["notes"])))
+    write("megatron-llama3-fp8", "public",
+          "NVIDIA/Megatron-LM examples/llama/README.md 'FP8 Performance' @bd32927e (configs follow "
+          "the NeMo performance scripts, e.g. train_llama3_8b_h100_fp8.sh)",
+          "GPU implied by the script names (H100); TE fp8 hybrid -> fp8-mixed", cases)
+
+
+def te_tutorial(rows_llm, rows_prec):
+    """TE Llama tutorial: only the TE TransformerLayer rows (BF16 and FP8); see README."""
+    cases = []
+    models = {"Llama 2 7B": "llama2-7b", "Llama 3 8B": "llama3-8b"}
+    arch = {"llama2-7b": dense(32, 4096, 32, 11008, 32000, act="swiglu", norm="rmsnorm", tied=False),
+            "llama3-8b": dense(32, 4096, 32, 14336, 128256, kv=8, act="swiglu", norm="rmsnorm",
+                               tied=False)}
+    def add(cid, model_name, prec, value_s, citation, note):
+        m = arch[models[model_name]]
+        cfg = config(m, "h100-sxm", "dgx-h100", 1, "fp8-mixed" if prec == "fp8" else "bf16",
+                     seq=256, gbs=8, mbs=8, flash=True)
+        cases.append(case(cid, cfg, "iteration_time_s", value_s, citation, note))
+    for r in rows_llm:
+        if r["id"].startswith("TE-TUTORIAL") and not r["notes"].startswith("HF baseline"):
+            add(r["id"], r["model"], r["precision"], num(r["value"]),
+                "NVIDIA/TransformerEngine docs/examples/te_llama tutorial @2dbfbc74 (llm_public.csv %s)"
+                % r["id"], r["notes"])
+    for r in rows_prec:
+        if r["id"].startswith("TE-LLAMA") and "HF LlamaDecoderLayer (baseline)" not in r["model_details"]:
+            add(r["id"], "Llama 2 7B", r["precision"], round(float(r["value"]) / 1000, 4),
+                "NVIDIA/TransformerEngine@0010ade7 docs/examples/te_llama tutorial notebook "
+                "(precision_public.csv %s)" % r["id"], "%s ms/step -> s" % r["value"])
+    write("te-llama", "public",
+          "NVIDIA/TransformerEngine docs/examples/te_llama/tutorial_accelerate_hf_llama_with_te."
+          "ipynb (two commits: 2dbfbc74 via llm_public.csv, 0010ade7 via precision_public.csv)",
+          "Full fine-tuning on one GPU, batch 8, max_seq_length 256 (samples padded to a multiple "
+          "of 16, so 256 is an upper bound), GA 1, fused AdamW, flash attention. GPU not stated: "
+          "assumed H100 SXM (FP8 needs Hopper; 80 GB needed for bf16 weights+grads+AdamW states). "
+          "Model loaded in bf16 with Accelerate bf16 -> precision bf16 (pure); TE fp8_autocast -> "
+          "fp8-mixed (closest preset; no fp32 master copy in the tutorial)", cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# precision_public.csv (NVIDIA DeepLearningExamples)
+# ---------------------------------------------------------------------------------------------
+BERT_LARGE = dense(24, 1024, 16, 4096, 30522, arch="encoder")
+
+
+def dle_gpu(r):
+    gb = int(r["gpu_memory_gb"])
+    if r["gpu"].startswith("A100"):
+        return ("a100-sxm4-80gb" if gb == 80 else "a100-sxm4-40gb"), "dgx-a100"
+    node = "dgx-2" if "DGX-2" in r["gpu"] else "dgx-1-v100"
+    return ("v100-sxm2-32gb" if gb == 32 else "v100-sxm2-16gb"), node
+
+
+def nvidia_bert(rows):
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("PT-BERT"):
+            continue
+        hist = r["id"].startswith("PT-BERT-hist")
+        gpu, node = dle_gpu(r)
+        n = int(r["num_gpus"])
+        seq = int(r["seq_len_or_image_size"].split()[0])
+        b = int(r["batch_per_gpu"])
+        acc_m = re.search(r"grad accumulation steps=(\d+)", r["notes"])
+        acc = int(acc_m.group(1)) if acc_m else None
+        squad = "SQuAD" in r["model"]
+        if squad:
+            mbs, gbs, how = b, b * n, "fine-tuning: batch/GPU is the micro-batch, no accumulation"
+        elif "holds the accumulated batch" in r["notes"] or (hist and "holds accumulated" in r["notes"]):
+            mbs, gbs = b // acc, b * n
+            how = "batch/GPU column %d is the accumulated batch: micro-batch = %d/%d = %d, " \
+                  "global = %d x %d GPUs" % (b, b, acc, mbs, b, n)
+            assert mbs * acc == b, r["id"]
+        elif acc:
+            mbs, gbs = b, b * acc * n
+            how = "batch/GPU %d is the micro-batch, %d accumulation steps (table column): " \
+                  "global = %d x %d x %d GPUs" % (b, acc, b, acc, n)
+        else:
+            mbs, gbs = b, b * n
+            how = "batch/GPU %d is the micro-batch; accumulation not printed: taken as 1 " \
+                  "(global = micro-batch x GPUs)" % b
+        if r["precision"] == "amp_fp16":
+            prec = "fp16-mixed" if hist else "fp16-amp"
+        else:
+            prec = r["precision"]
+        cfg = config(BERT_LARGE, gpu, node, n, prec, seq=seq, gbs=gbs, mbs=mbs, flash=False,
+                     optimizer="adamw" if squad else "lamb")
+        line = re.search(r"line (\d+)", r["source"])
+        sect = r["source"].split("|")[1].strip()
+        cases.append(case(r["id"], cfg, "samples_per_s", num(r["value"]),
+                          "NVIDIA/DeepLearningExamples@%s PyTorch BERT README, %s, line %s "
+                          "(precision_public.csv %s)" % ("78ec6802" if hist else "729963dd",
+                                                         sect.split(" [")[0].replace(" | table row", ""),
+                                                         line.group(1) if line else "?", r["id"]),
+                          how + "; " + r["notes"][:r["notes"].find(";")]))
+    write("nvidia-dle-bert", "public",
+          "NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/BERT/README.md, training "
+          "performance tables: current README @729963dd (PT-BERT-*) and the 2021 README @78ec6802 "
+          "(PT-BERT-hist-*)",
+          "BERT-Large (24 layers, hidden 1024, 16 heads, FFN 4096, vocab 30522) pretraining with "
+          "LAMB and SQuAD v1.1 fine-tuning (seq 384, AdamW); 'AMP' = torch.cuda.amp autocast in the "
+          "current README (fp16-amp), Apex amp O2 in the 2021 README's 20.06 containers "
+          "(fp16-mixed); FP32 on V100 -> fp32, TF32 on A100 -> tf32; no flash attention; DGX-2/"
+          "DGX-2H V100-SXM3 32GB -> v100-sxm2-32gb on dgx-2; metric sequences/s over all GPUs",
+          cases)
+
+
+def nvidia_txl(rows):
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("PT-TXL"):
+            continue
+        gpu, node = dle_gpu(r)
+        base = "base" in r["model"]
+        model = dense(16, 512, 8, 2048, 20000, act="relu") if base else \
+            dense(18, 1024, 16, 4096, 20000, act="relu")
+        n = int(r["num_gpus"])
+        seq = int(r["seq_len_or_image_size"].split()[0])
+        b = int(r["batch_per_gpu"])
+        prec = "fp16-mixed" if r["precision"] == "amp_fp16" else r["precision"]
+        cfg = config(model, gpu, node, n, prec, seq=seq, gbs=b * n, mbs=b, flash=False,
+                     optimizer="lamb")
+        line = re.search(r"line (\d+)", r["source"])
+        cases.append(case(r["id"], cfg, "tokens_per_s", num(r["value"]),
+                          "NVIDIA/DeepLearningExamples@729963dd PyTorch Transformer-XL README line "
+                          "%s (precision_public.csv %s)" % (line.group(1) if line else "?", r["id"]),
+                          r["notes"][:r["notes"].find(";")]))
+    write("nvidia-dle-transformer-xl", "public",
+          "NVIDIA/DeepLearningExamples@729963dd PyTorch/LanguageModeling/Transformer-XL/README.md, "
+          "training performance tables (DGX A100 40GB, DGX-1 V100 16GB, DGX-2H)",
+          "Transformer-XL base (16 layers, d 512, 8 heads, inner 2048, tgt_len 192) and large (18 "
+          "layers, d 1024, 16 heads, inner 4096, tgt_len 384), ReLU FFN, LayerNorm, tied "
+          "embeddings, LAMB; AMP = Apex O2 -> fp16-mixed. Not expressible: the recurrence memory "
+          "(attention spans tgt_len + mem_len keys) and relative position terms; the adaptive "
+          "softmax is modelled by its head cluster (cutoff 19997 + 3 cluster logits -> vocab 20000), "
+          "tail clusters (evaluated only for the few tokens in them) omitted; batch/GPU read as the "
+          "micro-batch with no accumulation (global = batch x GPUs); seq_len = tgt_len", cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# vTrain ground truth
+# ---------------------------------------------------------------------------------------------
+def vtrain(folder):
+    for kind in ("single", "multi"):
+        fname = "ground_truth_%s.csv" % kind
+        rows = read(os.path.join(folder, "vtrain", fname))
+        cases = []
+        for i, d in enumerate(rows):
+            h, a, L = int(d["hidden size"]), int(d["attention heads"]), int(d["# layers"])
+            cfg = config(dense(L, h, a, 4 * h, 51200), "a100-sxm4-80gb", "dgx-a100",
+                         int(d["# GPUs"]), "fp16-mixed", tp=int(d["tensor parallelism"]),
+                         pp=int(d["pipeline parallelism"]), dp=int(d["data parallelism"]),
+                         seq=int(d["sequence length"]), gbs=int(d["global batch"]),
+                         mbs=int(d["micro batch"]), recompute="full", flash=False)
+            cases.append(case("VTRAIN-%s-%04d" % (kind[0].upper(), i + 1), cfg,
+                              "iteration_time_s", round(float(d["iteration time (ms)"]) / 1000, 7),
+                              "%s line %d" % (fname, i + 2)))
+        write("vtrain-" + kind, "vtrain",
+              "VIA-Research/vTrain @f8dda847 data/%s (arXiv 2312.12391, MICRO'24), MIT license, "
+              "Copyright (c) 2024 VIA Research Group at KAIST" % fname,
+              "Megatron-DeepSpeed GPT on A100 (memory size not stated: assumed SXM4 80GB; the "
+              "repo's configs give inter-node 800 (Gb/s per node) and intra-node 150, taken as "
+              "DGX A100), 8 GPUs/node, fp16 -> fp16-mixed, full activation checkpointing, 1F1B, "
+              "no flash attention, Adam, ZeRO not stated (0); vocab not stated: GPT-2's 50257 "
+              "padded to 51200 as Megatron does; FFN 4h, GELU, LayerNorm, tied embeddings; "
+              "iteration time ms -> s", cases)
+
+
+def main():
+    folder = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/validation"
+    llm = read(os.path.join(folder, "llm_public.csv"))
+    prec = read(os.path.join(folder, "precision_public.csv"))
+    megatron_sc21(llm)
+    korthikanti22(llm)
+    mosaic(llm)
+    mlm_llama(llm)
+    te_tutorial(llm, prec)
+    nvidia_bert(prec)
+    nvidia_txl(prec)
+    vtrain(folder)
+
+
+if __name__ == "__main__":
+    main()
