@@ -1,0 +1,184 @@
+// trainclock: layout search (issue 5). Given a model, a GPU and a GPU count, enumerate every
+// parallel layout (TP, PP, CP, DP, EP, SP, ZeRO, schedule, virtual stages, micro-batch, recompute,
+// and precision when asked), drop those that break a rule or do not fit in memory, and rank the
+// rest by step time or cost.
+//
+// The core has no threads and no clocks. A search is split into independent work items ("cells"):
+//   SearchSpace space = SearchSpace::create(base, options).value();   // cheap, enumerates groups
+//   SearchState state(space);
+//   state.run(0, space.cells());            // or [begin, end) slices: N per frame on the web,
+//                                           // one range per std::thread natively, then merge()
+//   SearchReport report = finish(space, state);
+// Results do not depend on how the cells are sliced or merged (the ranking is a total order).
+//
+// Ranking (documented tie-breaks, best first):
+//   objective time: iteration_time_s, then cost, then memory per GPU (more headroom first), then
+//   the layout in the order precision index, TP, PP, CP, EP, SP off before on, ZeRO, schedule
+//   (gpipe, 1f1b, interleaved), virtual stages, micro-batch, recompute (none, selective, full).
+//   objective cost: cost_usd (per step when training.tokens is 0), then iteration time, then the
+//   same tie-breaks. With a fixed GPU count and GPU type cost is proportional to time, so both
+//   objectives agree except when the price is unknown (0), where cost ties and time decides.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainclock/config.hpp"
+#include "trainclock/prediction.hpp"
+#include "trainclock/status.hpp"
+
+namespace trainclock {
+
+enum class SearchObjective { time, cost };
+
+// Why a layout was dropped. Counted in layouts (one full tuple of the space each).
+enum class RejectReason : int {
+    tp_heads,        // TP does not divide model.heads or model.kv_heads
+    pp_layers,       // more pipeline stages than layers
+    cp_seq,          // CP does not divide the sequence into equal chunks
+    ep_experts,      // EP does not divide the experts or DP (or EP > 1 on a dense model)
+    batch,           // micro_batch * DP does not divide the global batch
+    virtual_stages,  // interleaved schedule: PP * virtual stages exceeds the layers
+    rule,            // any other rule of validate_config (the first message is kept)
+    memory,          // does not fit in GPU memory
+};
+inline constexpr int kRejectReasonCount = 8;
+std::string_view reject_reason_name(RejectReason reason);  // "tp_heads": JSON/CSV key
+std::string_view reject_reason_text(RejectReason reason);  // "TP does not divide the attention heads"
+
+struct SearchOptions {
+    std::vector<PrecisionSpec> precisions;   // empty = the base config's precision only
+    SearchObjective objective = SearchObjective::time;
+    int64_t top_k = 10;                      // layouts kept in the ranking
+    // Each list restricts one dimension to the values given; empty = every value the rules allow.
+    std::vector<int64_t> tp, pp, cp, ep, zero, micro_batch, virtual_stages;
+    std::vector<PipelineSchedule> schedules;
+    std::vector<Recompute> recompute;
+    std::vector<int> sequence_parallel;      // 0 = off, 1 = on; default both when TP > 1
+    int64_t max_micro_batch = 0;             // 0 = no cap beyond divisibility
+    bool prune = true;                       // skip predictions whose outcome is known (search.cpp [SECTION] Pruning)
+};
+
+// Every precision preset whose dtypes the GPU runs (sorted by preset name).
+std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu);
+
+// One point of the space; with the base config it gives a full Config (SearchSpace::config_for).
+struct SearchLayout {
+    int32_t precision = 0;                   // index into SearchSpace::precisions()
+    ParallelSpec parallel;                   // tp, pp, dp, cp, ep, sequence_parallel, zero, virtual_stages, schedule
+    int64_t micro_batch = 1;
+    Recompute recompute = Recompute::none;
+};
+
+struct SearchHit {
+    SearchLayout layout;
+    Prediction prediction;                   // predict(config_for(layout)), without timeline
+    double objective = 0;                    // iteration_time_s or cost (see the header comment)
+    double secondary = 0;                    // the other one of the two
+};
+
+struct SearchStats {
+    int64_t layouts = 0;                     // every layout of the space (rejected ones included)
+    int64_t predicted = 0;                   // layouts that reached predict()
+    int64_t feasible = 0;                    // layouts that pass every rule and fit in memory
+    int64_t pruned = 0;                      // layouts decided without predict() (counted in feasible or rejected too)
+    std::array<int64_t, kRejectReasonCount> rejected{};  // by RejectReason
+    std::string first_rule_message;          // validate_config's message for the first `rule` rejection
+    int64_t rejected_total() const;
+};
+
+class SearchSpace {
+public:
+    // Enumerate the layout groups of `base` (model, gpu, node, num_gpus, training are kept; the
+    // parallel layout, micro_batch, recompute and precision are searched). Fails when the options
+    // are malformed (top_k < 1, an empty precision list after filtering, num_gpus < 1).
+    static Result<SearchSpace> create(const Config& base, const SearchOptions& options);
+
+    int64_t cells() const { return cells_; }                      // work items for SearchState::run
+    int64_t layouts() const { return layouts_; }                  // layouts in the whole space
+    const Config& base() const { return base_; }
+    const SearchOptions& options() const { return options_; }
+    const std::vector<PrecisionSpec>& precisions() const { return precisions_; }
+    Config config_for(const SearchLayout& layout) const;          // the full config of one layout
+
+    // [internal] one (precision, TP, PP, CP, DP, EP, schedule, virtual stages) combination that
+    // passes the cheap rules; its cells are (SP, ZeRO) pairs, each walking recompute x micro-batch.
+    struct Group {
+        int32_t precision = 0;
+        int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
+        PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+        std::vector<int> sequence_parallel;  // values of the SP dimension
+        std::vector<int64_t> zero;           // values of the ZeRO dimension
+        std::vector<int64_t> micro_batch;    // ascending
+        int64_t first_cell = 0;              // index of the group's first cell
+    };
+    const std::vector<Group>& groups() const { return groups_; }
+    const std::vector<Recompute>& recompute() const { return recompute_; }  // ascending (none first)
+    const SearchStats& enumeration_stats() const { return enumeration_; }  // rejections found while enumerating
+
+private:
+    Config base_;
+    SearchOptions options_;
+    std::vector<PrecisionSpec> precisions_;
+    std::vector<Recompute> recompute_;
+    std::vector<Group> groups_;
+    int64_t cells_ = 0;
+    int64_t layouts_ = 0;
+    SearchStats enumeration_;
+};
+
+// The evaluation of some cells of one space (one per thread or per UI session).
+class SearchState {
+public:
+    explicit SearchState(const SearchSpace& space);              // the space must outlive the state
+
+    void run(int64_t begin_cell, int64_t end_cell);               // evaluate cells [begin, end)
+    void merge(const SearchState& other);                         // add another state's results
+
+    const std::vector<SearchHit>& top() const { return top_; }    // best first, at most top_k
+    const SearchStats& stats() const { return stats_; }           // of the cells run here (enumeration excluded)
+    const std::optional<SearchHit>& smallest_memory() const { return smallest_memory_; }  // among rule-passing layouts
+
+private:
+    void run_cell(const SearchSpace::Group& group, int sequence_parallel, int64_t zero);
+    const SearchHit* evaluate(const SearchLayout& layout);       // nullptr when a rule rejects it
+    void offer(const SearchHit& hit);
+
+    const SearchSpace* space_;
+    Config scratch_;                                              // base config, mutated per layout
+    int32_t scratch_precision_ = -1;
+    SearchHit last_;
+    std::vector<SearchHit> top_;
+    SearchStats stats_;
+    std::optional<SearchHit> smallest_memory_;
+};
+
+struct SearchReport {
+    std::vector<SearchHit> top;              // best first
+    SearchStats stats;                       // enumeration + evaluation
+    std::optional<SearchHit> smallest_memory;
+    std::string explanation;                 // non-empty when nothing is feasible: what blocks it
+};
+
+SearchReport finish(const SearchSpace& space, const SearchState& state);
+
+// Single-threaded convenience: create + run every cell + finish.
+Result<SearchReport> search(const Config& base, const SearchOptions& options);
+
+// Strict total order used for the ranking (true when a ranks before b).
+bool ranks_before(const SearchHit& a, const SearchHit& b);
+
+// "TP=8 PP=16 CP=1 DP=128 EP=1 SP ZeRO-1 interleaved(v=4) mbs=1 recompute=none bf16-mixed"
+std::string describe_layout(const SearchSpace& space, const SearchLayout& layout);
+
+// {"schema": "trainclock/search/v1", "objective", "stats": {...}, "rejected": {reason: n},
+//  "top": [{"rank", "layout": {...}, "precision", "result": {...}}], "explanation"}
+std::string search_report_to_json(const SearchSpace& space, const SearchReport& report);
+std::string search_csv_header();
+std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& report);
+
+} // namespace trainclock

@@ -1,0 +1,615 @@
+// trainclock: layout search (search.hpp, issue 5).
+//
+// Index
+//   [SECTION] Names and small helpers
+//   [SECTION] Ranking
+//   [SECTION] Enumeration (SearchSpace::create): groups that pass the cheap rules
+//   [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
+//   [SECTION] Pruning
+//   [SECTION] Report and explanation
+//   [SECTION] JSON and CSV
+//
+// Cost of a search is the number of predict() calls. The enumeration is ordered so the cheap
+// rejections happen first: the integer rules on (TP, PP, CP, EP, schedule) are checked once per
+// group and reject a whole subtree of layouts at once, counted by the subtree's size.
+#include "trainclock/search.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <tuple>
+
+#include "trainclock/presets.hpp"
+
+namespace trainclock {
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Names and small helpers
+// -----------------------------------------------------------------------------------------------
+
+std::string_view reject_reason_name(RejectReason reason) {
+    switch (reason) {
+    case RejectReason::tp_heads: return "tp_heads";
+    case RejectReason::pp_layers: return "pp_layers";
+    case RejectReason::cp_seq: return "cp_seq";
+    case RejectReason::ep_experts: return "ep_experts";
+    case RejectReason::batch: return "batch";
+    case RejectReason::virtual_stages: return "virtual_stages";
+    case RejectReason::rule: return "rule";
+    case RejectReason::memory: return "memory";
+    }
+    return "unknown";
+}
+
+std::string_view reject_reason_text(RejectReason reason) {
+    switch (reason) {
+    case RejectReason::tp_heads: return "TP does not divide the attention heads (or KV heads)";
+    case RejectReason::pp_layers: return "more pipeline stages than layers";
+    case RejectReason::cp_seq: return "CP does not divide the sequence length";
+    case RejectReason::ep_experts: return "EP does not divide the experts and DP (or EP > 1 on a dense model)";
+    case RejectReason::batch: return "micro-batch x DP does not divide the global batch";
+    case RejectReason::virtual_stages: return "PP x virtual stages exceeds the layers";
+    case RejectReason::rule: return "another rule of the config validation";
+    case RejectReason::memory: return "does not fit in GPU memory";
+    }
+    return "unknown";
+}
+
+int64_t SearchStats::rejected_total() const {
+    int64_t total = 0;
+    for (int64_t n : rejected) total += n;
+    return total;
+}
+
+namespace {
+
+std::string_view schedule_name(PipelineSchedule schedule) {
+    switch (schedule) {
+    case PipelineSchedule::gpipe: return "gpipe";
+    case PipelineSchedule::one_f_one_b: return "1f1b";
+    case PipelineSchedule::interleaved: return "interleaved";
+    }
+    return "1f1b";
+}
+
+std::string_view recompute_name(Recompute recompute) {
+    switch (recompute) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+    }
+    return "none";
+}
+
+// Divisors of n > 0, ascending.
+std::vector<int64_t> divisors(int64_t n) {
+    std::vector<int64_t> low, high;
+    for (int64_t d = 1; d * d <= n; ++d) {
+        if (n % d != 0) continue;
+        low.push_back(d);
+        if (d != n / d) high.push_back(n / d);
+    }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    return low;
+}
+
+int64_t total_layers(const ModelSpec& model) {
+    return model.layers + (model.architecture == Architecture::encoder_decoder ? model.decoder_layers : 0);
+}
+
+// Price of one step when the run length is unknown: GPUs x hours x price (the cost_usd formula
+// of the prediction restricted to one step).
+double step_cost_usd(const Config& config, double iteration_time_s) {
+    const double price = config.training.price_per_gpu_hour_usd >= 0 ? config.training.price_per_gpu_hour_usd
+                                                                      : config.gpu.price_per_gpu_hour_usd;
+    return iteration_time_s / 3600.0 * double(config.num_gpus) * price;
+}
+
+std::string format_gib(double gib) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f", gib);
+    return buffer;
+}
+
+std::string join(const std::vector<int64_t>& values) {
+    std::string out;
+    for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+    return out;
+}
+
+} // namespace
+
+std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
+    std::vector<PrecisionSpec> out;
+    for (const std::string& name : preset_names(PresetKind::precision)) {
+        Result<PrecisionSpec> precision = precision_preset(name);
+        if (!precision.ok()) continue;
+        const PrecisionSpec& p = precision.value();
+        if (gpu.supports(p.gemm) && gpu.supports(p.activations)) out.push_back(p);
+    }
+    return out;
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Ranking
+// -----------------------------------------------------------------------------------------------
+
+namespace {
+
+auto layout_key(const SearchLayout& l) {
+    return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep,
+                           l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule),
+                           l.parallel.virtual_stages, l.micro_batch, static_cast<int>(l.recompute));
+}
+
+// (objective, secondary) of a, strictly before that of b.
+bool key_before(double a_objective, double a_secondary, double b_objective, double b_secondary) {
+    if (a_objective != b_objective) return a_objective < b_objective;
+    return a_secondary < b_secondary;
+}
+
+} // namespace
+
+bool ranks_before(const SearchHit& a, const SearchHit& b) {
+    if (a.objective != b.objective) return a.objective < b.objective;
+    if (a.secondary != b.secondary) return a.secondary < b.secondary;
+    const double ma = a.prediction.memory.per_gpu_gib, mb = b.prediction.memory.per_gpu_gib;
+    if (ma != mb) return ma < mb;
+    return layout_key(a.layout) < layout_key(b.layout);
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Enumeration (SearchSpace::create): groups that pass the cheap rules
+// -----------------------------------------------------------------------------------------------
+// The cheap rules below mirror validate_config (tests/core/test_search.cpp checks that they agree
+// on every layout of a space); validate_config itself still runs on every layout that reaches
+// predict(), so a rule missing here costs time, never a wrong result.
+
+Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions& options) {
+    if (base.num_gpus < 1) return Error{"num_gpus", "must be at least 1"};
+    if (options.top_k < 1) return Error{"top", "must be at least 1"};
+    if (base.model.layers < 1 || base.model.heads < 1) return Error{"model", "has no layers or heads"};
+
+    SearchSpace space;
+    space.base_ = base;
+    space.options_ = options;
+    space.precisions_ = options.precisions.empty() ? std::vector<PrecisionSpec>{base.precision} : options.precisions;
+
+    space.recompute_ = options.recompute.empty()
+                           ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                           : options.recompute;
+    std::sort(space.recompute_.begin(), space.recompute_.end());
+    space.recompute_.erase(std::unique(space.recompute_.begin(), space.recompute_.end()), space.recompute_.end());
+
+    const ModelSpec& model = base.model;
+    const int64_t n = base.num_gpus;
+    const int64_t layers = total_layers(model);
+    const int64_t gbs = base.training.global_batch;
+    const int64_t n_rec = int64_t(space.recompute_.size());
+    const std::vector<int64_t> n_divisors = divisors(n);
+    const std::vector<int64_t>& tps = options.tp.empty() ? n_divisors : options.tp;
+    const std::vector<int64_t>& pps = options.pp.empty() ? n_divisors : options.pp;
+    const std::vector<int64_t>& cps = options.cp.empty() ? n_divisors : options.cp;
+    const std::vector<PipelineSchedule> schedules =
+        options.schedules.empty() ? std::vector<PipelineSchedule>{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
+                                                                  PipelineSchedule::interleaved}
+                                  : options.schedules;
+    auto reject = [&space](RejectReason reason, int64_t count) {
+        space.enumeration_.rejected[int(reason)] += count;
+        space.layouts_ += count;
+    };
+
+    for (int32_t precision = 0; precision < int32_t(space.precisions_.size()); ++precision) {
+        for (int64_t tp : tps) {
+            for (int64_t pp : pps) {
+                for (int64_t cp : cps) {
+                    if (tp < 1 || pp < 1 || cp < 1 || n % (tp * pp * cp) != 0) continue;  // not a split of n GPUs
+                    const int64_t dp = n / (tp * pp * cp);
+
+                    Group group;
+                    group.precision = precision;
+                    group.tp = tp;
+                    group.pp = pp;
+                    group.cp = cp;
+                    group.dp = dp;
+                    // Inner dimensions: SP only means something with TP > 1, ZeRO only with DP > 1.
+                    group.sequence_parallel = tp == 1 ? std::vector<int>{0}
+                                              : options.sequence_parallel.empty() ? std::vector<int>{0, 1}
+                                                                                  : options.sequence_parallel;
+                    group.zero = !options.zero.empty() ? options.zero
+                                 : dp > 1              ? std::vector<int64_t>{0, 1, 2, 3}
+                                                       : std::vector<int64_t>{0};
+                    int64_t batch_rejected = 0;  // pinned micro-batches that do not divide
+                    if (!options.micro_batch.empty()) {
+                        for (int64_t m : options.micro_batch) {
+                            if (m >= 1 && gbs % (m * dp) == 0) group.micro_batch.push_back(m);
+                            else ++batch_rejected;
+                        }
+                        std::sort(group.micro_batch.begin(), group.micro_batch.end());
+                    } else if (gbs % dp == 0) {
+                        for (int64_t m : divisors(gbs / dp))
+                            if (options.max_micro_batch <= 0 || m <= options.max_micro_batch) group.micro_batch.push_back(m);
+                    } else {
+                        batch_rejected = 1;
+                    }
+                    const int64_t per_mbs = int64_t(group.sequence_parallel.size() * group.zero.size()) * n_rec;
+                    const int64_t subtree = per_mbs * (int64_t(group.micro_batch.size()) + batch_rejected);
+
+                    // EP (MoE only) is carved out of DP (Megatron expert parallelism).
+                    std::vector<int64_t> eps = options.ep.empty() ? (model.is_moe() ? divisors(dp) : std::vector<int64_t>{1})
+                                                                  : options.ep;
+                    // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
+                    std::vector<std::pair<PipelineSchedule, int64_t>> schedule_v;
+                    if (pp == 1) {
+                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1});
+                    } else {
+                        for (PipelineSchedule schedule : schedules) {
+                            if (schedule != PipelineSchedule::interleaved) {
+                                schedule_v.push_back({schedule, 1});
+                                continue;
+                            }
+                            // Virtual stages: divisors >= 2 of the layers per stage (rounded up), as
+                            // Megatron splits each stage's layers evenly into chunks.
+                            const std::vector<int64_t> vs =
+                                options.virtual_stages.empty() ? divisors((layers + pp - 1) / pp) : options.virtual_stages;
+                            for (int64_t v : vs)
+                                if (v >= 2) schedule_v.push_back({schedule, v});
+                        }
+                    }
+
+                    for (int64_t ep : eps) {
+                        for (const auto& [schedule, v] : schedule_v) {
+                            // First violated rule, cheapest first; a rejected group counts its whole subtree.
+                            std::optional<RejectReason> reason;
+                            if (model.heads % tp != 0 || model.kv_heads % tp != 0) reason = RejectReason::tp_heads;
+                            else if (pp > layers) reason = RejectReason::pp_layers;
+                            else if (base.training.seq_len % cp != 0) reason = RejectReason::cp_seq;
+                            else if (ep < 1 || dp % ep != 0 || (model.is_moe() ? model.moe.experts % ep != 0 : ep != 1))
+                                reason = RejectReason::ep_experts;
+                            else if (pp * v > layers) reason = RejectReason::virtual_stages;
+                            else if (group.micro_batch.empty()) reason = RejectReason::batch;
+                            if (reason) {
+                                reject(*reason, subtree);
+                                continue;
+                            }
+                            reject(RejectReason::batch, per_mbs * batch_rejected);
+                            Group g = group;
+                            g.ep = ep;
+                            g.schedule = schedule;
+                            g.virtual_stages = v;
+                            g.first_cell = space.cells_;
+                            space.cells_ += int64_t(g.sequence_parallel.size() * g.zero.size());
+                            space.layouts_ += per_mbs * int64_t(g.micro_batch.size());
+                            space.groups_.push_back(std::move(g));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    space.enumeration_.layouts = space.layouts_;
+    return space;
+}
+
+Config SearchSpace::config_for(const SearchLayout& layout) const {
+    Config config = base_;
+    config.precision = precisions_[size_t(layout.precision)];
+    config.parallel = layout.parallel;
+    config.training.micro_batch = layout.micro_batch;
+    config.training.recompute = layout.recompute;
+    return config;
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
+// -----------------------------------------------------------------------------------------------
+
+SearchState::SearchState(const SearchSpace& space) : space_(&space), scratch_(space.base()) {}
+
+void SearchState::run(int64_t begin_cell, int64_t end_cell) {
+    const std::vector<SearchSpace::Group>& groups = space_->groups();
+    begin_cell = std::max<int64_t>(begin_cell, 0);
+    end_cell = std::min(end_cell, space_->cells());
+    if (begin_cell >= end_cell) return;
+    // The group holding begin_cell: the last one whose first cell is <= begin_cell.
+    auto it = std::upper_bound(groups.begin(), groups.end(), begin_cell,
+                               [](int64_t cell, const SearchSpace::Group& g) { return cell < g.first_cell; });
+    size_t gi = size_t(it - groups.begin()) - 1;
+    for (int64_t cell = begin_cell; cell < end_cell; ++cell) {
+        while (gi + 1 < groups.size() && groups[gi + 1].first_cell <= cell) ++gi;
+        const SearchSpace::Group& g = groups[gi];
+        const int64_t local = cell - g.first_cell;
+        const int64_t n_zero = int64_t(g.zero.size());
+        run_cell(g, g.sequence_parallel[size_t(local / n_zero)], g.zero[size_t(local % n_zero)]);
+    }
+}
+
+const SearchHit* SearchState::evaluate(const SearchLayout& layout) {
+    if (scratch_precision_ != layout.precision) {
+        scratch_.precision = space_->precisions()[size_t(layout.precision)];
+        scratch_precision_ = layout.precision;
+    }
+    scratch_.parallel = layout.parallel;
+    scratch_.training.micro_batch = layout.micro_batch;
+    scratch_.training.recompute = layout.recompute;
+    Result<Config> valid = validate_config(scratch_);
+    if (!valid.ok()) {
+        if (stats_.first_rule_message.empty()) stats_.first_rule_message = valid.error().to_string();
+        ++stats_.rejected[int(RejectReason::rule)];
+        return nullptr;
+    }
+    ++stats_.predicted;
+    last_.layout = layout;
+    last_.prediction = predict(valid.value());
+    const double time_s = last_.prediction.iteration_time_s;
+    const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
+    const bool by_time = space_->options().objective == SearchObjective::time;
+    last_.objective = by_time ? time_s : cost;
+    last_.secondary = by_time ? cost : time_s;
+    if (!smallest_memory_ || last_.prediction.memory.per_gpu_gib < smallest_memory_->prediction.memory.per_gpu_gib ||
+        (last_.prediction.memory.per_gpu_gib == smallest_memory_->prediction.memory.per_gpu_gib &&
+         layout_key(layout) < layout_key(smallest_memory_->layout)))
+        smallest_memory_ = last_;
+    return &last_;
+}
+
+void SearchState::offer(const SearchHit& hit) {
+    const size_t k = size_t(space_->options().top_k);
+    if (top_.size() == k && !ranks_before(hit, top_.back())) return;
+    top_.insert(std::upper_bound(top_.begin(), top_.end(), hit, ranks_before), hit);
+    if (top_.size() > k) top_.pop_back();
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Pruning
+// -----------------------------------------------------------------------------------------------
+// A cell fixes everything but recompute and micro-batch; it walks recompute from none to full and,
+// for each, the micro-batches ascending. Two physical monotonicities let it skip predict() with
+// SearchOptions::prune (tests compare against prune = false, which predicts every layout):
+//  1. Activation memory grows with the micro-batch (Korthikanti et al. 2022, arXiv 2205.05198,
+//     eq. 2: activations are linear in the micro-batch b, and b x in-flight micro-batches
+//     min(b PP, B/DP) never falls as b grows). Once micro-batch b does not fit, larger ones do not
+//     either: counted as memory rejections.
+//  2. Recompute only adds forward work and only removes stored activations (Chen et al. 2016,
+//     arXiv 1604.06174; Korthikanti et al. sec. 5): at equal layout, selective is no faster and no
+//     larger than none, full no faster and no larger than selective. So when a lighter recompute
+//     level fits, the heavier one fits too, and is no better than it: when that lighter layout
+//     already ranks strictly after the current K-th best, the heavier one cannot enter the top K.
+//     It is counted as feasible without a prediction.
+
+void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, int64_t zero) {
+    const SearchOptions& options = space_->options();
+    const size_t n_mbs = g.micro_batch.size();
+    const size_t k = size_t(options.top_k);
+    // Per micro-batch: the (objective, secondary) of the lightest recompute level that fit.
+    std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
+    std::vector<char> fits_known(n_mbs, 0);
+
+    SearchLayout layout;
+    layout.precision = g.precision;
+    layout.parallel.tp = g.tp;
+    layout.parallel.pp = g.pp;
+    layout.parallel.dp = g.dp;
+    layout.parallel.cp = g.cp;
+    layout.parallel.ep = g.ep;
+    layout.parallel.sequence_parallel = sequence_parallel != 0;
+    layout.parallel.zero = zero;
+    layout.parallel.virtual_stages = g.virtual_stages;
+    layout.parallel.schedule = g.schedule;
+    layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
+    layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
+
+    for (Recompute recompute : space_->recompute()) {
+        layout.recompute = recompute;
+        bool too_big = false;  // a smaller micro-batch at this recompute level did not fit
+        for (size_t i = 0; i < n_mbs; ++i) {
+            layout.micro_batch = g.micro_batch[i];
+            if (options.prune && too_big) {
+                ++stats_.rejected[int(RejectReason::memory)];
+                ++stats_.pruned;
+                continue;
+            }
+            if (options.prune && fits_known[i] && top_.size() == k &&
+                key_before(top_.back().objective, top_.back().secondary, bound_objective[i], bound_secondary[i])) {
+                ++stats_.feasible;
+                ++stats_.pruned;
+                continue;
+            }
+            const SearchHit* hit = evaluate(layout);
+            if (!hit) continue;
+            if (!hit->prediction.memory.fits) {
+                ++stats_.rejected[int(RejectReason::memory)];
+                too_big = true;
+                continue;
+            }
+            ++stats_.feasible;
+            if (!fits_known[i]) {
+                fits_known[i] = 1;
+                bound_objective[i] = hit->objective;
+                bound_secondary[i] = hit->secondary;
+            }
+            offer(*hit);
+        }
+    }
+    stats_.layouts += int64_t(n_mbs * space_->recompute().size());
+}
+
+void SearchState::merge(const SearchState& other) {
+    for (const SearchHit& hit : other.top_) offer(hit);
+    stats_.layouts += other.stats_.layouts;
+    stats_.predicted += other.stats_.predicted;
+    stats_.feasible += other.stats_.feasible;
+    stats_.pruned += other.stats_.pruned;
+    for (int r = 0; r < kRejectReasonCount; ++r) stats_.rejected[size_t(r)] += other.stats_.rejected[size_t(r)];
+    if (stats_.first_rule_message.empty()) stats_.first_rule_message = other.stats_.first_rule_message;
+    const std::optional<SearchHit>& m = other.smallest_memory_;
+    if (m && (!smallest_memory_ || m->prediction.memory.per_gpu_gib < smallest_memory_->prediction.memory.per_gpu_gib ||
+              (m->prediction.memory.per_gpu_gib == smallest_memory_->prediction.memory.per_gpu_gib &&
+               layout_key(m->layout) < layout_key(smallest_memory_->layout))))
+        smallest_memory_ = m;
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Report and explanation
+// -----------------------------------------------------------------------------------------------
+
+std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
+    const ParallelSpec& p = l.parallel;
+    std::string out = "TP=" + std::to_string(p.tp) + " PP=" + std::to_string(p.pp) + " CP=" + std::to_string(p.cp) +
+                      " DP=" + std::to_string(p.dp);
+    if (p.ep > 1 || space.base().model.is_moe()) out += " EP=" + std::to_string(p.ep);
+    if (p.sequence_parallel) out += " SP";
+    out += " ZeRO-" + std::to_string(p.zero);
+    if (p.pp > 1) {
+        out += " " + std::string(schedule_name(p.schedule));
+        if (p.schedule == PipelineSchedule::interleaved) out += "(v=" + std::to_string(p.virtual_stages) + ")";
+    }
+    out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(recompute_name(l.recompute));
+    out += " " + space.precisions()[size_t(l.precision)].name;
+    return out;
+}
+
+namespace {
+
+std::string explain(const SearchSpace& space, const SearchReport& report) {
+    const Config& base = space.base();
+    const SearchOptions& o = space.options();
+    const std::string gpus = std::to_string(base.num_gpus) + " GPUs";
+    if (report.stats.layouts == 0) {
+        const std::vector<int64_t> all = divisors(base.num_gpus);
+        return gpus + " cannot be split as TP x PP x CP x DP with TP in {" + join(o.tp.empty() ? all : o.tp) +
+               "}, PP in {" + join(o.pp.empty() ? all : o.pp) + "}, CP in {" + join(o.cp.empty() ? all : o.cp) +
+               "}: no product of them divides " + std::to_string(base.num_gpus);
+    }
+    if (report.smallest_memory) {
+        const SearchHit& m = *report.smallest_memory;
+        return "no layout fits in memory: the smallest memory need is " + format_gib(m.prediction.memory.per_gpu_gib) +
+               " GiB per GPU at " + describe_layout(space, m.layout) + "; " + base.gpu.name + " has " +
+               format_gib(base.gpu.memory_gib) + " GiB";
+    }
+    // Every layout broke a rule: list the reasons, most frequent first.
+    std::vector<int> order;
+    for (int r = 0; r < kRejectReasonCount; ++r)
+        if (report.stats.rejected[size_t(r)] > 0) order.push_back(r);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return report.stats.rejected[size_t(a)] > report.stats.rejected[size_t(b)]; });
+    std::string out = "no layout of " + gpus + " passes the rules (" + std::to_string(report.stats.layouts) + " tried):";
+    for (size_t i = 0; i < order.size(); ++i) {
+        const RejectReason reason = RejectReason(order[i]);
+        out += (i ? "; " : " ") + std::string(reject_reason_text(reason)) + " (" +
+               std::to_string(report.stats.rejected[size_t(order[i])]) + ")";
+        if (reason == RejectReason::rule && !report.stats.first_rule_message.empty())
+            out += ", e.g. " + report.stats.first_rule_message;
+    }
+    return out;
+}
+
+} // namespace
+
+SearchReport finish(const SearchSpace& space, const SearchState& state) {
+    SearchReport report;
+    report.top = state.top();
+    report.smallest_memory = state.smallest_memory();
+    const SearchStats& e = space.enumeration_stats();
+    const SearchStats& s = state.stats();
+    report.stats = s;
+    report.stats.layouts = e.layouts;  // the enumeration counts every layout, evaluated or not
+    for (int r = 0; r < kRejectReasonCount; ++r) report.stats.rejected[size_t(r)] += e.rejected[size_t(r)];
+    if (report.stats.feasible == 0) report.explanation = explain(space, report);
+    return report;
+}
+
+Result<SearchReport> search(const Config& base, const SearchOptions& options) {
+    Result<SearchSpace> space = SearchSpace::create(base, options);
+    if (!space.ok()) return space.error();
+    SearchState state(space.value());
+    state.run(0, space.value().cells());
+    return finish(space.value(), state);
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] JSON and CSV
+// -----------------------------------------------------------------------------------------------
+
+namespace {
+
+// Shortest round-trip form (std::to_chars), identical on native and WASM.
+std::string number(double value) {
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return std::string(buffer, result.ptr);
+}
+
+std::string quoted(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\', out += c;
+        else if (static_cast<unsigned char>(c) < 0x20) {
+            char escape[8];
+            std::snprintf(escape, sizeof escape, "\\u%04x", c);
+            out += escape;
+        } else out += c;
+    }
+    return out + "\"";
+}
+
+} // namespace
+
+std::string search_report_to_json(const SearchSpace& space, const SearchReport& report) {
+    const SearchStats& s = report.stats;
+    std::string out = "{\"schema\":\"trainclock/search/v1\",\"objective\":";
+    out += space.options().objective == SearchObjective::time ? "\"time\"" : "\"cost\"";
+    out += ",\"stats\":{\"layouts\":" + std::to_string(s.layouts) + ",\"predicted\":" + std::to_string(s.predicted) +
+           ",\"feasible\":" + std::to_string(s.feasible) + ",\"pruned\":" + std::to_string(s.pruned) +
+           ",\"rejected\":" + std::to_string(s.rejected_total()) + "},\"rejected\":{";
+    for (int r = 0; r < kRejectReasonCount; ++r)
+        out += (r ? "," : "") + quoted(reject_reason_name(RejectReason(r))) + ":" + std::to_string(s.rejected[size_t(r)]);
+    out += "},\"top\":[";
+    for (size_t i = 0; i < report.top.size(); ++i) {
+        const SearchHit& h = report.top[i];
+        const ParallelSpec& p = h.layout.parallel;
+        const Prediction& r = h.prediction;
+        out += (i ? "," : "") + std::string("{\"rank\":") + std::to_string(i + 1) +
+               ",\"precision\":" + quoted(space.precisions()[size_t(h.layout.precision)].name) +
+               ",\"layout\":{\"tp\":" + std::to_string(p.tp) + ",\"pp\":" + std::to_string(p.pp) +
+               ",\"dp\":" + std::to_string(p.dp) + ",\"cp\":" + std::to_string(p.cp) + ",\"ep\":" + std::to_string(p.ep) +
+               ",\"sequence_parallel\":" + (p.sequence_parallel ? "true" : "false") +
+               ",\"zero\":" + std::to_string(p.zero) + ",\"virtual_stages\":" + std::to_string(p.virtual_stages) +
+               ",\"schedule\":" + quoted(schedule_name(p.schedule)) +
+               ",\"micro_batch\":" + std::to_string(h.layout.micro_batch) +
+               ",\"recompute\":" + quoted(recompute_name(h.layout.recompute)) + "}" +
+               ",\"result\":{\"iteration_time_s\":" + number(r.iteration_time_s) +
+               ",\"total_time_s\":" + number(r.total_time_s) + ",\"cost_usd\":" + number(r.cost_usd) +
+               ",\"step_cost_usd\":" + number(step_cost_usd(space.base(), r.iteration_time_s)) +
+               ",\"mfu\":" + number(r.mfu) + ",\"tokens_per_s\":" + number(r.tokens_per_s) +
+               ",\"memory_per_gpu_gib\":" + number(r.memory.per_gpu_gib) +
+               ",\"capacity_gib\":" + number(r.memory.capacity_gib) + "}}";
+    }
+    out += "],\"explanation\":" + (report.explanation.empty() ? std::string("null") : quoted(report.explanation)) + "}";
+    return out;
+}
+
+std::string search_csv_header() {
+    return "rank,precision,tp,pp,dp,cp,ep,sequence_parallel,zero,schedule,virtual_stages,micro_batch,recompute,"
+           "iteration_time_s,total_time_s,cost_usd,mfu,tokens_per_s,memory_per_gpu_gib";
+}
+
+std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& report) {
+    std::string out;
+    for (size_t i = 0; i < report.top.size(); ++i) {
+        const SearchHit& h = report.top[i];
+        const ParallelSpec& p = h.layout.parallel;
+        const Prediction& r = h.prediction;
+        out += std::to_string(i + 1) + "," + space.precisions()[size_t(h.layout.precision)].name + "," +
+               std::to_string(p.tp) + "," + std::to_string(p.pp) + "," + std::to_string(p.dp) + "," +
+               std::to_string(p.cp) + "," + std::to_string(p.ep) + "," + (p.sequence_parallel ? "1" : "0") + "," +
+               std::to_string(p.zero) + "," + std::string(schedule_name(p.schedule)) + "," +
+               std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
+               std::string(recompute_name(h.layout.recompute)) + "," + number(r.iteration_time_s) + "," +
+               number(r.total_time_s) + "," + number(r.cost_usd) + "," + number(r.mfu) + "," +
+               number(r.tokens_per_s) + "," + number(r.memory.per_gpu_gib) + "\n";
+    }
+    return out;
+}
+
+} // namespace trainclock
