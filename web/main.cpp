@@ -1,0 +1,79 @@
+// trainclock GUI entry point: SDL2 window + OpenGL context + Dear ImGui, then the app's frame loop.
+// The same file runs natively (desktop GL 3) and in the browser (WebGL2); web/platform.hpp holds
+// every difference.
+#include <SDL.h>
+#include <SDL_opengl.h>
+
+#include <cstdio>
+
+#include "app.hpp"
+#include "imgui.h"
+#include "imgui_impl_opengl3.h"
+#include "imgui_impl_sdl.h"
+#include "platform.hpp"
+
+int main(int argc, char** argv) {
+    using namespace trainclock::gui;
+    if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_TIMER) != 0) {
+        std::fprintf(stderr, "trainclock-gui: SDL_Init failed: %s\n", SDL_GetError());
+        return 1;
+    }
+    const platform::GlProfile gl = platform::gl_profile();
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_FLAGS, 0);
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, gl.profile_mask);
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, gl.major);
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, gl.minor);
+    SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
+    SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 0);
+    SDL_GL_SetAttribute(SDL_GL_STENCIL_SIZE, 8);
+
+    SDL_Window* window = SDL_CreateWindow("trainclock", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, 1280, 800,
+                                          SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+    SDL_GLContext context = window ? SDL_GL_CreateContext(window) : nullptr;
+    if (!context) {
+        std::fprintf(stderr, "trainclock-gui: no OpenGL context: %s\n", SDL_GetError());
+        return 1;
+    }
+    SDL_GL_MakeCurrent(window, context);
+    SDL_GL_SetSwapInterval(1);  // vsync
+    platform::attach_window(window);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;  // the state lives in links, not in imgui.ini
+    ImGui_ImplSDL2_InitForOpenGL(window, context);
+    ImGui_ImplOpenGL3_Init(gl.glsl);
+
+    App app(platform::initial_fragment(argc, argv));
+    platform::run_main_loop([&]() {
+        SDL_Event event;
+        while (SDL_PollEvent(&event)) {
+            ImGui_ImplSDL2_ProcessEvent(&event);
+            if (event.type == SDL_QUIT) return false;
+            if (event.type == SDL_WINDOWEVENT && event.window.event == SDL_WINDOWEVENT_CLOSE &&
+                event.window.windowID == SDL_GetWindowID(window))
+                return false;
+        }
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplSDL2_NewFrame();
+        ImGui::NewFrame();
+        app.frame();
+        ImGui::Render();
+        const ImGuiIO& io = ImGui::GetIO();
+        glViewport(0, 0, int(io.DisplaySize.x * io.DisplayFramebufferScale.x),
+                   int(io.DisplaySize.y * io.DisplayFramebufferScale.y));
+        glClearColor(0.95f, 0.95f, 0.96f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        SDL_GL_SwapWindow(window);
+        return true;
+    });
+
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplSDL2_Shutdown();
+    ImGui::DestroyContext();
+    SDL_GL_DeleteContext(context);
+    SDL_DestroyWindow(window);
+    SDL_Quit();
+    return 0;
+}

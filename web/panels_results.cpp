@@ -1,0 +1,231 @@
+// trainclock GUI: the result panels, all drawn from App::result_ / App::comparison_ (the last
+// valid state).
+//
+// Index
+// [SECTION] Results layout and summary
+// [SECTION] Memory per GPU
+// [SECTION] Step breakdown
+// [SECTION] Precision comparison
+// [SECTION] Pipeline timeline
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "app.hpp"
+#include "imgui.h"
+#include "widgets.hpp"
+
+namespace trainclock::gui {
+
+namespace {
+
+void heading(const char* title) {
+    ImGui::Spacing();
+    ImGui::TextColored(ImVec4(0.0f, 0.35f, 0.6f, 1.0f), "%s", title);
+    ImGui::Separator();
+}
+
+std::string format_seconds(double s) { return widgets::duration(s); }
+std::string format_gib(double g) { return widgets::gib(g); }
+
+} // namespace
+
+// [SECTION] Results layout and summary -----------------------------------------------------------
+
+void App::draw_results() {
+    if (error_) {
+        widgets::error_text("Invalid combination: " + error_->to_string());
+        ImGui::TextDisabled("The results below are those of the last valid state.");
+    }
+    draw_summary();
+    draw_memory();
+    draw_breakdown();
+    draw_comparison();
+    draw_timeline();
+    if (!result_.warnings.empty()) {
+        heading("Warnings");
+        for (const std::string& warning : result_.warnings) widgets::error_text(warning);
+    }
+}
+
+void App::draw_summary() {
+    heading("Prediction");
+    const Prediction& r = result_;
+    ImGui::Text("%s on %lld x %s, %s", valid_.model.display_name.empty() ? valid_.model.name.c_str()
+                                                                        : valid_.model.display_name.c_str(),
+                static_cast<long long>(valid_.num_gpus), valid_.gpu.name.c_str(), valid_.precision.name.c_str());
+    const struct {
+        const char* label;
+        std::string value;
+    } cells[] = {
+        {"step time", widgets::duration(r.iteration_time_s)},
+        {"total time", r.total_time_s > 0 ? widgets::duration(r.total_time_s) : "-"},
+        {"GPU-hours", widgets::si(r.gpu_hours, "GPU-h")},
+        {"cost", widgets::money(r.cost_usd)},
+        {"energy", widgets::si(r.energy_kwh * 1e3, "Wh")},
+        {"throughput", widgets::si(r.tokens_per_s, "tok/s")},
+        {"per GPU", widgets::si(r.tokens_per_s_per_gpu, "tok/s")},
+        {"MFU", [&] {
+             char text[32];
+             std::snprintf(text, sizeof text, "%.1f %%", 100.0 * r.mfu);
+             return std::string(text);
+         }()},
+        {"model TFLOP/s/GPU", [&] {
+             char text[32];
+             std::snprintf(text, sizeof text, "%.1f", r.model_tflops_per_gpu);
+             return std::string(text);
+         }()},
+        {"optimizer steps", widgets::si(r.steps, "")},
+    };
+    const int columns = std::max(1, std::min(5, int(ImGui::GetContentRegionAvail().x / 150.0f)));
+    if (ImGui::BeginTable("summary", columns, ImGuiTableFlags_SizingStretchSame)) {
+        for (const auto& cell : cells) {
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%s", cell.label);
+            ImGui::Text("%s", cell.value.c_str());
+        }
+        ImGui::EndTable();
+    }
+}
+
+// [SECTION] Memory per GPU -----------------------------------------------------------------------
+
+void App::draw_memory() {
+    heading("Memory per GPU");
+    const MemoryBreakdown& m = result_.memory;
+    const std::vector<widgets::Segment> parts = {
+        {"weights", m.weights_gib, widgets::palette(0)},         {"gradients", m.grads_gib, widgets::palette(1)},
+        {"master weights", m.master_gib, widgets::palette(2)},   {"optimizer", m.optimizer_gib, widgets::palette(3)},
+        {"activations", m.activations_gib, widgets::palette(4)}, {"other", m.other_gib, widgets::palette(7)},
+    };
+    if (m.fits) {
+        ImGui::Text("%s of %s (%.0f %%)", widgets::gib(m.per_gpu_gib).c_str(), widgets::gib(m.capacity_gib).c_str(),
+                    m.capacity_gib > 0 ? 100.0 * m.per_gpu_gib / m.capacity_gib : 0.0);
+    } else {
+        widgets::error_text("DOES NOT FIT: " + widgets::gib(m.per_gpu_gib) + " needed > " + widgets::gib(m.capacity_gib) +
+                            " per GPU. Raise TP/PP, ZeRO or recompute, or lower the micro-batch.");
+    }
+    widgets::stacked_bar("memory", parts, std::max(m.capacity_gib, m.per_gpu_gib) * 1.02, m.capacity_gib, format_gib);
+    widgets::legend(parts, m.per_gpu_gib, format_gib);
+}
+
+// [SECTION] Step breakdown -----------------------------------------------------------------------
+
+void App::draw_breakdown() {
+    heading("Step time breakdown (critical path)");
+    const StepBreakdown& b = result_.breakdown_s;
+    const std::vector<widgets::Segment> parts = {
+        {"GEMM", b.gemm, widgets::palette(0)},
+        {"attention", b.attention, widgets::palette(4)},
+        {"elementwise", b.elementwise, widgets::palette(2)},
+        {"precision overhead", b.precision_overhead, widgets::palette(5)},
+        {"optimizer", b.optimizer, widgets::palette(3)},
+        {"TP comm", b.tp_comm, widgets::palette(1)},
+        {"PP comm", b.pp_comm, widgets::palette(9)},
+        {"DP comm", b.dp_comm, widgets::palette(8)},
+        {"CP comm", b.cp_comm, widgets::palette(10)},
+        {"EP comm", b.ep_comm, widgets::palette(11)},
+        {"pipeline bubble", b.pipeline_bubble, widgets::palette(7)},
+        {"overhead", b.overhead, widgets::palette(6)},
+    };
+    double total = 0;
+    for (const auto& part : parts) total += part.value;
+    widgets::stacked_bar("breakdown", parts, total, 0, format_seconds);
+    widgets::legend(parts, total, format_seconds);
+}
+
+// [SECTION] Precision comparison -----------------------------------------------------------------
+
+void App::draw_comparison() {
+    heading("The same run in every precision (step time; click a bar to switch)");
+    double slowest = 0;
+    for (const CompareRow& row : comparison_)
+        if (row.ok) slowest = std::max(slowest, row.prediction.iteration_time_s);
+    const float label_w = 110.0f, value_w = 230.0f;
+    const float bar_w = std::max(ImGui::GetContentRegionAvail().x - label_w - value_w, 40.0f);
+    const float height = ImGui::GetTextLineHeight();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    for (const CompareRow& row : comparison_) {
+        const bool current = row.precision == valid_.precision.name;
+        ImGui::PushID(row.precision.c_str());
+        ImGui::TextUnformatted(row.precision.c_str());
+        ImGui::SameLine(label_w);
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        if (ImGui::InvisibleButton("bar", ImVec2(bar_w, height)) && row.ok) {
+            auto preset = precision_preset(row.precision);
+            if (preset) edit_.precision = preset.value();
+        }
+        if (row.ok && slowest > 0) {
+            const float w = float(row.prediction.iteration_time_s / slowest) * bar_w;
+            const ImU32 color = !row.prediction.memory.fits ? IM_COL32(200, 30, 30, 200)
+                                : current                   ? widgets::palette(5)
+                                                            : widgets::palette(0);
+            draw->AddRectFilled(p, ImVec2(p.x + std::max(w, 1.0f), p.y + height), color);
+            ImGui::SameLine();
+            ImGui::Text("%s  %s%s", widgets::duration(row.prediction.iteration_time_s).c_str(),
+                        widgets::money(row.prediction.cost_usd).c_str(), row.prediction.memory.fits ? "" : "  no fit");
+        } else {
+            ImGui::SameLine();
+            ImGui::TextDisabled("n/a");
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", row.reason.c_str());
+        }
+        ImGui::PopID();
+    }
+}
+
+// [SECTION] Pipeline timeline --------------------------------------------------------------------
+
+void App::draw_timeline() {
+    heading("Pipeline timeline of one iteration (per stage)");
+    const std::vector<TimelineSpan>& spans = result_.timeline;
+    if (spans.empty()) {
+        ImGui::TextDisabled("No timeline for this configuration.");
+        return;
+    }
+    int stages = 0;
+    double end_s = 0;
+    for (const TimelineSpan& span : spans) {
+        stages = std::max(stages, span.stage + 1);
+        end_s = std::max(end_s, span.end_s);
+    }
+    const float label_w = 70.0f;
+    const float row_h = std::clamp(240.0f / float(stages), 6.0f, 22.0f);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float width = std::max(ImGui::GetContentRegionAvail().x - label_w, 50.0f);
+    ImGui::InvisibleButton("timeline", ImVec2(label_w + width, row_h * float(stages) + 4.0f));
+    const bool hovered = ImGui::IsItemHovered();
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    for (int s = 0; s < stages; ++s) {
+        if (row_h >= ImGui::GetTextLineHeight()) {
+            char label[24];
+            std::snprintf(label, sizeof label, "stage %d", s);
+            draw->AddText(ImVec2(origin.x, origin.y + float(s) * row_h), IM_COL32(60, 60, 60, 255), label);
+        }
+        draw->AddRectFilled(ImVec2(origin.x + label_w, origin.y + float(s) * row_h),
+                            ImVec2(origin.x + label_w + width, origin.y + float(s + 1) * row_h - 1.0f),
+                            IM_COL32(235, 235, 238, 255));
+    }
+    for (const TimelineSpan& span : spans) {
+        const float x0 = origin.x + label_w + float(span.start_s / end_s) * width;
+        const float x1 = origin.x + label_w + float(span.end_s / end_s) * width;
+        const float y0 = origin.y + float(span.stage) * row_h;
+        const ImVec2 a(x0, y0), b(std::max(x1, x0 + 1.0f), y0 + row_h - 1.0f);
+        const ImU32 color = widgets::palette(span.forward ? (span.chunk % 2 ? 4 : 0) : (span.chunk % 2 ? 6 : 1));
+        draw->AddRectFilled(a, b, color);
+        draw->AddRect(a, b, IM_COL32(255, 255, 255, 160));
+        if (x1 - x0 > 14.0f && row_h >= ImGui::GetTextLineHeight()) {
+            char text[12];
+            std::snprintf(text, sizeof text, "%d", span.micro_batch);
+            draw->AddText(ImVec2(x0 + 2.0f, y0), IM_COL32(255, 255, 255, 255), text);
+        }
+        if (hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
+            ImGui::SetTooltip("stage %d, micro-batch %d, chunk %d, %s\n%s .. %s", span.stage, span.micro_batch,
+                              span.chunk, span.forward ? "forward" : "backward", widgets::duration(span.start_s).c_str(),
+                              widgets::duration(span.end_s).c_str());
+    }
+    ImGui::TextDisabled("forward: blue, backward: orange (lighter: odd virtual chunk); %s per iteration",
+                        widgets::duration(end_s).c_str());
+}
+
+} // namespace trainclock::gui

@@ -1,0 +1,44 @@
+// trainclock GUI: the one platform seam between the ImGui app and where it runs.
+// web/platform_sdl_desktop.cpp (native window) and web/platform_emscripten.cpp (browser page)
+// implement it; web/CMakeLists.txt picks one with if(EMSCRIPTEN). Nothing else in web/ knows
+// which platform it is on.
+#pragma once
+
+#include <functional>
+#include <string>
+
+struct SDL_Window;
+
+namespace trainclock::gui::platform {
+
+// OpenGL flavour of the window: desktop GL 3.0 core or WebGL2 (GLES 3.0).
+struct GlProfile {
+    int major = 3;
+    int minor = 0;
+    int profile_mask = 0;        // SDL_GL_CONTEXT_PROFILE_* value
+    const char* glsl = nullptr;  // GLSL version line for the ImGui OpenGL3 backend
+};
+GlProfile gl_profile();
+
+// Called once the window exists (the page sizes the canvas to its element).
+void attach_window(SDL_Window* window);
+
+// Runs `frame` until it returns false (desktop) or forever (browser main loop).
+void run_main_loop(const std::function<bool()>& frame);
+
+// Link handling: the fragment (without '#') the app opens with, the base the "Copy link" button
+// prefixes, and the fragment of a link the user navigated to since the last call ("" = none).
+std::string initial_fragment(int argc, char** argv);
+std::string link_base();
+std::string take_navigated_fragment();
+
+// Publishes the current state: the URL fragment (browser address bar) and the last result JSON
+// plus the screen rectangles of the controls (page scripts and tests read them).
+void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json);
+
+// Message shown outside the canvas too ("" hides it): a corrupt link, an invalid combination.
+void show_banner(const std::string& message);
+
+void copy_to_clipboard(const std::string& text);
+
+} // namespace trainclock::gui::platform

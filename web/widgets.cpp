@@ -1,0 +1,160 @@
+// trainclock GUI: drawing helpers (see widgets.hpp).
+#include "widgets.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace trainclock::gui::widgets {
+
+namespace {
+
+std::string printf_string(const char* format, double value, const char* unit) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, value, unit);
+    return text;
+}
+
+// Three significant digits without exponent noise: 1.23, 12.3, 123.
+const char* three_digits(double value) {
+    const double magnitude = std::fabs(value);
+    return magnitude >= 100 ? "%.0f%s" : magnitude >= 10 ? "%.1f%s" : "%.2f%s";
+}
+
+} // namespace
+
+std::string duration(double seconds) {
+    if (!(seconds > 0)) return "0 s";
+    struct Unit {
+        double seconds;
+        const char* name;
+    };
+    static const Unit units[] = {{86400.0 * 365.25, " years"}, {86400.0, " days"}, {3600.0, " h"},
+                                 {60.0, " min"},                {1.0, " s"},       {1e-3, " ms"}};
+    for (const Unit& unit : units)
+        if (seconds >= unit.seconds) return printf_string(three_digits(seconds / unit.seconds), seconds / unit.seconds, unit.name);
+    return printf_string(three_digits(seconds * 1e6), seconds * 1e6, " us");
+}
+
+std::string si(double value, const char* unit) {
+    static const char* prefixes[] = {"", " k", " M", " G", " T", " P"};
+    int index = 0;
+    while (std::fabs(value) >= 1000.0 && index < 5) {
+        value /= 1000.0;
+        ++index;
+    }
+    std::string suffix = std::string(index ? prefixes[index] : " ") + unit;
+    return printf_string(three_digits(value), value, suffix.c_str());
+}
+
+std::string money(double usd) {
+    static const char* prefixes[] = {"", " k", " M", " B"};
+    int index = 0;
+    while (std::fabs(usd) >= 1000.0 && index < 3) {
+        usd /= 1000.0;
+        ++index;
+    }
+    return "$" + printf_string(three_digits(usd), usd, prefixes[index]);
+}
+
+std::string gib(double value) { return printf_string("%.1f%s", value, " GiB"); }
+
+bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices) {
+    std::string preview = current;
+    for (const Choice& choice : choices)
+        if (choice.id == current && !choice.display_name.empty()) preview = choice.id + "  (" + choice.display_name + ")";
+    bool changed = false;
+    if (ImGui::BeginCombo(label, preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+        static ImGuiTextFilter filter;  // case-insensitive; one combo is open at a time
+        if (ImGui::IsWindowAppearing()) {
+            filter.Clear();
+            ImGui::SetKeyboardFocusHere();
+        }
+        filter.Draw("##filter", -1.0f);
+        for (const Choice& choice : choices) {
+            const std::string text = choice.display_name.empty() ? choice.id : choice.id + "  (" + choice.display_name + ")";
+            if (!filter.PassFilter(text.c_str())) continue;
+            const bool selected = choice.id == current;
+            if (ImGui::Selectable(text.c_str(), selected)) {
+                changed = choice.id != current;
+                current = choice.id;
+            }
+            if (selected) ImGui::SetItemDefaultFocus();
+        }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max) {
+    const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (max / std::max<int64_t>(min, 1) > 100
+                                                                       ? ImGuiSliderFlags_Logarithmic
+                                                                       : ImGuiSliderFlags_None);
+    return ImGui::SliderScalar(label, ImGuiDataType_S64, &value, &min, &max, "%lld", flags);
+}
+
+void error_text(const std::string& message) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(200, 30, 30, 255));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(message.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+}
+
+void stacked_bar(const char* id, const std::vector<Segment>& segments, double scale, double marker,
+                 std::string (*format)(double), float height) {
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float width = std::max(ImGui::GetContentRegionAvail().x, 50.0f);
+    ImGui::InvisibleButton(id, ImVec2(width, height));
+    const bool hovered = ImGui::IsItemHovered();
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + height), IM_COL32(225, 225, 230, 255));
+    if (!(scale > 0)) return;
+    double total = 0;
+    for (const Segment& segment : segments) total += std::max(segment.value, 0.0);
+    double at = 0;
+    for (const Segment& segment : segments) {
+        if (!(segment.value > 0)) continue;
+        const float x0 = origin.x + float(at / scale) * width;
+        at += segment.value;
+        const float x1 = origin.x + float(std::min(at / scale, 1.0)) * width;
+        draw->AddRectFilled(ImVec2(x0, origin.y), ImVec2(std::max(x1, x0 + 1.0f), origin.y + height), segment.color);
+        if (hovered && mouse.x >= x0 && mouse.x < x1)
+            ImGui::SetTooltip("%s: %s (%.1f %%)", segment.label, format(segment.value).c_str(), 100.0 * segment.value / total);
+    }
+    if (marker > 0) {
+        const float x = origin.x + float(std::min(marker / scale, 1.0)) * width;
+        draw->AddLine(ImVec2(x, origin.y - 4), ImVec2(x, origin.y + height + 4), IM_COL32(20, 20, 20, 255), 2.0f);
+    }
+}
+
+void legend(const std::vector<Segment>& segments, double total, std::string (*format)(double)) {
+    const float column_w = 190.0f;
+    const int columns = std::max(1, int(ImGui::GetContentRegionAvail().x / column_w));
+    int shown = 0;
+    for (const Segment& segment : segments) {
+        if (!(segment.value > 0)) continue;
+        if (shown % columns != 0) ImGui::SameLine(float(shown % columns) * column_w + ImGui::GetStyle().WindowPadding.x);
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float size = ImGui::GetTextLineHeight();
+        ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + size, p.y + size), segment.color);
+        ImGui::Dummy(ImVec2(size, size));
+        ImGui::SameLine();
+        ImGui::Text("%s %s (%.0f%%)", segment.label, format(segment.value).c_str(),
+                    total > 0 ? 100.0 * segment.value / total : 0.0);
+        ++shown;
+    }
+}
+
+ImU32 palette(int index) {
+    static const ImU32 colors[] = {IM_COL32(0, 114, 178, 255),   IM_COL32(230, 159, 0, 255),
+                                   IM_COL32(0, 158, 115, 255),   IM_COL32(204, 121, 167, 255),
+                                   IM_COL32(86, 180, 233, 255),  IM_COL32(213, 94, 0, 255),
+                                   IM_COL32(240, 228, 66, 255),  IM_COL32(120, 120, 120, 255),
+                                   IM_COL32(0, 70, 110, 255),    IM_COL32(150, 100, 0, 255),
+                                   IM_COL32(0, 100, 70, 255),    IM_COL32(140, 70, 110, 255)};
+    return colors[index % int(sizeof colors / sizeof colors[0])];
+}
+
+} // namespace trainclock::gui::widgets

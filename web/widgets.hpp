@@ -1,0 +1,49 @@
+// trainclock GUI: drawing helpers shared by the panels (formatting with units, searchable combo,
+// stacked bars, inline errors). Plain Dear ImGui, no platform code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "imgui.h"
+
+namespace trainclock::gui::widgets {
+
+// Numbers with units, 3 significant digits.
+std::string duration(double seconds);           // "850 ms", "12.4 s", "3.2 h", "41.7 days"
+std::string si(double value, const char* unit);  // "1.23 M tok/s" style (k, M, G, T, P)
+std::string money(double usd);                   // "$1.23 M"
+std::string gib(double gib);                     // "61.2 GiB"
+
+// A combo box over presets with a filter field (type to search by id or display name). Returns
+// true when the selection changed; `current` is the selected id (may be "custom").
+bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices);
+
+// Integer slider, logarithmic when the range spans more than two decades. Ctrl+click types a value.
+bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max);
+
+// Red wrapped text under the last control.
+void error_text(const std::string& message);
+
+// One part of a stacked bar.
+struct Segment {
+    const char* label;
+    double value;
+    ImU32 color;
+};
+
+// A horizontal stacked bar over the full available width: `scale` is the value of the full width;
+// `marker` (when > 0) draws a vertical line at that value (e.g. the memory capacity). Hovering a
+// part shows its label and value (formatted by `format`).
+void stacked_bar(const char* id, const std::vector<Segment>& segments, double scale, double marker,
+                 std::string (*format)(double), float height = 26.0f);
+
+// Legend of a stacked bar: a colour square, label, value and share of `total`, in columns.
+void legend(const std::vector<Segment>& segments, double total, std::string (*format)(double));
+
+// Palette (colour-blind friendly, Okabe-Ito order), by index.
+ImU32 palette(int index);
+
+} // namespace trainclock::gui::widgets
