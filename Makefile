@@ -19,10 +19,38 @@ run: build
 test-native: build
 	@ctest --preset native -j $(JOBS)
 
-test: test-native
+test: test-native test-web test-gui
 
 bench: build
 	@for b in build/bin/bench_*; do $$b; done
 
 clean:
 	rm -rf build build-debug build-web
+
+# ---- Web front end (H-web): the WebAssembly site, its browser tests, the desktop app test ----------
+.PHONY: setup-web web serve test-web test-gui web-report
+PORT ?= 8000
+
+setup-web:
+	@scripts/setup-web.sh
+
+# build-web/site/: index.html, trainclock.js, trainclock.wasm, style.css, icon.svg (deployable as is).
+web: setup-web
+	@cmake --preset web >/dev/null
+	@cmake --build --preset web -j $(JOBS)
+
+serve: web
+	@echo "trainclock: open http://127.0.0.1:$(PORT)/ (Ctrl+C stops)"
+	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory build-web/site >/dev/null
+
+# The core's Catch2 tests under node (wasm), then the browser tests against the native CLI.
+test-web: web build
+	@ctest --preset web
+	@cd tests/browser && node --test site.test.mjs
+
+test-gui: build setup-web
+	@cd tests/browser && node --test desktop.test.mjs
+
+# Sizes, first-frame time and predict() time in the page vs native; screenshots to docs/screenshots.
+web-report: web build
+	@node tests/browser/measure.mjs

@@ -1,0 +1,130 @@
+// Shared helpers of the browser tests and the measurement script: serve build-web/site/ on
+// 127.0.0.1, drive Debian's chromium headless through playwright-core (never a downloaded
+// browser), refuse every request that is not to the loopback server, call the native CLI.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const siteDir = process.env.TRAINCLOCK_SITE_DIR || join(repo, 'build-web/site');
+export const cli = process.env.TRAINCLOCK_CLI || join(repo, 'build/bin/trainclock');
+export const gui = process.env.TRAINCLOCK_GUI || join(repo, 'build/bin/trainclock-gui');
+
+// Launch flags checked on Debian 12's chromium (WebGL2 through SwiftShader, no network).
+const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
+
+async function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+// python3 -m http.server on a free loopback port; resolves once it answers.
+export async function startServer(dir = siteDir) {
+  if (!existsSync(join(dir, 'index.html'))) throw new Error(`${dir}/index.html missing: run make web`);
+  const port = await freePort();
+  const child = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir],
+    { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; ++i) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return { url, close: () => child.kill() };
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill();
+  throw new Error('http.server did not start');
+}
+
+// A fresh browser with its own profile; every non-loopback request is aborted.
+export async function startBrowser() {
+  const profile = mkdtempSync(join(tmpdir(), 'trainclock-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs,
+    viewport: { width: 1280, height: 800 },
+  });
+  await context.route('**/*', (route) => {
+    const host = new URL(route.request().url()).hostname;
+    return host === '127.0.0.1' ? route.continue() : route.abort();
+  });
+  return {
+    context,
+    close: async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); },
+  };
+}
+
+// Opens the site (optionally at a fragment), collects console errors, waits for the module and
+// the first rendered frame with its published state.
+export async function openApp(context, url, fragment = '') {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  await page.goto(url + (fragment ? '#' + fragment : ''));
+  await page.evaluate(() => window.trainclockReady);
+  await page.waitForFunction(() => window.trainclockFirstFrameMs !== undefined && window.trainclockView !== undefined);
+  return { page, errors };
+}
+
+// Distinct colours of a PNG (ImageMagick), the "not blank" measure.
+export function colourCount(pngPath) {
+  const out = spawnSync('/usr/bin/convert', [pngPath, '-format', '%k', 'info:'], { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(out.stderr);
+  return Number(out.stdout.trim());
+}
+
+export function writeTemp(name, bytes) {
+  const dir = mkdtempSync(join(tmpdir(), 'trainclock-test-'));
+  const path = join(dir, name);
+  writeFileSync(path, bytes);
+  return path;
+}
+
+// `trainclock predict --config - --json` on a config JSON string.
+export function nativePredict(configJson) {
+  const out = spawnSync(cli, ['predict', '--config', '-', '--json'], { input: configJson, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`native predict failed (${out.status}): ${out.stderr}`);
+  return JSON.parse(out.stdout);
+}
+
+// Every numeric/boolean/string leaf of `expected` (except the skipped top-level keys) must be
+// identical in `actual`; returns a list of differences.
+export function leafDifferences(expected, actual, skip = [], path = '') {
+  const differences = [];
+  if (expected !== null && typeof expected === 'object') {
+    for (const key of Object.keys(expected)) {
+      if (path === '' && skip.includes(key)) continue;
+      const next = Array.isArray(expected) ? `${path}[${key}]` : (path ? `${path}.${key}` : key);
+      if (actual === null || typeof actual !== 'object' || !(key in actual)) {
+        differences.push(`${next}: missing`);
+        continue;
+      }
+      differences.push(...leafDifferences(expected[key], actual[key], skip, next));
+    }
+  } else if (!Object.is(expected, actual)) {
+    differences.push(`${path}: native ${expected} vs page ${actual}`);
+  }
+  return differences;
+}
+
+// Starts the app on a fresh X server, waits for it to draw, grabs the root window.
+export function desktopScreenshot(path, { fragment = '', settle_s = 3 } = {}) {
+  const script = 'if [ -n "$2" ]; then "$0" "#$2" & else "$0" & fi; app=$!; sleep "$3"; ' +
+    '/usr/bin/import -window root "$1"; status=$?; kill $app; wait $app; exit $status';
+  const run = spawnSync('xvfb-run', ['-a', '-s', '-screen 0 1280x800x24', 'sh', '-c', script, gui, path, fragment,
+    String(settle_s)], { encoding: 'utf8', timeout: 60000 });
+  if (run.status !== 0) throw new Error(`xvfb-run failed (${run.status}): ${run.stderr}`);
+}
