@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 CLI  := build/bin/trainclock
 
-.PHONY: setup build run test test-native bench clean
+.PHONY: setup build run predict test test-native bench clean
 
 setup:
 	@scripts/setup.sh native
@@ -11,8 +11,10 @@ build: setup
 	@cmake --preset native >/dev/null
 	@cmake --build --preset native -j $(JOBS)
 
-# The main job: a default prediction as a readable table.
-run: build
+# The main job: a default prediction as a readable table, then the calculator served locally.
+run: predict serve
+
+predict: build
 	@$(CLI) predict --model llama3-70b --gpu h100-sxm --gpus 1024 --precision bf16-mixed \
 	    --tp 8 --pp 4 --seq 8192 --gbs 1024 --mbs 1 --recompute selective --tokens 15e12
 
