@@ -29,12 +29,15 @@ namespace trainclock {
 
 std::string_view reject_reason_name(RejectReason reason) {
     switch (reason) {
-    case RejectReason::tp_heads: return "tp_heads";
+    case RejectReason::precision: return "precision";
+    case RejectReason::tp_split: return "tp_split";
     case RejectReason::pp_layers: return "pp_layers";
-    case RejectReason::cp_seq: return "cp_seq";
+    case RejectReason::seq_split: return "seq_split";
     case RejectReason::ep_experts: return "ep_experts";
-    case RejectReason::batch: return "batch";
     case RejectReason::virtual_stages: return "virtual_stages";
+    case RejectReason::gemm_shape: return "gemm_shape";
+    case RejectReason::batch: return "batch";
+    case RejectReason::micro_batches: return "micro_batches";
     case RejectReason::rule: return "rule";
     case RejectReason::memory: return "memory";
     }
@@ -43,12 +46,15 @@ std::string_view reject_reason_name(RejectReason reason) {
 
 std::string_view reject_reason_text(RejectReason reason) {
     switch (reason) {
-    case RejectReason::tp_heads: return "TP does not divide the attention heads (or KV heads)";
+    case RejectReason::precision: return "the GPU cannot run a dtype of the precision";
+    case RejectReason::tp_split: return "TP does not divide the heads, KV heads or MLP width";
     case RejectReason::pp_layers: return "more pipeline stages than layers";
-    case RejectReason::cp_seq: return "CP does not divide the sequence length";
+    case RejectReason::seq_split: return "CP or SP cannot split the sequence evenly";
     case RejectReason::ep_experts: return "EP does not divide the experts and DP (or EP > 1 on a dense model)";
+    case RejectReason::virtual_stages: return "the layers do not split into PP x virtual stages equal chunks";
+    case RejectReason::gemm_shape: return "FP8/FP4 GEMMs need hidden and MLP width / TP multiples of 16";
     case RejectReason::batch: return "micro-batch x DP does not divide the global batch";
-    case RejectReason::virtual_stages: return "PP x virtual stages exceeds the layers";
+    case RejectReason::micro_batches: return "interleaved schedule needs a micro-batch count that is a multiple of PP";
     case RejectReason::rule: return "another rule of the config validation";
     case RejectReason::memory: return "does not fit in GPU memory";
     }
@@ -93,10 +99,6 @@ std::vector<int64_t> divisors(int64_t n) {
     return low;
 }
 
-int64_t total_layers(const ModelSpec& model) {
-    return model.layers + (model.architecture == Architecture::encoder_decoder ? model.decoder_layers : 0);
-}
-
 // Price of one step when the run length is unknown: GPUs x hours x price (the cost_usd formula
 // of the prediction restricted to one step).
 double step_cost_usd(const Config& config, double iteration_time_s) {
@@ -119,13 +121,21 @@ std::string join(const std::vector<int64_t>& values) {
 
 } // namespace
 
+namespace {
+
+// The GPU has a unit for every dtype the precision computes in (mirrors config.cpp
+// precision_support_error: gemm, activations, params).
+bool gpu_runs(const GpuSpec& gpu, const PrecisionSpec& p) {
+    return gpu.supports(p.gemm) && gpu.supports(p.activations) && gpu.supports(p.params);
+}
+
+} // namespace
+
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
     std::vector<PrecisionSpec> out;
     for (const std::string& name : preset_names(PresetKind::precision)) {
         Result<PrecisionSpec> precision = precision_preset(name);
-        if (!precision.ok()) continue;
-        const PrecisionSpec& p = precision.value();
-        if (gpu.supports(p.gemm) && gpu.supports(p.activations)) out.push_back(p);
+        if (precision.ok() && gpu_runs(gpu, precision.value())) out.push_back(std::move(precision).value());
     }
     return out;
 }
@@ -161,29 +171,85 @@ bool ranks_before(const SearchHit& a, const SearchHit& b) {
 // -----------------------------------------------------------------------------------------------
 // [SECTION] Enumeration (SearchSpace::create): groups that pass the cheap rules
 // -----------------------------------------------------------------------------------------------
-// The cheap rules below mirror validate_config (tests/core/test_search.cpp checks that they agree
-// on every layout of a space); validate_config itself still runs on every layout that reaches
-// predict(), so a rule missing here costs time, never a wrong result.
+// The cheap rules below mirror validate_config (config.cpp check_layout and check_training;
+// tests/core/test_search.cpp checks that they agree on every layout of several spaces);
+// validate_config itself still runs on every layout that reaches predict(), so a rule missing
+// here costs time and shows as `rule`, never as a wrong result.
 
-Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions& options) {
-    if (base.num_gpus < 1) return Error{"num_gpus", "must be at least 1"};
+namespace {
+
+// First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
+std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp,
+                                       int64_t cp, int64_t dp, int64_t ep, int64_t v) {
+    const ModelSpec& m = base.model;
+    const int64_t layers = m.layers + m.decoder_layers;  // as config.cpp counts them
+    if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
+    // Megatron splits heads and MLP columns over TP; KV heads are split or replicated (config.cpp).
+    if (m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) || m.ffn_hidden % tp != 0 ||
+        (m.is_moe() && m.moe.expert_ffn_hidden % tp != 0))
+        return RejectReason::tp_split;
+    if (pp > layers) return RejectReason::pp_layers;
+    if (v > 1 && layers % (pp * v) != 0) return RejectReason::virtual_stages;
+    if (ep < 1 || dp % ep != 0 || (m.is_moe() ? m.moe.experts % ep != 0 : ep != 1)) return RejectReason::ep_experts;
+    // Load-balanced CP cuts the sequence into 2*CP chunks (Megatron-Core CP docs).
+    if (cp > 1 && base.training.seq_len % (2 * cp) != 0) return RejectReason::seq_split;
+    const DType gemm = precision.gemm;
+    if ((gemm == DType::fp8 || gemm == DType::mxfp8 || gemm == DType::nvfp4) &&
+        (m.hidden % 16 != 0 || (m.ffn_hidden / tp) % 16 != 0))
+        return RejectReason::gemm_shape;
+    return std::nullopt;
+}
+
+// SP splits each CP rank's tokens over TP (Korthikanti et al. 2022, section 4.2.2).
+bool sp_splits(const Config& base, int64_t tp, int64_t cp) { return (base.training.seq_len / cp) % tp == 0; }
+
+// Rules on the micro-batch count M = global_batch / (micro_batch * DP): Megatron's interleaved
+// 1F1B needs M to be a multiple of PP (Narayanan et al. 2021, arXiv 2104.04473, 2.2.2), and the
+// schedule simulates at most 2^22 micro-batch x chunk slots (config.cpp kMaxSimulatedSlots).
+bool micro_batches_ok(const SearchSpace::Group& g, int64_t global_batch, int64_t micro_batch) {
+    const int64_t m = global_batch / (micro_batch * g.dp);
+    if (m * g.pp * g.virtual_stages > (int64_t(1) << 22)) return false;
+    return !(g.schedule == PipelineSchedule::interleaved && g.virtual_stages > 1 && m % g.pp != 0);
+}
+
+// Node and precision defaults as validate_config fills them, so every layout sees the same base.
+Config resolved_base(Config base) {
+    if (base.node.name.empty() && !base.gpu.default_node.empty()) {
+        Result<NodeSpec> node = node_preset(base.gpu.default_node);
+        if (node.ok()) base.node = std::move(node).value();
+    }
+    if (base.precision.name.empty()) {
+        for (const char* name : {"bf16-mixed", "fp16-mixed", "fp32"}) {
+            Result<PrecisionSpec> preset = precision_preset(name);
+            if (preset.ok() && gpu_runs(base.gpu, preset.value())) {
+                base.precision = std::move(preset).value();
+                break;
+            }
+        }
+    }
+    return base;
+}
+
+} // namespace
+
+Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchOptions& options) {
+    if (base_config.num_gpus < 1) return Error{"num_gpus", "must be at least 1"};
     if (options.top_k < 1) return Error{"top", "must be at least 1"};
-    if (base.model.layers < 1 || base.model.heads < 1) return Error{"model", "has no layers or heads"};
+    if (base_config.model.layers < 1 || base_config.model.heads < 1) return Error{"model", "has no layers or heads"};
 
     SearchSpace space;
-    space.base_ = base;
+    space.base_ = resolved_base(base_config);
     space.options_ = options;
-    space.precisions_ = options.precisions.empty() ? std::vector<PrecisionSpec>{base.precision} : options.precisions;
-
+    space.precisions_ = options.precisions.empty() ? std::vector<PrecisionSpec>{space.base_.precision} : options.precisions;
     space.recompute_ = options.recompute.empty()
                            ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
                            : options.recompute;
     std::sort(space.recompute_.begin(), space.recompute_.end());
     space.recompute_.erase(std::unique(space.recompute_.begin(), space.recompute_.end()), space.recompute_.end());
 
-    const ModelSpec& model = base.model;
+    const Config& base = space.base_;
     const int64_t n = base.num_gpus;
-    const int64_t layers = total_layers(model);
+    const int64_t layers = base.model.layers + base.model.decoder_layers;
     const int64_t gbs = base.training.global_batch;
     const int64_t n_rec = int64_t(space.recompute_.size());
     const std::vector<int64_t> n_divisors = divisors(n);
@@ -194,8 +260,14 @@ Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions&
         options.schedules.empty() ? std::vector<PipelineSchedule>{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
                                                                   PipelineSchedule::interleaved}
                                   : options.schedules;
+    // A GPU count beyond one node must fill whole nodes (config.cpp): then no layout passes.
+    const int64_t per_node = base.node.gpus_per_node;
+    if (per_node > 0 && n > per_node && n % per_node != 0)
+        space.enumeration_.first_rule_message = "num_gpus: " + std::to_string(n) + " is not a multiple of the " +
+                                                std::to_string(per_node) + " GPUs per node of node " + base.node.name;
+    const bool node_ok = space.enumeration_.first_rule_message.empty();
     auto reject = [&space](RejectReason reason, int64_t count) {
-        space.enumeration_.rejected[int(reason)] += count;
+        space.enumeration_.rejected[size_t(reason)] += count;
         space.layouts_ += count;
     };
 
@@ -212,14 +284,14 @@ Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions&
                     group.pp = pp;
                     group.cp = cp;
                     group.dp = dp;
-                    // Inner dimensions: SP only means something with TP > 1, ZeRO only with DP > 1.
+                    // SP only means something with TP > 1, ZeRO only with DP > 1: one canonical value otherwise.
                     group.sequence_parallel = tp == 1 ? std::vector<int>{0}
                                               : options.sequence_parallel.empty() ? std::vector<int>{0, 1}
                                                                                   : options.sequence_parallel;
                     group.zero = !options.zero.empty() ? options.zero
                                  : dp > 1              ? std::vector<int64_t>{0, 1, 2, 3}
                                                        : std::vector<int64_t>{0};
-                    int64_t batch_rejected = 0;  // pinned micro-batches that do not divide
+                    int64_t batch_rejected = 0;  // micro-batch values that do not divide
                     if (!options.micro_batch.empty()) {
                         for (int64_t m : options.micro_batch) {
                             if (m >= 1 && gbs % (m * dp) == 0) group.micro_batch.push_back(m);
@@ -232,12 +304,13 @@ Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions&
                     } else {
                         batch_rejected = 1;
                     }
-                    const int64_t per_mbs = int64_t(group.sequence_parallel.size() * group.zero.size()) * n_rec;
+                    const int64_t per_sp = int64_t(group.zero.size()) * n_rec;  // layouts per (SP, micro-batch)
+                    const int64_t per_mbs = int64_t(group.sequence_parallel.size()) * per_sp;
                     const int64_t subtree = per_mbs * (int64_t(group.micro_batch.size()) + batch_rejected);
 
                     // EP (MoE only) is carved out of DP (Megatron expert parallelism).
-                    std::vector<int64_t> eps = options.ep.empty() ? (model.is_moe() ? divisors(dp) : std::vector<int64_t>{1})
-                                                                  : options.ep;
+                    const std::vector<int64_t> eps =
+                        options.ep.empty() ? (base.model.is_moe() ? divisors(dp) : std::vector<int64_t>{1}) : options.ep;
                     // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
                     std::vector<std::pair<PipelineSchedule, int64_t>> schedule_v;
                     if (pp == 1) {
@@ -248,10 +321,10 @@ Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions&
                                 schedule_v.push_back({schedule, 1});
                                 continue;
                             }
-                            // Virtual stages: divisors >= 2 of the layers per stage (rounded up), as
-                            // Megatron splits each stage's layers evenly into chunks.
-                            const std::vector<int64_t> vs =
-                                options.virtual_stages.empty() ? divisors((layers + pp - 1) / pp) : options.virtual_stages;
+                            // Virtual stages: divisors >= 2 of the layers per stage (equal chunks).
+                            const std::vector<int64_t> vs = !options.virtual_stages.empty() ? options.virtual_stages
+                                                            : layers % pp == 0         ? divisors(layers / pp)
+                                                                                       : std::vector<int64_t>{};
                             for (int64_t v : vs)
                                 if (v >= 2) schedule_v.push_back({schedule, v});
                         }
@@ -259,15 +332,10 @@ Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions&
 
                     for (int64_t ep : eps) {
                         for (const auto& [schedule, v] : schedule_v) {
-                            // First violated rule, cheapest first; a rejected group counts its whole subtree.
-                            std::optional<RejectReason> reason;
-                            if (model.heads % tp != 0 || model.kv_heads % tp != 0) reason = RejectReason::tp_heads;
-                            else if (pp > layers) reason = RejectReason::pp_layers;
-                            else if (base.training.seq_len % cp != 0) reason = RejectReason::cp_seq;
-                            else if (ep < 1 || dp % ep != 0 || (model.is_moe() ? model.moe.experts % ep != 0 : ep != 1))
-                                reason = RejectReason::ep_experts;
-                            else if (pp * v > layers) reason = RejectReason::virtual_stages;
-                            else if (group.micro_batch.empty()) reason = RejectReason::batch;
+                            std::optional<RejectReason> reason =
+                                group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v);
+                            if (!reason && !node_ok) reason = RejectReason::rule;
+                            if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
                                 reject(*reason, subtree);
                                 continue;
@@ -277,9 +345,17 @@ Result<SearchSpace> SearchSpace::create(const Config& base, const SearchOptions&
                             g.ep = ep;
                             g.schedule = schedule;
                             g.virtual_stages = v;
+                            if (tp > 1 && !sp_splits(base, tp, cp)) {
+                                const auto on = std::find(g.sequence_parallel.begin(), g.sequence_parallel.end(), 1);
+                                if (on != g.sequence_parallel.end()) {
+                                    g.sequence_parallel.erase(on);
+                                    reject(RejectReason::seq_split, per_sp * int64_t(g.micro_batch.size()));
+                                }
+                                if (g.sequence_parallel.empty()) continue;
+                            }
                             g.first_cell = space.cells_;
                             space.cells_ += int64_t(g.sequence_parallel.size() * g.zero.size());
-                            space.layouts_ += per_mbs * int64_t(g.micro_batch.size());
+                            space.layouts_ += int64_t(g.sequence_parallel.size()) * per_sp * int64_t(g.micro_batch.size());
                             space.groups_.push_back(std::move(g));
                         }
                     }
@@ -324,7 +400,7 @@ void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     }
 }
 
-const SearchHit* SearchState::evaluate(const SearchLayout& layout) {
+bool SearchState::passes_rules(const SearchLayout& layout) {
     if (scratch_precision_ != layout.precision) {
         scratch_.precision = space_->precisions()[size_t(layout.precision)];
         scratch_precision_ = layout.precision;
@@ -333,14 +409,16 @@ const SearchHit* SearchState::evaluate(const SearchLayout& layout) {
     scratch_.training.micro_batch = layout.micro_batch;
     scratch_.training.recompute = layout.recompute;
     Result<Config> valid = validate_config(scratch_);
-    if (!valid.ok()) {
-        if (stats_.first_rule_message.empty()) stats_.first_rule_message = valid.error().to_string();
-        ++stats_.rejected[int(RejectReason::rule)];
-        return nullptr;
-    }
+    if (valid.ok()) return true;
+    if (stats_.first_rule_message.empty()) stats_.first_rule_message = valid.error().to_string();
+    ++stats_.rejected[size_t(RejectReason::rule)];
+    return false;
+}
+
+const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     ++stats_.predicted;
     last_.layout = layout;
-    last_.prediction = predict(valid.value());
+    last_.prediction = predict(scratch_);
     const double time_s = last_.prediction.iteration_time_s;
     const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
     const bool by_time = space_->options().objective == SearchObjective::time;
@@ -350,7 +428,7 @@ const SearchHit* SearchState::evaluate(const SearchLayout& layout) {
         (last_.prediction.memory.per_gpu_gib == smallest_memory_->prediction.memory.per_gpu_gib &&
          layout_key(layout) < layout_key(smallest_memory_->layout)))
         smallest_memory_ = last_;
-    return &last_;
+    return last_;
 }
 
 void SearchState::offer(const SearchHit& hit) {
@@ -401,11 +479,15 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
 
     for (Recompute recompute : space_->recompute()) {
         layout.recompute = recompute;
-        bool too_big = false;  // a smaller micro-batch at this recompute level did not fit
+        bool too_big = false;  // a smaller rule-passing micro-batch at this recompute level did not fit
         for (size_t i = 0; i < n_mbs; ++i) {
             layout.micro_batch = g.micro_batch[i];
+            if (!micro_batches_ok(g, space_->base().training.global_batch, layout.micro_batch)) {
+                ++stats_.rejected[size_t(RejectReason::micro_batches)];
+                continue;
+            }
             if (options.prune && too_big) {
-                ++stats_.rejected[int(RejectReason::memory)];
+                ++stats_.rejected[size_t(RejectReason::memory)];
                 ++stats_.pruned;
                 continue;
             }
@@ -415,20 +497,20 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
                 ++stats_.pruned;
                 continue;
             }
-            const SearchHit* hit = evaluate(layout);
-            if (!hit) continue;
-            if (!hit->prediction.memory.fits) {
-                ++stats_.rejected[int(RejectReason::memory)];
+            if (!passes_rules(layout)) continue;
+            const SearchHit& hit = evaluate(layout);
+            if (!hit.prediction.memory.fits) {
+                ++stats_.rejected[size_t(RejectReason::memory)];
                 too_big = true;
                 continue;
             }
             ++stats_.feasible;
             if (!fits_known[i]) {
                 fits_known[i] = 1;
-                bound_objective[i] = hit->objective;
-                bound_secondary[i] = hit->secondary;
+                bound_objective[i] = hit.objective;
+                bound_secondary[i] = hit.secondary;
             }
-            offer(*hit);
+            offer(hit);
         }
     }
     stats_.layouts += int64_t(n_mbs * space_->recompute().size());
@@ -487,6 +569,12 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
                " GiB per GPU at " + describe_layout(space, m.layout) + "; " + base.gpu.name + " has " +
                format_gib(base.gpu.memory_gib) + " GiB";
     }
+    const int64_t unsupported = report.stats.rejected[size_t(RejectReason::precision)];
+    if (unsupported == report.stats.layouts) {
+        std::string names;
+        for (const PrecisionSpec& p : space.precisions()) names += (names.empty() ? "" : ", ") + p.name;
+        return "gpu " + base.gpu.name + " cannot run precision " + names + " (no unit for its gemm, activation or weight dtype)";
+    }
     // Every layout broke a rule: list the reasons, most frequent first.
     std::vector<int> order;
     for (int r = 0; r < kRejectReasonCount; ++r)
@@ -514,6 +602,7 @@ SearchReport finish(const SearchSpace& space, const SearchState& state) {
     const SearchStats& s = state.stats();
     report.stats = s;
     report.stats.layouts = e.layouts;  // the enumeration counts every layout, evaluated or not
+    if (!e.first_rule_message.empty()) report.stats.first_rule_message = e.first_rule_message;
     for (int r = 0; r < kRejectReasonCount; ++r) report.stats.rejected[size_t(r)] += e.rejected[size_t(r)];
     if (report.stats.feasible == 0) report.explanation = explain(space, report);
     return report;

@@ -37,18 +37,21 @@ enum class SearchObjective { time, cost };
 
 // Why a layout was dropped. Counted in layouts (one full tuple of the space each).
 enum class RejectReason : int {
-    tp_heads,        // TP does not divide model.heads or model.kv_heads
+    precision,       // the GPU has no unit for a dtype of the precision (FP8 on A100)
+    tp_split,        // TP does not divide the heads, the MLP width or the expert width (KV heads: divide or multiple)
     pp_layers,       // more pipeline stages than layers
-    cp_seq,          // CP does not divide the sequence into equal chunks
-    ep_experts,      // EP does not divide the experts or DP (or EP > 1 on a dense model)
+    seq_split,       // CP does not cut the sequence into 2*CP chunks, or SP cannot split it over TP
+    ep_experts,      // EP does not divide the experts and DP (or EP > 1 on a dense model)
+    virtual_stages,  // interleaved: the layers do not split into PP * virtual stages equal chunks
+    gemm_shape,      // FP8/FP4 GEMMs need hidden and ffn_hidden / TP multiples of 16
     batch,           // micro_batch * DP does not divide the global batch
-    virtual_stages,  // interleaved schedule: PP * virtual stages exceeds the layers
+    micro_batches,   // interleaved: micro-batch count not a multiple of PP; or too many to simulate
     rule,            // any other rule of validate_config (the first message is kept)
     memory,          // does not fit in GPU memory
 };
-inline constexpr int kRejectReasonCount = 8;
-std::string_view reject_reason_name(RejectReason reason);  // "tp_heads": JSON/CSV key
-std::string_view reject_reason_text(RejectReason reason);  // "TP does not divide the attention heads"
+inline constexpr int kRejectReasonCount = 11;
+std::string_view reject_reason_name(RejectReason reason);  // "tp_split": JSON/CSV key
+std::string_view reject_reason_text(RejectReason reason);  // "TP does not divide the heads or the MLP width"
 
 struct SearchOptions {
     std::vector<PrecisionSpec> precisions;   // empty = the base config's precision only
@@ -63,7 +66,7 @@ struct SearchOptions {
     bool prune = true;                       // skip predictions whose outcome is known (search.cpp [SECTION] Pruning)
 };
 
-// Every precision preset whose dtypes the GPU runs (sorted by preset name).
+// Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu);
 
 // One point of the space; with the base config it gives a full Config (SearchSpace::config_for).
@@ -145,7 +148,8 @@ public:
 
 private:
     void run_cell(const SearchSpace::Group& group, int sequence_parallel, int64_t zero);
-    const SearchHit* evaluate(const SearchLayout& layout);       // nullptr when a rule rejects it
+    bool passes_rules(const SearchLayout& layout);                // loads the layout into scratch_; counts a rule rejection
+    const SearchHit& evaluate(const SearchLayout& layout);       // predict() the layout loaded by passes_rules
     void offer(const SearchHit& hit);
 
     const SearchSpace* space_;
