@@ -208,6 +208,8 @@ def mlm_llama(rows):
             continue
         vp = int(re.search(r"VP=(\d+)", r["notes"]).group(1))
         tp = int(r["tp"])
+        if int(r["layers"]) % (int(r["pp"]) * vp):
+            continue  # uneven pipeline split (405B: 126 layers over PP 8 x VP 8): see README
         model = dense(int(r["layers"]), int(r["hidden"]), int(r["heads"]), int(r["ffn_hidden"]),
                       int(r["vocab"]), kv=int(r["kv_heads"]), act="swiglu", norm="rmsnorm",
                       tied=False)
