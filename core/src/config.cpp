@@ -1,0 +1,551 @@
+// trainclock: config/v1 parsing, validation and canonical JSON (DESIGN.md 2 and 3).
+//
+// Index
+//   [SECTION] Reading specs by preset name or inline object
+//   [SECTION] Parsing
+//   [SECTION] Validation: model, GPU, node, precision
+//   [SECTION] Validation: layout, batch, training, calibration
+//   [SECTION] Canonical JSON
+//
+// Inline objects: {"preset": "<id>", ...} starts from that preset and overrides the keys given;
+// without "preset" every mandatory key of presets/README.md must be present. An inline object is
+// named by its "name" key, else by its base when nothing changed, else "custom".
+#include "trainclock/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "spec_json.hpp"
+#include "trainclock/link.hpp"
+#include "trainclock/presets.hpp"
+
+namespace trainclock {
+namespace {
+
+// [SECTION] Reading specs by preset name or inline object -----------------------------------------
+
+struct ModelKind {
+    using Spec = ModelSpec;
+    static constexpr std::string_view kind = "model";
+    static Result<Spec> preset(std::string_view name) { return model_preset(name); }
+    static void read(ObjectReader& r, Spec& s, bool required) { read_model(r, s, required); }
+    static void write(JsonWriter& w, const Spec& s) { write_model(w, s); }
+};
+struct GpuKind {
+    using Spec = GpuSpec;
+    static constexpr std::string_view kind = "gpu";
+    static Result<Spec> preset(std::string_view name) { return gpu_preset(name); }
+    static void read(ObjectReader& r, Spec& s, bool required) { read_gpu(r, s, required); }
+    static void write(JsonWriter& w, const Spec& s) { write_gpu(w, s); }
+};
+struct NodeKind {
+    using Spec = NodeSpec;
+    static constexpr std::string_view kind = "node";
+    static Result<Spec> preset(std::string_view name) { return node_preset(name); }
+    static void read(ObjectReader& r, Spec& s, bool required) { read_node(r, s, required); }
+    static void write(JsonWriter& w, const Spec& s) { write_node(w, s); }
+};
+struct PrecisionKind {
+    using Spec = PrecisionSpec;
+    static constexpr std::string_view kind = "precision";
+    static Result<Spec> preset(std::string_view name) { return precision_preset(name); }
+    static void read(ObjectReader& r, Spec& s, bool required) { read_precision(r, s, required); }
+    static void write(JsonWriter& w, const Spec& s) { write_precision(w, s); }
+};
+
+template <class Kind> std::string text_of(const typename Kind::Spec& spec) { return spec_text(spec, Kind::write); }
+
+template <class Kind> void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& out) {
+    const auto value = reader.find(key);
+    if (!value) return;
+    std::string_view preset_id;
+    if (value->get_string().get(preset_id) == simdjson::SUCCESS) {
+        auto preset = Kind::preset(preset_id);
+        if (preset) out = std::move(preset).value();
+        else reader.fail(key, preset.error().message);
+        return;
+    }
+    simdjson::dom::object object;
+    if (value->get_object().get(object) != simdjson::SUCCESS) {
+        reader.fail(key, "expected a " + std::string(Kind::kind) + " preset name or an object, got " + json_type_phrase(*value));
+        return;
+    }
+    ObjectReader inner(object, join_key(reader.path(), key));
+    typename Kind::Spec spec;
+    std::optional<typename Kind::Spec> base;
+    std::string base_name;
+    if (inner.has("preset")) {
+        inner.read("preset", base_name);
+        auto preset = Kind::preset(base_name);
+        if (preset) base = preset.value();
+        else inner.fail("preset", preset.error().message);
+    }
+    if (base) spec = *base;
+    std::string name;
+    inner.read("name", name);
+    int64_t schema_version = 1;  // accepted so that a preset file can be pasted inline
+    inner.read("schema_version", schema_version);
+    if (schema_version != 1) inner.fail("schema_version", std::to_string(schema_version) + " is not supported (expected 1)");
+    Kind::read(inner, spec, !base);
+    if (auto error = inner.finish()) {
+        reader.adopt(std::move(error));
+        return;
+    }
+    if (name.empty()) {
+        spec.name = base ? base->name : "";
+        name = (base && text_of<Kind>(spec) == text_of<Kind>(*base)) ? base->name : "custom";
+    }
+    spec.name = name;
+    out = std::move(spec);
+}
+
+// A preset referenced by name when the spec equals that preset, else the whole object.
+template <class Kind> void write_spec(JsonWriter& out, std::string_view key, const typename Kind::Spec& spec) {
+    out.key(key);
+    const auto preset = Kind::preset(spec.name);
+    if (preset && text_of<Kind>(preset.value()) == text_of<Kind>(spec)) out.value(spec.name);
+    else Kind::write(out, spec);
+}
+
+std::string str(int64_t value) { return std::to_string(value); }
+std::string str(double value) { return json_number(value); }
+
+// "must be between 1 and 1048576, got 0" as an Error on `key`, or nullopt when in range.
+template <class T> std::optional<Error> out_of_range(std::string_view key, T value, T low, T high) {
+    if (value >= low && value <= high) return std::nullopt;  // false for NaN
+    return Error{std::string(key), "must be between " + str(low) + " and " + str(high) + ", got " + str(value)};
+}
+
+#define TRAINCLOCK_TRY(expression)                  \
+    if (auto trainclock_error_ = (expression)) {    \
+        return *trainclock_error_;                  \
+    }
+
+constexpr int64_t kMaxGpus = int64_t(1) << 20;         // a million GPUs: beyond any cluster built
+constexpr int64_t kMaxDimension = int64_t(1) << 20;    // hidden, ffn widths
+constexpr int64_t kMaxLayers = 100000;
+constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 22;  // micro-batches x pipeline chunks per step
+
+} // namespace
+
+// [SECTION] Parsing --------------------------------------------------------------------------------
+
+Config config_draft() {
+    Config config;
+    config.num_gpus = 0;
+    config.parallel.dp = 0;
+    return config;
+}
+
+Result<Config> merge_config_json(Config config, std::string_view json) {
+    simdjson::dom::parser parser;
+    auto document = parse_json_document(parser, json);
+    if (!document) return document.error();
+    simdjson::dom::object object;
+    if (document.value().get_object().get(object) != simdjson::SUCCESS) {
+        return Error{"", "expected a JSON object, got " + json_type_phrase(document.value())};
+    }
+    ObjectReader reader(object, "");
+    std::string schema;
+    reader.read("schema", schema);
+    if (!schema.empty() && schema != kConfigSchema) {
+        reader.fail("schema", "'" + schema + "' is not supported (expected " + std::string(kConfigSchema) + ")");
+    }
+    read_spec<ModelKind>(reader, "model", config.model);
+    read_spec<GpuKind>(reader, "gpu", config.gpu);
+    read_spec<NodeKind>(reader, "node", config.node);
+    read_spec<PrecisionKind>(reader, "precision", config.precision);
+    reader.read("num_gpus", config.num_gpus);
+    if (const auto parallel = reader.read_object("parallel")) {
+        ObjectReader p(*parallel, "parallel");
+        ParallelSpec& s = config.parallel;
+        p.read("tp", s.tp);
+        p.read("pp", s.pp);
+        p.read("dp", s.dp);
+        p.read("cp", s.cp);
+        p.read("ep", s.ep);
+        p.read("sequence_parallel", s.sequence_parallel);
+        p.read("zero", s.zero);
+        p.read("virtual_stages", s.virtual_stages);
+        p.read_enum("schedule", kScheduleNames, s.schedule);
+        p.read("overlap_dp_comm", s.overlap_dp_comm);
+        p.read("overlap_tp_comm", s.overlap_tp_comm);
+        reader.adopt(p.finish());
+    }
+    if (const auto training = reader.read_object("training")) {
+        ObjectReader t(*training, "training");
+        TrainingSpec& s = config.training;
+        t.read("seq_len", s.seq_len);
+        t.read("global_batch", s.global_batch);
+        t.read("micro_batch", s.micro_batch);
+        t.read_enum("recompute", kRecomputeNames, s.recompute);
+        t.read("flash_attention", s.flash_attention);
+        t.read("optimizer", s.optimizer);
+        t.read("tokens", s.tokens);
+        if (t.find("price_per_gpu_hour")) {
+            double price = 0;
+            t.read("price_per_gpu_hour", price);
+            if (price < 0) t.fail("price_per_gpu_hour", "must be >= 0 USD, got " + str(price));
+            s.price_per_gpu_hour_usd = price;
+        }
+        reader.adopt(t.finish());
+    }
+    if (const auto calibration = reader.read_object("calibration")) {
+        ObjectReader c(*calibration, "calibration");
+        read_calibration(c, config.calibration);
+        reader.adopt(c.finish());
+    }
+    if (auto error = reader.finish()) return *error;
+    return config;
+}
+
+Result<Config> parse_config(std::string_view json) { return merge_config_json(config_draft(), json); }
+
+// [SECTION] Validation: model, GPU, node, precision ------------------------------------------------
+
+namespace {
+
+std::optional<Error> check_model(const ModelSpec& m) {
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.layers", m.layers, 1, kMaxLayers));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.hidden", m.hidden, 1, kMaxDimension));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.heads", m.heads, 1, 65536));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.kv_heads", m.kv_heads, 1, m.heads));
+    if (m.heads % m.kv_heads != 0) {
+        return Error{"model.kv_heads", str(m.kv_heads) + " does not divide model.heads = " + str(m.heads) +
+                                           " (grouped-query attention shares each KV head among heads / kv_heads query heads)"};
+    }
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.head_dim", m.head_dim, 0, 65536));
+    if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+        return Error{"model.hidden", str(m.hidden) + " is not divisible by model.heads = " + str(m.heads) +
+                                         " (set model.head_dim)"};
+    }
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.ffn_hidden", m.ffn_hidden, m.is_moe() ? 0 : 1, kMaxDimension));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.vocab", m.vocab, 1, int64_t(1) << 24));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.max_seq_len", m.max_seq_len, 0, int64_t(1) << 30));
+    if (m.architecture == Architecture::encoder_decoder) {
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.decoder_layers", m.decoder_layers, 1, kMaxLayers));
+    } else if (m.decoder_layers != 0) {
+        return Error{"model.decoder_layers", "only for encoder-decoder models (model.architecture is " +
+                                                 std::string(architecture_name(m.architecture)) + ")"};
+    }
+    const MoeSpec& moe = m.moe;
+    if (moe.experts == 0) {
+        if (moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers) {
+            return Error{"model.moe.experts", "must be >= 1 when other model.moe keys are set"};
+        }
+        return std::nullopt;
+    }
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.experts", moe.experts, 1, 65536));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.top_k", moe.top_k, 1, moe.experts));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, 1, kMaxDimension));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.shared_experts", moe.shared_experts, 0, 1024));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.dense_layers", moe.dense_layers, 0, m.layers));
+    if (moe.dense_layers > 0 && m.ffn_hidden == 0) {
+        return Error{"model.ffn_hidden", "must be >= 1 when model.moe.dense_layers keep a dense MLP"};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> check_gpu(const GpuSpec& g) {
+    TRAINCLOCK_TRY(out_of_range("gpu.memory_gib", g.memory_gib, 1e-3, 1e5));
+    TRAINCLOCK_TRY(out_of_range("gpu.memory_bw_gbps", g.memory_bw_gbps, 1e-3, 1e7));
+    bool any_peak = false;
+    for (const auto& entry : kDTypeNames) {
+        const double tflops = g.peak_tflops[static_cast<int>(entry.value)];
+        TRAINCLOCK_TRY(out_of_range(join_key("gpu.peak_tflops", entry.name), tflops, 0.0, 1e6));
+        any_peak = any_peak || tflops > 0;
+    }
+    if (!any_peak) return Error{"gpu.peak_tflops", "no dtype has a peak (give at least fp32)"};
+    TRAINCLOCK_TRY(out_of_range<int64_t>("gpu.sm_count", g.sm_count, 1, 1000000));
+    TRAINCLOCK_TRY(out_of_range("gpu.l2_cache_mb", g.l2_cache_mb, 0.0, 1e6));
+    TRAINCLOCK_TRY(out_of_range("gpu.tdp_w", g.tdp_w, 0.0, 1e5));
+    TRAINCLOCK_TRY(out_of_range("gpu.price_per_gpu_hour_usd", g.price_per_gpu_hour_usd, 0.0, 1e6));
+    return std::nullopt;
+}
+
+std::optional<Error> check_node(const NodeSpec& n) {
+    TRAINCLOCK_TRY(out_of_range<int64_t>("node.gpus_per_node", n.gpus_per_node, 1, 100000));
+    TRAINCLOCK_TRY(out_of_range("node.intra_bw_gbps", n.intra_bw_gbps, 1e-3, 1e6));
+    TRAINCLOCK_TRY(out_of_range("node.intra_latency_us", n.intra_latency_us, 0.0, 1e6));
+    TRAINCLOCK_TRY(out_of_range("node.inter_bw_gbps", n.inter_bw_gbps, 1e-3, 1e6));
+    TRAINCLOCK_TRY(out_of_range("node.inter_latency_us", n.inter_latency_us, 0.0, 1e6));
+    TRAINCLOCK_TRY(out_of_range("node.power_overhead", n.power_overhead, 1.0, 10.0));
+    return std::nullopt;
+}
+
+// Storage formats per tensor category: tf32 is a tensor-core math mode on fp32 data (NVIDIA A100
+// whitepaper), and microscaled formats exist only as GEMM inputs in the frameworks we follow
+// (Transformer Engine keeps activations, gradients and optimizer states in bf16/fp32).
+std::optional<Error> check_storage(std::string_view key, DType dtype, bool allow_fp8) {
+    const bool ok = dtype == DType::fp32 || dtype == DType::fp16 || dtype == DType::bf16 ||
+                    (allow_fp8 && dtype == DType::fp8);
+    if (ok) return std::nullopt;
+    if (dtype == DType::tf32) return Error{std::string(key), "tf32 is a tensor-core math mode, not a storage format (use fp32)"};
+    return Error{std::string(key), std::string(dtype_name(dtype)) + " is not a supported storage format here (use fp32, bf16 or fp16" +
+                                       (allow_fp8 ? std::string(" or fp8") : std::string()) + ")"};
+}
+
+std::optional<Error> check_precision(const PrecisionSpec& p) {
+    TRAINCLOCK_TRY(check_storage("precision.activations", p.activations, true));
+    TRAINCLOCK_TRY(check_storage("precision.params", p.params, true));
+    TRAINCLOCK_TRY(check_storage("precision.grads", p.grads, false));
+    TRAINCLOCK_TRY(check_storage("precision.grad_reduce", p.grad_reduce, false));
+    TRAINCLOCK_TRY(check_storage("precision.optimizer_states", p.optimizer_states, false));
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu) {
+    const std::pair<std::string_view, DType> uses[] = {
+        {"gemm", precision.gemm}, {"activations", precision.activations}, {"params", precision.params}};
+    for (const auto& [category, dtype] : uses) {
+        if (gpu.supports(dtype)) continue;
+        const std::string unit = dtype == DType::fp32 ? " units" : " tensor cores";
+        std::string message = "gpu " + gpu.name + " has no " + std::string(dtype_name(dtype)) + unit + " (precision " +
+                              precision.name + " needs " + std::string(dtype_name(dtype));
+        if (category != "gemm") message += " for " + std::string(category);
+        return Error{"precision", message + ")"};
+    }
+    return std::nullopt;
+}
+
+// [SECTION] Validation: layout, batch, training, calibration ---------------------------------------
+
+namespace {
+
+std::optional<Error> check_layout(Config& c) {
+    ParallelSpec& p = c.parallel;
+    const ModelSpec& m = c.model;
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.tp", p.tp, 1, kMaxGpus));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.pp", p.pp, 1, kMaxGpus));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.cp", p.cp, 1, kMaxGpus));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.ep", p.ep, 1, kMaxGpus));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.dp", p.dp, 0, kMaxGpus));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.zero", p.zero, 0, 3));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.virtual_stages", p.virtual_stages, 1, 1024));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 0, kMaxGpus));
+
+    // Megatron-LM splits attention heads, MLP columns and experts' columns over TP (Shoeybi et al.
+    // 2019, arXiv 1909.08053, section 3); with GQA it replicates KV heads when tp > kv_heads.
+    if (m.heads % p.tp != 0) {
+        return Error{"parallel.tp", str(p.tp) + " does not divide model.heads = " + str(m.heads)};
+    }
+    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
+        return Error{"parallel.tp", str(p.tp) + " neither divides model.kv_heads = " + str(m.kv_heads) +
+                                        " nor is a multiple of it (KV heads are split or replicated over TP)"};
+    }
+    if (m.ffn_hidden % p.tp != 0) {
+        return Error{"parallel.tp", str(p.tp) + " does not divide model.ffn_hidden = " + str(m.ffn_hidden)};
+    }
+    if (m.is_moe() && m.moe.expert_ffn_hidden % p.tp != 0) {
+        return Error{"parallel.tp", str(p.tp) + " does not divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden)};
+    }
+    const int64_t layers = m.layers + m.decoder_layers;
+    if (p.pp > layers) {
+        return Error{"parallel.pp", str(p.pp) + " exceeds the " + str(layers) + " layers of model " + m.name};
+    }
+    if (p.virtual_stages > 1) {
+        if (p.schedule != PipelineSchedule::interleaved) {
+            return Error{"parallel.virtual_stages", str(p.virtual_stages) + " needs parallel.schedule = interleaved"};
+        }
+        if (layers % (p.pp * p.virtual_stages) != 0) {
+            return Error{"parallel.virtual_stages", "the " + str(layers) + " layers of model " + m.name +
+                                                        " do not split into pp*virtual_stages = " + str(p.pp) + "*" +
+                                                        str(p.virtual_stages) + " equal chunks"};
+        }
+    }
+    if (p.schedule == PipelineSchedule::interleaved && p.pp < 2) {
+        return Error{"parallel.schedule", "interleaved needs parallel.pp >= 2"};
+    }
+
+    // TP*PP*CP*DP == num_gpus (DESIGN.md 2); a zero dp or num_gpus is derived from the others.
+    const int64_t model_parallel = p.tp * p.pp * p.cp;  // each <= 2^20 and checked below before use
+    if (p.tp * p.pp > kMaxGpus || model_parallel > kMaxGpus) {
+        return Error{"num_gpus", "tp*pp*cp = " + str(p.tp) + "*" + str(p.pp) + "*" + str(p.cp) + " exceeds " + str(kMaxGpus) + " GPUs"};
+    }
+    if (c.num_gpus == 0 && p.dp == 0) p.dp = 1;
+    if (c.num_gpus == 0) c.num_gpus = model_parallel * p.dp;
+    const std::string product = str(p.tp) + "*" + str(p.pp) + "*" + str(p.cp);
+    if (p.dp == 0) {
+        if (c.num_gpus % model_parallel != 0) {
+            return Error{"num_gpus", str(c.num_gpus) + " is not divisible by tp*pp*cp = " + product + " = " + str(model_parallel)};
+        }
+        p.dp = c.num_gpus / model_parallel;
+    } else if (model_parallel * p.dp != c.num_gpus) {
+        return Error{"num_gpus", str(c.num_gpus) + " differs from tp*pp*cp*dp = " + product + "*" + str(p.dp) + " = " +
+                                     str(model_parallel * p.dp)};
+    }
+    TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 1, kMaxGpus));
+    if (c.num_gpus > c.node.gpus_per_node && c.num_gpus % c.node.gpus_per_node != 0) {
+        return Error{"num_gpus", str(c.num_gpus) + " is not a multiple of the " + str(c.node.gpus_per_node) +
+                                     " GPUs per node of node " + c.node.name};
+    }
+
+    // Expert parallelism is carved out of data parallelism (config.hpp); each rank holds experts/ep.
+    if (p.ep > 1) {
+        if (!m.is_moe()) return Error{"parallel.ep", str(p.ep) + " needs a mixture-of-experts model (model " + m.name + " is dense)"};
+        if (m.moe.experts % p.ep != 0) {
+            return Error{"parallel.ep", str(p.ep) + " does not divide model.moe.experts = " + str(m.moe.experts)};
+        }
+        if (p.dp % p.ep != 0) {
+            return Error{"parallel.ep", str(p.ep) + " does not divide parallel.dp = " + str(p.dp) +
+                                            " (expert parallelism is carved out of data parallelism)"};
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> check_training(const Config& c) {
+    const TrainingSpec& t = c.training;
+    const ParallelSpec& p = c.parallel;
+    TRAINCLOCK_TRY(out_of_range<int64_t>("training.seq_len", t.seq_len, 1, int64_t(1) << 24));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("training.global_batch", t.global_batch, 1, int64_t(1) << 26));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("training.micro_batch", t.micro_batch, 1, int64_t(1) << 20));
+    if (t.global_batch % (t.micro_batch * p.dp) != 0) {
+        return Error{"training.global_batch", str(t.global_batch) + " is not a multiple of micro_batch*dp = " +
+                                                  str(t.micro_batch) + "*" + str(p.dp) + " = " + str(t.micro_batch * p.dp)};
+    }
+    const int64_t micro_batches = t.global_batch / (t.micro_batch * p.dp);
+    if (micro_batches * p.pp * p.virtual_stages > kMaxSimulatedSlots) {
+        return Error{"training.global_batch", str(micro_batches) + " micro-batches x " + str(p.pp * p.virtual_stages) +
+                                                  " pipeline chunks per step exceed the " + str(kMaxSimulatedSlots) +
+                                                  " the schedule simulates (raise training.micro_batch)"};
+    }
+    // Megatron-LM's interleaved 1F1B needs the micro-batch count to be a multiple of pp
+    // (Narayanan et al. 2021, arXiv 2104.04473, section 2.2.2).
+    if (p.schedule == PipelineSchedule::interleaved && p.virtual_stages > 1 && micro_batches % p.pp != 0) {
+        return Error{"training.global_batch", "gives " + str(micro_batches) + " micro-batches per step, not a multiple of parallel.pp = " +
+                                                  str(p.pp) + " (interleaved schedule)"};
+    }
+    // Load-balanced context parallelism cuts the sequence into 2*cp chunks (Megatron-Core CP docs);
+    // sequence parallelism splits each rank's tokens over tp (Korthikanti et al. 2022, section 4.2.2).
+    if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
+        return Error{"training.seq_len", str(t.seq_len) + " is not divisible by 2*cp = " + str(2 * p.cp) +
+                                             " (context parallelism splits the sequence into 2*cp chunks)"};
+    }
+    if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp != 0) {
+        return Error{"training.seq_len", str(t.seq_len) + " per cp rank is not divisible by tp = " + str(p.tp) +
+                                             " (sequence parallelism splits it over tp)"};
+    }
+    // Transformer Engine FP8 GEMMs need the inner dimension divisible by 16.
+    const DType gemm = c.precision.gemm;
+    if (gemm == DType::fp8 || gemm == DType::mxfp8 || gemm == DType::nvfp4) {
+        const ModelSpec& m = c.model;
+        if (m.hidden % 16 != 0) {
+            return Error{"model.hidden", str(m.hidden) + " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
+        }
+        if ((m.ffn_hidden / p.tp) % 16 != 0) {
+            return Error{"model.ffn_hidden", str(m.ffn_hidden) + " / tp = " + str(m.ffn_hidden / p.tp) +
+                                                 " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
+        }
+    }
+    const std::vector<std::string> optimizers = {"adamw", "adam", "lamb", "sgd"};
+    if (std::find(optimizers.begin(), optimizers.end(), t.optimizer) == optimizers.end()) {
+        const std::string guess = did_you_mean(t.optimizer, optimizers);
+        return Error{"training.optimizer", "unknown value '" + t.optimizer + "'; " +
+                                               (guess.empty() ? "expected one of adamw, adam, lamb, sgd" : "did you mean " + guess + "?")};
+    }
+    TRAINCLOCK_TRY(out_of_range("training.tokens", t.tokens, 0.0, 1e18));
+    if (t.price_per_gpu_hour_usd >= 0) TRAINCLOCK_TRY(out_of_range("training.price_per_gpu_hour", t.price_per_gpu_hour_usd, 0.0, 1e6));
+    return std::nullopt;
+}
+
+std::optional<Error> check_calibration(const CalibrationSpec& k) {
+    for (const auto& entry : kDTypeNames) {
+        const auto& efficiency = k.gemm_efficiency[static_cast<int>(entry.value)];
+        if (efficiency) TRAINCLOCK_TRY(out_of_range(join_key("calibration.gemm_efficiency", entry.name), *efficiency, 1e-3, 1.0));
+    }
+    const std::pair<std::string_view, const std::optional<double>*> fractions[] = {
+        {"calibration.attention_efficiency", &k.attention_efficiency},
+        {"calibration.memory_efficiency", &k.memory_efficiency},
+        {"calibration.intra_node_efficiency", &k.intra_node_efficiency},
+        {"calibration.inter_node_efficiency", &k.inter_node_efficiency},
+    };
+    for (const auto& [key, value] : fractions) {
+        if (*value) TRAINCLOCK_TRY(out_of_range(key, **value, 1e-3, 1.0));
+    }
+    if (k.kernel_launch_s) TRAINCLOCK_TRY(out_of_range("calibration.kernel_launch_s", *k.kernel_launch_s, 0.0, 1.0));
+    if (k.step_overhead_s) TRAINCLOCK_TRY(out_of_range("calibration.step_overhead_s", *k.step_overhead_s, 0.0, 3600.0));
+    return std::nullopt;
+}
+
+} // namespace
+
+Result<Config> validate_config(Config c) {
+    if (c.model.name.empty()) return Error{"model", "missing (a model preset id or an inline model object)"};
+    if (c.gpu.name.empty()) return Error{"gpu", "missing (a gpu preset id or an inline gpu object)"};
+    TRAINCLOCK_TRY(check_model(c.model));
+    TRAINCLOCK_TRY(check_gpu(c.gpu));
+    if (c.node.name.empty()) {
+        if (c.gpu.default_node.empty()) {
+            return Error{"node", "missing (gpu " + c.gpu.name + " names no default_node: give a node preset id or object)"};
+        }
+        auto node = node_preset(c.gpu.default_node);
+        if (!node) return Error{"gpu.default_node", node.error().message};
+        c.node = std::move(node).value();
+    }
+    TRAINCLOCK_TRY(check_node(c.node));
+    if (c.precision.name.empty()) {
+        // Default: the fastest widely used setting the GPU runs (bf16-mixed, else fp16-mixed, else fp32).
+        for (const char* name : {"bf16-mixed", "fp16-mixed", "fp32"}) {
+            auto preset = precision_preset(name);
+            if (preset && !precision_support_error(preset.value(), c.gpu)) {
+                c.precision = std::move(preset).value();
+                break;
+            }
+        }
+        if (c.precision.name.empty()) return Error{"precision", "missing (no default precision preset runs on gpu " + c.gpu.name + ")"};
+    }
+    TRAINCLOCK_TRY(check_precision(c.precision));
+    TRAINCLOCK_TRY(precision_support_error(c.precision, c.gpu));
+    TRAINCLOCK_TRY(check_layout(c));
+    TRAINCLOCK_TRY(check_training(c));
+    TRAINCLOCK_TRY(check_calibration(c.calibration));
+    return c;
+}
+
+Result<Config> load_config(std::string_view json) {
+    auto parsed = parse_config(json);
+    if (!parsed) return parsed;
+    return validate_config(std::move(parsed).value());
+}
+
+// [SECTION] Canonical JSON -------------------------------------------------------------------------
+
+void write_config(JsonWriter& out, const Config& c) {
+    out.begin_object();
+    out.field("schema", kConfigSchema);
+    write_spec<ModelKind>(out, "model", c.model);
+    write_spec<GpuKind>(out, "gpu", c.gpu);
+    write_spec<NodeKind>(out, "node", c.node);
+    out.field("num_gpus", c.num_gpus);
+    write_spec<PrecisionKind>(out, "precision", c.precision);
+    const ParallelSpec& p = c.parallel;
+    out.key("parallel").begin_object();
+    out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
+    out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero).field("virtual_stages", p.virtual_stages);
+    out.field("schedule", schedule_name(p.schedule));
+    out.field("overlap_dp_comm", p.overlap_dp_comm).field("overlap_tp_comm", p.overlap_tp_comm);
+    out.end_object();
+    const TrainingSpec& t = c.training;
+    out.key("training").begin_object();
+    out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
+    out.field("recompute", recompute_name(t.recompute)).field("flash_attention", t.flash_attention);
+    out.field("optimizer", t.optimizer).field("tokens", t.tokens);
+    if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
+    out.end_object();
+    if (!calibration_is_default(c.calibration)) {
+        out.key("calibration");
+        write_calibration(out, c.calibration);
+    }
+    out.end_object();
+}
+
+std::string config_to_json(const Config& config) {
+    JsonWriter out(2);
+    write_config(out, config);
+    return out.take() + "\n";
+}
+
+} // namespace trainclock

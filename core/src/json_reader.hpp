@@ -1,0 +1,73 @@
+// trainclock (internal): strict reading of JSON objects with simdjson's error-code DOM API.
+// Every failure is an Error naming the dotted key; unknown and duplicate keys are errors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "trainclock/status.hpp"
+
+namespace trainclock {
+
+// Parses a whole document; empty, truncated and malformed input give a one-line Error (key "").
+Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser, std::string_view json);
+
+std::string json_type_phrase(simdjson::dom::element value);          // "a string", "an object", ...
+std::string join_key(std::string_view path, std::string_view key);   // "parallel" + "tp" -> "parallel.tp"
+
+template <class E> struct EnumName {
+    std::string_view name;
+    E value;
+};
+
+// Reads the keys of one object. Getters leave the target untouched when the key is absent (so an
+// object can override a base); the first failure is kept and reported by finish(), which also
+// rejects keys nobody asked for (an unknown key wins over the errors it causes, e.g. "missing").
+class ObjectReader {
+public:
+    ObjectReader(simdjson::dom::object object, std::string path);
+
+    std::optional<simdjson::dom::element> find(std::string_view key);  // marks the key as known
+    bool has(std::string_view key) { return find(key).has_value(); }
+    void fail(std::string_view key, std::string message);               // records an error on a key
+    void require(std::string_view key);                                 // absent -> "missing"
+    void adopt(std::optional<Error> error);                             // a nested reader's result
+
+    void read(std::string_view key, int64_t& out);
+    void read(std::string_view key, double& out);
+    void read(std::string_view key, bool& out);
+    void read(std::string_view key, std::string& out);
+    std::optional<simdjson::dom::object> read_object(std::string_view key);
+    template <class E, size_t N> void read_enum(std::string_view key, const EnumName<E> (&names)[N], E& out) {
+        std::string text;
+        if (!find(key)) return;
+        read(key, text);
+        for (const auto& entry : names) {
+            if (entry.name == text) {
+                out = entry.value;
+                return;
+            }
+        }
+        std::vector<std::string> candidates;
+        for (const auto& entry : names) candidates.emplace_back(entry.name);
+        fail_unknown_value(key, text, candidates);
+    }
+    void fail_unknown_value(std::string_view key, std::string_view value, const std::vector<std::string>& candidates);
+
+    const std::string& path() const { return path_; }
+    bool failed() const { return error_.has_value(); }
+    std::optional<Error> finish();  // unknown or duplicate key, else the first recorded error
+
+private:
+    simdjson::dom::object object_;
+    std::string path_;
+    std::vector<std::string> known_;
+    std::optional<Error> error_;
+};
+
+} // namespace trainclock

@@ -1,0 +1,56 @@
+// trainclock (internal): deterministic JSON text, identical bytes on native and WebAssembly.
+// Numbers use the shortest decimal that round-trips to the same double, laid out with the rules of
+// ECMAScript Number::toString (ECMA-262 7.1.12.1), so JSON.stringify in the page prints the same text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainclock {
+
+void append_json_number(std::string& out, double value);              // shortest round-trip; NaN/inf -> null
+void append_json_string(std::string& out, std::string_view text);     // quoted and escaped
+std::string json_number(double value);                                // append_json_number into a new string
+std::string shortest_digits_portable(double value, int* exponent10);  // printf-based fallback (tested against to_chars)
+
+// Streaming writer with optional pretty printing (indent > 0 spaces per level).
+class JsonWriter {
+public:
+    explicit JsonWriter(int indent = 0) : indent_(indent) {}
+
+    JsonWriter& begin_object();
+    JsonWriter& end_object();
+    JsonWriter& begin_array();
+    JsonWriter& end_array();
+    JsonWriter& key(std::string_view name);
+    JsonWriter& value(std::string_view text);
+    JsonWriter& value(const char* text) { return value(std::string_view(text)); }
+    JsonWriter& value(const std::string& text) { return value(std::string_view(text)); }
+    JsonWriter& value(double number);
+    JsonWriter& value(int64_t number);
+    JsonWriter& value(int number) { return value(static_cast<int64_t>(number)); }
+    JsonWriter& value(bool flag);
+    JsonWriter& null();
+    template <class T> JsonWriter& field(std::string_view name, const T& v) { key(name); return value(v); }
+
+    const std::string& str() const { return out_; }
+    std::string take() { return std::move(out_); }
+
+private:
+    void before_value();   // comma, newline and indentation as the container requires
+    void newline();
+    void close(char bracket);  // ends the innermost object or array
+
+    struct Level {
+        bool object;
+        int count;
+    };
+    std::string out_;
+    std::vector<Level> levels_;
+    int indent_;
+    bool after_key_ = false;
+};
+
+} // namespace trainclock
