@@ -1,27 +1,374 @@
-// trainclock: predict() (first-order placeholder, replaced by the operator-level model next).
-// Step time = 6 N tokens / (GPUs x peak x 0.5): Kaplan et al. 2020 (arXiv 2001.08361) C = 6 N D.
+// trainclock: predict() — operators, costs, collectives, pipeline schedule, memory (DESIGN.md 2).
+//
+// Index
+//   [SECTION] Cost vectors: seconds per breakdown category
+//   [SECTION] Pieces: one layer kind / embedding / head costed once per prediction
+//   [SECTION] Stages: per virtual stage durations, pipeline simulation, DP sync and optimizer step
+//   [SECTION] Prediction: throughput, FLOPs, MFU, totals, memory, warnings
 #include "trainclock/prediction.hpp"
 
-namespace trainclock {
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 
-Prediction predict(const Config& config, const PredictOptions&) {
-    Prediction p;
-    const double tokens_per_step = double(config.training.global_batch) * double(config.training.seq_len);
-    const double flops = 6.0 * double(active_parameter_count(config.model)) * tokens_per_step;
-    const double peak = config.gpu.peak_flops(config.precision.gemm);
-    const double gpus = double(config.num_gpus > 0 ? config.num_gpus : 1);
-    p.iteration_time_s = peak > 0 ? flops / (gpus * peak * 0.5) : 0;
-    p.breakdown_s.gemm = p.iteration_time_s;
-    if (p.iteration_time_s > 0) {
-        p.tokens_per_s = tokens_per_step / p.iteration_time_s;
-        p.tokens_per_s_per_gpu = p.tokens_per_s / gpus;
-        p.samples_per_s = double(config.training.global_batch) / p.iteration_time_s;
-        p.model_tflops_per_gpu = flops / p.iteration_time_s / gpus / 1e12;
-        p.hardware_tflops_per_gpu = p.model_tflops_per_gpu;
-        p.mfu = 0.5;
+#include "trainclock/calibration.hpp"
+#include "trainclock/communication.hpp"
+#include "trainclock/memory.hpp"
+#include "trainclock/operators.hpp"
+#include "trainclock/pipeline.hpp"
+
+namespace trainclock {
+namespace {
+
+// =====================================================================================
+// [SECTION] Cost vectors: seconds per breakdown category
+// =====================================================================================
+
+enum Cat { kGemm, kAttention, kElementwise, kPrecision, kOptimizer, kTp, kPp, kDp, kCp, kEp, kOverhead, kCatCount };
+
+struct Cost {
+    std::array<double, kCatCount> s{};
+    double flops = 0;
+    double total() const {
+        double t = 0;
+        for (double v : s) t += v;
+        return t;
     }
-    p.memory.capacity_gib = config.gpu.memory_gib;
+    void add(const Cost& o, double times = 1.0) {
+        for (int i = 0; i < kCatCount; ++i) s[size_t(i)] += times * o.s[size_t(i)];
+        flops += times * o.flops;
+    }
+};
+
+Cost from_ops(const OpCost& oc) {
+    Cost c;
+    // OpKind order is gemm, attention, elementwise, precision_overhead, optimizer = Cat 0..4.
+    for (int k = 0; k < kOpKindCount; ++k) c.s[size_t(k)] = oc.seconds[size_t(k)];
+    c.s[kOverhead] = oc.launch_s;
+    c.flops = oc.flops;
+    return c;
+}
+
+struct Network {
+    std::array<Link, kGroupCount> link{};
+    std::array<int64_t, kGroupCount> ranks{};
+};
+
+Network make_network(const Config& c, const Calibration& cal) {
+    Network n;
+    for (int g = 0; g < kGroupCount; ++g) {
+        const GroupPlacement place = group_placement(c.parallel, Group(g));
+        n.link[size_t(g)] = group_link(c.node, cal, place);
+        n.ranks[size_t(g)] = place.size;
+    }
+    return n;
+}
+
+Cat comm_category(Group g) {
+    switch (g) {
+    case Group::tp: return kTp;
+    case Group::cp: return kCp;
+    case Group::ep: return kEp;
+    case Group::pp: return kPp;
+    case Group::dp:
+    case Group::expert_dp: return kDp;
+    }
+    return kTp;
+}
+
+double comm_time_s(const CommOp& op, const Network& net) {
+    const size_t g = size_t(op.group);
+    return op.count * collective_time_s(op.collective, op.bytes, net.ranks[g], net.link[g]);
+}
+
+// =====================================================================================
+// [SECTION] Pieces: one layer kind / embedding / head costed once per prediction
+// =====================================================================================
+
+// Compute plus the exposed part of each collective: TP is on the critical path unless TP comm
+// overlap is on (then hidden behind the phase's GEMMs); the CP ring hides behind attention
+// (Megatron-Core CP overlaps the K/V exchange with the block computation); ZeRO-3 gathers are
+// prefetched behind the phase's compute; EP all-to-all is exposed.
+Cost phase_cost(const OpList& ops, const CommList& comm, const Config& c, const Calibration& cal, const Network& net) {
+    Cost cost = from_ops(cost_ops(ops, c.gpu, cal));
+    std::array<double, kCatCount> comm_s{};
+    for (const CommOp& op : comm) {
+        comm_s[size_t(comm_category(op.group))] += comm_time_s(op, net);
+        if (net.ranks[size_t(op.group)] > 1) cost.s[kOverhead] += cal.kernel_launch_s;
+    }
+    const double compute = cost.s[kGemm] + cost.s[kAttention] + cost.s[kElementwise] + cost.s[kPrecision];
+    cost.s[kTp] = c.parallel.overlap_tp_comm ? std::max(0.0, comm_s[kTp] - cost.s[kGemm]) : comm_s[kTp];
+    cost.s[kCp] = std::max(0.0, comm_s[kCp] - cost.s[kAttention]);
+    cost.s[kDp] = std::max(0.0, comm_s[kDp] - compute);
+    cost.s[kEp] = comm_s[kEp];
+    return cost;
+}
+
+struct PieceCost {
+    Cost fwd, bwd;
+};
+
+PieceCost piece_cost(const PieceOps& ops, const Config& c, const Calibration& cal, const Network& net) {
+    return {phase_cost(ops.forward, ops.comm_forward, c, cal, net), phase_cost(ops.backward, ops.comm_backward, c, cal, net)};
+}
+
+// Kinds of layer: (second stack of an encoder-decoder) x (MoE).
+int kind_slot(LayerKind k) { return (k.cross_attention ? 2 : 0) + (k.moe ? 1 : 0); }
+
+// =====================================================================================
+// [SECTION] Stages: per virtual stage durations, pipeline simulation, DP sync and optimizer step
+// =====================================================================================
+
+struct StageParams {
+    double dense = 0, expert = 0, layers = 0;
+};
+
+PrecisionSpec blind_precision(const GpuSpec& gpu) {
+    // The static-graph baseline: every op at one 16-bit tensor-core dtype, no precision-only ops.
+    const DType ref = reference_dtype(gpu);
+    PrecisionSpec p;
+    p.name = "precision-blind";
+    p.gemm = p.activations = p.params = p.grads = p.grad_reduce = p.optimizer_states = ref;
+    p.master_weights = MasterWeights::none;
+    p.loss_scaling = LossScaling::none;
+    p.autocast = false;
     return p;
+}
+
+std::string format(const char* fmt, double a, double b = 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, fmt, a, b);
+    return buf;
+}
+
+} // namespace
+
+Prediction predict(const Config& c, const PredictOptions& options) {
+    Prediction out;
+    const Calibration cal = resolve_calibration(c.gpu, c.calibration);
+    const PrecisionSpec blind = cal.precision_blind ? blind_precision(c.gpu) : PrecisionSpec{};
+    const PrecisionSpec& prec = cal.precision_blind ? blind : c.precision;
+    const Network net = make_network(c, cal);
+    const ModelSpec& m = c.model;
+
+    // Pipeline shape: M = global batch / (micro-batch x DP) (DESIGN.md 2.4).
+    PipelineShape shape;
+    shape.schedule = c.parallel.schedule;
+    shape.stages = std::max<int64_t>(c.parallel.pp, 1);
+    const int64_t per_step = std::max<int64_t>(c.training.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
+    shape.micro_batches = std::max<int64_t>(c.training.global_batch / per_step, 1);
+    shape.chunks = shape.schedule == PipelineSchedule::interleaved ? std::max<int64_t>(c.parallel.virtual_stages, 1) : 1;
+    if (shape.schedule == PipelineSchedule::interleaved && !interleaving_possible(shape)) {
+        if (shape.stages > 1 && shape.chunks > 1)
+            out.warnings.push_back(format("interleaved schedule needs micro-batches (%.0f) divisible by pp (%.0f); simulated as 1F1B",
+                                          double(shape.micro_batches), double(shape.stages)));
+        shape.schedule = PipelineSchedule::one_f_one_b;
+        shape.chunks = 1;
+    }
+    const int64_t p = shape.stages, v = shape.chunks, vs = p * v, mb = shape.micro_batches;
+
+    // Each distinct layer kind, the embedding and the head are built and costed once.
+    std::array<PieceCost, 4> kinds{};
+    std::array<bool, 4> have{};
+    const int64_t layers = total_layers(m);
+    const PieceCost embed = piece_cost(embedding_ops(c, prec), c, cal, net);
+    const PieceCost head = piece_cost(head_ops(c, prec), c, cal, net);
+    // P2P of one activation per micro-batch boundary, 1/tp of it per GPU (scatter-gather
+    // optimisation, Narayanan et al. SC'21 sec. 4.1); a blocking send on the producing stage.
+    const double tokens_mb = double(c.training.micro_batch) * double(c.training.seq_len) / double(std::max<int64_t>(c.parallel.cp, 1));
+    const double p2p_bytes = tokens_mb * double(m.hidden) * dtype_storage_bytes(prec.activations) / double(std::max<int64_t>(c.parallel.tp, 1));
+    const double p2p_s = p > 1 ? collective_time_s(Collective::p2p, p2p_bytes, 2, net.link[size_t(Group::pp)]) + cal.kernel_launch_s : 0;
+
+    thread_local std::vector<Cost> vfwd, vbwd;
+    thread_local std::vector<double> fwd_s, bwd_s;
+    thread_local std::vector<StageParams> params;
+    vfwd.assign(size_t(vs), Cost{});
+    vbwd.assign(size_t(vs), Cost{});
+    params.assign(size_t(p), StageParams{});
+    const double vocab_params = double(m.vocab) * double(m.hidden) / double(std::max<int64_t>(c.parallel.tp, 1));
+    for (int64_t j = 0; j < vs; ++j) {
+        const int64_t stage = j % p;
+        const LayerRange r = virtual_stage_layers(layers, vs, j);
+        for (int64_t i = r.first; i < r.first + r.count;) {
+            // A run of layers of one kind costs its count times the kind's cost.
+            const LayerKind kind = layer_kind_at(m, i);
+            const int slot = kind_slot(kind);
+            int64_t n = 1;
+            while (i + n < r.first + r.count && kind_slot(layer_kind_at(m, i + n)) == slot) ++n;
+            if (!have[size_t(slot)]) {
+                kinds[size_t(slot)] = piece_cost(layer_ops(c, prec, kind), c, cal, net);
+                have[size_t(slot)] = true;
+            }
+            vfwd[size_t(j)].add(kinds[size_t(slot)].fwd, double(n));
+            vbwd[size_t(j)].add(kinds[size_t(slot)].bwd, double(n));
+            const double experts = layer_expert_params_local(c, kind);
+            params[size_t(stage)].dense += double(n) * (layer_params_local(c, kind) - experts);
+            params[size_t(stage)].expert += double(n) * experts;
+            params[size_t(stage)].layers += double(n);
+            i += n;
+        }
+        if (j == 0) {
+            vfwd[0].add(embed.fwd);
+            vbwd[0].add(embed.bwd);
+            params[0].dense += vocab_params;
+        }
+        if (j == vs - 1) {
+            vfwd[size_t(j)].add(head.fwd);
+            vbwd[size_t(j)].add(head.bwd);
+            if (!m.tied_embeddings || p > 1) params[size_t(p - 1)].dense += vocab_params;
+        }
+        if (j < vs - 1) vfwd[size_t(j)].s[kPp] += p2p_s;
+        if (j > 0) vbwd[size_t(j)].s[kPp] += p2p_s;
+    }
+
+    // Pipeline: simulate (DESIGN.md 2.4); with one stage the schedule is M forward/backward pairs.
+    fwd_s.resize(size_t(vs));
+    bwd_s.resize(size_t(vs));
+    for (int64_t j = 0; j < vs; ++j) {
+        const int64_t stage = j % p, chunk = j / p;
+        fwd_s[size_t(stage * v + chunk)] = vfwd[size_t(j)].total();
+        bwd_s[size_t(stage * v + chunk)] = vbwd[size_t(j)].total();
+    }
+    double pipe_s;
+    if (p == 1 && !options.timeline) pipe_s = double(mb) * (fwd_s[0] + bwd_s[0]);
+    else pipe_s = simulate_pipeline(shape, fwd_s.data(), bwd_s.data(), options.timeline ? &out.timeline : nullptr);
+
+    // The busiest stage sets the breakdown: M times its per-micro-batch work; the rest is bubble.
+    int64_t busiest = 0;
+    double busiest_s = -1;
+    for (int64_t s = 0; s < p; ++s) {
+        double busy = 0;
+        for (int64_t ch = 0; ch < v; ++ch) busy += fwd_s[size_t(s * v + ch)] + bwd_s[size_t(s * v + ch)];
+        if (busy > busiest_s) {
+            busiest_s = busy;
+            busiest = s;
+        }
+    }
+    Cost step;
+    double stage_flops_sum = 0;
+    for (int64_t j = 0; j < vs; ++j) {
+        stage_flops_sum += vfwd[size_t(j)].flops + vbwd[size_t(j)].flops;
+        if (j % p != busiest) continue;
+        step.add(vfwd[size_t(j)], double(mb));
+        step.add(vbwd[size_t(j)], double(mb));
+    }
+    const double bubble_s = std::max(0.0, pipe_s - double(mb) * busiest_s);
+
+    // Data-parallel gradient sync once per step (ZeRO <= 2): all-reduce, or reduce-scatter of the
+    // gradients + all-gather of the updated weights with a distributed optimizer / ZeRO 1-2
+    // (Rajbhandari et al. 2020). Gradients reduce behind the last micro-batch's backward (bucketed,
+    // Li et al. 2020 PyTorch DDP) except the first layers' bucket; the gather hides behind the next
+    // forward (Megatron overlap_param_gather). Each stage syncs its own weights; the slowest counts.
+    double dp_exposed = 0;
+    const int64_t zero = c.parallel.zero;
+    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
+    if (zero < 3) {
+        for (int64_t s = 0; s < p; ++s) {
+            const StageParams& sp = params[size_t(s)];
+            const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+            const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
+                                     {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
+            double grad_s = 0, gather_s = 0;
+            for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
+            if (zero >= 1) {
+                const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
+                                           {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
+                for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
+            }
+            double exposed = grad_s + gather_s;
+            if (c.parallel.overlap_dp_comm && sp.layers > 0) {
+                double f1 = 0, b1 = 0;  // one micro-batch through this stage
+                for (int64_t ch = 0; ch < v; ++ch) {
+                    f1 += fwd_s[size_t(s * v + ch)];
+                    b1 += bwd_s[size_t(s * v + ch)];
+                }
+                exposed = std::max(grad_s / sp.layers, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
+            }
+            dp_exposed = std::max(dp_exposed, exposed);
+        }
+    }
+
+    // Optimizer step and per-step precision ops on the stage holding the most weights.
+    double most = 0;
+    for (const StageParams& sp : params) most = std::max(most, sp.dense + sp.expert);
+    double shard = most;
+    if (zero >= 1) {
+        const StageParams* heavy = &params[0];
+        for (const StageParams& sp : params)
+            if (sp.dense + sp.expert >= heavy->dense + heavy->expert) heavy = &sp;
+        const double dp = double(std::max<int64_t>(c.parallel.dp, 1));
+        const double edp = std::max(dp / double(std::max<int64_t>(c.parallel.ep, 1)), 1.0);
+        shard = heavy->dense / dp + heavy->expert / edp;
+    }
+    const Cost step_ops_cost = from_ops(cost_ops(step_ops(c, prec, most, shard), c.gpu, cal));
+
+    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + cal.step_overhead_s;
+    step.add(step_ops_cost);
+    step.s[kDp] += dp_exposed;
+    step.s[kOverhead] += cal.step_overhead_s;
+
+    // =====================================================================================
+    // [SECTION] Prediction: throughput, FLOPs, MFU, totals, memory, warnings
+    // =====================================================================================
+    StepBreakdown& bd = out.breakdown_s;
+    bd.gemm = step.s[kGemm];
+    bd.attention = step.s[kAttention];
+    bd.elementwise = step.s[kElementwise];
+    bd.precision_overhead = step.s[kPrecision];
+    bd.optimizer = step.s[kOptimizer];
+    bd.tp_comm = step.s[kTp];
+    bd.pp_comm = step.s[kPp];
+    bd.dp_comm = step.s[kDp];
+    bd.cp_comm = step.s[kCp];
+    bd.ep_comm = step.s[kEp];
+    bd.pipeline_bubble = bubble_s;
+    bd.overhead = step.s[kOverhead];
+
+    const double gpus = double(std::max<int64_t>(c.num_gpus, 1));
+    const double tokens_per_step = double(c.training.global_batch) * double(c.training.seq_len);
+    out.iteration_time_s = iteration_s;
+    out.tokens_per_s = tokens_per_step / iteration_s;
+    out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+    out.samples_per_s = double(c.training.global_batch) / iteration_s;
+    // Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022): 6 N + 12 L H Q T, N the
+    // weights a token passes through (the input embedding is a lookup; the LM head counts once);
+    // cross-attention layers add one more attention term.
+    const double attn_layers = double(m.layers) + (m.architecture == Architecture::encoder_decoder ? 2.0 * double(m.decoder_layers) : 0.0);
+    const double n_flop = double(active_parameter_count(m)) - (m.tied_embeddings ? 0.0 : double(m.vocab) * double(m.hidden));
+    const double flops_per_token = 6.0 * n_flop + 12.0 * attn_layers * double(m.heads) * double(m.effective_head_dim()) * double(c.training.seq_len);
+    out.model_tflops_per_gpu = flops_per_token * tokens_per_step / iteration_s / gpus / 1e12;
+    // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
+    out.hardware_tflops_per_gpu = stage_flops_sum * double(mb) / double(p) / iteration_s / 1e12;
+    const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, c.precision.gemm));
+    out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
+
+    out.steps = c.training.tokens > 0 ? c.training.tokens / tokens_per_step : 1.0;  // 0 tokens: one step
+    out.total_time_s = out.steps * iteration_s;
+    out.gpu_hours = out.total_time_s * gpus / 3600.0;
+    const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd : c.gpu.price_per_gpu_hour_usd;
+    out.cost_usd = out.gpu_hours * price;
+    // Energy at board power (TDP) times the node overhead (CPUs, NICs, fans) for the whole run.
+    const double overhead = c.node.power_overhead > 0 ? c.node.power_overhead : 1.0;
+    out.energy_kwh = gpus * c.gpu.tdp_w * overhead * out.total_time_s / 3.6e6;
+
+    out.memory = memory_per_gpu(c, shape);
+    if (!out.memory.fits)
+        out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib));
+    if (bubble_s > 0.1 * iteration_s)
+        out.warnings.push_back(format("pipeline bubble is %.0f %% of the step", 100.0 * bubble_s / iteration_s));
+    const double comm = bd.tp_comm + bd.pp_comm + bd.dp_comm + bd.cp_comm + bd.ep_comm;
+    if (comm > 0.3 * iteration_s)
+        out.warnings.push_back(format("exposed communication is %.0f %% of the step", 100.0 * comm / iteration_s));
+    if (c.training.flash_attention && !cal.precision_blind) {
+        const DType g = c.precision.gemm;
+        if (g == DType::fp32 || g == DType::tf32)
+            out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
+                                   " runs materialised attention (s x s scores)");
+    }
+    if (c.parallel.pp > 1 && mb < c.parallel.pp)
+        out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
+                                      double(mb), double(c.parallel.pp)));
+    return out;
 }
 
 } // namespace trainclock

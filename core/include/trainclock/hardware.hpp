@@ -22,6 +22,8 @@ struct GpuSpec {
     double tdp_w = 0;                                  // board power used for energy
     double price_per_gpu_hour_usd = 0;                 // indicative on-demand price (0 = unknown)
     std::string default_node;                          // node preset used when the config names none
+    std::array<double, 7> measured_gemm_efficiency{};  // preset "measured.gemm_efficiency" per DType (0 = no published figure)
+    double measured_memory_efficiency = 0;             // preset "measured.memory_efficiency" (0 = no published figure)
     std::string source;                                // citation of the datasheet figures
 
     double peak_flops(DType dtype) const { return peak_tflops[static_cast<int>(dtype)] * 1e12; }

@@ -1,0 +1,32 @@
+// trainclock: the efficiency parameters of the cost model, one record per GPU x dtype (DESIGN.md 2.2).
+// Defaults come from the GPU preset's "measured" block when present, else from documented physical
+// defaults per vendor (core/src/calibration.cpp says where each comes from); CalibrationSpec overrides.
+#pragma once
+
+#include <array>
+
+#include "trainclock/config.hpp"
+#include "trainclock/hardware.hpp"
+#include "trainclock/precision.hpp"
+
+namespace trainclock {
+
+struct Calibration {
+    std::array<double, kDTypeCount> gemm_efficiency{};  // large-GEMM fraction of the dtype's peak (MAMF-like)
+    double attention_efficiency = 0;    // fused (flash) attention fraction of the attention dtype's peak
+    double memory_efficiency = 0;       // achievable fraction of HBM bandwidth for memory-bound kernels
+    double intra_node_efficiency = 0;   // achievable fraction (NCCL busbw / line rate) of the intra-node link
+    double inter_node_efficiency = 0;   // achievable fraction of the NICs
+    double kernel_launch_s = 0;         // fixed GPU-side cost per kernel (launch latency + inter-kernel gap)
+    double step_overhead_s = 0;         // fixed cost per optimizer step (framework, data loader, logging)
+    double gemm_k_half = 0;             // K at which a GEMM's mainloop efficiency halves (prologue/epilogue cost)
+    bool precision_blind = false;       // cost every op at one reference dtype (static-graph baseline)
+};
+
+// The record for one GPU: preset "measured" figures, then vendor defaults, then the user's overrides.
+Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides);
+
+// Reference dtype of the precision-blind baseline: bf16 where the GPU has it, else fp16 (V100, T4).
+DType reference_dtype(const GpuSpec& gpu);
+
+} // namespace trainclock

@@ -1,0 +1,49 @@
+// trainclock: collectives on a two-tier network (DESIGN.md 2.3).
+// Alpha-beta ring/tree costs per collective; process groups placed in Megatron rank order
+// (TP innermost, then CP, EP, DP, PP) so a group knows whether it crosses nodes.
+#pragma once
+
+#include <cstdint>
+
+#include "trainclock/calibration.hpp"
+#include "trainclock/config.hpp"
+
+namespace trainclock {
+
+enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, p2p };
+enum class Group { tp, cp, ep, dp, expert_dp, pp };  // expert_dp: DP group of expert weights (dp / ep)
+inline constexpr int kGroupCount = 6;
+
+// One collective of a layer or a step: `bytes` is the full (unsharded) buffer of one call, per GPU.
+struct CommOp {
+    const char* name = "";       // static label ("tp_all_reduce")
+    Collective collective = Collective::all_reduce;
+    Group group = Group::tp;
+    double bytes = 0;
+    double count = 1;            // calls per micro-batch (or per step)
+};
+
+// A process group: `size` ranks spaced `stride` ranks apart in the global rank order.
+struct GroupPlacement {
+    int64_t size = 1;
+    int64_t stride = 1;
+};
+
+// Effective link a group's collectives run on (achievable bandwidth, per-step latency).
+struct Link {
+    double bw_bytes_per_s = 0;  // per GPU, one direction, after the achievable-fraction efficiency
+    double latency_s = 0;       // per algorithm step
+    bool inter_node = false;
+};
+
+GroupPlacement group_placement(const ParallelSpec& parallel, Group group);
+Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement placement);
+
+// Bytes each GPU puts on the wire for one call (nccl-tests PERFORMANCE.md busbw factors):
+// all-reduce 2(n-1)/n S, reduce-scatter / all-gather (n-1)/n S, all-to-all (n-1)/n S, p2p S.
+double collective_wire_bytes(Collective collective, double bytes, int64_t ranks);
+// Wire bytes over the link bandwidth plus latency steps (ring; NCCL switches to a tree, 2 log2 n
+// steps, when that is shorter).
+double collective_time_s(Collective collective, double bytes, int64_t ranks, const Link& link);
+
+} // namespace trainclock

@@ -1,0 +1,22 @@
+// trainclock: memory per GPU (DESIGN.md 2.5): weights, gradients, master weights and optimizer
+// states by dtype and ZeRO stage; activations per Korthikanti et al. 2022 (arXiv 2205.05198)
+// scaled by dtype, TP/SP, recompute and flash attention, times the micro-batches in flight.
+#pragma once
+
+#include "trainclock/operators.hpp"
+#include "trainclock/pipeline.hpp"
+#include "trainclock/prediction.hpp"
+
+namespace trainclock {
+
+// Activation bytes one layer keeps for backward, one micro-batch, one GPU. For a GPT layer at
+// 16 bits without SP or recompute this is s b h (10 + 24/t + 5 a s / (h t)) (Korthikanti eq. 2/3),
+// s b h (34 + 5 a s / h) / t with SP, 34 s b h / t with selective recompute, 2 s b h (/t with SP)
+// with full recompute; flash attention removes the 5 a s / h term.
+double activation_bytes_per_layer(const Config& config, LayerKind kind);
+
+// Per-GPU memory of the more loaded of the first and last pipeline stages (`shape` gives the
+// schedule and M so the in-flight micro-batches are counted as the simulation runs them).
+MemoryBreakdown memory_per_gpu(const Config& config, const PipelineShape& shape);
+
+} // namespace trainclock

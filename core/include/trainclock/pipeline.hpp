@@ -1,0 +1,49 @@
+// trainclock: event simulation of one iteration's pipeline schedule (DESIGN.md 2.4).
+// GPipe, 1F1B and interleaved 1F1B (virtual stages) over PP stages x M micro-batches, with
+// per-(stage, chunk) forward and backward durations (non-uniform first/last stages, P2P included).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trainclock/config.hpp"
+#include "trainclock/prediction.hpp"
+
+namespace trainclock {
+
+struct PipelineShape {
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    int64_t stages = 1;        // PP
+    int64_t micro_batches = 1; // M
+    int64_t chunks = 1;        // virtual stages per stage (interleaved only; 1 otherwise)
+};
+
+// Layers of virtual stage j (chunk * stages + stage) when `layers` are split over `virtual_stages`
+// pieces in order; the first layers % virtual_stages pieces take one extra layer.
+struct LayerRange {
+    int64_t first = 0;
+    int64_t count = 0;
+};
+LayerRange virtual_stage_layers(int64_t layers, int64_t virtual_stages, int64_t j);
+
+// Units (forward micro-batch chunks) stage 0 holds activations for at the peak of the schedule:
+// M (GPipe), min(PP, M) (1F1B), min(2 (PP - 1) + (v - 1) PP + 1, M v) chunks (interleaved)
+// (Narayanan et al. SC'21 sec. 2.2; Korthikanti et al. 2022 sec. 4.2.3).
+int64_t stage0_units_in_flight(const PipelineShape& shape);
+
+// Interleaved 1F1B as in Megatron-LM needs M to be a multiple of PP (schedules.py asserts it).
+bool interleaving_possible(const PipelineShape& shape);
+
+// Simulates every forward and backward unit in schedule order, each starting when its stage is free
+// and its dependency (previous virtual stage forward, next virtual stage backward) has finished.
+// fwd_s / bwd_s hold stages x chunks durations, index stage * chunks + chunk (virtual stage
+// chunk * stages + stage). Returns the time until the last backward ends; fills `timeline` if given.
+double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s,
+                         std::vector<TimelineSpan>* timeline);
+
+// Closed form for identical stages (no P2P asymmetry): (M + PP - 1)(f + b) for GPipe and 1F1B
+// (Huang et al. 2019; Narayanan et al. SC'21 sec. 2.2.1) and (M v + PP - 1)(f_c + b_c) for
+// interleaving, i.e. a bubble of (PP - 1)(f + b) / v (SC'21 sec. 2.2.2). f, b: one chunk.
+double uniform_pipeline_time_s(const PipelineShape& shape, double fwd_chunk_s, double bwd_chunk_s);
+
+} // namespace trainclock

@@ -1,0 +1,92 @@
+// trainclock: default efficiency parameters per GPU x dtype and their overrides (calibration.hpp).
+//
+// Precedence: CalibrationSpec (user) > GPU preset "measured" (published measurement) > the physical
+// defaults below. Each default says where it comes from; where the public data does not constrain a
+// parameter (DESIGN.md 5: FP8 and TF32 efficiencies ran to their bounds when fitted freely) it is set
+// from physics or a datasheet-level measurement, never from a fit.
+#include "trainclock/calibration.hpp"
+
+#include <string_view>
+
+namespace trainclock {
+namespace {
+
+constexpr int idx(DType d) { return static_cast<int>(d); }
+
+// Large-GEMM fraction of peak when the preset has no measurement, by vendor.
+// NVIDIA bf16/fp16: 0.80 = H100 SXM MAMF 794.5/989 (reference hardware.md 5.1; A100 0.869, B200 0.776).
+// AMD: 0.55 ~ MI300X MAMF 668/1300 = 0.514 and MI325X 0.604 (same table). Intel Gaudi: 0.85 (Gaudi 2
+// 0.969, Gaudi 3 0.741). Google TPU: 0.80 (no public MAMF; the NVIDIA figure, said so).
+double vendor_half_gemm_efficiency(std::string_view vendor) {
+    if (vendor == "AMD") return 0.55;
+    if (vendor == "Intel") return 0.85;
+    return 0.80;
+}
+
+} // namespace
+
+DType reference_dtype(const GpuSpec& gpu) { return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16; }
+
+Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides) {
+    Calibration c;
+    const double half = vendor_half_gemm_efficiency(gpu.vendor);
+    // fp32 on vector units: SGEMM reaches ~90 % of the FMA peak (paranumal V100 roofline shows
+    // ~14 of 15.7 TFLOP/s; cuBLAS SGEMM on A100 ~18.5 of 19.5); 0.85 leaves room for real shapes.
+    c.gemm_efficiency[idx(DType::fp32)] = 0.85;
+    // tf32: the same tensor-core datapath as bf16 at half rate; gpu-flops-bench (hardware.md 5.1)
+    // measured H200 NVL TF32 425.6 of 494.7 = 0.86 vs BF16 853.3 of 989 = 0.86: same fraction as bf16.
+    c.gemm_efficiency[idx(DType::tf32)] = half;
+    c.gemm_efficiency[idx(DType::fp16)] = half;
+    c.gemm_efficiency[idx(DType::bf16)] = half;
+    // fp8: H100 MAMF FP8 0.709 vs BF16 0.803 (ratio 0.88; H200 0.734, B200 0.763): bf16 x 0.88.
+    c.gemm_efficiency[idx(DType::fp8)] = half * 0.88;
+    // mxfp8: B200/GB200 MAMF is for FP8 (0.763/0.723); block scaling runs in the tensor core (no
+    // public separate figure): same as fp8. nvfp4: no public MAMF; fp8 fraction x 0.9 (physical guess:
+    // narrower operands make the epilogue a larger share), said so.
+    c.gemm_efficiency[idx(DType::mxfp8)] = half * 0.88;
+    c.gemm_efficiency[idx(DType::nvfp4)] = half * 0.88 * 0.9;
+    // Published measurements of this GPU take precedence (presets/gpus "measured").
+    for (int d = 0; d < kDTypeCount; ++d)
+        if (gpu.measured_gemm_efficiency[d] > 0) c.gemm_efficiency[d] = gpu.measured_gemm_efficiency[d];
+    // A measured bf16 figure with no fp16/tf32/fp8 one carries over (same datapath, see above).
+    const double bf16 = c.gemm_efficiency[idx(DType::bf16)];
+    if (gpu.measured_gemm_efficiency[idx(DType::bf16)] > 0) {
+        if (gpu.measured_gemm_efficiency[idx(DType::fp16)] <= 0) c.gemm_efficiency[idx(DType::fp16)] = bf16;
+        if (gpu.measured_gemm_efficiency[idx(DType::tf32)] <= 0) c.gemm_efficiency[idx(DType::tf32)] = bf16;
+        if (gpu.measured_gemm_efficiency[idx(DType::fp8)] <= 0) c.gemm_efficiency[idx(DType::fp8)] = bf16 * 0.88;
+        if (gpu.measured_gemm_efficiency[idx(DType::mxfp8)] <= 0)
+            c.gemm_efficiency[idx(DType::mxfp8)] = c.gemm_efficiency[idx(DType::fp8)];
+    }
+    // Fused attention: FlashAttention-2 (Dao 2023, arXiv 2307.08691) reaches 50-73 % of A100 peak
+    // forward and FlashAttention-3 (Shah et al. 2024) ~75 % of H100 bf16: ~0.8 of a large GEMM.
+    c.attention_efficiency = 0.8 * c.gemm_efficiency[idx(DType::bf16)];
+    // HBM: cudaMemcpy 790 of 900 GB/s on V100 (hardware.md 5.2) = 0.878; no public figure for newer
+    // parts, so the same fraction unless the preset has one.
+    c.memory_efficiency = gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : 0.85;
+    // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
+    // 300 on A100 (stas00); "expect ~80 % of advertised" inter-node (hardware.md 4).
+    c.intra_node_efficiency = 0.80;
+    c.inter_node_efficiency = 0.80;
+    // Per-kernel fixed GPU cost: launch latency plus the idle gap between dependent kernels; a few us
+    // on CUDA (DESIGN.md 5: fixed costs dominate small models). Fitted on vTrain single-node A100 rows.
+    c.kernel_launch_s = 8e-6;
+    // Per-step framework cost (Python step loop, data loader, logging, optimizer bookkeeping).
+    c.step_overhead_s = 20e-3;
+    // K extent at which mainloop efficiency halves: each output tile pays a prologue (pipeline fill)
+    // and an epilogue (write C) worth about one 64-deep K block (CUTLASS 128x128x64 tiles); physical.
+    c.gemm_k_half = 64;
+
+    const CalibrationSpec& o = overrides;
+    for (int d = 0; d < kDTypeCount; ++d)
+        if (o.gemm_efficiency[d]) c.gemm_efficiency[d] = *o.gemm_efficiency[d];
+    if (o.attention_efficiency) c.attention_efficiency = *o.attention_efficiency;
+    if (o.memory_efficiency) c.memory_efficiency = *o.memory_efficiency;
+    if (o.intra_node_efficiency) c.intra_node_efficiency = *o.intra_node_efficiency;
+    if (o.inter_node_efficiency) c.inter_node_efficiency = *o.inter_node_efficiency;
+    if (o.kernel_launch_s) c.kernel_launch_s = *o.kernel_launch_s;
+    if (o.step_overhead_s) c.step_overhead_s = *o.step_overhead_s;
+    c.precision_blind = o.precision_blind;
+    return c;
+}
+
+} // namespace trainclock

@@ -1,0 +1,511 @@
+// trainclock: operator lists of one micro-batch and their roofline costs (operators.hpp).
+//
+// Index
+//   [SECTION] Context: per-GPU shapes and dtype widths of one micro-batch
+//   [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
+//   [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
+//   [SECTION] Cost: dtype fallback, GEMM shape efficiency, roofline
+//
+// Conventions: T = tokens of one micro-batch on this GPU (b s / cp); TP splits heads and the MLP
+// width (Megatron-LM, Shoeybi et al. 2019, arXiv 1909.08053); with sequence parallelism the norms,
+// dropouts and residuals work on T / tp tokens (Korthikanti et al. 2022, arXiv 2205.05198, sec. 4.2.2).
+// A GEMM of m x k by k x n costs 2mnk FLOPs; backward = dgrad + wgrad = 2x forward (Narayanan et al.
+// SC'21, arXiv 2104.04473, sec. 3.5). Bytes are HBM traffic at each tensor's dtype width.
+#include "trainclock/operators.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainclock {
+namespace {
+
+// =====================================================================================
+// [SECTION] Context: per-GPU shapes and dtype widths of one micro-batch
+// =====================================================================================
+
+enum class Phase { forward, backward };
+
+struct Ctx {
+    const Config* config = nullptr;
+    double b = 1, s_q = 1, s_kv = 1, T = 1, T_sp = 1, t = 1;
+    double h = 0, hd = 0, heads_l = 0, kv_l = 0, vocab_l = 0;
+    DType gemm = DType::bf16, act = DType::bf16, attn = DType::bf16;
+    double w_act = 2, w_gemm = 2, w_param = 2, w_grad = 4, w_attn = 2;
+    bool flash = true, autocast = false, quantized = false, sp = false;
+    Recompute recompute = Recompute::none;
+};
+
+bool is_quantized(DType d) { return d == DType::fp8 || d == DType::mxfp8 || d == DType::nvfp4; }
+
+Ctx make_ctx(const Config& c, const PrecisionSpec& p) {
+    Ctx x;
+    x.config = &c;
+    const ModelSpec& m = c.model;
+    const double cp = double(std::max<int64_t>(c.parallel.cp, 1));
+    x.t = double(std::max<int64_t>(c.parallel.tp, 1));
+    x.b = double(std::max<int64_t>(c.training.micro_batch, 1));
+    x.s_kv = double(std::max<int64_t>(c.training.seq_len, 1));
+    x.s_q = x.s_kv / cp;  // context parallelism splits the queries; K/V circulate (ring attention)
+    x.T = x.b * x.s_q;
+    x.sp = c.parallel.sequence_parallel && c.parallel.tp > 1;
+    x.T_sp = x.sp ? x.T / x.t : x.T;
+    x.h = double(m.hidden);
+    x.hd = double(m.effective_head_dim());
+    x.heads_l = double(m.heads) / x.t;
+    x.kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / x.t, 1.0);  // KV heads replicate when kv < tp
+    x.vocab_l = double(m.vocab) / x.t;
+    x.gemm = p.gemm;
+    x.act = p.activations;
+    x.quantized = is_quantized(p.gemm);
+    // Attention matmuls: FP8 recipes keep attention in bf16 (Transformer Engine runs DotProductAttention
+    // in bf16/fp16 unless fp8_dpa); fp32/tf32 run it in their own dtype.
+    x.attn = x.quantized ? (c.gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16) : p.gemm;
+    // Fused flash attention exists for fp16/bf16 only (Dao et al. 2022, arXiv 2205.14135; FA2 2307.08691).
+    x.flash = c.training.flash_attention && (x.attn == DType::fp16 || x.attn == DType::bf16);
+    x.w_act = dtype_storage_bytes(p.activations);
+    x.w_gemm = dtype_storage_bytes(p.gemm);
+    x.w_attn = dtype_storage_bytes(x.attn);
+    x.w_param = dtype_storage_bytes(p.params);
+    x.w_grad = dtype_storage_bytes(p.grads);
+    x.autocast = p.autocast;
+    x.recompute = c.training.recompute;
+    return x;
+}
+
+struct Target {  // where a block emits its ops
+    OpList& ops;
+    CommList& comm;
+};
+
+Op make_op(const char* name, OpKind kind, DType dtype, double flops, double bytes, double count = 1) {
+    Op op;
+    op.name = name;
+    op.kind = kind;
+    op.dtype = dtype;
+    op.flops = flops;
+    op.bytes = bytes;
+    op.count = count;
+    return op;
+}
+
+Op make_gemm(const char* name, OpKind kind, DType dtype, double m, double n, double k, double bytes, double count) {
+    Op op = make_op(name, kind, dtype, 2.0 * m * n * k, bytes, count);
+    op.m = m;
+    op.n = n;
+    op.k = k;
+    return op;
+}
+
+void add_comm(Target& out, const char* name, Collective collective, Group group, double bytes, double count = 1) {
+    CommOp op;
+    op.name = name;
+    op.collective = collective;
+    op.group = group;
+    op.bytes = bytes;
+    op.count = count;
+    out.comm.add(op);
+}
+
+// =====================================================================================
+// [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
+// =====================================================================================
+
+// y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
+// from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
+void linear(const Ctx& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
+            bool after_norm) {
+    const double wg = x.w_gemm;
+    if (phase == Phase::forward) {
+        if (x.autocast) {
+            // torch.autocast re-casts fp32 weights to the half dtype in every forward (the cast cache
+            // lives for one autocast region), and casts fp32 inputs at op boundaries.
+            out.ops.add(make_op("autocast_weight_cast", OpKind::precision_overhead, x.act, 0, k * n * (x.w_param + wg), count));
+            if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.act, 0, m * k * (4.0 + wg), count));
+        }
+        if (x.quantized) {
+            // Transformer Engine: cast + transpose (+ amax) of the input and of the weight for every
+            // micro-batch (TE fp8 docs: FP8 GEMM operands need both layouts for fprop and wgrad).
+            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.act, 0, m * k * (x.w_act + 2 * wg), count));
+            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.act, 0, k * n * (x.w_param + 2 * wg), count));
+        }
+        out.ops.add(make_gemm(name, OpKind::gemm, x.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.w_act, count));
+        return;
+    }
+    if (x.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
+        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.act, 0, m * n * (x.w_act + 2 * wg), count));
+    out.ops.add(make_gemm("dgrad", OpKind::gemm, x.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.w_act, count));
+    // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
+    out.ops.add(make_gemm("wgrad", OpKind::gemm, x.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.w_grad, count));
+    if (x.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
+        out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.act, 0, k * n * (wg + x.w_grad), count));
+}
+
+// LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
+// reads the gradient and the saved input and writes the input gradient.
+void norm(const Ctx& x, Target& out, Phase phase, double tokens) {
+    const double e = tokens * x.h;
+    const double w_out = x.autocast ? 4.0 : x.w_act;
+    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.act, 0, e * (x.w_act + w_out)));
+    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.act, 0, e * 3 * x.w_act));
+}
+
+// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1).
+void dropout_residual(const Ctx& x, Target& out, Phase phase) {
+    const double e = x.T_sp * x.h;
+    out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
+                        x.act, 0, e * (3 * x.w_act + 1)));
+}
+
+// TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
+// GEMM; with sequence parallelism an all-gather before the block and a reduce-scatter after it
+// (Korthikanti et al. 2022, sec. 4.2.2). Backward mirrors them.
+void tp_block_comm(const Ctx& x, Target& out, double tokens) {
+    if (x.t <= 1) return;
+    const double bytes = tokens * x.h * x.w_act;
+    if (x.sp) {
+        add_comm(out, "tp_all_gather", Collective::all_gather, Group::tp, bytes);
+        add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+    } else {
+        add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
+    }
+}
+
+// Attention core for queries of `s_q` and keys of `s_kv` tokens.
+void attention_core(const Ctx& x, Target& out, Phase phase, double s_kv, bool causal) {
+    const double bh = x.b * x.heads_l;
+    const double q_bytes = x.T * x.heads_l * x.hd * x.w_attn;
+    const double kv_bytes = x.b * s_kv * x.kv_l * x.hd * x.w_attn;
+    if (x.flash) {
+        // FlashAttention: 4 b h s_q s_kv d FLOPs forward (QK^T and PV), half when causal (masked
+        // blocks skipped); backward recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
+        const double f = 4.0 * bh * x.s_q * s_kv * x.hd * (causal ? 0.5 : 1.0);
+        const double io = 2 * q_bytes + 2 * kv_bytes;  // read Q, K, V; write O
+        if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.attn, f, io));
+        else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.attn, 2.5 * f, 2 * io + q_bytes));
+        return;
+    }
+    // Materialised attention (Vaswani et al. 2017): batched QK^T, scale-mask-softmax and dropout over
+    // the s_q x s_kv score matrix (memory-bound), batched PV. The full matrix is computed even when causal.
+    const double scores = bh * x.s_q * s_kv;
+    const double wa = x.w_attn;
+    const double w_soft = x.autocast ? 4.0 : x.w_act;  // softmax is on autocast's fp32 list
+    if (phase == Phase::forward) {
+        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
+                              (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
+        out.ops.add(make_op("softmax", OpKind::elementwise, x.act, 0, scores * (x.w_act + w_soft)));
+        if (x.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.act, 0, scores * (4.0 + wa)));
+        out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
+        out.ops.add(make_gemm("attn_context", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
+                              x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
+        return;
+    }
+    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
+                          (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
+    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
+                          (x.s_q * s_kv + x.s_q * x.hd) * wa + s_kv * x.hd * x.w_act, bh));
+    out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
+    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.act, 0, scores * (2 * w_soft + x.w_act)));
+    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
+                          x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
+                          x.s_q * s_kv * wa + x.s_q * x.hd * wa + s_kv * x.hd * x.w_act, bh));
+}
+
+// Attention block: [SP all-gather] norm, QKV (or Q and KV for cross-attention), core, output
+// projection, [all-reduce | reduce-scatter], dropout + residual.
+void attention_block(const Ctx& x, Target& out, Phase phase, bool causal, bool cross) {
+    const double q_out = x.heads_l * x.hd, kv_out = 2 * x.kv_l * x.hd;
+    if (phase == Phase::forward) norm(x, out, phase, x.T_sp);
+    if (cross) {  // Q from the decoder, K and V from the encoder output (same length here)
+        linear(x, out, phase, "q", x.T, x.h, q_out, 1, true);
+        linear(x, out, phase, "kv", x.T, x.h, kv_out, 1, false);
+    } else {
+        linear(x, out, phase, "qkv", x.T, x.h, q_out + kv_out, 1, true);
+    }
+    attention_core(x, out, phase, x.s_kv, causal && !cross);
+    linear(x, out, phase, "attn_out", x.T, q_out, x.h, 1, false);
+    dropout_residual(x, out, phase);
+    if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
+    tp_block_comm(x, out, x.T);
+    // Context parallelism: ring exchange of the local K/V chunk with the other cp-1 ranks forward;
+    // K/V again plus dK/dV backward (Liu et al. 2023 Ring Attention; Megatron-Core CP).
+    const int64_t cp = x.config->parallel.cp;
+    if (cp > 1) {
+        const double bytes = x.b * x.s_q * kv_out * x.w_act;
+        add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
+    }
+}
+
+// Dense MLP of width `ffn` (already TP-split) over m tokens, `count` copies (experts).
+void mlp_core(const Ctx& x, Target& out, Phase phase, double m, double ffn, double count) {
+    const Activation a = x.config->model.activation;
+    const double up = (a == Activation::swiglu || a == Activation::geglu) ? 2.0 : 1.0;  // gate + up fused
+    const double act_in = m * ffn * up, act_out = m * ffn;
+    if (phase == Phase::forward) {
+        linear(x, out, phase, "mlp_up", m, x.h, ffn * up, count, true);
+        out.ops.add(make_op("activation", OpKind::elementwise, x.act, 0, (act_in + act_out) * x.w_act, count));
+        linear(x, out, phase, "mlp_down", m, ffn, x.h, count, false);
+    } else {
+        linear(x, out, phase, "mlp_down", m, ffn, x.h, count, false);
+        out.ops.add(make_op("activation_bwd", OpKind::elementwise, x.act, 0, (2 * act_in + act_out) * x.w_act, count));
+        linear(x, out, phase, "mlp_up", m, x.h, ffn * up, count, true);
+    }
+}
+
+// Routed-expert MLP (Shazeer et al. 2017; Fedus et al. 2021): router GEMM, top-k, permute, EP
+// all-to-all dispatch, the local experts' GEMMs on top_k T ep / E tokens each, all-to-all combine,
+// weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
+void moe_mlp(const Ctx& x, Target& out, Phase phase) {
+    const MoeSpec& moe = x.config->model.moe;
+    const double E = double(std::max<int64_t>(moe.experts, 1));
+    const double ep = double(std::max<int64_t>(x.config->parallel.ep, 1));
+    const double k = double(std::max<int64_t>(moe.top_k, 1));
+    const double routed = x.T * k;
+    const double f_local = double(moe.expert_ffn_hidden) / x.t;  // expert tensor parallelism = TP
+    const DType router_dtype = x.attn;                            // routers are not quantised to fp8
+    const double wr = dtype_storage_bytes(router_dtype);
+    if (phase == Phase::forward) {
+        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.T, E, x.h, (x.T * x.h + x.h * E) * wr + x.T * E * 4, 1));
+        out.ops.add(make_op("router_topk", OpKind::elementwise, x.act, 0, x.T * E * 8));
+    } else {
+        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.T, x.h, E, (x.T * E + x.h * E) * wr + x.T * x.h * x.w_act, 1));
+        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.h, E, x.T, (x.T * x.h + x.T * E) * wr + x.h * E * 4, 1));
+    }
+    out.ops.add(make_op("permute", OpKind::elementwise, x.act, 0, 2 * routed * x.h * x.w_act));
+    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, routed * x.h * x.w_act, 2);  // dispatch + combine
+    mlp_core(x, out, phase, routed * ep / E, f_local, E / ep);
+    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.act, 0, (routed + x.T) * x.h * x.w_act));
+    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.T, f_local * double(moe.shared_experts), 1);
+}
+
+void mlp_block(const Ctx& x, Target& out, Phase phase, bool moe) {
+    if (phase == Phase::forward) norm(x, out, phase, x.T_sp);
+    if (moe) moe_mlp(x, out, phase);
+    else mlp_core(x, out, phase, x.T, double(x.config->model.ffn_hidden) / x.t, 1);
+    dropout_residual(x, out, phase);
+    if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
+    tp_block_comm(x, out, x.T);
+}
+
+void layer(const Ctx& x, Target& out, Phase phase, LayerKind kind) {
+    attention_block(x, out, phase, kind.causal, false);
+    if (kind.cross_attention) attention_block(x, out, phase, false, true);
+    mlp_block(x, out, phase, kind.moe);
+}
+
+// ZeRO-3 / FSDP: gather the layer's weights for forward and again for backward, reduce-scatter its
+// gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
+void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList& bwd, double params) {
+    if (c.parallel.zero < 3 || c.parallel.dp <= 1) return;
+    const double w = params * dtype_storage_bytes(p.params);
+    CommOp gather{"zero3_param_all_gather", Collective::all_gather, Group::dp, w, 1};
+    fwd.add(gather);
+    bwd.add(gather);
+    bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, Group::dp,
+                   params * dtype_storage_bytes(p.grad_reduce), 1});
+}
+
+// =====================================================================================
+// [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
+// =====================================================================================
+
+} // namespace
+
+int64_t total_layers(const ModelSpec& m) {
+    return m.layers + (m.architecture == Architecture::encoder_decoder ? m.decoder_layers : 0);
+}
+
+LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
+    LayerKind kind;
+    const bool second_stack = m.architecture == Architecture::encoder_decoder && index >= m.layers;
+    const int64_t in_stack = second_stack ? index - m.layers : index;
+    kind.causal = m.architecture == Architecture::decoder || second_stack;
+    kind.cross_attention = second_stack;
+    kind.moe = m.is_moe() && in_stack >= m.moe.dense_layers;  // as model.cpp: leading dense layers per stack
+    return kind;
+}
+
+double layer_params_local(const Config& c, LayerKind kind) {
+    const ModelSpec& m = c.model;
+    const double t = double(std::max<int64_t>(c.parallel.tp, 1));
+    const double h = double(m.hidden), d = double(m.effective_head_dim());
+    const double kv = double(m.kv_heads > 0 ? m.kv_heads : m.heads);
+    const double attn = (2 * h * double(m.heads) * d + 2 * h * kv * d) / t;  // as model.cpp
+    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
+    const double mats = gated ? 3 : 2;
+    double mlp = mats * h * double(m.ffn_hidden) / t;
+    if (kind.moe) {
+        const double ep = double(std::max<int64_t>(c.parallel.ep, 1));
+        const double expert = mats * h * double(m.moe.expert_ffn_hidden) / t;
+        mlp = h * double(m.moe.experts) + expert * (double(m.moe.experts) / ep + double(m.moe.shared_experts));
+    }
+    const double norms = (m.norm == Norm::layernorm ? 2 : 1) * h * (kind.cross_attention ? 3 : 2);
+    return attn * (kind.cross_attention ? 2 : 1) + mlp + norms;
+}
+
+double layer_expert_params_local(const Config& c, LayerKind kind) {
+    if (!kind.moe) return 0;
+    const ModelSpec& m = c.model;
+    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
+    const double t = double(std::max<int64_t>(c.parallel.tp, 1)), ep = double(std::max<int64_t>(c.parallel.ep, 1));
+    return (gated ? 3 : 2) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
+}
+
+PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
+    const Ctx x = make_ctx(c, p);
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    Target bwd{out.backward, out.comm_backward};
+    layer(x, fwd, Phase::forward, kind);
+    // Recompute (Korthikanti et al. 2022 sec. 5): full re-runs the layer forward (with its TP
+    // collectives) before its backward; selective re-runs only the attention core, which flash
+    // attention already recomputes inside its backward kernel.
+    if (x.recompute == Recompute::full) {
+        for (const Op& op : out.forward) out.backward.add(op);
+        for (const CommOp& op : out.comm_forward) out.comm_backward.add(op);
+    } else if (x.recompute == Recompute::selective && !x.flash) {
+        CommList unused;
+        Target re{out.backward, unused};
+        attention_core(x, re, Phase::forward, x.s_kv, kind.causal);
+        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.s_kv, false);
+    }
+    layer(x, bwd, Phase::backward, kind);
+    zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind));
+    return out;
+}
+
+PieceOps embedding_ops(const Config& c, const PrecisionSpec& p) {
+    const Ctx x = make_ctx(c, p);
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    const double e = x.T * x.h;
+    // Vocab-parallel lookup: gather rows, write activations, embedding dropout; partial rows are
+    // all-reduced (reduce-scattered with SP) over TP (Megatron VocabParallelEmbedding).
+    out.forward.add(make_op("embedding", OpKind::elementwise, x.act, 0, e * (x.w_param + x.w_act)));
+    out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.act, 0, x.T_sp * x.h * (2 * x.w_act + 1)));
+    if (x.t > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.w_act);
+    // Backward: scatter-add of the token gradients into the fp32 main gradient.
+    out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.act, 0, e * (x.w_act + 2 * x.w_grad)));
+    if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);
+    return out;
+}
+
+PieceOps head_ops(const Config& c, const PrecisionSpec& p) {
+    const Ctx x = make_ctx(c, p);
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    Target bwd{out.backward, out.comm_backward};
+    norm(x, fwd, Phase::forward, x.T_sp);  // final norm
+    if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.T * x.h * x.w_act);
+    linear(x, fwd, Phase::forward, "lm_head", x.T, x.h, x.vocab_l, 1, true);
+    // Vocab-parallel cross-entropy in fp32 (Megatron vocab_parallel_cross_entropy): logits to fp32,
+    // max, exp-sum, normalise (3 small all-reduces of T floats over TP); backward writes softmax - 1.
+    const double logits = x.T * x.vocab_l;
+    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.act, 0, logits * (x.w_act + 3 * 4.0)));
+    if (x.t > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.T * 4.0, 3);
+    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.act, 0, logits * (4.0 + x.w_act)));
+    linear(x, bwd, Phase::backward, "lm_head", x.T, x.h, x.vocab_l, 1, true);
+    if (x.t > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
+                          Group::tp, x.T * x.h * x.w_act);
+    norm(x, bwd, Phase::backward, x.T_sp);
+    return out;
+}
+
+OpList step_ops(const Config& c, const PrecisionSpec& p, double params_local, double params_shard) {
+    OpList ops;
+    const double wg = dtype_storage_bytes(p.grads), ws = dtype_storage_bytes(p.optimizer_states);
+    const double wp = dtype_storage_bytes(p.params);
+    const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
+    const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
+    // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
+    // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
+    const std::string& name = c.training.optimizer;
+    const double states = name == "sgd" ? 1 : 2;
+    double bytes = params_shard * (wg + 2 * wu + 2 * states * ws);
+    if (name == "lamb") bytes += params_shard * (wg + wu);
+    ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
+    ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));
+    ops.add(make_op("zero_grad", OpKind::optimizer, p.activations, 0, params_local * wg));
+    // Precision-only work per step (DESIGN.md 2.1 effect 3).
+    if (master)  // refresh the half working weights from the fp32 master copy (Micikevicius et al. 2018)
+        ops.add(make_op("master_weight_copy", OpKind::precision_overhead, p.activations, 0, params_shard * (4.0 + wp)));
+    if (p.loss_scaling == LossScaling::dynamic)  // unscale + inf/nan check (torch GradScaler.unscale_)
+        ops.add(make_op("loss_scale_unscale_check", OpKind::precision_overhead, p.activations, 0, params_shard * 2 * wg));
+    if (p.grad_reduce != p.grads && c.parallel.dp > 1)  // cast gradients to the reduction dtype and back
+        ops.add(make_op("grad_reduce_cast", OpKind::precision_overhead, p.activations, 0,
+                        params_local * 2 * (wg + dtype_storage_bytes(p.grad_reduce))));
+    return ops;
+}
+
+// =====================================================================================
+// [SECTION] Cost: dtype fallback, GEMM shape efficiency, roofline
+// =====================================================================================
+
+DType compute_dtype(const GpuSpec& gpu, DType d) {
+    // Without a unit for the dtype, frameworks run the next wider format that exists.
+    static constexpr DType kFallback[kDTypeCount][3] = {
+        {DType::fp32, DType::fp32, DType::fp32},    // fp32
+        {DType::tf32, DType::fp32, DType::fp32},    // tf32 -> CUDA cores (V100)
+        {DType::fp16, DType::bf16, DType::fp32},    // fp16
+        {DType::bf16, DType::fp16, DType::fp32},    // bf16 -> fp16 units (V100 has no bf16)
+        {DType::fp8, DType::bf16, DType::fp16},     // fp8
+        {DType::mxfp8, DType::fp8, DType::bf16},    // mxfp8
+        {DType::nvfp4, DType::mxfp8, DType::fp8},   // nvfp4
+    };
+    for (DType f : kFallback[static_cast<int>(d)])
+        if (gpu.supports(f)) return f;
+    return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp32;
+}
+
+double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+    const double base = cal.gemm_efficiency[static_cast<int>(compute_dtype(gpu, op.dtype))];
+    if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
+    // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
+    // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
+    // User's Guide", tile/wave quantisation). Smaller tiles reuse operands less: relative mainloop
+    // efficiency 1.0 / 0.95 / 0.85 / 0.7 for 256x128 / 128x128 / 128x64 / 64x64 (physical default).
+    struct Tile { double tm, tn, rel; };
+    static constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.7}};
+    const double sms = double(std::max<int64_t>(gpu.sm_count, 1));
+    const double batch = std::max(op.count, 1.0);
+    double best = 0;
+    for (const Tile& tile : kTiles) {
+        const double tiles = std::ceil(op.m / tile.tm) * std::ceil(op.n / tile.tn) * batch;
+        const double waves = std::ceil(tiles / sms);
+        best = std::max(best, tile.rel * (op.m * op.n * batch) / (waves * sms * tile.tm * tile.tn));
+    }
+    // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over K.
+    return base * best * op.k / (op.k + cal.gemm_k_half);
+}
+
+double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+    double compute_s = 0;
+    if (op.flops > 0) {
+        const DType d = compute_dtype(gpu, op.dtype);
+        const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal) : cal.attention_efficiency;
+        const double peak = gpu.peak_flops(d);
+        if (peak > 0 && eff > 0) compute_s = op.flops / (peak * eff);
+    }
+    const double bw = gpu.memory_bw_gbps * 1e9 * cal.memory_efficiency;
+    const double memory_s = bw > 0 ? op.bytes / bw : 0;
+    return std::max(compute_s, memory_s);  // roofline (Williams et al. 2009)
+}
+
+double OpCost::total_s() const {
+    double s = launch_s;
+    for (double v : seconds) s += v;
+    return s;
+}
+
+OpCost cost_ops(const OpList& ops, const GpuSpec& gpu, const Calibration& cal) {
+    OpCost cost;
+    for (const Op& op : ops) {
+        cost.seconds[static_cast<int>(op.kind)] += op.count * op_time_s(op, gpu, cal);
+        cost.flops += op.count * op.flops;
+        // A batched or grouped GEMM is one kernel however many copies it runs (count is the batch).
+        cost.launch_s += cal.kernel_launch_s;
+    }
+    return cost;
+}
+
+} // namespace trainclock
