@@ -91,16 +91,24 @@ double comm_time_s(const CommOp& op, const Network& net) {
 // prefetched behind the phase's compute; EP all-to-all is exposed.
 Cost phase_cost(const OpList& ops, const CommList& comm, const Config& c, const Calibration& cal, const Network& net) {
     Cost cost = from_ops(cost_ops(ops, c.gpu, cal));
+    double kernels = double(ops.size);
     std::array<double, kCatCount> comm_s{};
     for (const CommOp& op : comm) {
         comm_s[size_t(comm_category(op.group))] += comm_time_s(op, net);
-        if (net.ranks[size_t(op.group)] > 1) cost.s[kOverhead] += cal.kernel_launch_s;
+        if (net.ranks[size_t(op.group)] > 1) {
+            cost.s[kOverhead] += cal.kernel_launch_s;
+            kernels += op.count;
+        }
     }
     const double compute = cost.s[kGemm] + cost.s[kAttention] + cost.s[kElementwise] + cost.s[kPrecision];
     cost.s[kTp] = c.parallel.overlap_tp_comm ? std::max(0.0, comm_s[kTp] - cost.s[kGemm]) : comm_s[kTp];
     cost.s[kCp] = std::max(0.0, comm_s[kCp] - cost.s[kAttention]);
     cost.s[kDp] = std::max(0.0, comm_s[kDp] - compute);
     cost.s[kEp] = comm_s[kEp];
+    // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
+    // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
+    const double host_s = kernels * cal.host_op_s, gpu_s = cost.total();
+    if (host_s > gpu_s) cost.s[kOverhead] += host_s - gpu_s;
     return cost;
 }
 

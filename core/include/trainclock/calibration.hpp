@@ -13,11 +13,13 @@ namespace trainclock {
 
 struct Calibration {
     std::array<double, kDTypeCount> gemm_efficiency{};  // large-GEMM fraction of the dtype's peak (MAMF-like)
+    double gemm_sustained = 0;          // training-time fraction of the large-GEMM figure (real shapes, sustained clocks, SMs shared with NCCL)
     double attention_efficiency = 0;    // fused (flash) attention fraction of the attention dtype's peak
     double memory_efficiency = 0;       // achievable fraction of HBM bandwidth for memory-bound kernels
     double intra_node_efficiency = 0;   // achievable fraction (NCCL busbw / line rate) of the intra-node link
     double inter_node_efficiency = 0;   // achievable fraction of the NICs
     double kernel_launch_s = 0;         // fixed GPU-side cost per kernel (launch latency + inter-kernel gap)
+    double host_op_s = 0;               // CPU time to dispatch one kernel (framework + launch); binds small kernels
     double step_overhead_s = 0;         // fixed cost per optimizer step (framework, data loader, logging)
     double gemm_k_half = 0;             // K at which a GEMM's mainloop efficiency halves (prologue/epilogue cost)
     bool precision_blind = false;       // cost every op at one reference dtype (static-graph baseline)
