@@ -1,0 +1,292 @@
+// trainclock CLI: command registry, shared flag parsing and formatting (cli_common.hpp).
+//
+// Index
+//   [SECTION] Registry
+//   [SECTION] Flags
+//   [SECTION] Config from flags
+//   [SECTION] Errors and files
+//   [SECTION] Formatting
+#include "cli_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "trainclock/link.hpp"
+#include "trainclock/presets.hpp"
+
+namespace trainclock::cli {
+
+// [SECTION] Registry -------------------------------------------------------------------------------
+
+namespace {
+std::vector<Command>& registry() {
+    static std::vector<Command> commands;  // function-local: safe from static initialisation order
+    return commands;
+}
+} // namespace
+
+CommandRegistrar::CommandRegistrar(Command command) {
+    auto& all = registry();
+    all.push_back(std::move(command));
+    std::sort(all.begin(), all.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
+}
+
+const std::vector<Command>& commands() { return registry(); }
+
+const Command* find_command(std::string_view name) {
+    for (const Command& command : registry()) {
+        if (command.name == name) return &command;
+    }
+    return nullptr;
+}
+
+// [SECTION] Flags ----------------------------------------------------------------------------------
+
+bool Args::has(std::string_view flag) const {
+    return std::any_of(flags_.begin(), flags_.end(), [&](const auto& pair) { return pair.first == flag; });
+}
+
+std::optional<std::string> Args::value(std::string_view flag) const {
+    for (auto it = flags_.rbegin(); it != flags_.rend(); ++it) {
+        if (it->first == flag) return it->second;
+    }
+    return std::nullopt;
+}
+
+std::vector<FlagSpec> config_flag_specs() {
+    std::vector<FlagSpec> specs = {{"--config", "FILE|-", "config/v1 JSON file (- = stdin); the flags below override it"}};
+    for (const ConfigField& field : config_fields()) {
+        std::string value_name;
+        switch (field.type) {
+            case FieldType::spec: value_name = "ID|JSON"; break;
+            case FieldType::integer: value_name = "N"; break;
+            case FieldType::number: value_name = "X"; break;
+            case FieldType::choice: value_name = "NAME"; break;
+            case FieldType::object: value_name = "FILE"; break;
+            case FieldType::boolean: break;
+        }
+        specs.push_back({std::string(field.flag), value_name, std::string(field.help)});
+    }
+    return specs;
+}
+
+namespace {
+
+std::vector<FlagSpec> all_flags(const Command& command) {
+    std::vector<FlagSpec> flags = command.flags;
+    flags.push_back({"--help", "", "show this help"});
+    if (command.config_flags) {
+        const auto config = config_flag_specs();
+        flags.insert(flags.end(), config.begin(), config.end());
+    }
+    return flags;
+}
+
+} // namespace
+
+Result<Args> parse_args(const Command& command, const std::vector<std::string>& argv) {
+    const std::vector<FlagSpec> flags = all_flags(command);
+    Args args;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        const std::string& arg = argv[i];
+        if (arg == "-h") {
+            args.add_flag("--help", "true");
+            continue;
+        }
+        if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
+            args.add_positional(arg);
+            continue;
+        }
+        const size_t equals = arg.find('=');
+        std::string name = arg.substr(0, equals);
+        std::optional<std::string> inline_value;
+        if (equals != std::string::npos) inline_value = arg.substr(equals + 1);
+
+        // "--no-sp" negates the switch "--sp".
+        bool negated = false;
+        auto spec = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
+        if (spec == flags.end() && name.compare(0, 5, "--no-") == 0) {
+            const std::string positive = "--" + name.substr(5);
+            spec = std::find_if(flags.begin(), flags.end(),
+                                [&](const FlagSpec& f) { return f.name == positive && f.value_name.empty(); });
+            negated = spec != flags.end();
+        }
+        if (spec == flags.end()) {
+            std::vector<std::string> names;
+            for (const FlagSpec& f : flags) names.push_back(f.name);
+            const std::string guess = did_you_mean(name, names);
+            return Error{name, "unknown flag for `trainclock " + command.name + "`" +
+                                   (guess.empty() ? "; see --help" : "; did you mean " + guess + "?")};
+        }
+        if (spec->value_name.empty()) {
+            const bool is_config_switch = find_field_by_flag(spec->name) != nullptr;
+            if (inline_value && (!is_config_switch || negated)) return Error{name, "takes no value"};
+            args.add_flag(spec->name, inline_value ? *inline_value : negated ? "false" : "true");
+            continue;
+        }
+        if (!inline_value) {
+            if (i + 1 >= argv.size()) return Error{name, "needs a value (" + spec->value_name + ")"};
+            inline_value = argv[++i];
+        }
+        args.add_flag(spec->name, *inline_value);
+    }
+    return args;
+}
+
+std::string command_help(const Command& command) {
+    std::ostringstream out;
+    out << "usage: " << command.usage << "\n\n" << command.summary << "\n";
+    if (!command.description.empty()) out << "\n" << command.description << "\n";
+    auto list = [&](const std::vector<FlagSpec>& specs) {
+        for (const FlagSpec& spec : specs) {
+            std::string left = spec.name;
+            if (!spec.value_name.empty()) left += " " + spec.value_name;
+            else if (find_field_by_flag(spec.name)) left += ", --no-" + spec.name.substr(2);
+            out << "  " << left;
+            out << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << spec.help << "\n";
+        }
+    };
+    out << "\nflags:\n";
+    std::vector<FlagSpec> own = command.flags;
+    own.push_back({"--help", "", "show this help"});
+    list(own);
+    if (command.config_flags) {
+        out << "\nconfig flags (a config/v1 file and/or flags; flags win):\n";
+        list(config_flag_specs());
+    }
+    return out.str();
+}
+
+// [SECTION] Config from flags ----------------------------------------------------------------------
+
+Result<Config> config_from_args(const Args& args) {
+    Config config = config_draft();
+    if (const auto path = args.value("--config")) {
+        auto text = read_text_file(*path);
+        if (!text) return text.error();
+        auto merged = merge_config_json(std::move(config), text.value());
+        const std::string file = *path == "-" ? "<stdin>" : *path;
+        if (!merged) {
+            const Error& error = merged.error();
+            return Error{file + (error.key.empty() ? "" : ": " + error.key), error.message};
+        }
+        config = std::move(merged).value();
+    }
+    for (const auto& [flag, value] : args.flags()) {
+        const ConfigField* field = find_field_by_flag(flag);
+        if (!field) continue;
+        std::string text = value;
+        if (field->type == FieldType::object) {  // --calibration FILE
+            auto contents = read_text_file(value);
+            if (!contents) return contents.error();
+            text = std::move(contents).value();
+        }
+        auto updated = set_config_field(std::move(config), *field, text, flag);
+        if (!updated) return updated.error();
+        config = std::move(updated).value();
+    }
+    return validate_config(std::move(config));
+}
+
+// [SECTION] Errors and files -----------------------------------------------------------------------
+
+int report_error(const Error& error) {
+    std::cerr << "trainclock: error: " << error.to_string() << "\n";
+    return kExitBadInput;
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+    if (path == "-") {
+        return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return Error{path, "cannot open file"};
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (file.bad()) return Error{path, "cannot read file"};
+    return text;
+}
+
+// [SECTION] Formatting -----------------------------------------------------------------------------
+
+std::string format_fixed(double value, int decimals) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+namespace {
+// Three significant digits: 1.23, 12.3, 123, 1234.
+std::string three_digits(double value) {
+    const double magnitude = std::fabs(value);
+    return format_fixed(value, magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : 2);
+}
+} // namespace
+
+std::string format_seconds(double seconds) {
+    if (!std::isfinite(seconds)) return "n/a";
+    if (seconds == 0) return "0 s";
+    if (seconds < 1e-3) return three_digits(seconds * 1e6) + " us";
+    if (seconds < 1) return three_digits(seconds * 1e3) + " ms";
+    if (seconds < 120) return three_digits(seconds) + " s";
+    if (seconds < 7200) return three_digits(seconds / 60) + " min";
+    if (seconds < 3 * 86400) return three_digits(seconds / 3600) + " h";
+    if (seconds < 730 * 86400) return three_digits(seconds / 86400) + " days";
+    return three_digits(seconds / (365.25 * 86400)) + " years";
+}
+
+namespace {
+// Scales by thousands: returns the mantissa's three digits and the prefix index (0..6).
+std::string scaled(double value, int* index) {
+    *index = 0;
+    while (std::fabs(value) >= 999.5 && *index < 6) {
+        value /= 1000;
+        ++*index;
+    }
+    return three_digits(value);
+}
+} // namespace
+
+std::string format_si(double value, std::string_view unit) {
+    static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+    if (!std::isfinite(value)) return "n/a";
+    int index = 0;
+    const std::string digits = scaled(value, &index);
+    return digits + " " + kPrefixes[index] + std::string(unit);
+}
+
+std::string format_count(double value, std::string_view unit) {
+    static const char* const kPrefixes[] = {"", " k", " M", " B", " T", " P", " E"};
+    if (!std::isfinite(value)) return "n/a";
+    int index = 0;
+    const std::string digits = scaled(value, &index);
+    return digits + kPrefixes[index] + (unit.empty() ? "" : " " + std::string(unit));
+}
+
+std::string format_percent(double fraction) { return format_fixed(fraction * 100, 1) + " %"; }
+
+std::string TextTable::render(std::string_view indent) const {
+    std::vector<size_t> widths;
+    for (const auto& row : rows_) {
+        if (widths.size() < row.size()) widths.resize(row.size(), 0);
+        for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    }
+    std::string out;
+    for (const auto& row : rows_) {
+        std::string line(indent);
+        for (size_t i = 0; i < row.size(); ++i) {
+            const size_t pad = widths[i] - row[i].size();
+            if (i == 0) line += row[i] + std::string(pad, ' ');
+            else line += "  " + std::string(pad, ' ') + row[i];
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+    }
+    return out;
+}
+
+} // namespace trainclock::cli

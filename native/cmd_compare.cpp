@@ -1,0 +1,65 @@
+// `trainclock compare`: one config across every precision preset its GPU runs.
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "trainclock/api.hpp"
+#include "trainclock/compare.hpp"
+
+namespace trainclock::cli {
+namespace {
+
+int run(const Args& args) {
+    if (!args.positionals().empty()) return report_error({args.positionals()[0], "unexpected argument"});
+    auto config = config_from_args(args);
+    if (!config) return report_error(config.error());
+    const Config& c = config.value();
+    const PrecisionComparison comparison = compare_precisions(c);
+    if (args.has("--json")) {
+        std::cout << compare_json(config_to_json(c)) << "\n";
+        return kExitOk;
+    }
+    std::cout << c.model.name << " on " << c.num_gpus << " x " << c.gpu.name << " (tp " << c.parallel.tp << ", pp "
+              << c.parallel.pp << ", dp " << c.parallel.dp << "), " << c.training.global_batch << " x "
+              << c.training.seq_len << " tokens per step; speed-up vs " << comparison.baseline << "\n\n";
+    TextTable table({"precision", "gemm", "step", "speed-up", "tokens/s", "MFU", "mem/GPU", "fits", "gemm", "attention",
+                     "elementwise", "prec.ovh", "optimizer", "comm", "bubble", "overhead"});
+    for (const PrecisionRow& row : comparison.rows) {
+        const std::string name = row.config.precision.name;
+        const std::string gemm(dtype_name(row.config.precision.gemm));
+        if (row.error) {
+            table.add({name, gemm, "invalid: " + row.error->to_string()});
+            continue;
+        }
+        const Prediction& r = row.prediction;
+        const StepBreakdown& b = r.breakdown_s;
+        table.add({name, gemm, format_seconds(r.iteration_time_s), format_fixed(row.speedup, 2) + "x",
+                   format_count(r.tokens_per_s, ""), format_percent(r.mfu), format_fixed(r.memory.per_gpu_gib, 1) + " GiB",
+                   r.memory.fits ? "yes" : "NO", format_seconds(b.gemm), format_seconds(b.attention),
+                   format_seconds(b.elementwise), format_seconds(b.precision_overhead), format_seconds(b.optimizer),
+                   format_seconds(b.tp_comm + b.pp_comm + b.dp_comm + b.cp_comm + b.ep_comm),
+                   format_seconds(b.pipeline_bubble), format_seconds(b.overhead)});
+    }
+    std::cout << table.render();
+    if (!comparison.unsupported.empty()) {
+        std::cout << "\nnot supported by " << c.gpu.name << ":";
+        for (const std::string& name : comparison.unsupported) std::cout << " " << name;
+        std::cout << "\n";
+    }
+    std::cout << "\ncolumns after 'fits' are seconds per step by cause (comm = exposed tp+pp+dp+cp+ep)\n";
+    return kExitOk;
+}
+
+const CommandRegistrar registrar({
+    "compare",
+    "the same config across every precision the GPU runs",
+    "trainclock compare [config flags] [--json]",
+    "One row per precision preset the GPU supports (fp32 ... nvfp4-mixed): step time, speed-up vs\n"
+    "fp32 (or the slowest), throughput, MFU, memory and fit, and the step breakdown that explains it.\n"
+    "--precision is ignored.",
+    {{"--json", "", "print {baseline, rows: [{precision, gemm, speedup, result...}], unsupported}"}},
+    true,
+    run,
+});
+
+} // namespace
+} // namespace trainclock::cli

@@ -1,0 +1,127 @@
+// `trainclock predict`: one prediction as a readable table, the result JSON or a CSV row.
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "trainclock/model.hpp"
+#include "trainclock/prediction.hpp"
+
+namespace trainclock::cli {
+namespace {
+
+std::string layout_line(const Config& c) {
+    const ParallelSpec& p = c.parallel;
+    const TrainingSpec& t = c.training;
+    const int64_t micro_batches = t.global_batch / (t.micro_batch * p.dp);
+    std::string line = "tp " + std::to_string(p.tp) + " x pp " + std::to_string(p.pp) + " x cp " + std::to_string(p.cp) +
+                       " x dp " + std::to_string(p.dp);
+    if (p.ep > 1) line += " (ep " + std::to_string(p.ep) + ")";
+    line += ", sp " + std::string(p.sequence_parallel ? "on" : "off") + ", zero " + std::to_string(p.zero);
+    line += ", " + std::string(p.schedule == PipelineSchedule::gpipe         ? "gpipe"
+                               : p.schedule == PipelineSchedule::interleaved ? "interleaved"
+                                                                             : "1f1b");
+    if (p.virtual_stages > 1) line += " x" + std::to_string(p.virtual_stages) + " virtual";
+    line += "\nbatch: " + std::to_string(t.global_batch) + " x " + std::to_string(t.seq_len) + " tokens per step = " +
+            std::to_string(micro_batches) + " micro-batches of " + std::to_string(t.micro_batch) + " per replica" +
+            ", recompute " +
+            (t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full") +
+            ", flash attention " + (t.flash_attention ? "on" : "off");
+    return line;
+}
+
+void print_table(const Config& c, const Prediction& r) {
+    std::cout << c.model.name << " (" << format_count(double(parameter_count(c.model)), "params") << ") on "
+              << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << "\n"
+              << "layout: " << layout_line(c) << "\n\n";
+
+    TextTable speed({"throughput", ""});
+    speed.add({"step time", format_seconds(r.iteration_time_s)});
+    speed.add({"tokens/s", format_count(r.tokens_per_s, "tokens/s")});
+    speed.add({"tokens/s per GPU", format_count(r.tokens_per_s_per_gpu, "tokens/s")});
+    speed.add({"samples/s", format_fixed(r.samples_per_s, 2) + " samples/s"});
+    speed.add({"model TFLOP/s per GPU", format_fixed(r.model_tflops_per_gpu, 1) + " TFLOP/s"});
+    speed.add({"hardware TFLOP/s per GPU", format_fixed(r.hardware_tflops_per_gpu, 1) + " TFLOP/s"});
+    speed.add({"MFU", format_percent(r.mfu)});
+    std::cout << speed.render() << "\n";
+
+    if (c.training.tokens > 0) {
+        const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd
+                                                                    : c.gpu.price_per_gpu_hour_usd;
+        TextTable run({"run of " + format_count(c.training.tokens, "tokens"), ""});
+        run.add({"steps", format_fixed(r.steps, 0)});
+        run.add({"total time", format_seconds(r.total_time_s)});
+        run.add({"GPU-hours", format_count(r.gpu_hours, "GPU-h")});
+        run.add({"cost", "$" + format_count(r.cost_usd, "") + " at $" + format_fixed(price, 2) + "/GPU-h"});
+        run.add({"energy", format_si(r.energy_kwh * 1e3, "Wh")});
+        std::cout << run.render() << "\n";
+    } else {
+        std::cout << "run: give --tokens for total time, GPU-hours, cost and energy\n\n";
+    }
+
+    const MemoryBreakdown& m = r.memory;
+    TextTable memory({"memory per GPU", "GiB", "% of capacity"});
+    const std::pair<const char*, double> parts[] = {
+        {"weights", m.weights_gib},         {"gradients", m.grads_gib},           {"master weights", m.master_gib},
+        {"optimizer states", m.optimizer_gib}, {"activations", m.activations_gib}, {"other", m.other_gib}};
+    for (const auto& [name, gib] : parts) {
+        memory.add({name, format_fixed(gib, 2), m.capacity_gib > 0 ? format_percent(gib / m.capacity_gib) : "n/a"});
+    }
+    memory.add({"total", format_fixed(m.per_gpu_gib, 2),
+                m.capacity_gib > 0 ? format_percent(m.per_gpu_gib / m.capacity_gib) : "n/a"});
+    memory.add({"capacity", format_fixed(m.capacity_gib, 2), m.fits ? "fits" : "DOES NOT FIT"});
+    std::cout << memory.render() << "\n";
+
+    const StepBreakdown& b = r.breakdown_s;
+    TextTable breakdown({"step breakdown", "time", "% of step"});
+    const std::pair<const char*, double> causes[] = {
+        {"gemm", b.gemm},           {"attention", b.attention}, {"elementwise", b.elementwise},
+        {"precision overhead", b.precision_overhead},           {"optimizer", b.optimizer},
+        {"tp comm", b.tp_comm},     {"pp comm", b.pp_comm},     {"dp comm", b.dp_comm},
+        {"cp comm", b.cp_comm},     {"ep comm", b.ep_comm},     {"pipeline bubble", b.pipeline_bubble},
+        {"overhead", b.overhead}};
+    for (const auto& [name, seconds] : causes) {
+        breakdown.add({name, format_seconds(seconds),
+                       r.iteration_time_s > 0 ? format_percent(seconds / r.iteration_time_s) : "n/a"});
+    }
+    breakdown.add({"step", format_seconds(r.iteration_time_s), "100.0 %"});
+    std::cout << breakdown.render();
+
+    if (!r.warnings.empty()) {
+        std::cout << "\nwarnings:\n";
+        for (const auto& warning : r.warnings) std::cout << "  - " << warning << "\n";
+    }
+}
+
+int run(const Args& args) {
+    if (!args.positionals().empty()) return report_error({args.positionals()[0], "unexpected argument"});
+    if (args.has("--json") && args.has("--csv")) return report_error({"--csv", "choose one of --json and --csv"});
+    auto config = config_from_args(args);
+    if (!config) return report_error(config.error());
+    PredictOptions options;
+    options.timeline = args.has("--timeline");
+    const Prediction prediction = predict(config.value(), options);
+    if (args.has("--json")) {
+        std::cout << prediction_to_json(prediction, &config.value());
+    } else if (args.has("--csv")) {
+        std::cout << prediction_csv_header() << "\n" << prediction_to_csv_row(prediction, config.value()) << "\n";
+    } else {
+        print_table(config.value(), prediction);
+    }
+    return kExitOk;
+}
+
+const CommandRegistrar registrar({
+    "predict",
+    "predict one training step and the whole run",
+    "trainclock predict [config flags] [--json | --csv]",
+    "Prints step time, throughput, MFU, total time, GPU-hours, cost, energy, memory per GPU and the\n"
+    "breakdown of the step by cause. Defaults: dp = gpus / (tp*pp*cp), node = the GPU's default,\n"
+    "precision = bf16-mixed (fp16-mixed or fp32 where the GPU lacks bf16).",
+    {{"--json", "", "print the result JSON (schema trainclock/result/v1, with the config)"},
+     {"--csv", "", "print a CSV header and one row"},
+     {"--timeline", "", "with --json: include the per-stage pipeline timeline"}},
+    true,
+    run,
+});
+
+} // namespace
+} // namespace trainclock::cli
