@@ -1,0 +1,123 @@
+// `trainclock validate`: accuracy against the published measurements in presets/validation
+// (issue 3): error per case, MAPE per set, source, precision and GPU generation, and the error of
+// predicted precision speed-ups; --precision-blind gives the static-graph baseline.
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "trainclock/validation.hpp"
+
+namespace trainclock::cli {
+namespace {
+
+std::string signed_percent(double fraction) {
+    return (fraction >= 0 ? "+" : "") + format_fixed(100 * fraction, 1) + " %";
+}
+
+std::string group_table(const ValidationReport& report, std::string_view kind, std::string_view unit) {
+    TextTable table({std::string(kind), std::string(unit), "MAPE", "bias", "max"});
+    for (const auto& g : report.groups) {
+        if (g.kind != kind) continue;
+        table.add({g.name, std::to_string(g.count), format_percent(g.mape), signed_percent(g.bias),
+                   format_percent(g.max_ape)});
+    }
+    return table.render("  ");
+}
+
+std::string value_text(MeasuredMetric metric, double value) {
+    switch (metric) {
+        case MeasuredMetric::iteration_time_s: return format_seconds(value);
+        case MeasuredMetric::tokens_per_s: return format_si(value, "tok/s");
+        case MeasuredMetric::tokens_per_s_per_gpu: return format_si(value, "tok/s/GPU");
+        case MeasuredMetric::samples_per_s: return format_si(value, "seq/s");
+    }
+    return format_fixed(value, 3);
+}
+
+void print_report(const ValidationSuite& suite, const ValidationReport& report, int64_t worst) {
+    const GroupError* all = report.find("set", "all");
+    std::cout << "trainclock validate: " << (all ? all->count : 0) << " published measurements, "
+              << report.pairs.size() << " precision pairs"
+              << (report.precision_blind ? "  [precision-blind baseline]" : "  [precision-aware]") << "\n\n";
+    std::cout << "MAPE by set (public = llm_public + precision_public rows; in_pairs = cases of a precision pair)\n"
+              << group_table(report, "set", "cases") << "\n";
+    std::cout << "MAPE by source\n" << group_table(report, "source", "cases") << "\n";
+    std::cout << "MAPE by precision\n" << group_table(report, "precision", "cases") << "\n";
+    std::cout << "MAPE by GPU generation\n" << group_table(report, "gpu_generation", "cases") << "\n";
+    std::cout << "Precision speed-ups (iteration time of the wider / the narrower precision, same config)\n"
+              << group_table(report, "pairs", "pairs") << "\n";
+
+    std::vector<CaseResult> sorted = report.cases;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const CaseResult& a, const CaseResult& b) { return a.ape > b.ape; });
+    if (worst > 0 && int64_t(sorted.size()) > worst) sorted.resize(size_t(worst));
+    TextTable table({"case", "source", "gpu", "GPUs", "precision", "measured", "predicted", "error", "fits"});
+    for (const CaseResult& r : sorted) {
+        const ValidationCase& c = suite.cases[r.case_index];
+        table.add({c.id, c.file, c.config.gpu.name, std::to_string(c.config.num_gpus), c.config.precision.name,
+                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), signed_percent(r.signed_error),
+                   r.fits ? "yes" : "no"});
+    }
+    std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "")
+              << "\n" << table.render("  ");
+}
+
+int run(const Args& args) {
+    if (!args.positionals().empty()) return report_error({args.positionals()[0], "unexpected argument"});
+    ValidationOptions options;
+    options.precision_blind = args.has("--precision-blind");
+    if (const auto prefix = args.value("--source")) options.source_prefix = *prefix;
+    if (const auto path = args.value("--calibration")) {
+        auto text = read_text_file(*path);
+        if (!text) return report_error(text.error());
+        auto calibration = parse_calibration_json(text.value());
+        if (!calibration) {
+            const Error& e = calibration.error();
+            return report_error({*path + (e.key.empty() ? "" : ": " + e.key), e.message});
+        }
+        options.calibration = calibration.value();
+    }
+    int64_t worst = 20;
+    if (const auto n = args.value("--worst")) {
+        char* end = nullptr;
+        const long long parsed = std::strtoll(n->c_str(), &end, 10);
+        if (n->empty() || *end != '\0' || parsed < 0) return report_error({"--worst", "expected a count >= 0, got '" + *n + "'"});
+        worst = parsed;
+    }
+
+    const ValidationSuite suite = load_validation_suite();
+    const ValidationReport report = run_validation(suite, options);
+    if (report.cases.empty()) {
+        return report_error({"--source", "no validation case matches '" + options.source_prefix + "'"});
+    }
+    if (args.has("--json")) {
+        std::cout << validation_report_json(suite, report) << "\n";
+    } else {
+        print_report(suite, report, worst);
+    }
+    // Unusable cases never stop the run; they are listed and make the exit status 1.
+    for (const auto& issue : suite.issues) std::cerr << "trainclock: validation case skipped: " << issue.to_string() << "\n";
+    return suite.issues.empty() ? kExitOk : kExitInternal;
+}
+
+const CommandRegistrar registrar({
+    "validate",
+    "accuracy against published measurements (MAPE per source, precision, GPU)",
+    "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE] [--worst N]",
+    "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
+    "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
+    "per case and the MAPE over the public set (llm_public + precision_public rows), vTrain's ground truth\n"
+    "and all cases, per source, per precision, per GPU generation, and for precision speed-ups (pairs of\n"
+    "cases identical except for the precision). --precision-blind costs every op at one reference dtype\n"
+    "(the static-graph baseline). Cases that cannot be used are listed on stderr (exit status 1).",
+    {{"--json", "", "print the report as JSON (schema trainclock/validation/v1)"},
+     {"--precision-blind", "", "the static-graph baseline: every op at one reference dtype"},
+     {"--source", "PREFIX", "only cases whose id or source file starts with PREFIX (MEG21, PT-BERT, vtrain, ...)"},
+     {"--calibration", "FILE", "calibration overrides (the config's \"calibration\" keys) for every case"},
+     {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"}},
+    false,
+    run,
+});
+
+} // namespace
+} // namespace trainclock::cli
