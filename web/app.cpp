@@ -2,18 +2,16 @@
 //
 // Index
 // [SECTION] Catalogue and default state
-// [SECTION] Links (the URL fragment format is the core's: api.hpp encode_link / decode_link)
+// [SECTION] Links (the URL fragment format is the core's: link.hpp)
 // [SECTION] Recomputation and publication
 // [SECTION] Frame layout
 #include "app.hpp"
-
-#include <simdjson.h>
 
 #include <algorithm>
 #include <cstdio>
 
 #include "platform.hpp"
-#include "trainclock/api.hpp"
+#include "trainclock/link.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {
@@ -52,40 +50,24 @@ constexpr const char* kDefaultConfig = R"({"schema": "trainclock/config/v1",
 
 // [SECTION] Links --------------------------------------------------------------------------------
 
-// Reads {"error": {"key", "message"}} from a facade reply; nullopt when the reply has none.
-std::optional<Error> facade_error(simdjson::dom::element reply) {
-    simdjson::dom::element error;
-    if (reply["error"].get(error)) return std::nullopt;
-    std::string_view key, message;
-    if (error["key"].get_string().get(key)) key = "";
-    if (error["message"].get_string().get(message)) message = "unreadable error";
-    return Error{std::string(key), std::string(message)};
-}
-
-Result<std::string> fragment_of(const Config& config) {
-    const std::string reply = encode_link(config_to_json(config));
-    simdjson::dom::parser parser;
-    simdjson::dom::element doc;
-    if (parser.parse(reply).get(doc)) return Error{"", "link encoder returned invalid JSON"};
-    if (auto error = facade_error(doc)) return *error;
-    std::string_view fragment;
-    if (doc["fragment"].get_string().get(fragment)) return Error{"", "link encoder returned no fragment"};
-    return std::string(fragment);
-}
-
+// A link restores a validated config, whose data-parallel size is a number. A link that did not
+// name one (the link key of parallel.dp is absent) meant "derive it", so the control says "auto".
 Result<Config> config_of(const std::string& fragment) {
-    const std::string reply = decode_link(fragment);
-    simdjson::dom::parser parser;
-    simdjson::dom::element doc;
-    if (parser.parse(reply).get(doc)) return Error{"", "link decoder returned invalid JSON"};
-    if (auto error = facade_error(doc)) return *error;
-    simdjson::dom::element config;
-    if (doc["config"].get(config)) return Error{"", "link decoder returned no config"};
-    return parse_config(simdjson::minify(config));
+    auto config = decode_config_link(fragment);
+    if (!config) return config;
+    std::string dp_key;
+    for (const ConfigField& field : config_fields())
+        if (field.path == "parallel.dp") dp_key = std::string(field.link_key) + "=";
+    const bool named = !dp_key.empty() && ("&" + fragment).find("&" + dp_key) != std::string::npos;
+    if (!named) config.value().parallel.dp = 0;
+    return config;
 }
 
-// Single-quotes a string for a POSIX shell.
-std::string shell_quote(const std::string& text) {
+// A word for a POSIX shell: as is when plainly safe, else single-quoted.
+std::string shell_word(const std::string& text) {
+    if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+~") ==
+                             std::string::npos)
+        return text;
     std::string out = "'";
     for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
@@ -96,6 +78,8 @@ std::string shell_quote(const std::string& text) {
 App::App(const std::string& initial_fragment) : catalogue_(Catalogue::load()) {
     auto fallback = parse_config(kDefaultConfig);
     if (fallback) edit_ = fallback.value();
+    auto node = node_preset(edit_.gpu.default_node);  // named, so links carry its id, not its data
+    if (node) edit_.node = node.value();
     recompute_if_changed();
     if (!initial_fragment.empty()) open_link(initial_fragment);
     publish();
@@ -118,8 +102,22 @@ void App::open_link(const std::string& fragment) {
 }
 
 std::string App::cli_command() const {
-    // The whole config travels as JSON on stdin, so custom models, GPUs and precisions round-trip.
-    return "echo " + shell_quote(config_to_json(edit_)) + " | trainclock predict --config -";
+    // Links and flags carry the same fields with the same value text (link.hpp), custom specs
+    // included ('~' + base64url JSON), so the command is the link's pairs spelled as flags.
+    std::string command = "trainclock predict";
+    size_t start = 0;
+    while (start < fragment_.size()) {
+        size_t end = fragment_.find('&', start);
+        if (end == std::string::npos) end = fragment_.size();
+        const std::string pair = fragment_.substr(start, end - start);
+        start = end + 1;
+        const size_t equals = pair.find('=');
+        if (equals == std::string::npos) continue;
+        const ConfigField* field = find_field_by_link_key(pair.substr(0, equals));
+        if (!field || field->flag.empty()) continue;
+        command += " " + std::string(field->flag) + " " + shell_word(pair.substr(equals + 1));
+    }
+    return command;
 }
 
 // [SECTION] Recomputation and publication --------------------------------------------------------
@@ -135,12 +133,7 @@ void App::recompute_if_changed() {
         return;
     }
     error_.reset();
-    auto fragment = fragment_of(edit_);
-    if (!fragment) {
-        error_ = fragment.error();
-        return;
-    }
-    fragment_ = fragment.value();
+    fragment_ = encode_config_link(edit_);  // parallel.dp 0 ("auto") stays out of the link
     valid_ = valid.value();
     PredictOptions options;
     options.timeline = true;
@@ -194,7 +187,7 @@ void App::annotate(const std::string& key) {
 
 void App::frame() {
     const std::string navigated = platform::take_navigated_fragment();
-    if (!navigated.empty()) open_link(navigated == "#" ? "" : navigated);
+    if (!navigated.empty()) open_link(navigated);
 
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);

@@ -163,7 +163,7 @@ void App::draw_system_inputs() {
         }
         ImGui::TreePop();
     }
-    id = edit_.node.name;
+    id = edit_.node.name.empty() ? valid_.node.name : edit_.node.name;  // empty: the GPU's default node
     if (widgets::search_combo("node", id, catalogue_.nodes)) {
         auto preset = node_preset(id);
         if (preset) edit_.node = preset.value();
@@ -263,7 +263,11 @@ void App::draw_precision_inputs() {
         if (preset) edit_.precision = preset.value();
     }
     annotate("precision");
-    if (!edit_.precision.description.empty()) ImGui::TextDisabled("%s", edit_.precision.description.c_str());
+    if (!edit_.precision.description.empty()) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("%s", edit_.precision.description.c_str());
+        ImGui::PopTextWrapPos();
+    }
     if (!ImGui::TreeNode("Custom dtypes per tensor category")) return;
     PrecisionSpec& p = edit_.precision;
     bool changed = false;

@@ -200,11 +200,11 @@ void App::draw_timeline() {
         if (row_h >= ImGui::GetTextLineHeight()) {
             char label[24];
             std::snprintf(label, sizeof label, "stage %d", s);
-            draw->AddText(ImVec2(origin.x, origin.y + float(s) * row_h), IM_COL32(60, 60, 60, 255), label);
+            draw->AddText(ImVec2(origin.x, origin.y + float(s) * row_h), ImGui::GetColorU32(ImGuiCol_Text), label);
         }
         draw->AddRectFilled(ImVec2(origin.x + label_w, origin.y + float(s) * row_h),
                             ImVec2(origin.x + label_w + width, origin.y + float(s + 1) * row_h - 1.0f),
-                            IM_COL32(235, 235, 238, 255));
+                            ImGui::GetColorU32(ImGuiCol_FrameBg));
     }
     for (const TimelineSpan& span : spans) {
         const float x0 = origin.x + label_w + float(span.start_s / end_s) * width;

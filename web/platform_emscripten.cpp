@@ -4,17 +4,72 @@
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "platform.hpp"
+
+// [SECTION] Page glue (EM_JS: JavaScript functions with C signatures) ------------------------------
+
+// A link opened while the page runs (address bar edit, back/forward) is queued for the next frame.
+EM_JS(void, js_watch_hash, (), {
+    window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ''); });
+});
+
+EM_JS(char*, js_take_navigated, (), {
+    if (Module.trainclockNavigated === undefined) return 0;
+    const fragment = Module.trainclockNavigated;
+    Module.trainclockNavigated = undefined;
+    const size = lengthBytesUTF8(fragment) + 1;
+    const text = _malloc(size);
+    stringToUTF8(fragment, text, size);
+    return text;
+});
+
+EM_JS(char*, js_page_string, (int which), {
+    const value = which == 0 ? location.hash.replace(/^#/, '') : location.origin + location.pathname + '#';
+    const size = lengthBytesUTF8(value) + 1;
+    const text = _malloc(size);
+    stringToUTF8(value, text, size);
+    return text;
+});
+
+EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, const char* controls_utf8), {
+    const fragment = UTF8ToString(fragment_utf8);
+    if (location.hash.replace(/^#/, '') !== fragment)
+        history.replaceState(null, '', location.pathname + location.search + '#' + fragment);
+    window.trainclockView = {
+        fragment: fragment,
+        result: JSON.parse(UTF8ToString(result_utf8)),
+        controls: JSON.parse(UTF8ToString(controls_utf8)),
+    };
+});
+
+EM_JS(void, js_first_frame, (), { window.trainclockFirstFrameMs = performance.now(); });
+
+EM_JS(void, js_banner, (const char* message_utf8), {
+    const banner = document.getElementById('banner');
+    if (!banner) return;
+    banner.textContent = UTF8ToString(message_utf8);
+    banner.hidden = banner.textContent.length == 0;
+});
+
+EM_JS(void, js_copy, (const char* text_utf8), {
+    const text = UTF8ToString(text_utf8);
+    if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => {});
+});
 
 namespace trainclock::gui::platform {
 namespace {
 
 SDL_Window* g_window = nullptr;
 std::function<bool()> g_frame;
-std::string g_navigated;        // fragment of a link opened while the page runs (hashchange)
-std::string g_published;        // last fragment written to the address bar
+
+std::string take_js_string(char* text) {
+    std::string value = text ? text : "";
+    std::free(text);
+    return value;
+}
 
 // Keeps the window the size of the page's #app box, so the app follows the browser window
 // (responsive); SDL scales the canvas backing store by the device pixel ratio (ALLOW_HIGHDPI).
@@ -32,21 +87,8 @@ void loop_iteration() {
     g_frame();
     if (first) {  // time of the first rendered frame, for scripts (tests/browser/measure.mjs)
         first = false;
-        EM_ASM({ window.trainclockFirstFrameMs = performance.now(); });
+        js_first_frame();
     }
-}
-
-EM_BOOL on_hash_change(int, const EmscriptenHashChangeEvent* event, void*) {
-    std::string url = event->newURL;
-    const auto hash = url.find('#');
-    const std::string fragment = hash == std::string::npos ? "" : url.substr(hash + 1);
-    if (fragment != g_published) g_navigated = fragment.empty() ? "#" : fragment;
-    return EM_TRUE;
-}
-
-std::string js_string(const char* script) {
-    char* text = emscripten_run_script_string(script);
-    return text ? text : "";
 }
 
 } // namespace
@@ -55,7 +97,7 @@ GlProfile gl_profile() { return {3, 0, SDL_GL_CONTEXT_PROFILE_ES, "#version 300 
 
 void attach_window(SDL_Window* window) {
     g_window = window;
-    emscripten_set_hashchange_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, EM_FALSE, on_hash_change);
+    js_watch_hash();
 }
 
 void run_main_loop(const std::function<bool()>& frame) {
@@ -63,50 +105,18 @@ void run_main_loop(const std::function<bool()>& frame) {
     emscripten_set_main_loop(loop_iteration, 0, /*simulate_infinite_loop=*/1);
 }
 
-std::string initial_fragment(int, char**) { return js_string("location.hash.replace(/^#/, '')"); }
+std::string initial_fragment(int, char**) { return take_js_string(js_page_string(0)); }
 
-std::string link_base() { return js_string("location.origin + location.pathname + '#'"); }
+std::string link_base() { return take_js_string(js_page_string(1)); }
 
-std::string take_navigated_fragment() {
-    std::string fragment;
-    fragment.swap(g_navigated);
-    return fragment;
-}
+std::string take_navigated_fragment() { return take_js_string(js_take_navigated()); }
 
 void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json) {
-    g_published = fragment;
-    EM_ASM(
-        {
-            const fragment = UTF8ToString($0);
-            if (location.hash.replace(/^#/, '') !== fragment)
-                history.replaceState(null, '', location.pathname + location.search + '#' + fragment);
-            window.trainclockView = {
-                fragment : fragment,
-                result : JSON.parse(UTF8ToString($1)),
-                controls : JSON.parse(UTF8ToString($2))
-            };
-        },
-        fragment.c_str(), result_json.c_str(), controls_json.c_str());
+    js_publish(fragment.c_str(), result_json.c_str(), controls_json.c_str());
 }
 
-void show_banner(const std::string& message) {
-    EM_ASM(
-        {
-            const banner = document.getElementById('banner');
-            if (!banner) return;
-            banner.textContent = UTF8ToString($0);
-            banner.hidden = banner.textContent.length == 0;
-        },
-        message.c_str());
-}
+void show_banner(const std::string& message) { js_banner(message.c_str()); }
 
-void copy_to_clipboard(const std::string& text) {
-    EM_ASM(
-        {
-            const text = UTF8ToString($0);
-            if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => {});
-        },
-        text.c_str());
-}
+void copy_to_clipboard(const std::string& text) { js_copy(text.c_str()); }
 
 } // namespace trainclock::gui::platform

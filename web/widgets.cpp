@@ -109,7 +109,7 @@ void stacked_bar(const char* id, const std::vector<Segment>& segments, double sc
     const bool hovered = ImGui::IsItemHovered();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + height), IM_COL32(225, 225, 230, 255));
+    draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + height), ImGui::GetColorU32(ImGuiCol_FrameBg));
     if (!(scale > 0)) return;
     double total = 0;
     for (const Segment& segment : segments) total += std::max(segment.value, 0.0);
@@ -125,24 +125,33 @@ void stacked_bar(const char* id, const std::vector<Segment>& segments, double sc
     }
     if (marker > 0) {
         const float x = origin.x + float(std::min(marker / scale, 1.0)) * width;
-        draw->AddLine(ImVec2(x, origin.y - 4), ImVec2(x, origin.y + height + 4), IM_COL32(20, 20, 20, 255), 2.0f);
+        draw->AddLine(ImVec2(x, origin.y - 4), ImVec2(x, origin.y + height + 4), ImGui::GetColorU32(ImGuiCol_Text), 2.0f);
     }
 }
 
 void legend(const std::vector<Segment>& segments, double total, std::string (*format)(double)) {
-    const float column_w = 190.0f;
+    std::vector<std::string> texts;
+    float column_w = 0;
+    const float square = ImGui::GetTextLineHeight();
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    for (const Segment& segment : segments) {
+        char text[128];
+        std::snprintf(text, sizeof text, "%s %s (%.0f%%)", segment.label, format(segment.value).c_str(),
+                      total > 0 ? 100.0 * segment.value / total : 0.0);
+        texts.emplace_back(text);
+        column_w = std::max(column_w, square + gap + ImGui::CalcTextSize(text).x + 2.0f * gap);
+    }
+    const float left = ImGui::GetCursorPosX();
     const int columns = std::max(1, int(ImGui::GetContentRegionAvail().x / column_w));
     int shown = 0;
-    for (const Segment& segment : segments) {
-        if (!(segment.value > 0)) continue;
-        if (shown % columns != 0) ImGui::SameLine(float(shown % columns) * column_w + ImGui::GetStyle().WindowPadding.x);
+    for (size_t i = 0; i < segments.size(); ++i) {
+        if (!(segments[i].value > 0)) continue;
+        if (shown % columns != 0) ImGui::SameLine(left + float(shown % columns) * column_w);
         const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float size = ImGui::GetTextLineHeight();
-        ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + size, p.y + size), segment.color);
-        ImGui::Dummy(ImVec2(size, size));
+        ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + square, p.y + square), segments[i].color);
+        ImGui::Dummy(ImVec2(square, square));
         ImGui::SameLine();
-        ImGui::Text("%s %s (%.0f%%)", segment.label, format(segment.value).c_str(),
-                    total > 0 ? 100.0 * segment.value / total : 0.0);
+        ImGui::TextUnformatted(texts[i].c_str());
         ++shown;
     }
 }
