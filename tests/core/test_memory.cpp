@@ -1,0 +1,80 @@
+// Memory per GPU: Korthikanti et al. 2022 activations, ZeRO sharding, fit verdict.
+#include "model_fixtures.hpp"
+
+#include "trainclock/memory.hpp"
+
+using namespace trainclock;
+
+namespace {
+std::string gpt3_config(const char* parallel, const char* recompute, const char* extra = "") {
+    return R"("model": ")" + std::string("gpt3-175b") + R"(", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": )" +
+           parallel + R"(, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": false, "recompute": ")" +
+           recompute + "\"" + extra + "}";
+}
+} // namespace
+
+TEST_CASE("Activations per layer match Korthikanti et al. 2022 eqs. for GPT-3 175B", "[memory]") {
+    const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+    const Config tp = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": false})", "none"));
+    const LayerKind kind = layer_kind_at(tp.model, 0);
+    // Tensor parallel: s b h (10 + 24 / t + 5 a s / (h t)).
+    CHECK(activation_bytes_per_layer(tp, kind) == Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
+    // + sequence parallel: s b h / t (34 + 5 a s / h).
+    const Config sp = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "none"));
+    CHECK(activation_bytes_per_layer(sp, kind) == Approx(s * b * h / t * (34 + 5 * a * s / h)));
+    // + selective recompute: 34 s b h / t.
+    const Config sel = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "selective"));
+    CHECK(activation_bytes_per_layer(sel, kind) == Approx(34 * s * b * h / t));
+    // Full recompute keeps the layer input: 2 s b h (/ t with SP).
+    const Config full = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "full"));
+    CHECK(activation_bytes_per_layer(full, kind) == Approx(2 * s * b * h / t));
+    // Flash attention removes the 5 a s / h term, like selective recompute.
+    const Config flash = fixtures::config(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": {"tp": 8, "sequence_parallel": true}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true, "recompute": "none"})");
+    CHECK(activation_bytes_per_layer(flash, kind) == Approx(34 * s * b * h / t));
+}
+
+TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
+    const std::string body = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": )";
+    const Config half = fixtures::config(body + R"("bf16-mixed")");
+    const Config fp32 = fixtures::config(body + R"("fp32")");
+    const Config fp8 = fixtures::config(R"("model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": "fp8-mixed")");
+    const LayerKind kind = layer_kind_at(half.model, 0);
+    const double a16 = activation_bytes_per_layer(half, kind);
+    CHECK(activation_bytes_per_layer(fp32, kind) > 1.8 * a16);  // masks stay 1 byte; fp32 also loses flash
+    CHECK(activation_bytes_per_layer(fp8, kind) < a16);         // TE saves FP8 GEMM inputs
+}
+
+TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memory]") {
+    const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"dp": 8, "zero": )";
+    const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 8, 1};
+    const MemoryBreakdown z0 = memory_per_gpu(fixtures::config(base + "0}"), sh);
+    const MemoryBreakdown z1 = memory_per_gpu(fixtures::config(base + "1}"), sh);
+    const MemoryBreakdown z2 = memory_per_gpu(fixtures::config(base + "2}"), sh);
+    const MemoryBreakdown z3 = memory_per_gpu(fixtures::config(base + "3}"), sh);
+    CHECK(z1.optimizer_gib == Approx(z0.optimizer_gib / 8));
+    CHECK(z1.master_gib == Approx(z0.master_gib / 8));
+    CHECK(z1.grads_gib == Approx(z0.grads_gib));
+    CHECK(z2.grads_gib == Approx(z0.grads_gib / 8));
+    CHECK(z3.weights_gib == Approx(z0.weights_gib / 8));
+    // Mixed precision bytes per weight (Rajbhandari et al. 2020 sec. 3.1: 2 + 2(4 here: fp32 grads) + 12).
+    const double params = double(parameter_count(fixtures::model("gpt3-1.3b")));
+    CHECK((z0.weights_gib + z0.grads_gib + z0.master_gib + z0.optimizer_gib) * 1024 * 1024 * 1024 ==
+          Approx(params * (2 + 4 + 4 + 8)).epsilon(0.001));
+}
+
+TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "[memory]") {
+    double last = 1e300;
+    for (int tp : {1, 2, 4, 8}) {
+        const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(tp * 4) +
+                                          R"(, "precision": "bf16-mixed", "parallel": {"tp": )" + std::to_string(tp) +
+                                          R"(, "pp": 4}, "training": {"seq_len": 4096, "global_batch": 32, "micro_batch": 1})");
+        const MemoryBreakdown m = memory_per_gpu(c, {PipelineSchedule::one_f_one_b, 4, 32, 1});
+        CHECK(m.weights_gib <= last);
+        last = m.weights_gib;
+    }
+    const Config one = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
+    const MemoryBreakdown m = memory_per_gpu(one, {PipelineSchedule::one_f_one_b, 1, 8, 1});
+    CHECK_FALSE(m.fits);
+    CHECK(m.per_gpu_gib > 70e9 * 18 / (1024.0 * 1024 * 1024));
+    CHECK(m.capacity_gib == Approx(80));
+}

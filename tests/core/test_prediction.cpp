@@ -1,0 +1,168 @@
+// predict(): consistency of the result and the direction of every precision effect (DESIGN.md 2.1).
+#include "model_fixtures.hpp"
+
+#include <cmath>
+#include <initializer_list>
+#include <utility>
+
+#include "trainclock/prediction.hpp"
+
+using namespace trainclock;
+
+namespace {
+
+double breakdown_sum(const StepBreakdown& b) {
+    return b.gemm + b.attention + b.elementwise + b.precision_overhead + b.optimizer + b.tp_comm + b.pp_comm + b.dp_comm +
+           b.cp_comm + b.ep_comm + b.pipeline_bubble + b.overhead;
+}
+
+Prediction run(const std::string& body) { return predict(fixtures::config(body)); }
+
+std::string gpt13(const char* gpu, const char* precision, const char* extra = "") {
+    return R"("model": "gpt3-1.3b", "gpu": ")" + std::string(gpu) + R"(", "num_gpus": 8, "precision": )" + precision +
+           R"(, "parallel": {"dp": 8}, "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 4)" + extra + "}";
+}
+
+// A custom precision record: bf16-mixed with the given fields changed ({"grad_reduce", "bf16"}, ...).
+std::string custom(std::initializer_list<std::pair<const char*, const char*>> changes = {}) {
+    std::pair<std::string, std::string> fields[] = {
+        {"gemm", "bf16"}, {"activations", "bf16"}, {"params", "bf16"}, {"master_weights", "fp32"}, {"grads", "fp32"},
+        {"grad_reduce", "fp32"}, {"optimizer_states", "fp32"}, {"loss_scaling", "none"}};
+    std::string json = "{";
+    for (auto& [key, value] : fields) {
+        for (const auto& [k, v] : changes)
+            if (key == k) value = v;
+        json += "\"" + key + "\": \"" + value + "\", ";
+    }
+    return json + "\"autocast\": false}";
+}
+
+} // namespace
+
+TEST_CASE("The breakdown adds up to the iteration time", "[prediction]") {
+    const char* bodies[] = {
+        R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 1024, "precision": "bf16-mixed", "parallel": {"tp": 8, "pp": 8, "dp": 16, "sequence_parallel": true, "schedule": "interleaved", "virtual_stages": 3}, "training": {"seq_len": 2048, "global_batch": 1536, "micro_batch": 1, "recompute": "selective"})",
+        R"("model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 64, "precision": "fp8-mixed", "parallel": {"tp": 2, "pp": 4, "dp": 8, "ep": 8, "sequence_parallel": true}, "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 1})",
+        R"("model": "t5-3b", "gpu": "a100-sxm4-40gb", "num_gpus": 16, "precision": "bf16-amp", "parallel": {"dp": 16, "zero": 3}, "training": {"seq_len": 512, "global_batch": 256, "micro_batch": 8})",
+        R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 16, "precision": "bf16-mixed", "parallel": {"tp": 2, "cp": 2, "dp": 4}, "training": {"seq_len": 32768, "global_batch": 16, "micro_batch": 1, "recompute": "full"})",
+    };
+    for (const char* body : bodies) {
+        INFO(body);
+        const Prediction p = run(body);
+        CHECK(p.iteration_time_s > 0);
+        CHECK(breakdown_sum(p.breakdown_s) == Approx(p.iteration_time_s).epsilon(1e-9));
+        CHECK(p.breakdown_s.pipeline_bubble >= 0);
+    }
+}
+
+TEST_CASE("Throughput, FLOPs, totals and cost follow from the step time", "[prediction]") {
+    const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "precision": "bf16-mixed", "parallel": {"tp": 8, "pp": 2, "dp": 4}, "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1, "tokens": 1e12, "price_per_gpu_hour": 2.0})");
+    const Prediction p = predict(c);
+    const double tokens = 64.0 * 8192;
+    CHECK(p.tokens_per_s == Approx(tokens / p.iteration_time_s));
+    CHECK(p.tokens_per_s_per_gpu == Approx(p.tokens_per_s / 64));
+    CHECK(p.samples_per_s == Approx(64 / p.iteration_time_s));
+    CHECK(p.steps == Approx(1e12 / tokens));
+    CHECK(p.total_time_s == Approx(p.steps * p.iteration_time_s));
+    CHECK(p.gpu_hours == Approx(p.total_time_s * 64 / 3600));
+    CHECK(p.cost_usd == Approx(p.gpu_hours * 2.0));
+    CHECK(p.energy_kwh == Approx(64 * c.gpu.tdp_w * c.node.power_overhead * p.total_time_s / 3.6e6));
+    // PaLM appendix B: 6 N + 12 L H Q T per token (N without the input embedding).
+    const ModelSpec& m = c.model;
+    const double n = double(active_parameter_count(m)) - double(m.vocab) * m.hidden;
+    const double per_token = 6 * n + 12.0 * m.layers * m.heads * m.effective_head_dim() * 8192;
+    CHECK(p.model_tflops_per_gpu == Approx(per_token * p.tokens_per_s_per_gpu / 1e12));
+    CHECK(p.mfu == Approx(p.model_tflops_per_gpu / 989.5));
+    CHECK(p.mfu > 0.2);
+    CHECK(p.mfu < 0.8);
+    // Executed FLOPs count recomputation: full recompute re-runs the forward (4 passes instead of 3).
+    Config full = c;
+    full.training.recompute = Recompute::full;
+    const Prediction r = predict(full);
+    CHECK(r.hardware_tflops_per_gpu * r.iteration_time_s == Approx(4.0 / 3 * p.hardware_tflops_per_gpu * p.iteration_time_s).epsilon(0.01));
+    CHECK(r.iteration_time_s > p.iteration_time_s);
+}
+
+TEST_CASE("Effect 1, GEMM dtype: fp32 slower than tf32 on A100, fp8 faster than bf16 on H100", "[prediction]") {
+    const Prediction fp32 = run(gpt13("a100-sxm4-80gb", R"("fp32")"));
+    const Prediction tf32 = run(gpt13("a100-sxm4-80gb", R"("tf32")"));
+    const Prediction bf16 = run(gpt13("a100-sxm4-80gb", R"("bf16-mixed")"));
+    CHECK(fp32.iteration_time_s > 3 * bf16.iteration_time_s);  // issue 2: "several times slower"
+    CHECK(fp32.iteration_time_s > tf32.iteration_time_s);
+    CHECK(tf32.iteration_time_s > bf16.iteration_time_s);
+    CHECK(fp32.breakdown_s.gemm > 5 * bf16.breakdown_s.gemm);
+    const std::string big = R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4}, "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1}, "precision": )";
+    const Prediction b = run(big + R"("bf16-mixed")");
+    const Prediction f = run(big + R"("fp8-mixed")");
+    CHECK(f.iteration_time_s < b.iteration_time_s);
+    CHECK(f.breakdown_s.gemm < 0.7 * b.breakdown_s.gemm);
+    CHECK(f.breakdown_s.precision_overhead > b.breakdown_s.precision_overhead);  // effect 3 (quantisation)
+    CHECK(b.iteration_time_s / f.iteration_time_s < 1.6);                        // measured BF16->FP8 1.0-1.4x
+}
+
+TEST_CASE("Effect 2, memory-bound bytes at the activation width", "[prediction]") {
+    const Prediction bf16 = run(gpt13("a100-sxm4-80gb", custom().c_str()));
+    const Prediction fp32act = run(gpt13("a100-sxm4-80gb", custom({{"activations", "fp32"}}).c_str()));
+    CHECK(fp32act.breakdown_s.elementwise > 1.8 * bf16.breakdown_s.elementwise);
+    CHECK(fp32act.memory.activations_gib > 1.8 * bf16.memory.activations_gib);  // effect 5
+}
+
+TEST_CASE("Effect 3, precision-only ops: autocast and loss scaling cost time", "[prediction]") {
+    const Prediction mixed = run(gpt13("a100-sxm4-80gb", R"("bf16-mixed")"));
+    const Prediction amp = run(gpt13("a100-sxm4-80gb", R"("bf16-amp")"));
+    CHECK(mixed.breakdown_s.precision_overhead > 0);  // master-weight copy
+    CHECK(amp.breakdown_s.precision_overhead > 3 * mixed.breakdown_s.precision_overhead);
+    CHECK(amp.iteration_time_s > mixed.iteration_time_s);
+    const Prediction ls = run(gpt13("a100-sxm4-80gb", custom({{"loss_scaling", "dynamic"}}).c_str()));
+    const Prediction no = run(gpt13("a100-sxm4-80gb", custom().c_str()));
+    CHECK(ls.breakdown_s.precision_overhead > no.breakdown_s.precision_overhead);
+}
+
+TEST_CASE("Effect 4, communication volume: DP at grad_reduce, TP at the activation dtype", "[prediction]") {
+    const char* no_overlap = R"(, "tokens": 0)";
+    const std::string fp32 = custom(), bf16 = custom({{"grad_reduce", "bf16"}});
+    const std::string body = R"("model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 64, "parallel": {"tp": 8, "dp": 8, "overlap_dp_comm": false}, "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1)" + std::string(no_overlap) + R"(}, "precision": )";
+    const Prediction wide = run(body + fp32);
+    const Prediction narrow = run(body + bf16);
+    CHECK(narrow.breakdown_s.dp_comm < 0.6 * wide.breakdown_s.dp_comm);
+    CHECK(run(body + custom({{"activations", "fp32"}})).breakdown_s.tp_comm > 1.8 * wide.breakdown_s.tp_comm);
+}
+
+TEST_CASE("Effect 6, kernel availability: fp32 has no flash attention", "[prediction]") {
+    const std::string body = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "training": {"seq_len": 4096, "global_batch": 4, "micro_batch": 1, "flash_attention": true}, "precision": )";
+    const Prediction tf32 = run(body + R"("tf32")");
+    const Prediction bf16 = run(body + R"("bf16-mixed")");
+    bool warned = false;
+    for (const std::string& w : tf32.warnings) warned = warned || w.find("flash attention") != std::string::npos;
+    CHECK(warned);
+    CHECK(tf32.memory.activations_gib > 2 * bf16.memory.activations_gib);
+    CHECK(tf32.breakdown_s.attention + tf32.breakdown_s.elementwise > 3 * (bf16.breakdown_s.attention + bf16.breakdown_s.elementwise));
+}
+
+TEST_CASE("Precision-blind baseline costs every precision like the reference dtype", "[prediction]") {
+    Config fp32 = fixtures::config(gpt13("a100-sxm4-80gb", R"("fp32")"));
+    Config mixed = fixtures::config(gpt13("a100-sxm4-80gb", R"("bf16-mixed")"));
+    const double aware = predict(fp32).iteration_time_s;
+    fp32.calibration.precision_blind = true;
+    mixed.calibration.precision_blind = true;
+    const double blind = predict(fp32).iteration_time_s;
+    CHECK(blind == Approx(predict(mixed).iteration_time_s));
+    CHECK(blind < aware / 3);
+}
+
+TEST_CASE("Warnings: does not fit, pipeline bubble, timeline on request", "[prediction]") {
+    const Prediction big = run(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
+    REQUIRE_FALSE(big.warnings.empty());
+    CHECK(big.warnings[0].rfind("does not fit: ", 0) == 0);
+    CHECK(big.warnings[0].find(" GiB > 80 GiB") != std::string::npos);
+    const Config c = fixtures::config(R"("model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "parallel": {"pp": 8}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1})");
+    PredictOptions opts;
+    opts.timeline = true;
+    const Prediction p = predict(c, opts);
+    bool bubble = false;
+    for (const std::string& w : p.warnings) bubble = bubble || w.rfind("pipeline bubble is ", 0) == 0;
+    CHECK(bubble);
+    CHECK(p.breakdown_s.pipeline_bubble > 0.3 * p.iteration_time_s);  // (p - 1) / (m + p - 1) = 7 / 15
+    CHECK(p.timeline.size() == size_t(2 * 8 * 8));
+    CHECK(predict(c).timeline.empty());
+}
