@@ -165,7 +165,7 @@ int64_t line_at(std::string_view json, size_t offset) {
     return 1 + std::count(json.begin(), json.begin() + static_cast<std::ptrdiff_t>(std::min(offset, json.size())), '\n');
 }
 
-// Canonical text of a config object without its "precision": equal texts = a precision pair.
+// Canonical text of a config object without its "precision" (part of a case's pair key).
 std::string config_without_precision(simdjson::dom::object config) {
     std::string key;
     for (const auto field : config) {
@@ -211,7 +211,9 @@ std::optional<Error> read_case(simdjson::dom::element element, ValidationCase& o
         return Error{join_key("config", loaded.error().key), loaded.error().message};
     }
     out.config = std::move(loaded).value();
-    out.pair_key = config_without_precision(*config);
+    // Pairs come from one source table (the id without its row number: "PT-BERT-hist-013" ->
+    // "PT-BERT-hist"), so runs of different README versions or commits never pair.
+    out.pair_key = out.id.substr(0, out.id.find_last_of('-')) + "|" + config_without_precision(*config);
     return std::nullopt;
 }
 

@@ -109,19 +109,20 @@ TEST_CASE("a malformed validation case is reported by file, line and id, and the
     }
 }
 
-TEST_CASE("precision pairs are cases identical except for the precision", "[validation]") {
+TEST_CASE("precision pairs are cases of one source table identical except for the precision", "[validation]") {
     ValidationSuite suite;
     parse_validation_file("pairs.json", file_text("pairs", {
-        case_line("TF32", "tf32", 1, 64, R"({"metric":"iteration_time_s","value":1.0})"),
-        case_line("BF16", "bf16-mixed", 1, 64, R"({"metric":"iteration_time_s","value":0.5})"),
-        case_line("BF16-OTHER-BATCH", "bf16-mixed", 1, 128),
+        case_line("T-1", "tf32", 1, 64, R"({"metric":"iteration_time_s","value":1.0})"),
+        case_line("T-2", "bf16-mixed", 1, 64, R"({"metric":"iteration_time_s","value":0.5})"),
+        case_line("T-3", "bf16-mixed", 1, 128),                                      // other batch
+        case_line("OTHER-1", "fp32", 1, 64),                                         // other source table
     }), suite);
     REQUIRE(suite.issues.empty());
     const ValidationReport report = run_validation(suite);
     REQUIRE(report.pairs.size() == 1);
     const PairResult& pair = report.pairs[0];
-    CHECK(suite.cases[pair.wide].id == "TF32");  // the wider gemm dtype is the reference
-    CHECK(suite.cases[pair.narrow].id == "BF16");
+    CHECK(suite.cases[pair.wide].id == "T-1");  // the wider gemm dtype is the reference
+    CHECK(suite.cases[pair.narrow].id == "T-2");
     CHECK(pair.measured_speedup == Approx(2.0));
     const double t_wide = report.cases[0].predicted, t_narrow = report.cases[1].predicted;
     CHECK(pair.predicted_speedup == Approx(t_wide / t_narrow));

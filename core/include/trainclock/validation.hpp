@@ -28,7 +28,7 @@ struct ValidationCase {
     MeasuredMetric metric = MeasuredMetric::iteration_time_s;
     double measured = 0;             // value in the metric's unit
     std::string citation;
-    std::string pair_key;            // the config's JSON without "precision": equal keys = a precision pair
+    std::string pair_key;            // source table + config JSON without "precision": equal keys = a precision pair
 };
 
 // A case or file that could not be used; reported, never fatal.
