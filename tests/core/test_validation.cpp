@@ -184,4 +184,10 @@ TEST_CASE("accuracy against published measurements: public MAPE, precision speed
     CHECK(pub->mape <= 0.10);
     CHECK(pairs->mape <= 0.10);
     CHECK(blind_in_pairs->mape >= 3.0 * aware_in_pairs->mape);
+    // Issue 3, "done when": every precision with at least 5 cases within 15 % MAPE.
+    for (const auto& g : aware.groups) {
+        if (g.kind != "precision" || g.count < 5) continue;
+        INFO("precision " << g.name << ": MAPE " << 100 * g.mape << " % over " << g.count << " cases");
+        CHECK(g.mape <= 0.15);
+    }
 }
