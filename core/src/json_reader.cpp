@@ -52,8 +52,11 @@ ObjectReader::ObjectReader(simdjson::dom::object object, std::string path)
 
 std::optional<simdjson::dom::element> ObjectReader::find(std::string_view key) {
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
-    simdjson::dom::element value;
-    if (object_.at_key(key).get(value) != simdjson::SUCCESS) return std::nullopt;
+    // The last occurrence wins, as in ECMAScript JSON.parse (RFC 8259 leaves duplicates open).
+    std::optional<simdjson::dom::element> value;
+    for (const auto field : object_) {
+        if (field.key == key) value = field.value;
+    }
     return value;
 }
 
@@ -137,13 +140,8 @@ void ObjectReader::fail_unknown_value(std::string_view key, std::string_view val
 }
 
 std::optional<Error> ObjectReader::finish() {
-    std::vector<std::string_view> seen;
     for (const auto field : object_) {
         const std::string_view key = field.key;
-        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-            return Error{join_key(path_, key), "duplicate key"};
-        }
-        seen.push_back(key);
         if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
             std::string message = "unknown key";
             const std::string guess = did_you_mean(key, known_);

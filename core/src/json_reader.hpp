@@ -1,5 +1,5 @@
 // trainclock (internal): strict reading of JSON objects with simdjson's error-code DOM API.
-// Every failure is an Error naming the dotted key; unknown and duplicate keys are errors.
+// Every failure is an Error naming the dotted key; unknown keys are errors; a repeated key's last value wins.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +61,7 @@ public:
 
     const std::string& path() const { return path_; }
     bool failed() const { return error_.has_value(); }
-    std::optional<Error> finish();  // unknown or duplicate key, else the first recorded error
+    std::optional<Error> finish();  // an unknown key, else the first recorded error
 
 private:
     simdjson::dom::object object_;

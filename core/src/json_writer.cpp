@@ -16,11 +16,16 @@ std::string split_scientific(const char* begin, const char* end, int* exponent10
     for (; p != end && *p != 'e'; ++p) {
         if (*p != '.') digits += *p;
     }
-    *exponent10 = (p != end) ? std::atoi(p + 1) : 0;
+    // to_chars does not NUL-terminate: read the exponent only up to `end` (atoi would run on).
+    *exponent10 = (p != end) ? std::atoi(std::string(p + 1, end).c_str()) : 0;
     while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
     return digits;
 }
 
+} // namespace
+
+// Shortest round-trip digits of a positive finite value; both paths give the same digits
+// (tests/core/test_prediction_json.cpp compares them).
 std::string shortest_digits(double value, int* exponent10) {
 #if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
     char buffer[64];
@@ -31,7 +36,6 @@ std::string shortest_digits(double value, int* exponent10) {
 #endif
 }
 
-} // namespace
 
 // Shortest precision p such that "%.{p}e" reads back as the same double. Correctly rounded printf
 // (glibc, musl) makes round-tripping monotonic in p, so a binary search over 0..16 finds it.

@@ -13,6 +13,7 @@ namespace trainclock {
 void append_json_number(std::string& out, double value);              // shortest round-trip; NaN/inf -> null
 void append_json_string(std::string& out, std::string_view text);     // quoted and escaped
 std::string json_number(double value);                                // append_json_number into a new string
+std::string shortest_digits(double value, int* exponent10);           // "1234", e=2 for 12.34: to_chars where available
 std::string shortest_digits_portable(double value, int* exponent10);  // printf-based fallback (tested against to_chars)
 
 // Streaming writer with optional pretty printing (indent > 0 spaces per level).

@@ -89,8 +89,10 @@ Result<std::string> object_text(std::string_view text) {
     }
     simdjson::dom::parser parser;
     auto document = parse_json_document(parser, json);
-    if (!document) return document.error();
-    if (!document.value().is_object()) return Error{"", "expected a JSON object, got " + json_type_phrase(document.value())};
+    if (!document) return Error{"", "inline object: " + document.error().message};
+    if (!document.value().is_object()) {
+        return Error{"", "inline object: expected a JSON object, got " + json_type_phrase(document.value())};
+    }
     return json;
 }
 
@@ -109,7 +111,8 @@ Result<std::string> field_json(const ConfigField& field, std::string_view text) 
             char* end = nullptr;
             const double value = copy.empty() ? 0 : std::strtod(copy.c_str(), &end);
             if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value)) {
-                return Error{"", "expected a number, got '" + copy + "'"};
+                const char* expected = field.type == FieldType::integer ? "an integer" : "a number";
+                return Error{"", std::string("expected ") + expected + ", got '" + copy + "'"};
             }
             return json_number(value);
         }

@@ -1,0 +1,60 @@
+// Tests for trainclock/api.hpp: the JSON-string facade used by the web app.
+#include <catch2/catch.hpp>
+
+#include "trainclock/api.hpp"
+#include "trainclock/presets.hpp"
+
+using namespace trainclock;
+
+namespace {
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+const char* const kConfig = R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "parallel": {"pp": 2}})";
+} // namespace
+
+TEST_CASE("predict_json returns the result with config and timeline") {
+    const std::string json = predict_json(kConfig);
+    CHECK(json.rfind("{\"schema\":\"trainclock/result/v1\"", 0) == 0);
+    for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "memory", "breakdown_s", "warnings", "config", "timeline"}) {
+        INFO(key);
+        CHECK(has(json, std::string("\"") + key + "\":"));
+    }
+    CHECK_FALSE(has(json, "\"error\""));
+    CHECK(predict_json(kConfig) == json);  // deterministic
+}
+
+TEST_CASE("API errors are {error: {key, message}}") {
+    CHECK(predict_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb", "precision": "fp8-mixed"})") ==
+          R"json({"error":{"key":"precision","message":"gpu a100-sxm4-80gb has no fp8 tensor cores (precision fp8-mixed needs fp8)"}})json");
+    CHECK(has(predict_json(""), R"({"error":{"key":"","message":"empty input)"));
+    CHECK(has(compare_json("{"), R"("error")"));
+    CHECK(has(encode_link(R"({"model": "gpt2"})"), R"({"error":{"key":"gpu")"));
+    CHECK(has(decode_link("v=9"), R"({"error":{"key":"v")"));
+    CHECK(has(presets_json("cpus"), R"({"error":{"key":"kind")"));
+}
+
+TEST_CASE("compare_json lists the precisions the GPU runs") {
+    const std::string json = compare_json(kConfig);
+    CHECK(has(json, R"("baseline":"fp32")"));
+    CHECK(has(json, R"({"precision":"fp32","gemm":"fp32","speedup":1,)"));
+    CHECK(has(json, R"("precision":"bf16-mixed")"));
+    CHECK(has(json, R"("unsupported":["fp8-mixed")"));  // A100 has no FP8
+}
+
+TEST_CASE("presets_json lists every kind, or one") {
+    const std::string all = presets_json("");
+    for (const char* kind : {"\"models\":[", "\"gpus\":[", "\"nodes\":[", "\"precisions\":["}) CHECK(has(all, kind));
+    for (const auto& name : preset_names(PresetKind::gpu)) CHECK(has(all, "{\"name\":\"" + name + "\""));
+    const std::string gpus = presets_json("gpus");
+    CHECK(gpus == presets_json("gpu"));
+    CHECK_FALSE(has(gpus, "\"models\""));
+}
+
+TEST_CASE("encode_link and decode_link round-trip through JSON") {
+    const std::string encoded = encode_link(kConfig);
+    REQUIRE(encoded.rfind("{\"fragment\":\"v=1&m=gpt3-1.3b&g=a100-sxm4-80gb&N=8&p=bf16-mixed&pp=2", 0) == 0);
+    const std::string fragment = encoded.substr(13, encoded.size() - 13 - 2);
+    const std::string decoded = decode_link(fragment);
+    REQUIRE(decoded.rfind("{\"config\":{\"schema\":\"trainclock/config/v1\"", 0) == 0);
+    const std::string config = decoded.substr(10, decoded.size() - 11);
+    CHECK(predict_json(config) == predict_json(kConfig));
+}

@@ -1,0 +1,33 @@
+// Tests for trainclock/status.hpp: Error formatting and the Result value-or-error.
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "trainclock/status.hpp"
+
+using namespace trainclock;
+
+TEST_CASE("Error::to_string joins key and message, or gives the message alone") {
+    CHECK(Error{"parallel.tp", "3 does not divide model.heads = 64"}.to_string() ==
+          "parallel.tp: 3 does not divide model.heads = 64");
+    CHECK(Error{"", "empty input: expected a JSON object"}.to_string() == "empty input: expected a JSON object");
+}
+
+TEST_CASE("Result holds a value or an error") {
+    Result<int> good(42);
+    REQUIRE(good.ok());
+    CHECK(static_cast<bool>(good));
+    CHECK(good.value() == 42);
+
+    Result<int> bad(Error{"gpu", "missing"});
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().key == "gpu");
+    CHECK(bad.error().message == "missing");
+}
+
+TEST_CASE("Result moves its value out") {
+    Result<std::unique_ptr<int>> owned(std::make_unique<int>(7));
+    std::unique_ptr<int> taken = std::move(owned).value();
+    REQUIRE(taken);
+    CHECK(*taken == 7);
+}
