@@ -165,6 +165,12 @@ std::string command_help(const Command& command) {
 // [SECTION] Config from flags ----------------------------------------------------------------------
 
 Result<Config> config_from_args(const Args& args) {
+    auto draft = config_draft_from_args(args);
+    if (!draft) return draft;
+    return validate_config(std::move(draft).value());
+}
+
+Result<Config> config_draft_from_args(const Args& args) {
     Config config = config_draft();
     if (const auto path = args.value("--config")) {
         auto text = read_text_file(*path);
@@ -190,7 +196,7 @@ Result<Config> config_from_args(const Args& args) {
         if (!updated) return updated.error();
         config = std::move(updated).value();
     }
-    return validate_config(std::move(config));
+    return config;
 }
 
 // [SECTION] Errors and files -----------------------------------------------------------------------

@@ -70,6 +70,8 @@ std::vector<FlagSpec> config_flag_specs();  // --config, then every config field
 // The Config of the command line: --config FILE|- first, then the config flags in order (flags
 // override the file), then validate_config. Errors name the file, flag or config key.
 Result<Config> config_from_args(const Args& args);
+// The same before validate_config, for commands that vary the layout themselves (search).
+Result<Config> config_draft_from_args(const Args& args);
 
 // Prints "trainclock: error: <key>: <reason>" on stderr; returns kExitBadInput.
 int report_error(const Error& error);

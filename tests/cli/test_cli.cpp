@@ -1,0 +1,215 @@
+// End-to-end tests of build/bin/trainclock: exit codes, output formats, units, error lines.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Run {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+std::string work_path(const std::string& name) { return std::string(TRAINCLOCK_CLI_WORK_DIR) + "/" + name; }
+
+// Runs the CLI with `args` (shell words, already quoted where needed) and optional stdin text.
+Run trainclock(const std::string& args, const std::string& input = "") {
+    const std::string in = work_path("stdin.txt"), out = work_path("stdout.txt"), err = work_path("stderr.txt");
+    std::ofstream(in) << input;
+    const std::string command = std::string("'") + TRAINCLOCK_CLI + "' " + args + " <'" + in + "' >'" + out + "' 2>'" + err + "'";
+    const int status = std::system(command.c_str());
+    Run run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = slurp(out);
+    run.err = slurp(err);
+    return run;
+}
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+size_t lines(const std::string& text) {
+    size_t n = 0;
+    for (const char c : text) n += c == '\n' ? 1 : 0;
+    return n;
+}
+
+// A bad input: exit 2, nothing on stdout, one line "trainclock: error: <key>: <reason>" on stderr.
+void check_rejected(const std::string& args, const std::string& key, const std::string& input = "") {
+    INFO("trainclock " << args);
+    const Run run = trainclock(args, input);
+    CHECK(run.exit_code == 2);
+    CHECK(run.out.empty());
+    CHECK(lines(run.err) == 1);
+    CHECK(run.err.rfind("trainclock: error: " + key + ": ", 0) == 0);
+    INFO(run.err);
+}
+
+const std::string kDefault =
+    "--model llama3-70b --gpu h100-sxm --gpus 1024 --precision bf16-mixed --tp 8 --pp 4 --seq 8192 --gbs 1024 "
+    "--mbs 1 --recompute selective --tokens 15e12";
+
+} // namespace
+
+TEST_CASE("--version and --help") {
+    const Run version = trainclock("--version");
+    CHECK(version.exit_code == 0);
+    CHECK(version.out.rfind("trainclock ", 0) == 0);
+    const Run help = trainclock("--help");
+    CHECK(help.exit_code == 0);
+    for (const char* command : {"predict", "compare", "presets", "link"}) {
+        CHECK(has(help.out, std::string("  ") + command));
+        const Run command_help = trainclock(std::string(command) + " --help");
+        CHECK(command_help.exit_code == 0);
+        CHECK(has(command_help.out, std::string("usage: trainclock ") + command));
+    }
+    CHECK(has(trainclock("predict --help").out, "--gpus N"));
+    CHECK(trainclock("").exit_code == 2);  // no command: usage on stderr
+}
+
+TEST_CASE("predict prints a readable table with units") {
+    const Run run = trainclock("predict " + kDefault);
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.err.empty());
+    for (const char* text : {"step time", "tokens/s", "TFLOP/s", "MFU", " %", "total time", "days", "GPU-h", "$",
+                             "Wh", "GiB", "capacity", "step breakdown", "pipeline bubble", "precision overhead"}) {
+        INFO(text);
+        CHECK(has(run.out, text));
+    }
+    CHECK(has(run.out, "llama3-70b"));
+    CHECK(has(run.out, "tp 8 x pp 4 x cp 1 x dp 32"));
+}
+
+TEST_CASE("predict --json prints the result JSON with the config") {
+    const Run run = trainclock("predict " + kDefault + " --json");
+    REQUIRE(run.exit_code == 0);
+    for (const char* key : {"schema", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s",
+                            "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "steps", "total_time_s",
+                            "gpu_hours", "cost_usd", "energy_kwh", "memory", "breakdown_s", "warnings", "config"}) {
+        INFO(key);
+        CHECK(has(run.out, std::string("\"") + key + "\": "));
+    }
+    CHECK(has(run.out, "\"schema\": \"trainclock/result/v1\""));
+}
+
+TEST_CASE("predict --csv prints a header and one row of the same width") {
+    const Run run = trainclock("predict " + kDefault + " --csv");
+    REQUIRE(run.exit_code == 0);
+    REQUIRE(lines(run.out) == 2);
+    const std::string header = run.out.substr(0, run.out.find('\n'));
+    const std::string row = run.out.substr(header.size() + 1);
+    CHECK(header.rfind("model,gpu,", 0) == 0);
+    CHECK(row.rfind("llama3-70b,h100-sxm,", 0) == 0);
+    size_t header_commas = 0, row_commas = 0;
+    bool quoted = false;
+    for (const char c : header) header_commas += c == ',';
+    for (const char c : row) {
+        if (c == '"') quoted = !quoted;
+        row_commas += (c == ',' && !quoted) ? 1 : 0;
+    }
+    CHECK(header_commas == row_commas);
+}
+
+TEST_CASE("a config file, stdin and flags give the same prediction; flags override the file") {
+    const Run flags = trainclock("predict " + kDefault + " --json");
+    const std::string config = R"({"schema": "trainclock/config/v1", "model": "llama3-70b", "gpu": "h100-sxm",
+        "num_gpus": 1024, "precision": "bf16-mixed", "parallel": {"tp": 8, "pp": 4},
+        "training": {"seq_len": 8192, "global_batch": 1024, "micro_batch": 1, "recompute": "selective", "tokens": 15e12}})";
+    std::ofstream(work_path("config.json")) << config;
+    const Run file = trainclock("predict --json --config '" + work_path("config.json") + "'");
+    const Run piped = trainclock("predict --json --config -", config);
+    REQUIRE(file.exit_code == 0);
+    CHECK(file.out == flags.out);
+    CHECK(piped.out == flags.out);
+    const Run overridden = trainclock("predict --json --config - --pp 8", config);
+    REQUIRE(overridden.exit_code == 0);
+    CHECK(has(overridden.out, "\"pp\": 8"));
+    CHECK(has(overridden.out, "\"dp\": 16"));
+}
+
+TEST_CASE("compare: FP32 is several times slower than bf16-mixed for gpt3-1.3b on A100") {
+    const Run run = trainclock("compare --model gpt3-1.3b --gpu a100-sxm4-80gb --gpus 8");
+    REQUIRE(run.exit_code == 0);
+    std::istringstream table(run.out);
+    std::string line;
+    double fp32_speedup = 0, bf16_speedup = 0;
+    while (std::getline(table, line)) {
+        std::istringstream words(line);
+        std::string name, gemm, time, unit, speedup;
+        words >> name >> gemm >> time >> unit >> speedup;
+        if (name == "fp32") fp32_speedup = std::atof(speedup.c_str());
+        if (name == "bf16-mixed") bf16_speedup = std::atof(speedup.c_str());
+    }
+    CHECK(fp32_speedup == 1.0);
+    CHECK(bf16_speedup > 3.0);
+    for (const char* precision : {"tf32", "fp16-amp", "bf16-amp", "fp16-mixed", "fp16", "bf16"}) CHECK(has(run.out, precision));
+    CHECK(has(run.out, "not supported by a100-sxm4-80gb: fp8-mixed"));
+    CHECK(has(run.out, "prec.ovh"));  // the breakdown columns that explain the gaps
+    const Run json = trainclock("compare --model gpt3-1.3b --gpu a100-sxm4-80gb --gpus 8 --json");
+    REQUIRE(json.exit_code == 0);
+    CHECK(has(json.out, R"("baseline":"fp32")"));
+}
+
+TEST_CASE("presets lists every kind, as text and JSON") {
+    const Run all = trainclock("presets");
+    REQUIRE(all.exit_code == 0);
+    for (const char* id : {"llama3-70b", "h100-sxm", "dgx-h100", "fp8-mixed"}) CHECK(has(all.out, id));
+    const Run gpus = trainclock("presets gpus");
+    CHECK(has(gpus.out, "a100-sxm4-80gb"));
+    CHECK_FALSE(has(gpus.out, "llama3-70b"));
+    const Run json = trainclock("presets models --json");
+    REQUIRE(json.exit_code == 0);
+    CHECK(json.out.rfind("{\"models\":[", 0) == 0);
+    check_rejected("presets cpus", "cpus");
+}
+
+TEST_CASE("link encode and decode round-trip a config") {
+    const Run encoded = trainclock("link encode " + kDefault);
+    REQUIRE(encoded.exit_code == 0);
+    const std::string fragment = encoded.out.substr(0, encoded.out.find('\n'));
+    CHECK(fragment.rfind("v=1&m=llama3-70b&g=h100-sxm&N=1024&p=bf16-mixed&tp=8&pp=4", 0) == 0);
+    const Run decoded = trainclock("link decode '" + fragment + "'");
+    REQUIRE(decoded.exit_code == 0);
+    const Run from_link = trainclock("predict --json --config -", decoded.out);
+    const Run from_flags = trainclock("predict --json " + kDefault);
+    CHECK(from_link.out == from_flags.out);
+    check_rejected("link decode 'v=2&m=gpt2&g=h100-sxm'", "v");
+    check_rejected("link decode 'v=1&m=gpt2&g=h100-sxm&bogus=1'", "bogus");
+    check_rejected("link decode 'v=1&m=~@@@&g=h100-sxm'", "m");
+    check_rejected("link", "link");
+}
+
+TEST_CASE("bad input: exit code 2 and one line naming the key") {
+    check_rejected("predict --model gpt2 --gpu h100-sxm --tpp 2", "--tpp");
+    check_rejected("predict --model gpt2 --gpu h100", "gpu");
+    check_rejected("predict --model lama3-8b --gpu h100-sxm", "model");
+    check_rejected("predict --model llama3-70b --gpu a100-sxm4-80gb --precision fp8-mixed", "precision");
+    check_rejected("predict --model llama3-70b --gpu h100-sxm --gpus 64 --tp 3", "parallel.tp");
+    check_rejected("predict --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --pp 4 --dp 4", "num_gpus");
+    check_rejected("predict --model gpt2 --gpu h100-sxm --tp abc", "--tp");
+    check_rejected("predict --model gpt2 --gpu h100-sxm --zero 7", "parallel.zero");
+    check_rejected("predict --model gpt2 --gpu h100-sxm --mbs 3 --gbs 8", "training.global_batch");
+    check_rejected("predict --model gpt2 --gpu h100-sxm --tp", "--tp");
+    check_rejected("predict --gpu h100-sxm", "model");
+    check_rejected("predict --model gpt2 --gpu h100-sxm --json --csv", "--csv");
+    check_rejected("predcit", "predcit");
+    check_rejected("predict --config -", "<stdin>", "");
+    check_rejected("predict --config -", "<stdin>", R"({"model": "gpt2", "gpu": )");
+    check_rejected("predict --config -", "<stdin>: parallel.tpp", R"({"model": "gpt2", "gpu": "h100-sxm", "parallel": {"tpp": 2}})");
+    check_rejected("predict --config -", "<stdin>: num_gpus", R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": "8"})");
+    check_rejected("predict --config /nonexistent/config.json", "/nonexistent/config.json");
+    check_rejected("compare --model gpt2 --gpu h100-sxm --tp 5", "parallel.tp");
+}
