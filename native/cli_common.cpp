@@ -77,6 +77,13 @@ std::vector<FlagSpec> config_flag_specs() {
 
 namespace {
 
+bool is_boolean_word(const std::string& word) {
+    for (const char* boolean : {"1", "0", "true", "false", "yes", "no", "on", "off"}) {
+        if (word == boolean) return true;
+    }
+    return false;
+}
+
 std::vector<FlagSpec> all_flags(const Command& command) {
     std::vector<FlagSpec> flags = command.flags;
     flags.push_back({"--help", "", "show this help"});
@@ -124,8 +131,13 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
                                    (guess.empty() ? "; see --help" : "; did you mean " + guess + "?")};
         }
         if (spec->value_name.empty()) {
+            // Config switches also take a value, "--sp=0" or "--sp 0" (the spelling of the web
+            // app's "Copy CLI command", which writes link pairs as flags).
             const bool is_config_switch = find_field_by_flag(spec->name) != nullptr;
             if (inline_value && (!is_config_switch || negated)) return Error{name, "takes no value"};
+            if (!inline_value && is_config_switch && !negated && i + 1 < argv.size() && is_boolean_word(argv[i + 1])) {
+                inline_value = argv[++i];
+            }
             args.add_flag(spec->name, inline_value ? *inline_value : negated ? "false" : "true");
             continue;
         }
@@ -187,8 +199,8 @@ Result<Config> config_draft_from_args(const Args& args) {
         const ConfigField* field = find_field_by_flag(flag);
         if (!field) continue;
         std::string text = value;
-        if (field->type == FieldType::object) {  // --calibration FILE
-            auto contents = read_text_file(value);
+        if (field->type == FieldType::object && value.rfind('~', 0) != 0 && value.rfind('{', 0) != 0) {
+            auto contents = read_text_file(value);  // --calibration FILE (else inline JSON or ~base64url)
             if (!contents) return contents.error();
             text = std::move(contents).value();
         }
