@@ -15,10 +15,11 @@
 #include "trainclock/search.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <tuple>
 
+#include "json_writer.hpp"
+#include "trainclock/memory.hpp"
 #include "trainclock/presets.hpp"
 
 namespace trainclock {
@@ -38,6 +39,7 @@ std::string_view reject_reason_name(RejectReason reason) {
     case RejectReason::gemm_shape: return "gemm_shape";
     case RejectReason::batch: return "batch";
     case RejectReason::micro_batches: return "micro_batches";
+    case RejectReason::node_fill: return "node_fill";
     case RejectReason::rule: return "rule";
     case RejectReason::memory: return "memory";
     }
@@ -55,6 +57,7 @@ std::string_view reject_reason_text(RejectReason reason) {
     case RejectReason::gemm_shape: return "FP8/FP4 GEMMs need hidden and MLP width / TP multiples of 16";
     case RejectReason::batch: return "micro-batch x DP does not divide the global batch";
     case RejectReason::micro_batches: return "interleaved schedule needs a micro-batch count that is a multiple of PP";
+    case RejectReason::node_fill: return "the GPU count does not fill whole nodes";
     case RejectReason::rule: return "another rule of the config validation";
     case RejectReason::memory: return "does not fit in GPU memory";
     }
@@ -262,10 +265,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                   : options.schedules;
     // A GPU count beyond one node must fill whole nodes (config.cpp): then no layout passes.
     const int64_t per_node = base.node.gpus_per_node;
-    if (per_node > 0 && n > per_node && n % per_node != 0)
-        space.enumeration_.first_rule_message = "num_gpus: " + std::to_string(n) + " is not a multiple of the " +
-                                                std::to_string(per_node) + " GPUs per node of node " + base.node.name;
-    const bool node_ok = space.enumeration_.first_rule_message.empty();
+    const bool node_ok = !(per_node > 0 && n > per_node && n % per_node != 0);
     auto reject = [&space](RejectReason reason, int64_t count) {
         space.enumeration_.rejected[size_t(reason)] += count;
         space.layouts_ += count;
@@ -333,8 +333,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     for (int64_t ep : eps) {
                         for (const auto& [schedule, v] : schedule_v) {
                             std::optional<RejectReason> reason =
-                                group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v);
-                            if (!reason && !node_ok) reason = RejectReason::rule;
+                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v)
+                                        : RejectReason::node_fill;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
                                 reject(*reason, subtree);
@@ -424,17 +424,54 @@ const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     const bool by_time = space_->options().objective == SearchObjective::time;
     last_.objective = by_time ? time_s : cost;
     last_.secondary = by_time ? cost : time_s;
-    if (!smallest_memory_ || last_.prediction.memory.per_gpu_gib < smallest_memory_->prediction.memory.per_gpu_gib ||
-        (last_.prediction.memory.per_gpu_gib == smallest_memory_->prediction.memory.per_gpu_gib &&
-         layout_key(layout) < layout_key(smallest_memory_->layout)))
-        smallest_memory_ = last_;
+    note_memory(layout, last_.prediction.memory);
     return last_;
 }
 
+namespace {
+
+// Least memory first, then the layout order (deterministic under merging).
+bool less_memory(const MemoryNeed& a, const MemoryNeed& b) {
+    if (a.memory.per_gpu_gib != b.memory.per_gpu_gib) return a.memory.per_gpu_gib < b.memory.per_gpu_gib;
+    return layout_key(a.layout) < layout_key(b.layout);
+}
+
+// The pipeline shape predict() gives a validated config: M = global batch / (micro-batch x DP),
+// chunks = virtual stages when interleaved (DESIGN.md 2.4; validate_config guarantees M % PP == 0
+// for interleaving, so predict's 1F1B fallback never applies).
+PipelineShape pipeline_shape(const Config& c) {
+    PipelineShape shape;
+    shape.schedule = c.parallel.schedule;
+    shape.stages = c.parallel.pp;
+    shape.micro_batches = c.training.global_batch / (c.training.micro_batch * c.parallel.dp);
+    shape.chunks = c.parallel.schedule == PipelineSchedule::interleaved ? c.parallel.virtual_stages : 1;
+    return shape;
+}
+
+} // namespace
+
+void SearchState::note_memory(const SearchLayout& layout, const MemoryBreakdown& memory) {
+    MemoryNeed need{layout, memory};
+    if (!smallest_memory_ || less_memory(need, *smallest_memory_)) smallest_memory_ = std::move(need);
+}
+
+// Keeps the top K, best first. Layouts the model cannot tell apart (equal objective, secondary
+// and memory, e.g. selective recompute where flash attention already stores no scores) are kept
+// once: the first in layout order, so the list stays deterministic under slicing and merging.
 void SearchState::offer(const SearchHit& hit) {
     const size_t k = size_t(space_->options().top_k);
     if (top_.size() == k && !ranks_before(hit, top_.back())) return;
-    top_.insert(std::upper_bound(top_.begin(), top_.end(), hit, ranks_before), hit);
+    auto equivalent = [&hit](const SearchHit& other) {
+        return other.objective == hit.objective && other.secondary == hit.secondary &&
+               other.prediction.memory.per_gpu_gib == hit.prediction.memory.per_gpu_gib;
+    };
+    auto at = std::upper_bound(top_.begin(), top_.end(), hit, ranks_before);
+    if (at != top_.begin() && equivalent(*(at - 1))) return;  // an equivalent layout ranks first
+    if (at != top_.end() && equivalent(*at)) {
+        *at = hit;  // hit is the first of its kind
+        return;
+    }
+    top_.insert(at, hit);
     if (top_.size() > k) top_.pop_back();
 }
 
@@ -454,6 +491,8 @@ void SearchState::offer(const SearchHit& hit) {
 //     level fits, the heavier one fits too, and is no better than it: when that lighter layout
 //     already ranks strictly after the current K-th best, the heavier one cannot enter the top K.
 //     It is counted as feasible without a prediction.
+//  3. predict() takes its memory from memory_per_gpu (memory.hpp); calling that alone first
+//     rejects layouts that do not fit without simulating their pipeline.
 
 void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, int64_t zero) {
     const SearchOptions& options = space_->options();
@@ -498,6 +537,17 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
                 continue;
             }
             if (!passes_rules(layout)) continue;
+            if (options.prune) {
+                // predict() reports exactly this memory; computing it alone skips the pipeline simulation.
+                const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
+                note_memory(layout, memory);
+                if (!memory.fits) {
+                    ++stats_.rejected[size_t(RejectReason::memory)];
+                    ++stats_.pruned;
+                    too_big = true;
+                    continue;
+                }
+            }
             const SearchHit& hit = evaluate(layout);
             if (!hit.prediction.memory.fits) {
                 ++stats_.rejected[size_t(RejectReason::memory)];
@@ -524,11 +574,7 @@ void SearchState::merge(const SearchState& other) {
     stats_.pruned += other.stats_.pruned;
     for (int r = 0; r < kRejectReasonCount; ++r) stats_.rejected[size_t(r)] += other.stats_.rejected[size_t(r)];
     if (stats_.first_rule_message.empty()) stats_.first_rule_message = other.stats_.first_rule_message;
-    const std::optional<SearchHit>& m = other.smallest_memory_;
-    if (m && (!smallest_memory_ || m->prediction.memory.per_gpu_gib < smallest_memory_->prediction.memory.per_gpu_gib ||
-              (m->prediction.memory.per_gpu_gib == smallest_memory_->prediction.memory.per_gpu_gib &&
-               layout_key(m->layout) < layout_key(smallest_memory_->layout))))
-        smallest_memory_ = m;
+    if (other.smallest_memory_) note_memory(other.smallest_memory_->layout, other.smallest_memory_->memory);
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -564,11 +610,14 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
                "}: no product of them divides " + std::to_string(base.num_gpus);
     }
     if (report.smallest_memory) {
-        const SearchHit& m = *report.smallest_memory;
-        return "no layout fits in memory: the smallest memory need is " + format_gib(m.prediction.memory.per_gpu_gib) +
+        const MemoryNeed& m = *report.smallest_memory;
+        return "no layout fits in memory: the smallest memory need is " + format_gib(m.memory.per_gpu_gib) +
                " GiB per GPU at " + describe_layout(space, m.layout) + "; " + base.gpu.name + " has " +
                format_gib(base.gpu.memory_gib) + " GiB";
     }
+    if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
+        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.gpus_per_node) +
+               " GPUs per node of node " + base.node.name + " (use whole nodes, or at most one node)";
     const int64_t unsupported = report.stats.rejected[size_t(RejectReason::precision)];
     if (unsupported == report.stats.layouts) {
         std::string names;
@@ -602,7 +651,6 @@ SearchReport finish(const SearchSpace& space, const SearchState& state) {
     const SearchStats& s = state.stats();
     report.stats = s;
     report.stats.layouts = e.layouts;  // the enumeration counts every layout, evaluated or not
-    if (!e.first_rule_message.empty()) report.stats.first_rule_message = e.first_rule_message;
     for (int r = 0; r < kRejectReasonCount; ++r) report.stats.rejected[size_t(r)] += e.rejected[size_t(r)];
     if (report.stats.feasible == 0) report.explanation = explain(space, report);
     return report;
@@ -620,62 +668,48 @@ Result<SearchReport> search(const Config& base, const SearchOptions& options) {
 // [SECTION] JSON and CSV
 // -----------------------------------------------------------------------------------------------
 
-namespace {
-
-// Shortest round-trip form (std::to_chars), identical on native and WASM.
-std::string number(double value) {
-    char buffer[32];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    return std::string(buffer, result.ptr);
-}
-
-std::string quoted(std::string_view text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '"' || c == '\\') out += '\\', out += c;
-        else if (static_cast<unsigned char>(c) < 0x20) {
-            char escape[8];
-            std::snprintf(escape, sizeof escape, "\\u%04x", c);
-            out += escape;
-        } else out += c;
-    }
-    return out + "\"";
-}
-
-} // namespace
-
 std::string search_report_to_json(const SearchSpace& space, const SearchReport& report) {
     const SearchStats& s = report.stats;
-    std::string out = "{\"schema\":\"trainclock/search/v1\",\"objective\":";
-    out += space.options().objective == SearchObjective::time ? "\"time\"" : "\"cost\"";
-    out += ",\"stats\":{\"layouts\":" + std::to_string(s.layouts) + ",\"predicted\":" + std::to_string(s.predicted) +
-           ",\"feasible\":" + std::to_string(s.feasible) + ",\"pruned\":" + std::to_string(s.pruned) +
-           ",\"rejected\":" + std::to_string(s.rejected_total()) + "},\"rejected\":{";
-    for (int r = 0; r < kRejectReasonCount; ++r)
-        out += (r ? "," : "") + quoted(reject_reason_name(RejectReason(r))) + ":" + std::to_string(s.rejected[size_t(r)]);
-    out += "},\"top\":[";
+    JsonWriter out;
+    out.begin_object();
+    out.field("schema", "trainclock/search/v1");
+    out.field("objective", space.options().objective == SearchObjective::time ? "time" : "cost");
+    out.key("stats").begin_object();
+    out.field("layouts", s.layouts).field("predicted", s.predicted).field("feasible", s.feasible);
+    out.field("pruned", s.pruned).field("rejected", s.rejected_total());
+    if (report.wall_s >= 0) out.field("wall_s", report.wall_s).field("threads", int64_t(report.threads));
+    out.end_object();
+    out.key("rejected").begin_object();
+    for (int r = 0; r < kRejectReasonCount; ++r) out.field(reject_reason_name(RejectReason(r)), s.rejected[size_t(r)]);
+    out.end_object();
+    out.key("top").begin_array();
     for (size_t i = 0; i < report.top.size(); ++i) {
         const SearchHit& h = report.top[i];
         const ParallelSpec& p = h.layout.parallel;
         const Prediction& r = h.prediction;
-        out += (i ? "," : "") + std::string("{\"rank\":") + std::to_string(i + 1) +
-               ",\"precision\":" + quoted(space.precisions()[size_t(h.layout.precision)].name) +
-               ",\"layout\":{\"tp\":" + std::to_string(p.tp) + ",\"pp\":" + std::to_string(p.pp) +
-               ",\"dp\":" + std::to_string(p.dp) + ",\"cp\":" + std::to_string(p.cp) + ",\"ep\":" + std::to_string(p.ep) +
-               ",\"sequence_parallel\":" + (p.sequence_parallel ? "true" : "false") +
-               ",\"zero\":" + std::to_string(p.zero) + ",\"virtual_stages\":" + std::to_string(p.virtual_stages) +
-               ",\"schedule\":" + quoted(schedule_name(p.schedule)) +
-               ",\"micro_batch\":" + std::to_string(h.layout.micro_batch) +
-               ",\"recompute\":" + quoted(recompute_name(h.layout.recompute)) + "}" +
-               ",\"result\":{\"iteration_time_s\":" + number(r.iteration_time_s) +
-               ",\"total_time_s\":" + number(r.total_time_s) + ",\"cost_usd\":" + number(r.cost_usd) +
-               ",\"step_cost_usd\":" + number(step_cost_usd(space.base(), r.iteration_time_s)) +
-               ",\"mfu\":" + number(r.mfu) + ",\"tokens_per_s\":" + number(r.tokens_per_s) +
-               ",\"memory_per_gpu_gib\":" + number(r.memory.per_gpu_gib) +
-               ",\"capacity_gib\":" + number(r.memory.capacity_gib) + "}}";
+        out.begin_object();
+        out.field("rank", int64_t(i + 1));
+        out.field("precision", space.precisions()[size_t(h.layout.precision)].name);
+        out.key("layout").begin_object();
+        out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
+        out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero);
+        out.field("virtual_stages", p.virtual_stages).field("schedule", schedule_name(p.schedule));
+        out.field("micro_batch", h.layout.micro_batch).field("recompute", recompute_name(h.layout.recompute));
+        out.end_object();
+        out.key("result").begin_object();
+        out.field("iteration_time_s", r.iteration_time_s).field("total_time_s", r.total_time_s);
+        out.field("cost_usd", r.cost_usd).field("step_cost_usd", step_cost_usd(space.base(), r.iteration_time_s));
+        out.field("mfu", r.mfu).field("tokens_per_s", r.tokens_per_s);
+        out.field("memory_per_gpu_gib", r.memory.per_gpu_gib).field("capacity_gib", r.memory.capacity_gib);
+        out.end_object();
+        out.end_object();
     }
-    out += "],\"explanation\":" + (report.explanation.empty() ? std::string("null") : quoted(report.explanation)) + "}";
-    return out;
+    out.end_array();
+    out.key("explanation");
+    if (report.explanation.empty()) out.null();
+    else out.value(report.explanation);
+    out.end_object();
+    return out.take();
 }
 
 std::string search_csv_header() {
@@ -694,9 +728,9 @@ std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& rep
                std::to_string(p.cp) + "," + std::to_string(p.ep) + "," + (p.sequence_parallel ? "1" : "0") + "," +
                std::to_string(p.zero) + "," + std::string(schedule_name(p.schedule)) + "," +
                std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
-               std::string(recompute_name(h.layout.recompute)) + "," + number(r.iteration_time_s) + "," +
-               number(r.total_time_s) + "," + number(r.cost_usd) + "," + number(r.mfu) + "," +
-               number(r.tokens_per_s) + "," + number(r.memory.per_gpu_gib) + "\n";
+               std::string(recompute_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," +
+               json_number(r.total_time_s) + "," + json_number(r.cost_usd) + "," + json_number(r.mfu) + "," +
+               json_number(r.tokens_per_s) + "," + json_number(r.memory.per_gpu_gib) + "\n";
     }
     return out;
 }

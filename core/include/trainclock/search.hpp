@@ -16,7 +16,8 @@
 //   the layout in the order precision index, TP, PP, CP, EP, SP off before on, ZeRO, schedule
 //   (gpipe, 1f1b, interleaved), virtual stages, micro-batch, recompute (none, selective, full).
 //   objective cost: cost_usd (per step when training.tokens is 0), then iteration time, then the
-//   same tie-breaks. With a fixed GPU count and GPU type cost is proportional to time, so both
+//   same tie-breaks. Layouts with equal objective, secondary and memory are equivalent to the
+//   model and listed once (the first in layout order). With a fixed GPU count and GPU type cost is proportional to time, so both
 //   objectives agree except when the price is unknown (0), where cost ties and time decides.
 #pragma once
 
@@ -46,10 +47,11 @@ enum class RejectReason : int {
     gemm_shape,      // FP8/FP4 GEMMs need hidden and ffn_hidden / TP multiples of 16
     batch,           // micro_batch * DP does not divide the global batch
     micro_batches,   // interleaved: micro-batch count not a multiple of PP; or too many to simulate
+    node_fill,       // more GPUs than one node but not whole nodes (every layout)
     rule,            // any other rule of validate_config (the first message is kept)
     memory,          // does not fit in GPU memory
 };
-inline constexpr int kRejectReasonCount = 11;
+inline constexpr int kRejectReasonCount = 12;
 std::string_view reject_reason_name(RejectReason reason);  // "tp_split": JSON/CSV key
 std::string_view reject_reason_text(RejectReason reason);  // "TP does not divide the heads or the MLP width"
 
@@ -82,6 +84,12 @@ struct SearchHit {
     Prediction prediction;                   // predict(config_for(layout)), without timeline
     double objective = 0;                    // iteration_time_s or cost (see the header comment)
     double secondary = 0;                    // the other one of the two
+};
+
+// Memory of one layout (the smallest need is what the explanation of "nothing fits" names).
+struct MemoryNeed {
+    SearchLayout layout;
+    MemoryBreakdown memory;
 };
 
 struct SearchStats {
@@ -142,14 +150,15 @@ public:
     void run(int64_t begin_cell, int64_t end_cell);               // evaluate cells [begin, end)
     void merge(const SearchState& other);                         // add another state's results
 
-    const std::vector<SearchHit>& top() const { return top_; }    // best first, at most top_k
+    const std::vector<SearchHit>& top() const { return top_; }    // best first, at most top_k, no two equivalent
     const SearchStats& stats() const { return stats_; }           // of the cells run here (enumeration excluded)
-    const std::optional<SearchHit>& smallest_memory() const { return smallest_memory_; }  // among rule-passing layouts
+    const std::optional<MemoryNeed>& smallest_memory() const { return smallest_memory_; }  // least memory seen among rule-passing layouts
 
 private:
     void run_cell(const SearchSpace::Group& group, int sequence_parallel, int64_t zero);
     bool passes_rules(const SearchLayout& layout);                // loads the layout into scratch_; counts a rule rejection
     const SearchHit& evaluate(const SearchLayout& layout);       // predict() the layout loaded by passes_rules
+    void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
 
     const SearchSpace* space_;
@@ -158,14 +167,16 @@ private:
     SearchHit last_;
     std::vector<SearchHit> top_;
     SearchStats stats_;
-    std::optional<SearchHit> smallest_memory_;
+    std::optional<MemoryNeed> smallest_memory_;
 };
 
 struct SearchReport {
     std::vector<SearchHit> top;              // best first
     SearchStats stats;                       // enumeration + evaluation
-    std::optional<SearchHit> smallest_memory;
+    std::optional<MemoryNeed> smallest_memory;    // least memory need seen (exact when nothing fits)
     std::string explanation;                 // non-empty when nothing is feasible: what blocks it
+    double wall_s = -1;                      // set by the caller (the core has no clock); < 0 = not measured
+    int threads = 1;                         // set by the caller
 };
 
 SearchReport finish(const SearchSpace& space, const SearchState& state);
@@ -179,8 +190,9 @@ bool ranks_before(const SearchHit& a, const SearchHit& b);
 // "TP=8 PP=16 CP=1 DP=128 EP=1 SP ZeRO-1 interleaved(v=4) mbs=1 recompute=none bf16-mixed"
 std::string describe_layout(const SearchSpace& space, const SearchLayout& layout);
 
-// {"schema": "trainclock/search/v1", "objective", "stats": {...}, "rejected": {reason: n},
-//  "top": [{"rank", "layout": {...}, "precision", "result": {...}}], "explanation"}
+// {"schema": "trainclock/search/v1", "objective", "stats": {layouts, predicted, feasible, pruned,
+//  rejected[, wall_s, threads]}, "rejected": {reason: n}, "top": [{"rank", "precision", "layout":
+//  {...}, "result": {...}}], "explanation": null | "..."}
 std::string search_report_to_json(const SearchSpace& space, const SearchReport& report);
 std::string search_csv_header();
 std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& report);

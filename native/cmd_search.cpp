@@ -1,0 +1,185 @@
+// `trainclock search`: the fastest (or cheapest) parallel layouts that fit, over every layout of
+// the GPUs given (core: search.hpp; threads: search_threads.hpp).
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "cli_common.hpp"
+#include "search_threads.hpp"
+#include "trainclock/presets.hpp"
+#include "trainclock/search.hpp"
+
+namespace trainclock::cli {
+namespace {
+
+std::string grouped(int64_t n) {  // 402828 -> "402,828"
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+Result<int64_t> positive_integer(const Args& args, std::string_view flag, int64_t fallback) {
+    const auto text = args.value(flag);
+    if (!text) return fallback;
+    char* end = nullptr;
+    const long long value = std::strtoll(text->c_str(), &end, 10);
+    if (text->empty() || *end != '\0' || value < 1) return Error{std::string(flag), "expected a positive integer, got '" + *text + "'"};
+    return int64_t(value);
+}
+
+// Layout flags given on the command line pin their dimension; the others are searched.
+Result<SearchOptions> options_from_args(const Args& args, const Config& draft) {
+    SearchOptions o;
+    const ParallelSpec& p = draft.parallel;
+    if (args.has("--dp")) return Error{"--dp", "is derived by the search (num_gpus / (tp*pp*cp)); pin --tp, --pp or --cp instead"};
+    if (args.has("--tp")) o.tp = {p.tp};
+    if (args.has("--pp")) o.pp = {p.pp};
+    if (args.has("--cp")) o.cp = {p.cp};
+    if (args.has("--ep")) o.ep = {p.ep};
+    if (args.has("--zero")) o.zero = {p.zero};
+    if (args.has("--vpp")) o.virtual_stages = {p.virtual_stages};
+    if (args.has("--schedule")) o.schedules = {p.schedule};
+    if (args.has("--sp")) o.sequence_parallel = {p.sequence_parallel ? 1 : 0};
+    if (args.has("--mbs")) o.micro_batch = {draft.training.micro_batch};
+    if (args.has("--recompute")) o.recompute = {draft.training.recompute};
+    const auto objective = args.value("--objective");
+    if (objective && *objective != "time" && *objective != "cost")
+        return Error{"--objective", "expected time or cost, got '" + *objective + "'"};
+    o.objective = objective && *objective == "cost" ? SearchObjective::cost : SearchObjective::time;
+    Result<int64_t> top = positive_integer(args, "--top", 10);
+    if (!top) return top.error();
+    o.top_k = top.value();
+    return o;
+}
+
+// The base must be valid apart from its layout: check it with a one-GPU layout, so a bad model,
+// GPU, precision or sequence is bad input (exit 2) and not "no layout".
+std::optional<Error> check_base(const Config& draft) {
+    Config probe = draft;
+    probe.num_gpus = 1;
+    probe.parallel = ParallelSpec{};
+    probe.training.global_batch = 1;
+    probe.training.micro_batch = 1;
+    Result<Config> valid = validate_config(probe);
+    if (valid.ok()) return std::nullopt;
+    return valid.error();
+}
+
+void print_table(const SearchSpace& space, const SearchReport& report) {
+    const Config& base = space.base();
+    const bool run_length = base.training.tokens > 0;
+    TextTable table({"#", "precision", "TP", "PP", "CP", "DP", "EP", "SP", "ZeRO", "schedule", "mbs", "recompute", "step",
+                     "total", run_length ? "cost" : "cost/step", "MFU", "tokens/s", "mem/GPU"});
+    for (size_t i = 0; i < report.top.size(); ++i) {
+        const SearchHit& h = report.top[i];
+        const ParallelSpec& p = h.layout.parallel;
+        const Prediction& r = h.prediction;
+        const std::string schedule = p.pp == 1                                    ? "-"
+                                     : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
+                                     : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
+                                                                                   : "1f1b";
+        const char* recompute = h.layout.recompute == Recompute::none        ? "none"
+                                : h.layout.recompute == Recompute::selective ? "selective"
+                                                                             : "full";
+        // Without a run length the objective pair holds the cost of one step (search.hpp).
+        const double cost = run_length ? r.cost_usd
+                                       : space.options().objective == SearchObjective::cost ? h.objective : h.secondary;
+        table.add({std::to_string(i + 1), space.precisions()[size_t(h.layout.precision)].name, std::to_string(p.tp),
+                   std::to_string(p.pp), std::to_string(p.cp), std::to_string(p.dp), std::to_string(p.ep),
+                   p.sequence_parallel ? "on" : "off", std::to_string(p.zero), schedule, std::to_string(h.layout.micro_batch),
+                   recompute, format_seconds(r.iteration_time_s), run_length ? format_seconds(r.total_time_s) : "-",
+                   "$" + format_fixed(cost, cost < 100 ? 2 : 0), format_percent(r.mfu), format_count(r.tokens_per_s, ""),
+                   format_fixed(r.memory.per_gpu_gib, 1) + " GiB"});
+    }
+    std::cout << table.render();
+}
+
+void print_summary(const SearchSpace& space, const SearchReport& report) {
+    const SearchStats& s = report.stats;
+    const Config& base = space.base();
+    std::cout << "\n" << grouped(s.layouts) << " layouts of " << base.model.name << " on " << base.num_gpus << " x "
+              << base.gpu.name << " (" << space.precisions().size() << " precision"
+              << (space.precisions().size() == 1 ? "" : "s") << ", seq " << base.training.seq_len << ", global batch "
+              << base.training.global_batch << ") searched in " << format_seconds(report.wall_s) << " on "
+              << report.threads << " thread" << (report.threads == 1 ? "" : "s") << ": " << grouped(s.feasible)
+              << " fit, " << grouped(s.rejected_total()) << " rejected; " << grouped(s.predicted) << " predicted, "
+              << grouped(s.pruned) << " decided without predict\n";
+    std::vector<int> order;
+    for (int r = 0; r < kRejectReasonCount; ++r)
+        if (s.rejected[size_t(r)] > 0) order.push_back(r);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return s.rejected[size_t(a)] > s.rejected[size_t(b)]; });
+    if (!order.empty()) std::cout << "rejected:\n";
+    for (int r : order)
+        std::cout << "  " << grouped(s.rejected[size_t(r)]) << "  " << reject_reason_text(RejectReason(r)) << " ("
+                  << reject_reason_name(RejectReason(r)) << ")\n";
+    if (s.rejected[size_t(RejectReason::rule)] > 0) std::cout << "  e.g. " << s.first_rule_message << "\n";
+}
+
+int run(const Args& args) {
+    if (!args.positionals().empty()) return report_error({args.positionals()[0], "unexpected argument"});
+    // --precision all is the search's own value; any other --precision is a preset or inline object.
+    Args config_args;
+    bool all_precisions = false;
+    for (const auto& [flag, value] : args.flags()) {
+        if (flag == "--precision" && value == "all") all_precisions = true;
+        else config_args.add_flag(flag, value);
+    }
+    if (all_precisions && args.value("--precision") != "all")
+        return report_error({"--precision", "give either 'all' or one precision"});
+    Result<Config> draft = config_draft_from_args(config_args);
+    if (!draft) return report_error(draft.error());
+    if (draft.value().num_gpus < 1) return report_error({"--gpus", "required: the number of GPUs to lay out"});
+    if (const std::optional<Error> bad = check_base(draft.value())) return report_error(*bad);
+    Result<SearchOptions> options = options_from_args(args, draft.value());
+    if (!options) return report_error(options.error());
+    if (all_precisions) options.value().precisions = precisions_for_gpu(draft.value().gpu);
+    Result<int64_t> threads = positive_integer(args, "--threads", 0);
+    if (!threads) return report_error(threads.error());
+
+    const auto start = std::chrono::steady_clock::now();
+    Result<SearchSpace> space = SearchSpace::create(draft.value(), options.value());
+    if (!space) return report_error(space.error());
+    SearchReport report = run_search_threads(space.value(), int(threads.value()));
+    report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    const int exit_code = report.top.empty() ? kExitInternal : kExitOk;  // 1: nothing fits or passes the rules
+    if (args.has("--json")) {
+        std::cout << search_report_to_json(space.value(), report) << "\n";
+    } else if (args.has("--csv")) {
+        std::cout << search_csv_header() << "\n" << search_to_csv_rows(space.value(), report);
+    } else {
+        if (!report.top.empty()) print_table(space.value(), report);
+        print_summary(space.value(), report);
+    }
+    if (!report.explanation.empty()) std::cerr << "trainclock: search: " << report.explanation << "\n";
+    return exit_code;
+}
+
+const CommandRegistrar registrar({
+    "search",
+    "fastest (or cheapest) parallel layouts that fit",
+    "trainclock search --model M --gpu G --gpus N [--precision P|all] [--seq S --gbs B] [--objective time|cost]\n"
+    "                  [--top K] [--json | --csv] [--threads T]",
+    "Enumerates every layout of N GPUs (TP, PP, CP, DP, EP, SP, ZeRO, schedule, virtual stages,\n"
+    "micro-batch, recompute, and with --precision all every precision the GPU runs), drops those that\n"
+    "break a rule or do not fit in memory, and ranks the rest by step time (or cost). Layout flags\n"
+    "(--tp, --pp, --cp, --ep, --sp, --zero, --vpp, --schedule, --mbs, --recompute) pin that dimension.\n"
+    "Ties: time, cost, memory, then TP, PP, CP, EP, SP, ZeRO, schedule, v, mbs, recompute ascending.\n"
+    "Exit code 1 when no layout fits or passes the rules (the reason is printed on stderr).",
+    {{"--objective", "time|cost", "rank by step time (default) or by cost"},
+     {"--top", "K", "how many layouts to list (default 10)"},
+     {"--threads", "T", "worker threads (default: every hardware thread)"},
+     {"--json", "", "print the trainclock/search/v1 JSON"},
+     {"--csv", "", "print the top layouts as CSV"}},
+    true,
+    run,
+});
+
+} // namespace
+} // namespace trainclock::cli
