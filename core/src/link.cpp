@@ -212,7 +212,7 @@ std::string json_pointer(std::string_view path) {
 }
 
 // The link text of one JSON value: strings as is, booleans 1/0, numbers in JSON form, objects as
-// '~' + base64url of their minified JSON.
+// '~' + base64url of their minified JSON (custom specs: see compact_spec_json).
 std::string link_text(simdjson::dom::element value) {
     std::string_view text;
     bool flag = false;
@@ -223,6 +223,97 @@ std::string link_text(simdjson::dom::element value) {
     if (value.get_int64().get(integer) == simdjson::SUCCESS) return std::to_string(integer);
     if (value.get_double().get(number) == simdjson::SUCCESS) return json_number(number);
     return "~" + base64url_encode(simdjson::minify(value));
+}
+
+// The canonical object of a preset ("model", "gpu", "node" or "precision" path), or "" if unknown.
+std::string preset_object_text(std::string_view path, const std::string& name) {
+    JsonWriter out;
+    if (path == "model") {
+        const auto preset = model_preset(name);
+        if (!preset) return "";
+        write_model(out, preset.value());
+    } else if (path == "gpu") {
+        const auto preset = gpu_preset(name);
+        if (!preset) return "";
+        write_gpu(out, preset.value());
+    } else if (path == "node") {
+        const auto preset = node_preset(name);
+        if (!preset) return "";
+        write_node(out, preset.value());
+    } else {
+        const auto preset = precision_preset(name);
+        if (!preset) return "";
+        write_precision(out, preset.value());
+    }
+    return out.take();
+}
+
+PresetKind preset_kind_of(std::string_view path) {
+    return path == "model" ? PresetKind::model : path == "gpu" ? PresetKind::gpu : path == "node" ? PresetKind::node
+                                                                                                  : PresetKind::precision;
+}
+
+// {"preset": base, ...the keys that differ} for a custom spec: keys only the base has are reset
+// (0, "", false). Returns "" when a key cannot be expressed that way.
+std::string spec_diff(simdjson::dom::object spec, const std::string& base_name, simdjson::dom::object base) {
+    JsonWriter out;
+    out.begin_object().field("preset", base_name);
+    std::string_view name;
+    if (spec["name"].get_string().get(name) == simdjson::SUCCESS && name != "custom") out.field("name", name);
+    std::string text = out.take();
+    for (const auto field : spec) {
+        if (field.key == "name") continue;
+        simdjson::dom::element base_value;
+        const std::string value = simdjson::minify(field.value);
+        if (base[field.key].get(base_value) == simdjson::SUCCESS && simdjson::minify(base_value) == value) continue;
+        text += ',';
+        append_json_string(text, field.key);
+        text += ':' + value;
+    }
+    for (const auto field : base) {
+        simdjson::dom::element ignored;
+        if (field.key == "name" || spec[field.key].get(ignored) == simdjson::SUCCESS) continue;
+        text += ',';
+        append_json_string(text, field.key);
+        switch (field.value.type()) {
+            case simdjson::dom::element_type::STRING: text += ":\"\""; break;
+            case simdjson::dom::element_type::BOOL: text += ":false"; break;
+            case simdjson::dom::element_type::INT64:
+            case simdjson::dom::element_type::UINT64:
+            case simdjson::dom::element_type::DOUBLE: text += ":0"; break;
+            default: return "";
+        }
+    }
+    return text + '}';
+}
+
+// The shortest exact JSON of a custom spec for a link: a diff against the closest preset when it
+// reads back to the very same object, else the whole object.
+std::string compact_spec_json(std::string_view path, simdjson::dom::object spec) {
+    std::string best = simdjson::minify(spec);
+    simdjson::dom::parser base_parser;
+    for (const std::string& name : preset_names(preset_kind_of(path))) {
+        const std::string base_text = preset_object_text(path, name);
+        simdjson::dom::object base;
+        if (base_text.empty() || base_parser.parse(base_text).get(base) != simdjson::SUCCESS) continue;
+        const std::string diff = spec_diff(spec, name, base);
+        if (diff.empty() || diff.size() >= best.size()) continue;
+        // Verify: reading the diff back must reproduce the object exactly.
+        std::string document = "{";
+        append_json_string(document, path);
+        document += ':' + diff + '}';
+        const auto merged = merge_config_json(config_draft(), document);
+        if (!merged) continue;
+        JsonWriter written;
+        write_config(written, merged.value());
+        simdjson::dom::parser check_parser;
+        simdjson::dom::element check;
+        if (check_parser.parse(written.str()).get(check) != simdjson::SUCCESS) continue;
+        simdjson::dom::element reread;
+        if (check.at_pointer(json_pointer(path)).get(reread) != simdjson::SUCCESS) continue;
+        if (simdjson::minify(reread) == simdjson::minify(spec)) best = diff;
+    }
+    return best;
 }
 
 std::string percent_decode(std::string_view text, bool* ok) {
@@ -266,7 +357,10 @@ std::string encode_config_link(const Config& config) {
         if (field.link_key.empty() || field.link_key == "dp") continue;
         simdjson::dom::element value;
         if (actual.at_pointer(json_pointer(field.path)).get(value) != simdjson::SUCCESS) continue;
-        const std::string text = link_text(value);
+        simdjson::dom::object object;
+        const bool custom_spec = field.type == FieldType::spec && value.get_object().get(object) == simdjson::SUCCESS;
+        const std::string text =
+            custom_spec ? "~" + base64url_encode(compact_spec_json(field.path, object)) : link_text(value);
         const bool always = field.link_key == "m" || field.link_key == "g" || field.link_key == "N" || field.link_key == "p";
         if (field.link_key == "n") {
             if (text == config.gpu.default_node) continue;
