@@ -144,3 +144,23 @@ TEST_CASE("set_config_field converts text and merges it; errors name the flag or
     REQUIRE_FALSE(bad_choice.ok());
     CHECK(bad_choice.error().key == "parallel.schedule");
 }
+
+TEST_CASE("a custom spec travels as its changes against the closest preset") {
+    const Config config = load(R"({"model": {"preset": "llama3-8b", "layers": 16}, "gpu": "h100-sxm"})");
+    const std::string fragment = encode_config_link(config);
+    const size_t start = fragment.find("m=~") + 3;
+    const std::string encoded = fragment.substr(start, fragment.find('&', start) - start);
+    const auto json = base64url_decode(encoded);
+    REQUIRE(json.ok());
+    CHECK(json.value() == R"({"preset":"llama3-8b","layers":16})");
+    const auto decoded = decode_config_link(fragment);
+    REQUIRE(decoded.ok());
+    CHECK(config_to_json(decoded.value()) == config_to_json(config));
+
+    // A spec far from every preset, with keys the presets have and it lacks, still round-trips.
+    const Config bare = load(R"({"model": {"architecture": "encoder", "layers": 3, "hidden": 96, "heads": 3,
+        "ffn_hidden": 384, "vocab": 500, "activation": "relu", "norm": "layernorm"}, "gpu": "h100-sxm"})");
+    const auto bare_decoded = decode_config_link(encode_config_link(bare));
+    REQUIRE(bare_decoded.ok());
+    CHECK(config_to_json(bare_decoded.value()) == config_to_json(bare));
+}
