@@ -68,12 +68,14 @@ int run(const Args& args) {
     options.precision_blind = args.has("--precision-blind");
     if (const auto prefix = args.value("--source")) options.source_prefix = *prefix;
     if (const auto path = args.value("--calibration")) {
-        auto text = read_text_file(*path);
+        const bool inline_json = path->rfind('{', 0) == 0;  // like predict: a file or inline JSON
+        auto text = inline_json ? Result<std::string>(*path) : read_text_file(*path);
         if (!text) return report_error(text.error());
         auto calibration = parse_calibration_json(text.value());
         if (!calibration) {
             const Error& e = calibration.error();
-            return report_error({*path + (e.key.empty() ? "" : ": " + e.key), e.message});
+            const std::string where = inline_json ? "--calibration" : *path;
+            return report_error({where + (e.key.empty() ? "" : ": " + e.key), e.message});
         }
         options.calibration = calibration.value();
     }
@@ -103,7 +105,7 @@ int run(const Args& args) {
 const CommandRegistrar registrar({
     "validate",
     "accuracy against published measurements (MAPE per source, precision, GPU)",
-    "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE] [--worst N]",
+    "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]",
     "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
     "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
     "per case and the MAPE over the public set (llm_public + precision_public rows), vTrain's ground truth\n"
@@ -113,7 +115,7 @@ const CommandRegistrar registrar({
     {{"--json", "", "print the report as JSON (schema trainclock/validation/v1)"},
      {"--precision-blind", "", "the static-graph baseline: every op at one reference dtype"},
      {"--source", "PREFIX", "only cases whose id or source file starts with PREFIX (MEG21, PT-BERT, vtrain, ...)"},
-     {"--calibration", "FILE", "calibration overrides (the config's \"calibration\" keys) for every case"},
+     {"--calibration", "FILE|JSON", "calibration overrides (the config's \"calibration\" keys) for every case"},
      {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"}},
     false,
     run,
