@@ -159,8 +159,11 @@ std::string command_help(const Command& command) {
             std::string left = spec.name;
             if (!spec.value_name.empty()) left += " " + spec.value_name;
             else if (find_field_by_flag(spec.name)) left += ", --no-" + spec.name.substr(2);
+            constexpr size_t kColumn = 30;  // help text column; longer flag spellings wrap
             out << "  " << left;
-            out << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << spec.help << "\n";
+            if (left.size() + 2 > kColumn) out << "\n" << std::string(kColumn + 2, ' ');
+            else out << std::string(kColumn + 2 - left.size() - 2, ' ');
+            out << spec.help << "\n";
         }
     };
     out << "\nflags:\n";
