@@ -9,6 +9,7 @@
 #include "cli_common.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -292,17 +293,27 @@ std::string format_percent(double fraction) { return format_fixed(fraction * 100
 
 std::string TextTable::render(std::string_view indent) const {
     std::vector<size_t> widths;
-    for (const auto& row : rows_) {
-        if (widths.size() < row.size()) widths.resize(row.size(), 0);
-        for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    std::vector<bool> numeric;  // right-align columns whose body cells all look like numbers
+    for (size_t r = 0; r < rows_.size(); ++r) {
+        const auto& row = rows_[r];
+        if (widths.size() < row.size()) {
+            widths.resize(row.size(), 0);
+            numeric.resize(row.size(), true);
+        }
+        for (size_t i = 0; i < row.size(); ++i) {
+            widths[i] = std::max(widths[i], row[i].size());
+            const bool number_like = row[i].empty() || std::isdigit(static_cast<unsigned char>(row[i][0])) ||
+                                     std::string_view("-+$.").find(row[i][0]) != std::string_view::npos;
+            if (r > 0 && !number_like) numeric[i] = false;
+        }
     }
     std::string out;
     for (const auto& row : rows_) {
         std::string line(indent);
         for (size_t i = 0; i < row.size(); ++i) {
-            const size_t pad = widths[i] - row[i].size();
-            if (i == 0) line += row[i] + std::string(pad, ' ');
-            else line += "  " + std::string(pad, ' ') + row[i];
+            const std::string pad(widths[i] - row[i].size(), ' ');
+            if (i > 0) line += "  ";
+            line += (i > 0 && numeric[i]) ? pad + row[i] : row[i] + pad;
         }
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out += line + "\n";

@@ -36,7 +36,7 @@ std::string gpu_table() {
         auto peak = [&](DType dtype) { return s.supports(dtype) ? format_fixed(s.peak_tflops[int(dtype)], 0) : "-"; };
         table.add({id, s.display_name, format_fixed(s.memory_gib, 0) + " GiB", format_fixed(s.memory_bw_gbps, 0) + " GB/s",
                    peak(DType::fp32), peak(DType::tf32), peak(DType::bf16), peak(DType::fp16), peak(DType::fp8),
-                   format_fixed(s.tdp_w, 0) + " W", format_fixed(s.price_per_gpu_hour_usd, 2), s.default_node});
+                   format_fixed(s.tdp_w, 0) + " W", s.price_per_gpu_hour_usd > 0 ? format_fixed(s.price_per_gpu_hour_usd, 2) : "-", s.default_node});
     }
     return table.render() + "(peaks: dense TFLOP/s)\n";
 }
