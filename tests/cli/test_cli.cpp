@@ -192,6 +192,33 @@ TEST_CASE("link encode and decode round-trip a config") {
     check_rejected("link", "link");
 }
 
+TEST_CASE("link pairs spelled as flags (the web app's CLI command) give the same config") {
+    const std::string args = "--model '{\"preset\": \"llama3-8b\", \"layers\": 8}' --gpu h100-sxm --gpus 8 --tp 2 --sp "
+                             "--no-flash --calibration '{\"memory_efficiency\": 0.75}'";
+    const Run encoded = trainclock("link encode " + args);
+    REQUIRE(encoded.exit_code == 0);
+    std::string fragment = encoded.out.substr(0, encoded.out.find('\n'));
+    CHECK(has(fragment, "&sp=1"));
+    CHECK(has(fragment, "&fa=0"));
+    std::string flags;  // "v=1&m=..." -> "--model ... --gpu ..."
+    std::istringstream pairs(fragment);
+    for (std::string pair; std::getline(pairs, pair, '&');) {
+        const std::string key = pair.substr(0, pair.find('=')), value = pair.substr(pair.find('=') + 1);
+        const std::pair<const char*, const char*> flag_of[] = {{"m", "--model"}, {"g", "--gpu"}, {"N", "--gpus"},
+            {"p", "--precision"}, {"tp", "--tp"}, {"sp", "--sp"}, {"fa", "--flash"}, {"cal", "--calibration"}};
+        for (const auto& [link_key, flag] : flag_of) {
+            if (key == link_key) flags += std::string(" ") + flag + " '" + value + "'";
+        }
+    }
+    const Run from_pairs = trainclock("predict --json" + flags);
+    const Run from_flags = trainclock("predict --json " + args);
+    REQUIRE(from_pairs.exit_code == 0);
+    CHECK(from_pairs.out == from_flags.out);
+    CHECK(has(from_flags.out, "\"sequence_parallel\": true"));
+    CHECK(has(from_flags.out, "\"flash_attention\": false"));
+    CHECK(has(from_flags.out, "\"memory_efficiency\": 0.75"));
+}
+
 TEST_CASE("bad input: exit code 2 and one line naming the key") {
     check_rejected("predict --model gpt2 --gpu h100-sxm --tpp 2", "--tpp");
     check_rejected("predict --model gpt2 --gpu h100", "gpu");
