@@ -74,7 +74,7 @@ export async function openApp(context, url, fragment = '') {
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
   page.on('pageerror', (error) => errors.push(String(error)));
   await page.goto(url + (fragment ? '#' + fragment : ''));
-  await page.evaluate(() => window.trainclockReady);
+  await page.evaluate(() => window.trainclockReady.then(() => true));  // not the module itself: too big to serialise
   await page.waitForFunction(() => window.trainclockFirstFrameMs !== undefined && window.trainclockView !== undefined);
   return { page, errors };
 }
