@@ -1,9 +1,10 @@
 // trainclock GUI: the calculator app (state, recomputation, links) shared by the desktop window
-// and the browser page. Panels live in panels_inputs.cpp and panels_results.cpp; drawing helpers
-// in widgets.hpp; the platform seam in platform.hpp.
+// and the browser page. Panels live in panels_inputs.cpp, panels_results.cpp and panels_search.cpp;
+// drawing helpers in widgets.hpp; the platform seam in platform.hpp.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "trainclock/config.hpp"
 #include "trainclock/prediction.hpp"
 #include "trainclock/presets.hpp"
+#include "trainclock/search.hpp"
 
 namespace trainclock::gui {
 
@@ -33,6 +35,18 @@ struct CompareRow {
     bool ok = false;           // validates (e.g. fp8 needs a GPU with an fp8 peak)
     std::string reason;        // why not, when !ok
     Prediction prediction;     // when ok
+};
+
+// A layout search run a slice per frame (panels_search.cpp).
+struct SearchRun {
+    std::unique_ptr<SearchSpace> space;
+    std::unique_ptr<SearchState> state;  // points into *space
+    int64_t next_cell = 0;               // cells [0, next_cell) are done
+    bool running = false;
+    double wall_s = 0;                   // time spent searching, summed over frames
+    std::string base_json;               // the controls' state it was started from
+    std::string error;                   // the search could not start
+    SearchReport report;                 // when every cell is done
 };
 
 class App {
@@ -61,6 +75,9 @@ private:
     void draw_breakdown();
     void draw_comparison();
     void draw_timeline();
+    void draw_search();
+    void start_search();
+    void step_search();
 
     // Records the last item's rectangle under a config key and, when the current validation
     // error names that key (or a key below it), prints the error right under the control.
@@ -80,6 +97,9 @@ private:
     double notice_until_s_ = 0;
     std::map<std::string, ImVec4> controls_;  // key -> (x0, y0, x1, y1) on screen
     std::string published_;              // what publish() sent last
+    SearchRun search_;
+    bool search_all_precisions_ = true;
+    bool search_by_cost_ = false;
 };
 
 } // namespace trainclock::gui

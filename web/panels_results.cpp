@@ -42,6 +42,7 @@ void App::draw_results() {
     draw_breakdown();
     draw_comparison();
     draw_timeline();
+    draw_search();
     if (!result_.warnings.empty()) {
         heading("Warnings");
         for (const std::string& warning : result_.warnings) widgets::error_text(warning);
