@@ -2,7 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -24,7 +26,10 @@ std::string slurp(const std::string& path) {
     return text.str();
 }
 
-std::string work_path(const std::string& name) { return std::string(TRAINCLOCK_CLI_WORK_DIR) + "/" + name; }
+// Per-process file names: ctest -j runs the test cases of this program in parallel processes.
+std::string work_path(const std::string& name) {
+    return std::string(TRAINCLOCK_CLI_WORK_DIR) + "/" + std::to_string(getpid()) + "-" + name;
+}
 
 // Runs the CLI with `args` (shell words, already quoted where needed) and optional stdin text.
 Run trainclock(const std::string& args, const std::string& input = "") {
@@ -36,6 +41,7 @@ Run trainclock(const std::string& args, const std::string& input = "") {
     run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     run.out = slurp(out);
     run.err = slurp(err);
+    for (const std::string& path : {in, out, err}) std::remove(path.c_str());
     return run;
 }
 
@@ -64,7 +70,7 @@ const std::string kDefault =
 
 } // namespace
 
-TEST_CASE("--version and --help") {
+TEST_CASE("the version and help flags") {
     const Run version = trainclock("--version");
     CHECK(version.exit_code == 0);
     CHECK(version.out.rfind("trainclock ", 0) == 0);
@@ -123,7 +129,7 @@ TEST_CASE("predict --csv prints a header and one row of the same width") {
     CHECK(header_commas == row_commas);
 }
 
-TEST_CASE("a config file, stdin and flags give the same prediction; flags override the file") {
+TEST_CASE("a config file, stdin and flags give the same prediction, and flags override the file") {
     const Run flags = trainclock("predict " + kDefault + " --json");
     const std::string config = R"({"schema": "trainclock/config/v1", "model": "llama3-70b", "gpu": "h100-sxm",
         "num_gpus": 1024, "precision": "bf16-mixed", "parallel": {"tp": 8, "pp": 4},
@@ -134,6 +140,7 @@ TEST_CASE("a config file, stdin and flags give the same prediction; flags overri
     REQUIRE(file.exit_code == 0);
     CHECK(file.out == flags.out);
     CHECK(piped.out == flags.out);
+    std::remove(work_path("config.json").c_str());
     const Run overridden = trainclock("predict --json --config - --pp 8", config);
     REQUIRE(overridden.exit_code == 0);
     CHECK(has(overridden.out, "\"pp\": 8"));
