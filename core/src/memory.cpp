@@ -2,6 +2,7 @@
 #include "trainclock/memory.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace trainclock {
 namespace {
@@ -26,16 +27,21 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
     const double w_act = dtype_storage_bytes(c.precision.activations);
     // Activations of one micro-batch through this stage's chunk(s); units in flight from the schedule.
     double act_per_chunk = 0, layer_count = 0;
+    struct PerKind {  // memo per layer kind: (second stack) x (MoE)
+        bool known = false;
+        double params = 0, experts = 0, activations = 0;
+    };
+    std::array<PerKind, 4> memo{};
     for (int64_t chunk = 0; chunk < v; ++chunk) {
         const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
         for (int64_t i = r.first; i < r.first + r.count; ++i) {
             const LayerKind kind = layer_kind_at(m, i);
-            const double params = layer_params_local(c, kind);
-            const double experts = layer_expert_params_local(c, kind);
-            st.dense_params += params - experts;
-            st.expert_params += experts;
-            st.zero3_gather = std::max(st.zero3_gather, params);
-            act_per_chunk += activation_bytes_per_layer(c, kind);
+            PerKind& k = memo[size_t((kind.cross_attention ? 2 : 0) + (kind.moe ? 1 : 0))];
+            if (!k.known) k = {true, layer_params_local(c, kind), layer_expert_params_local(c, kind), activation_bytes_per_layer(c, kind)};
+            st.dense_params += k.params - k.experts;
+            st.expert_params += k.experts;
+            st.zero3_gather = std::max(st.zero3_gather, k.params);
+            act_per_chunk += k.activations;
             layer_count += 1;
         }
     }

@@ -78,7 +78,7 @@ struct Target {  // where a block emits its ops
 };
 
 Op make_op(const char* name, OpKind kind, DType dtype, double flops, double bytes, double count = 1) {
-    Op op;
+    Op op{};
     op.name = name;
     op.kind = kind;
     op.dtype = dtype;
@@ -97,7 +97,7 @@ Op make_gemm(const char* name, OpKind kind, DType dtype, double m, double n, dou
 }
 
 void add_comm(Target& out, const char* name, Collective collective, Group group, double bytes, double count = 1) {
-    CommOp op;
+    CommOp op{};
     op.name = name;
     op.collective = collective;
     op.group = group;
@@ -386,7 +386,7 @@ PieceOps embedding_ops(const Config& c, const PrecisionSpec& p) {
     if (x.t > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.w_act);
     // Backward: scatter-add of the token gradients into the fp32 main gradient.
     out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.act, 0, e * (x.w_act + 2 * x.w_grad)));
-    if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);
+    if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);  // re-run the lookup
     return out;
 }
 

@@ -116,7 +116,7 @@ TEST_CASE("GEMM dtype sets the peak: fp32 on V100 runs on CUDA cores", "[operato
     CHECK(compute_dtype(v100, DType::tf32) == DType::fp32);  // no TF32 tensor cores on Volta
     CHECK(compute_dtype(v100, DType::bf16) == DType::fp16);
     const Calibration cal = resolve_calibration(v100, {});
-    Op gemm;
+    Op gemm{};
     gemm.kind = OpKind::gemm;
     gemm.dtype = DType::fp32;
     gemm.m = gemm.n = gemm.k = 8192;
@@ -127,7 +127,7 @@ TEST_CASE("GEMM dtype sets the peak: fp32 on V100 runs on CUDA cores", "[operato
 }
 
 TEST_CASE("Large GEMMs: fp32 slower than tf32 on A100, fp8 faster than bf16 on H100", "[operators]") {
-    Op gemm;
+    Op gemm{};
     gemm.kind = OpKind::gemm;
     gemm.m = gemm.n = gemm.k = 8192;
     gemm.flops = 2.0 * 8192 * 8192 * 8192;
@@ -149,7 +149,7 @@ TEST_CASE("Large GEMMs: fp32 slower than tf32 on A100, fp8 faster than bf16 on H
 TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "[operators]") {
     const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb");
     const Calibration cal = resolve_calibration(a100, {});
-    Op full;
+    Op full{};
     full.kind = OpKind::gemm;
     full.dtype = DType::bf16;
     full.k = 4096;
@@ -159,7 +159,7 @@ TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "
     spill.n = 128.0 * 12 + 1;  // a sliver more: partial tiles or a second wave
     CHECK(gemm_efficiency(spill, a100, cal) < gemm_efficiency(full, a100, cal));
     // Memory-bound op: time = bytes / (bandwidth x efficiency).
-    Op ew;
+    Op ew{};
     ew.kind = OpKind::elementwise;
     ew.bytes = 1e9;
     CHECK(op_time_s(ew, a100, cal) == Approx(1e9 / (a100.memory_bw_gbps * 1e9 * cal.memory_efficiency)));

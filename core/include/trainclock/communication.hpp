@@ -15,12 +15,13 @@ enum class Group { tp, cp, ep, dp, expert_dp, pp };  // expert_dp: DP group of e
 inline constexpr int kGroupCount = 6;
 
 // One collective of a layer or a step: `bytes` is the full (unsharded) buffer of one call, per GPU.
+// Plain aggregate (value-initialise: CommOp op{}).
 struct CommOp {
-    const char* name = "";       // static label ("tp_all_reduce")
-    Collective collective = Collective::all_reduce;
-    Group group = Group::tp;
-    double bytes = 0;
-    double count = 1;            // calls per micro-batch (or per step)
+    const char* name;            // static label ("tp_all_reduce")
+    Collective collective;
+    Group group;
+    double bytes;
+    double count;                // calls per micro-batch (or per step)
 };
 
 // A process group: `size` ranks spaced `stride` ranks apart in the global rank order.

@@ -15,21 +15,23 @@ namespace trainclock {
 enum class OpKind { gemm, attention, elementwise, precision_overhead, optimizer };
 inline constexpr int kOpKindCount = 5;
 
+// Plain aggregate (value-initialise: Op op{}), so fixed lists of them cost nothing to create.
 struct Op {
-    const char* name = "";       // static label ("qkv", "flash_attention", "fp8_cast_transpose")
-    OpKind kind = OpKind::elementwise;
-    DType dtype = DType::bf16;   // dtype whose peak the FLOPs run at
-    double flops = 0;            // per execution
-    double bytes = 0;            // HBM bytes read + written per execution
-    double count = 1;            // executions per micro-batch (experts, heads of a batched GEMM)
-    double m = 0, n = 0, k = 0;  // GEMM shape of one execution (0 for non-GEMMs)
+    const char* name;   // static label ("qkv", "flash_attention", "fp8_cast_transpose")
+    OpKind kind;
+    DType dtype;        // dtype whose peak the FLOPs run at
+    double flops;       // per execution
+    double bytes;       // HBM bytes read + written per execution
+    double count;       // executions per micro-batch (experts, heads of a batched GEMM)
+    double m, n, k;     // GEMM shape of one execution (0 for non-GEMMs)
 };
 
-// Fixed-capacity lists: building and costing a layer allocates nothing.
+// Fixed-capacity lists: building and costing a layer allocates nothing, and a default-initialised
+// list leaves its (trivial) items unwritten until added.
 template <class T, int N> struct FixedList {
-    std::array<T, N> items{};
+    std::array<T, N> items;
     int size = 0;
-    void add(const T& item) { if (size < N) items[size++] = item; }
+    void add(const T& item) { if (size < N) items[size_t(size++)] = item; }
     const T* begin() const { return items.data(); }
     const T* end() const { return items.data() + size; }
 };
