@@ -1,5 +1,6 @@
-// trainclock (internal): JSON objects of the four preset kinds (presets/README.md), shared by the
-// preset catalogue (presets.cpp), inline objects in configs (config.cpp) and the API (api.cpp).
+// trainclock (internal): JSON objects of the four preset kinds (presets/README.md), configs and
+// results, shared by the preset catalogue (presets.cpp), configs (config.cpp), links (link.cpp),
+// results (prediction_json.cpp) and the API (api.cpp).
 #pragma once
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "json_reader.hpp"
 #include "json_writer.hpp"
 #include "trainclock/config.hpp"
+#include "trainclock/prediction.hpp"
 
 namespace trainclock {
 
@@ -48,21 +50,11 @@ extern const EnumName<DType> kDTypeNames[kDTypeCount];
 Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
                            const std::vector<std::string>& names);
 
-} // namespace trainclock
-
-namespace trainclock {
-
 // Why `gpu` cannot run `precision` (a dtype without a peak), or nullopt when it can.
 std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu);
 
 // The config object of config_to_json, into a writer (embedded in result JSON and API replies).
 void write_config(JsonWriter& out, const Config& config);
-
-} // namespace trainclock
-
-#include "trainclock/prediction.hpp"
-
-namespace trainclock {
 
 // The members of a result/v1 object (no braces): scalars, memory, breakdown_s, warnings, then
 // "config" when given and "timeline" when non-empty. prediction_to_json wraps them in an object.
