@@ -10,6 +10,9 @@
 //                                           // one range per std::thread natively, then merge()
 //   SearchReport report = finish(space, state);
 // Results do not depend on how the cells are sliced or merged (the ranking is a total order).
+// A cell is one (precision, TP, PP, CP, EP, schedule, v, SP, ZeRO) with all its micro-batches and
+// recompute levels: up to a few dozen predict() calls, so a UI should run one cell at a time and
+// check its frame budget between cells. finish() may be called at any time for partial results.
 //
 // Ranking (documented tie-breaks, best first):
 //   objective time: iteration_time_s, then cost, then memory per GPU (more headroom first), then
@@ -17,8 +20,9 @@
 //   (gpipe, 1f1b, interleaved), virtual stages, micro-batch, recompute (none, selective, full).
 //   objective cost: cost_usd (per step when training.tokens is 0), then iteration time, then the
 //   same tie-breaks. Layouts with equal objective, secondary and memory are equivalent to the
-//   model and listed once (the first in layout order). With a fixed GPU count and GPU type cost is proportional to time, so both
-//   objectives agree except when the price is unknown (0), where cost ties and time decides.
+//   model and listed once (the first in layout order). With a fixed GPU count and GPU type cost
+//   is proportional to time, so both objectives agree except when the price is unknown (0),
+//   where cost ties and time decides.
 #pragma once
 
 #include <array>
