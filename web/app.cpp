@@ -232,9 +232,12 @@ void App::frame() {
 }
 
 void App::draw_header() {
+    const bool wide = ImGui::GetContentRegionAvail().x >= 900.0f;
     ImGui::TextUnformatted("trainclock");
-    ImGui::SameLine();
-    ImGui::TextDisabled("how long, and how much, a training run takes, by precision");
+    if (wide) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("how long, and how much, a training run takes, by precision");
+    }
     ImGui::SameLine();
     const float buttons_w = 260.0f;
     ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - buttons_w));
@@ -251,6 +254,19 @@ void App::draw_header() {
         notice_until_s_ = ImGui::GetTime() + 2.0;
     }
     annotate("copy_cli");
+    // The headline numbers stay in view whatever the layout (a narrow window scrolls the panels).
+    const MemoryBreakdown& m = result_.memory;
+    ImGui::Text("step %s | run %s | %s | MFU %.1f %% | %s / %s per GPU", widgets::duration(result_.iteration_time_s).c_str(),
+                widgets::duration(result_.total_time_s).c_str(), widgets::money(result_.cost_usd).c_str(),
+                100.0 * result_.mfu, widgets::gib(m.per_gpu_gib).c_str(), widgets::gib(m.capacity_gib).c_str());
+    if (!m.fits) {
+        ImGui::SameLine();
+        widgets::error_text("does not fit");
+    }
+    if (error_) {
+        ImGui::SameLine();
+        widgets::error_text("(last valid state)");
+    }
     if (!link_error_.empty()) widgets::error_text(link_error_);
     if (ImGui::GetTime() < notice_until_s_) {
         ImGui::SameLine();
