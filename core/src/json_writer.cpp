@@ -1,56 +1,40 @@
 // trainclock (internal): deterministic JSON text (see json_writer.hpp).
 #include "json_writer.hpp"
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 
+#include <simdjson.h>
+
 namespace trainclock {
-namespace {
 
-// Splits "d.ddde+XX" (printf/to_chars scientific form, no sign) into its digits and exponent.
-std::string split_scientific(const char* begin, const char* end, int* exponent10) {
-    std::string digits;
-    const char* p = begin;
-    for (; p != end && *p != 'e'; ++p) {
-        if (*p != '.') digits += *p;
-    }
-    // to_chars does not NUL-terminate: read the exponent only up to `end` (atoi would run on).
-    *exponent10 = (p != end) ? std::atoi(std::string(p + 1, end).c_str()) : 0;
-    while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-    return digits;
-}
-
-} // namespace
-
-// Shortest round-trip digits of a positive finite value; both paths give the same digits
-// (tests/core/test_prediction_json.cpp compares them).
+// Shortest-style digits from simdjson's Grisu2 to_chars (Loitsch 2010, "Printing floating-point
+// numbers quickly and accurately with integers"): pure integer arithmetic, so native and wasm print
+// the very same digits; the output always reads back as the same double and is the shortest form
+// for all but rare values. Accepts its "1.5", "15000000000000.0", "2.5e-09" and "1e+21" forms.
 std::string shortest_digits(double value, int* exponent10) {
-#if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
     char buffer[64];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
-    return split_scientific(buffer, result.ptr, exponent10);
-#else
-    return shortest_digits_portable(value, exponent10);
-#endif
-}
-
-
-// Shortest precision p such that "%.{p}e" reads back as the same double. Correctly rounded printf
-// (glibc, musl) makes round-tripping monotonic in p, so a binary search over 0..16 finds it.
-std::string shortest_digits_portable(double value, int* exponent10) {
-    char buffer[64];
-    int low = 0;
-    int high = 16;  // 17 significant digits always round-trip (IEEE 754-2008 5.12.2)
-    while (low < high) {
-        const int mid = (low + high) / 2;
-        std::snprintf(buffer, sizeof buffer, "%.*e", mid, value);
-        if (std::strtod(buffer, nullptr) == value) high = mid;
-        else low = mid + 1;
+    const char* end = simdjson::internal::to_chars(buffer, nullptr, value);
+    std::string digits;
+    int point = -1;     // digits before the decimal point
+    int exponent = 0;   // written exponent
+    for (const char* p = buffer; p != end; ++p) {
+        if (*p == '.') {
+            point = static_cast<int>(digits.size());
+        } else if (*p == 'e' || *p == 'E') {
+            exponent = std::atoi(std::string(p + 1, end).c_str());
+            break;
+        } else if (*p >= '0' && *p <= '9') {
+            digits += *p;
+        }
     }
-    const int length = std::snprintf(buffer, sizeof buffer, "%.*e", low, value);
-    return split_scientific(buffer, buffer + length, exponent10);
+    if (point < 0) point = static_cast<int>(digits.size());
+    size_t leading = 0;  // "0.000123" -> "123"
+    while (leading + 1 < digits.size() && digits[leading] == '0') ++leading;
+    digits.erase(0, leading);
+    while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+    *exponent10 = point - static_cast<int>(leading) - 1 + exponent;
+    return digits;
 }
 
 // ECMA-262 Number::toString layout: k digits, decimal point after n digits.

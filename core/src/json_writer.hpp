@@ -1,6 +1,7 @@
 // trainclock (internal): deterministic JSON text, identical bytes on native and WebAssembly.
-// Numbers use the shortest decimal that round-trips to the same double, laid out with the rules of
-// ECMAScript Number::toString (ECMA-262 7.1.12.1), so JSON.stringify in the page prints the same text.
+// Numbers use a short decimal that reads back as the same double (simdjson's Grisu2, the same
+// integer code on every platform), laid out with the rules of ECMAScript Number::toString
+// (ECMA-262 7.1.12.1).
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,7 @@ namespace trainclock {
 void append_json_number(std::string& out, double value);              // shortest round-trip; NaN/inf -> null
 void append_json_string(std::string& out, std::string_view text);     // quoted and escaped
 std::string json_number(double value);                                // append_json_number into a new string
-std::string shortest_digits(double value, int* exponent10);           // "1234", e=2 for 12.34: to_chars where available
-std::string shortest_digits_portable(double value, int* exponent10);  // printf-based fallback (tested against to_chars)
+std::string shortest_digits(double value, int* exponent10);           // positive finite: "1234", exponent 1 for 12.34
 
 // Streaming writer with optional pretty printing (indent > 0 spaces per level).
 class JsonWriter {
