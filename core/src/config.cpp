@@ -124,7 +124,9 @@ template <class T> std::optional<Error> out_of_range(std::string_view key, T val
 constexpr int64_t kMaxGpus = int64_t(1) << 20;         // a million GPUs: beyond any cluster built
 constexpr int64_t kMaxDimension = int64_t(1) << 20;    // hidden, ffn widths
 constexpr int64_t kMaxLayers = 100000;
-constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 22;  // micro-batches x pipeline chunks per step
+// Micro-batches x pipeline chunks per step: 2^18 covers 32768 micro-batches on 8 stages (Megatron
+// runs use tens to a few thousand) and keeps a requested timeline (2 spans per slot) to tens of MB.
+constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 18;
 
 } // namespace
 

@@ -208,10 +208,10 @@ bool sp_splits(const Config& base, int64_t tp, int64_t cp) { return (base.traini
 
 // Rules on the micro-batch count M = global_batch / (micro_batch * DP): Megatron's interleaved
 // 1F1B needs M to be a multiple of PP (Narayanan et al. 2021, arXiv 2104.04473, 2.2.2), and the
-// schedule simulates at most 2^22 micro-batch x chunk slots (config.cpp kMaxSimulatedSlots).
+// schedule simulates at most 2^18 micro-batch x chunk slots (config.cpp kMaxSimulatedSlots).
 bool micro_batches_ok(const SearchSpace::Group& g, int64_t global_batch, int64_t micro_batch) {
     const int64_t m = global_batch / (micro_batch * g.dp);
-    if (m * g.pp * g.virtual_stages > (int64_t(1) << 22)) return false;
+    if (m * g.pp * g.virtual_stages > (int64_t(1) << 18)) return false;
     return !(g.schedule == PipelineSchedule::interleaved && g.virtual_stages > 1 && m % g.pp != 0);
 }
 
