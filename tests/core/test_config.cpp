@@ -192,6 +192,14 @@ TEST_CASE("pipeline rules: stages, virtual stages and schedules") {
     CHECK(micro.key == "training.global_batch");
 }
 
+TEST_CASE("the pipeline simulation is bounded: micro-batches x chunks <= 2^18") {
+    // gpt2 on 8 GPUs, pp 8, dp 1: 2^15 micro-batches x 8 stages = 2^18 slots is the most allowed.
+    CHECK(load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"pp": 8},
+                          "training": {"global_batch": 32768}})").ok());
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"pp": 8},
+                         "training": {"global_batch": 32770}})").key == "training.global_batch");
+}
+
 TEST_CASE("batch rules: micro_batch * dp divides global_batch") {
     const Error batch = load_error(config_with("", "", R"(, "micro_batch": 3)"));
     CHECK(batch.key == "training.global_batch");
