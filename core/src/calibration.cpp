@@ -62,9 +62,16 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // public A100 Megatron data (vTrain 1,549 iteration times; Narayanan et al. SC'21 Table 1;
     // Korthikanti et al. 2022 Table 5): 0.85 (0.82-0.90 all within 1 % MAPE of the best).
     c.gemm_sustained = 0.85;
-    // Fused attention: FlashAttention-2 (Dao 2023, arXiv 2307.08691) reaches 50-73 % of A100 peak
-    // forward and FlashAttention-3 (Shah et al. 2024) ~75 % of H100 bf16: ~0.8 of a large GEMM.
-    c.attention_efficiency = 0.8 * c.gemm_efficiency[idx(DType::bf16)];
+    // Fused attention, fraction of the bf16 peak. Physics: FlashAttention-2 (Dao 2023, arXiv
+    // 2307.08691) reaches 50-73 % of A100 peak forward, less backward (~0.7 of a large GEMM); on GPUs
+    // with FP8 units (Hopper, Ada, Blackwell) FA2's mma.sync path and the exp (SFU) throughput, which
+    // did not grow with the tensor cores (Shah et al. 2024, FlashAttention-3 sec. 1: 989 TFLOP/s
+    // matmul vs 3.9 TFLOP/s exp on H100), hold it to ~35 % of peak (~0.45 of a GEMM). The public data
+    // constrains it through llm-foundry's 216 runs at seq 512-65536 (Triton flash attention, 2023):
+    // a further 0.55 fits them (MAPE 30 % -> 12 %), i.e. FA1/Triton-era kernels. Users of FA3 or
+    // cuDNN fused attention should raise calibration.attention_efficiency (Megatron FP8 Llama 3 rows
+    // are then ~20 % too slow with this default).
+    c.attention_efficiency = (gpu.supports(DType::fp8) ? 0.25 : 0.4) * c.gemm_efficiency[idx(DType::bf16)];
     // HBM: cudaMemcpy 790 of 900 GB/s on V100 (hardware.md 5.2) = 0.878; no public figure for newer
     // parts, so the same fraction unless the preset has one.
     c.memory_efficiency = gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : 0.85;
