@@ -458,17 +458,13 @@ std::optional<Error> check_calibration(const CalibrationSpec& k) {
         const auto& efficiency = k.gemm_efficiency[static_cast<int>(entry.value)];
         if (efficiency) TRAINCLOCK_TRY(out_of_range(join_key("calibration.gemm_efficiency", entry.name), *efficiency, 1e-3, 1.0));
     }
-    const std::pair<std::string_view, const std::optional<double>*> fractions[] = {
-        {"calibration.attention_efficiency", &k.attention_efficiency},
-        {"calibration.memory_efficiency", &k.memory_efficiency},
-        {"calibration.intra_node_efficiency", &k.intra_node_efficiency},
-        {"calibration.inter_node_efficiency", &k.inter_node_efficiency},
-    };
-    for (const auto& [key, value] : fractions) {
-        if (*value) TRAINCLOCK_TRY(out_of_range(key, **value, 1e-3, 1.0));
+    for (const auto& [name, value] : calibration_scalars(k)) {
+        if (!*value) continue;
+        const std::string key = join_key("calibration", name);
+        const double high = name == "step_overhead_s" ? 3600.0 : 1.0;
+        const double low = name.size() > 2 && name.substr(name.size() - 2) == "_s" ? 0.0 : 1e-3;  // times vs fractions
+        TRAINCLOCK_TRY(out_of_range(key, **value, low, high));
     }
-    if (k.kernel_launch_s) TRAINCLOCK_TRY(out_of_range("calibration.kernel_launch_s", *k.kernel_launch_s, 0.0, 1.0));
-    if (k.step_overhead_s) TRAINCLOCK_TRY(out_of_range("calibration.step_overhead_s", *k.step_overhead_s, 0.0, 3600.0));
     return std::nullopt;
 }
 

@@ -6,9 +6,6 @@
 //   [SECTION] Writing (canonical order)
 #include "spec_json.hpp"
 
-#include <array>
-#include <type_traits>
-
 #include "trainclock/presets.hpp"
 
 namespace trainclock {
@@ -65,19 +62,6 @@ template <class Store> void read_per_dtype(ObjectReader& parent, std::string_vie
 
 void require_all(ObjectReader& reader, std::initializer_list<std::string_view> keys) {
     for (const auto key : keys) reader.require(key);
-}
-
-// The optional scalar fields of a calibration with their JSON keys (const or mutable spec).
-template <class Spec> auto calibration_scalars(Spec& spec) {
-    using Field = std::conditional_t<std::is_const_v<Spec>, const std::optional<double>, std::optional<double>>;
-    return std::array<std::pair<std::string_view, Field*>, 6>{{
-        {"attention_efficiency", &spec.attention_efficiency},
-        {"memory_efficiency", &spec.memory_efficiency},
-        {"intra_node_efficiency", &spec.intra_node_efficiency},
-        {"inter_node_efficiency", &spec.inter_node_efficiency},
-        {"kernel_launch_s", &spec.kernel_launch_s},
-        {"step_overhead_s", &spec.step_overhead_s},
-    }};
 }
 
 void write_if(JsonWriter& out, std::string_view key, const std::string& text) {

@@ -3,8 +3,11 @@
 // results (prediction_json.cpp) and the API (api.cpp).
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "json_reader.hpp"
 #include "json_writer.hpp"
@@ -28,6 +31,20 @@ void write_node(JsonWriter& out, const NodeSpec& spec);
 void write_precision(JsonWriter& out, const PrecisionSpec& spec);
 void write_calibration(JsonWriter& out, const CalibrationSpec& spec);
 bool calibration_is_default(const CalibrationSpec& spec);
+
+// The optional scalar fields of a calibration with their JSON keys (const or mutable spec).
+template <class Spec> auto calibration_scalars(Spec& spec) {
+    using Field = std::conditional_t<std::is_const_v<Spec>, const std::optional<double>, std::optional<double>>;
+    return std::array<std::pair<std::string_view, Field*>, 6>{{
+        {"attention_efficiency", &spec.attention_efficiency},
+        {"memory_efficiency", &spec.memory_efficiency},
+        {"intra_node_efficiency", &spec.intra_node_efficiency},
+        {"inter_node_efficiency", &spec.inter_node_efficiency},
+        {"kernel_launch_s", &spec.kernel_launch_s},
+        {"step_overhead_s", &spec.step_overhead_s},
+    }};
+}
+
 
 // Compact canonical text of one spec (for "unchanged preset" checks).
 template <class Spec, class Writer> std::string spec_text(const Spec& spec, Writer write) {
