@@ -347,7 +347,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     out.model_tflops_per_gpu = flops_per_token * tokens_per_step / iteration_s / gpus / 1e12;
     // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
     out.hardware_tflops_per_gpu = stage_flops_sum * double(mb) / double(p) / iteration_s / 1e12;
-    const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, c.precision.gemm));
+    const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, prec.gemm));  // the blind baseline runs the reference dtype
     out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
 
     out.steps = c.training.tokens > 0 ? c.training.tokens / tokens_per_step : 1.0;  // 0 tokens: one step
