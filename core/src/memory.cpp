@@ -34,15 +34,17 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
     std::array<PerKind, 4> memo{};
     for (int64_t chunk = 0; chunk < v; ++chunk) {
         const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
-        for (int64_t i = r.first; i < r.first + r.count; ++i) {
+        for (int64_t i = r.first; i < r.first + r.count;) {
             const LayerKind kind = layer_kind_at(m, i);
+            const double n = double(layer_kind_run_end(m, i, r.first + r.count) - i);
             PerKind& k = memo[size_t((kind.cross_attention ? 2 : 0) + (kind.moe ? 1 : 0))];
             if (!k.known) k = {true, layer_params_local(c, kind), layer_expert_params_local(c, kind), activation_bytes_per_layer(c, kind)};
-            st.dense_params += k.params - k.experts;
-            st.expert_params += k.experts;
+            st.dense_params += n * (k.params - k.experts);
+            st.expert_params += n * k.experts;
             st.zero3_gather = std::max(st.zero3_gather, k.params);
-            act_per_chunk += k.activations;
-            layer_count += 1;
+            act_per_chunk += n * k.activations;
+            layer_count += n;
+            i += int64_t(n);
         }
     }
     act_per_chunk /= double(v);

@@ -325,6 +325,17 @@ LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
     return kind;
 }
 
+int64_t layer_kind_run_end(const ModelSpec& m, int64_t index, int64_t limit) {
+    // Kinds change only where the dense leading layers end and where the second stack starts.
+    const int64_t dense = m.is_moe() ? m.moe.dense_layers : 0;
+    const bool two_stacks = m.architecture == Architecture::encoder_decoder;
+    const int64_t bounds[3] = {dense, two_stacks ? m.layers : limit, two_stacks ? m.layers + dense : limit};
+    int64_t end = limit;
+    for (int64_t b : bounds)
+        if (b > index) end = std::min(end, b);
+    return end;
+}
+
 double layer_params_local(const Config& c, LayerKind kind) {
     const ModelSpec& m = c.model;
     const double t = double(std::max<int64_t>(c.parallel.tp, 1));

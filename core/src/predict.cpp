@@ -201,8 +201,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
             // A run of layers of one kind costs its count times the kind's cost.
             const LayerKind kind = layer_kind_at(m, i);
             const int slot = kind_slot(kind);
-            int64_t n = 1;
-            while (i + n < r.first + r.count && kind_slot(layer_kind_at(m, i + n)) == slot) ++n;
+            const int64_t n = layer_kind_run_end(m, i, r.first + r.count) - i;
             if (!have[size_t(slot)]) {
                 kinds[size_t(slot)] = piece_cost(layer_ops(c, prec, kind), c, cal, net);
                 have[size_t(slot)] = true;

@@ -54,6 +54,8 @@ struct LayerKind {
 // Layers in pipeline order: an encoder-decoder's encoder stack, then its decoder stack.
 int64_t total_layers(const ModelSpec& model);
 LayerKind layer_kind_at(const ModelSpec& model, int64_t index);
+// End (exclusive, at most `limit`) of the run of layers of the same kind that starts at `index`.
+int64_t layer_kind_run_end(const ModelSpec& model, int64_t index, int64_t limit);
 
 PieceOps layer_ops(const Config& config, const PrecisionSpec& precision, LayerKind kind);
 PieceOps embedding_ops(const Config& config, const PrecisionSpec& precision);  // first stage
