@@ -54,7 +54,7 @@ export async function startBrowser() {
   const profile = mkdtempSync(join(tmpdir(), 'trainclock-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs,
-    viewport: { width: 1280, height: 800 },
+    viewport: { width: 1280, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'],
   });
   await context.route('**/*', (route) => {
     const host = new URL(route.request().url()).hostname;
@@ -93,10 +93,10 @@ export function writeTemp(name, bytes) {
   return path;
 }
 
-// `trainclock predict --config - --json` on a config JSON string.
-export function nativePredict(configJson) {
-  const out = spawnSync(cli, ['predict', '--config', '-', '--json'], { input: configJson, encoding: 'utf8' });
-  if (out.status !== 0) throw new Error(`native predict failed (${out.status}): ${out.stderr}`);
+// `trainclock predict --config - --json` on a config JSON string, or with the given flags.
+export function nativePredict(configJson, flags = ['--config', '-']) {
+  const out = spawnSync(cli, ['predict', ...flags, '--json'], { input: configJson, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`native predict failed (${out.status ?? out.signal ?? out.error}): ${out.stderr}`);
   return JSON.parse(out.stdout);
 }
 

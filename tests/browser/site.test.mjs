@@ -132,6 +132,22 @@ describe('site', () => {
     await page.close();
   });
 
+  it('a link opened in a running page (hash change), then "Copy CLI command" reproduces the result', async () => {
+    const { page } = await openApp(browser.context, server.url);
+    const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(c)).fragment, configs[14]);
+    await page.evaluate((f) => { location.hash = f; }, fragment);
+    await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
+    const view = await page.evaluate(() => window.trainclockView);
+    const [x0, y0, x1, y1] = view.controls.copy_cli;
+    await page.mouse.click((x0 + x1) / 2, (y0 + y1) / 2);
+    await page.waitForFunction(() => navigator.clipboard.readText().then((t) => t.startsWith('trainclock predict')));
+    const command = await page.evaluate(() => navigator.clipboard.readText());
+    const flags = command.split(' ').slice(2).map((word) => word.replace(/^'(.*)'$/, '$1'));
+    assert.match(command, /^trainclock predict /);
+    assert.equal(nativePredict('', flags).iteration_time_s, view.result.iteration_time_s, command);
+    await page.close();
+  });
+
   it('a corrupt or outdated link shows a message and keeps a working app', async () => {
     for (const fragment of ['v=1&m=%ZZ&garbage', 'v=999&m=llama3-70b']) {
       const { page, errors } = await openApp(browser.context, server.url, fragment);
