@@ -6,9 +6,9 @@
 // Prints a table and writes build-web/web-report.json.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { desktopScreenshot, openApp, repo, siteDir, startBrowser, startServer } from './lib.mjs';
+import { cli, desktopScreenshot, openApp, repo, siteDir, startBrowser, startServer } from './lib.mjs';
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
@@ -57,7 +57,7 @@ try {
   server.close();
 }
 
-const native = spawnSync(join(repo, 'build/bin/trainclock-predict-timing'), [String(calls)], { input: config, encoding: 'utf8' });
+const native = spawnSync(join(dirname(cli), 'trainclock-predict-timing'), [String(calls)], { input: config, encoding: 'utf8' });
 if (native.status === 0) report.predict_us.native = JSON.parse(native.stdout).mean_us;
 try {
   desktopScreenshot(join(repo, 'docs/screenshots/desktop.png'));
@@ -75,4 +75,4 @@ console.log(`first frame after navigation: median ${median(report.first_frame_ms
 console.log(`predict (JSON in/out, ${calls} calls): page ${report.predict_us.page.toFixed(1)} us, ` +
             `native ${report.predict_us.native?.toFixed(1) ?? 'n/a'} us (budget: well under a 16 ms frame)`);
 console.log(`screenshots: docs/screenshots/web.png, ${report.desktop_screenshot}`);
-writeFileSync(join(repo, 'build-web/web-report.json'), JSON.stringify(report, null, 2) + '\n');
+writeFileSync(join(siteDir, '../web-report.json'), JSON.stringify(report, null, 2) + '\n');

@@ -44,6 +44,20 @@ const configs = [
 let server;
 let browser;
 
+// Ctrl+click turns an ImGui slider into a text field: type a value and press Enter.
+async function typeIntoSlider(page, key, text) {
+  const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
+  await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2);
+  await page.keyboard.down('Control');
+  await page.mouse.down();
+  await page.mouse.up();
+  await page.keyboard.up('Control');
+  await page.waitForTimeout(100);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
 before(async () => {
   server = await startServer();
   browser = await startBrowser();
@@ -103,17 +117,7 @@ describe('site', () => {
     const tp = (fragment) => page.evaluate((f) => JSON.parse(window.trainclock.decodeLink(f)).config.parallel.tp, fragment);
     assert.equal(await tp(before.fragment), 8);
 
-    // Ctrl+click turns the TP slider into a text field; type 4 and press Enter.
-    const [x0, y0, x1, y1] = before.controls['parallel.tp'];
-    await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2);
-    await page.keyboard.down('Control');
-    await page.mouse.down();
-    await page.mouse.up();
-    await page.keyboard.up('Control');
-    await page.waitForTimeout(100);
-    await page.keyboard.press('Control+A');
-    await page.keyboard.type('4');
-    await page.keyboard.press('Enter');
+    await typeIntoSlider(page, 'parallel.tp', '4');
     await page.waitForFunction((f) => window.trainclockView.fragment !== f, before.fragment);
     const afterKeys = await page.evaluate(() => window.trainclockView);
     assert.equal(await tp(afterKeys.fragment), 4);
@@ -129,6 +133,20 @@ describe('site', () => {
       afterClick.fragment);
     assert.equal(sp, false);
     assert.notEqual(afterClick.result.iteration_time_s, afterKeys.result.iteration_time_s);
+    await page.close();
+  });
+
+  it('an invalid combination is explained and the last valid state is kept', async () => {
+    const { page, errors } = await openApp(browser.context, server.url);
+    const before = await page.evaluate(() => window.trainclockView);
+    await typeIntoSlider(page, 'parallel.tp', '3');  // 3 does not divide the 64 heads of llama3-70b
+    await page.waitForFunction(() => !document.getElementById('banner').hidden);
+    assert.match(await page.locator('#banner').textContent(), /parallel\.tp/);
+    await page.waitForTimeout(200);
+    const after = await page.evaluate(() => window.trainclockView);
+    assert.equal(after.fragment, before.fragment);
+    assert.equal(after.result.iteration_time_s, before.result.iteration_time_s);
+    assert.deepEqual(errors, []);
     await page.close();
   });
 
