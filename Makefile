@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 CLI  := build/bin/trainclock
 
-.PHONY: setup build run predict test test-native bench clean
+.PHONY: setup build run predict validate test test-native bench clean
 
 setup:
 	@scripts/setup.sh native
@@ -16,7 +16,11 @@ run: predict serve
 
 predict: build
 	@$(CLI) predict --model llama3-70b --gpu h100-sxm --gpus 1024 --precision bf16-mixed \
-	    --tp 8 --pp 4 --seq 8192 --gbs 1024 --mbs 1 --recompute selective --tokens 15e12
+	    --tp 8 --pp 4 --sp --zero 1 --seq 8192 --gbs 1024 --mbs 1 --recompute selective --tokens 15e12
+
+# Accuracy against the published measurements in presets/validation (issue 3).
+validate: build
+	@$(CLI) validate
 
 test-native: build
 	@ctest --preset native -j $(JOBS)
