@@ -236,9 +236,13 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         fwd_s[size_t(stage * v + chunk)] = vfwd[size_t(j)].total();
         bwd_s[size_t(stage * v + chunk)] = vbwd[size_t(j)].total();
     }
-    double pipe_s;
-    if (p == 1 && !options.timeline) pipe_s = double(mb) * (fwd_s[0] + bwd_s[0]);
-    else pipe_s = simulate_pipeline(shape, fwd_s.data(), bwd_s.data(), options.timeline ? &out.timeline : nullptr);
+    // Asking for the timeline must not change a single bit of the numbers (the page always asks,
+    // the CLI does not): with one stage the closed form is authoritative and the spans come extra.
+    const bool single_stage = p == 1;
+    const double pipe_s = single_stage ? double(mb) * (fwd_s[0] + bwd_s[0])
+                                       : simulate_pipeline(shape, fwd_s.data(), bwd_s.data(),
+                                                           options.timeline ? &out.timeline : nullptr);
+    if (single_stage && options.timeline) simulate_pipeline(shape, fwd_s.data(), bwd_s.data(), &out.timeline);
 
     // The busiest stage sets the breakdown: M times its per-micro-batch work; the rest is bubble.
     int64_t busiest = 0;
