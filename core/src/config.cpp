@@ -224,6 +224,8 @@ std::optional<Error> check_model(const ModelSpec& m) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.ffn_hidden", m.ffn_hidden, m.is_moe() ? 0 : 1, kMaxDimension));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.vocab", m.vocab, 1, int64_t(1) << 24));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.max_seq_len", m.max_seq_len, 0, int64_t(1) << 30));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.memory_len", m.memory_len, 0, int64_t(1) << 24));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.softmax_head", m.softmax_head, 0, m.vocab));
     if (m.architecture == Architecture::encoder_decoder) {
         TRAINCLOCK_TRY(out_of_range<int64_t>("model.decoder_layers", m.decoder_layers, 1, kMaxLayers));
     } else if (m.decoder_layers != 0) {

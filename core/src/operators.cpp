@@ -31,7 +31,8 @@ struct Ctx {
     double h = 0, hd = 0, heads_l = 0, kv_l = 0, vocab_l = 0;
     DType gemm = DType::bf16, act = DType::bf16, attn = DType::bf16;
     double w_act = 2, w_gemm = 2, w_param = 2, w_grad = 4, w_attn = 2;
-    bool flash = true, autocast = false, quantized = false, sp = false;
+    double mem = 0;  // Transformer-XL memory tokens per sample (model.memory_len)
+    bool flash = true, autocast = false, quantized = false, sp = false, relative = false;
     Recompute recompute = Recompute::none;
 };
 
@@ -53,7 +54,9 @@ Ctx make_ctx(const Config& c, const PrecisionSpec& p) {
     x.hd = double(m.effective_head_dim());
     x.heads_l = double(m.heads) / x.t;
     x.kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / x.t, 1.0);  // KV heads replicate when kv < tp
-    x.vocab_l = double(m.vocab) / x.t;
+    x.vocab_l = double(m.softmax_head > 0 ? m.softmax_head : m.vocab) / x.t;  // logits actually computed
+    x.mem = double(m.memory_len);
+    x.relative = m.relative_position;
     x.gemm = p.gemm;
     x.act = p.activations;
     x.quantized = is_quantized(p.gemm);
@@ -61,7 +64,8 @@ Ctx make_ctx(const Config& c, const PrecisionSpec& p) {
     // in bf16/fp16 unless fp8_dpa); fp32/tf32 run it in their own dtype.
     x.attn = x.quantized ? (c.gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16) : p.gemm;
     // Fused flash attention exists for fp16/bf16 only (Dao et al. 2022, arXiv 2205.14135; FA2 2307.08691).
-    x.flash = c.training.flash_attention && (x.attn == DType::fp16 || x.attn == DType::bf16);
+    // Relative-position scores (Transformer-XL) need the materialised score matrix.
+    x.flash = c.training.flash_attention && (x.attn == DType::fp16 || x.attn == DType::bf16) && !x.relative;
     x.w_act = dtype_storage_bytes(p.activations);
     x.w_gemm = dtype_storage_bytes(p.gemm);
     x.w_attn = dtype_storage_bytes(x.attn);
@@ -189,6 +193,31 @@ void attention_core(const Ctx& x, Target& out, Phase phase, double s_kv, bool ca
     const double scores = bh * x.s_q * s_kv;
     const double wa = x.w_attn;
     const double w_soft = x.autocast ? 4.0 : x.w_act;  // softmax is on autocast's fp32 list
+    // Transformer-XL relative attention (Dai et al. 2019 sec. 3.3; reference code kimiyoung/transformer-xl
+    // pytorch/mem_transformer.py RelPartialLearnableMultiHeadAttn, which NVIDIA's DeepLearningExamples
+    // version keeps): besides the content scores AC a position projection r_net (s_kv x h x h, shared by
+    // the batch), the position scores BD (a second QK^T-sized matmul), _rel_shift (zero-pad concat and
+    // a strided copy: read + write of the padded matrix), then AC + BD (read 2, write 1), scale and
+    // mask as separate passes (read 1, write 1 each). Backward mirrors the matmuls and copies.
+    const double w_s = x.w_act;
+    if (x.relative && phase == Phase::forward) {
+        out.ops.add(make_gemm("rel_pos_proj", OpKind::gemm, x.gemm, s_kv, x.heads_l * x.hd, x.h,
+                              s_kv * x.h * 2 * x.w_gemm + s_kv * x.heads_l * x.hd * x.w_act, 1));
+        out.ops.add(make_gemm("attn_pos_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
+                              (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
+        out.ops.add(make_op("rel_shift", OpKind::elementwise, x.act, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_add_scale_mask", OpKind::elementwise, x.act, 0, scores * 7 * w_s));
+    }
+    if (x.relative && phase == Phase::backward) {
+        out.ops.add(make_op("rel_shift_bwd", OpKind::elementwise, x.act, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_scale_bwd", OpKind::elementwise, x.act, 0, scores * 2 * w_s));
+        out.ops.add(make_gemm("attn_pos_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
+                              x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
+        out.ops.add(make_gemm("attn_pos_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
+                              x.s_q * s_kv * wa + x.s_q * x.hd * wa + s_kv * x.hd * x.w_act, bh));
+        out.ops.add(make_gemm("rel_pos_proj_wgrad", OpKind::gemm, x.gemm, x.h, x.heads_l * x.hd, s_kv,
+                              s_kv * (x.h + x.heads_l * x.hd) * x.w_gemm + x.h * x.heads_l * x.hd * x.w_grad, 1));
+    }
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("attn_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
                               (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
@@ -220,9 +249,11 @@ void attention_block(const Ctx& x, Target& out, Phase phase, bool causal, bool c
         linear(x, out, phase, "q", x.T, x.h, q_out, 1, true);
         linear(x, out, phase, "kv", x.T, x.h, kv_out, 1, false);
     } else {
-        linear(x, out, phase, "qkv", x.T, x.h, q_out + kv_out, 1, true);
+        // Transformer-XL projects the concatenated [memory, segment] (Dai et al. 2019 eq. in sec. 3.3;
+        // reference code: qkv_net(cat([mems, w]))), so Q, K and V run over b (s + memory_len) tokens.
+        linear(x, out, phase, "qkv", x.T + x.b * x.mem, x.h, q_out + kv_out, 1, true);
     }
-    attention_core(x, out, phase, x.s_kv, causal && !cross);
+    attention_core(x, out, phase, x.s_kv + x.mem, causal && !cross);
     linear(x, out, phase, "attn_out", x.T, q_out, x.h, 1, false);
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
@@ -377,7 +408,7 @@ PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
     } else if (x.recompute == Recompute::selective && !x.flash) {
         CommList unused;
         Target re{out.backward, unused};
-        attention_core(x, re, Phase::forward, x.s_kv, kind.causal);
+        attention_core(x, re, Phase::forward, x.s_kv + x.mem, kind.causal);
         if (kind.cross_attention) attention_core(x, re, Phase::forward, x.s_kv, false);
     }
     layer(x, bwd, Phase::backward, kind);

@@ -106,6 +106,9 @@ void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
     reader.read_enum("activation", kActivations, spec.activation);
     reader.read_enum("norm", kNorms, spec.norm);
     reader.read("tied_embeddings", spec.tied_embeddings);
+    reader.read("memory_len", spec.memory_len);
+    reader.read("relative_position", spec.relative_position);
+    reader.read("softmax_head", spec.softmax_head);
     if (const auto moe = reader.read_object("moe")) {
         ObjectReader moe_reader(*moe, join_key(reader.path(), "moe"));
         if (required || spec.moe.experts == 0) require_all(moe_reader, {"experts", "top_k", "expert_ffn_hidden"});
@@ -221,6 +224,9 @@ void write_model(JsonWriter& out, const ModelSpec& spec) {
     out.field("activation", activation_name(spec.activation));
     out.field("norm", norm_name(spec.norm));
     out.field("tied_embeddings", spec.tied_embeddings);
+    if (spec.memory_len != 0) out.field("memory_len", spec.memory_len);
+    if (spec.relative_position) out.field("relative_position", spec.relative_position);
+    if (spec.softmax_head != 0) out.field("softmax_head", spec.softmax_head);
     const MoeSpec& moe = spec.moe;
     if (moe.experts || moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers) {
         out.key("moe").begin_object();

@@ -336,8 +336,16 @@ def nvidia_txl(rows):
             continue
         gpu, node = dle_gpu(r)
         base = "base" in r["model"]
-        model = dense(16, 512, 8, 2048, 20000, act="relu") if base else \
-            dense(18, 1024, 16, 4096, 20000, act="relu")
+        # Adaptive embedding/softmax (cutoffs 19997/39997/199997, word vocab 267735): the head
+        # cluster computes 19997 + 3 cluster logits for every token (softmax_head 20000). Embedding
+        # parameters: base div_val 1 = one 267735 x 512 table (tied to the softmax weights, dense
+        # gradients): vocab 267735; large div_val 4 = 19997 x 1024 + 20000 x 256 + 160000 x 64 +
+        # 67738 x 16 + projections (256 + 64 + 16) x 1024 = 37.26 M = 36391 rows of d_model 1024.
+        model = dense(16, 512, 8, 2048, 267735, act="relu") if base else \
+            dense(18, 1024, 16, 4096, 36391, act="relu")
+        # Segment recurrence: mem_len = tgt_len (wt103_base/large.yaml); relative positional attention.
+        model.update({"memory_len": int(r["seq_len_or_image_size"].split()[0]),
+                      "relative_position": True, "softmax_head": 20000})
         n = int(r["num_gpus"])
         seq = int(r["seq_len_or_image_size"].split()[0])
         b = int(r["batch_per_gpu"])
@@ -354,10 +362,13 @@ def nvidia_txl(rows):
           "training performance tables (DGX A100 40GB, DGX-1 V100 16GB, DGX-2H)",
           "Transformer-XL base (16 layers, d 512, 8 heads, inner 2048, tgt_len 192) and large (18 "
           "layers, d 1024, 16 heads, inner 4096, tgt_len 384), ReLU FFN, LayerNorm, tied "
-          "embeddings, LAMB; AMP = Apex O2 -> fp16-mixed. Not expressible: the recurrence memory "
-          "(attention spans tgt_len + mem_len keys) and relative position terms; the adaptive "
-          "softmax is modelled by its head cluster (cutoff 19997 + 3 cluster logits -> vocab 20000), "
-          "tail clusters (evaluated only for the few tokens in them) omitted; batch/GPU read as the "
+          "embeddings, LAMB; AMP = Apex O2 -> fp16-mixed. Segment recurrence: memory_len = mem_len "
+          "= tgt_len (queries attend over tgt_len + mem_len keys; Q/K/V projected over both); "
+          "relative_position: the position projection, BD score matmul and rel-shift copies; "
+          "adaptive softmax: softmax_head 20000 logits per token (cutoff 19997 + 3 cluster logits), "
+          "tail clusters (evaluated only for the few tokens in them) omitted; vocab = embedding rows "
+          "at d_model (base div_val 1: the full 267735-word table; large div_val 4: 37.26 M "
+          "parameters = 36391 rows of 1024); batch/GPU read as the "
           "micro-batch with no accumulation (global = batch x GPUs); seq_len = tgt_len", cases)
 
 

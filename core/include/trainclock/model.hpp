@@ -35,6 +35,10 @@ struct ModelSpec {
     Activation activation = Activation::gelu;
     Norm norm = Norm::layernorm;
     bool tied_embeddings = false;
+    // Transformer-XL (Dai et al. 2019, arXiv 1901.02860) and adaptive softmax (Grave et al. 2017):
+    int64_t memory_len = 0;                       // segment recurrence: cached tokens of the previous segment every query also attends to
+    bool relative_position = false;               // relative positional attention: position projection, 2nd score matmul (BD), rel-shift copy
+    int64_t softmax_head = 0;                     // logits computed per token (adaptive softmax head cluster); 0 = vocab
     MoeSpec moe;                                  // moe.experts == 0 for dense models
     std::string source;                           // where the figures come from
 
