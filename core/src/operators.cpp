@@ -500,7 +500,10 @@ DType compute_dtype(const GpuSpec& gpu, DType d) {
 }
 
 double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
-    const double base = cal.gemm_efficiency[static_cast<int>(compute_dtype(gpu, op.dtype))] * cal.gemm_sustained;
+    // Tensor-core GEMMs lose gemm_sustained to power-limited clocks and NCCL sharing (calibration.cpp);
+    // CUDA-core SGEMM's efficiency is a sustained measurement already.
+    const DType d = compute_dtype(gpu, op.dtype);
+    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
     // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
     // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
