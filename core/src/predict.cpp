@@ -129,6 +129,7 @@ int kind_slot(LayerKind k) { return (k.cross_attention ? 2 : 0) + (k.moe ? 1 : 0
 
 struct StageParams {
     double dense = 0, expert = 0, layers = 0;
+    double embedding = 0;  // input embedding weights (their gradient is ready last in backward)
 };
 
 PrecisionSpec blind_precision(const GpuSpec& gpu) {
@@ -218,6 +219,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
             vfwd[0].add(embed.fwd);
             vbwd[0].add(embed.bwd);
             params[0].dense += vocab_params;
+            params[0].embedding = vocab_params;
         }
         if (j == vs - 1) {
             vfwd[size_t(j)].add(head.fwd);
@@ -293,7 +295,12 @@ Prediction predict(const Config& c, const PredictOptions& options) {
                     f1 += fwd_s[size_t(s * v + ch)];
                     b1 += bwd_s[size_t(s * v + ch)];
                 }
-                exposed = std::max(grad_s / sp.layers, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
+                // The last bucket holds the first layer and, on the first stage, the input embedding,
+                // whose gradient (tied or not) is complete only at the very end of backward: it
+                // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
+                const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
+                const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
+                exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
             }
             dp_exposed = std::max(dp_exposed, exposed);
         }
