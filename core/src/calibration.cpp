@@ -93,6 +93,11 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // K extent at which mainloop efficiency halves: each output tile pays a prologue (pipeline fill)
     // and an epilogue (write C) worth about one 64-deep K block (CUTLASS 128x128x64 tiles); physical.
     c.gemm_k_half = 64;
+    // NCCL runs one CTA per channel, each holding an SM for the whole collective; on NVSwitch systems
+    // rings use 16 channels by default (NCCL_MIN/MAX_NCHANNELS, nccl docs "Environment variables";
+    // NCCL_DEBUG=INFO on DGX A100/H100 reports 16-32 channels). Compute kernels overlapped with a
+    // collective get the other SMs (and share HBM): physical default 16 SMs, not fitted.
+    c.comm_sms = 16;
 
     const CalibrationSpec& o = overrides;
     for (int d = 0; d < kDTypeCount; ++d)

@@ -105,6 +105,13 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Config& c, const 
     cost.s[kCp] = std::max(0.0, comm_s[kCp] - cost.s[kAttention]);
     cost.s[kDp] = std::max(0.0, comm_s[kDp] - compute);
     cost.s[kEp] = comm_s[kEp];
+    // Overlap is not free: while a collective runs its channels hold cal.comm_sms SMs, so the
+    // compute that runs beside it proceeds at (1 - f) speed (charged to the collective's category).
+    const double f = std::min(cal.comm_sms / double(std::max<int64_t>(c.gpu.sm_count, 1)), 0.5);
+    const double overlapped_tp = c.parallel.overlap_tp_comm ? std::min(comm_s[kTp], cost.s[kGemm]) : 0.0;
+    cost.s[kTp] += overlapped_tp * f / (1 - f);
+    cost.s[kCp] += std::min(comm_s[kCp], cost.s[kAttention]) * f / (1 - f);
+    cost.s[kDp] += std::min(comm_s[kDp], compute) * f / (1 - f);
     // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
     // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
     const double host_s = kernels * cal.host_op_s, gpu_s = cost.total();

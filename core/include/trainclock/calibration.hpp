@@ -22,6 +22,7 @@ struct Calibration {
     double host_op_s = 0;               // CPU time to dispatch one kernel (framework + launch); binds small kernels
     double step_overhead_s = 0;         // fixed cost per optimizer step (framework, data loader, logging)
     double gemm_k_half = 0;             // K at which a GEMM's mainloop efficiency halves (prologue/epilogue cost)
+    double comm_sms = 0;                // SMs a running NCCL collective occupies (its channels): compute overlapped with it slows by comm_sms / sm_count
     bool precision_blind = false;       // cost every op at one reference dtype (static-graph baseline)
 };
 
