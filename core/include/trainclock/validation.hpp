@@ -21,7 +21,7 @@ std::string_view measured_metric_name(MeasuredMetric metric);  // "iteration_tim
 // One published measurement with the config that produced it.
 struct ValidationCase {
     std::string file;                // preset file stem ("megatron-sc21"): the source family
-    std::string set;                 // "public" (headline set) or "vtrain"
+    std::string set;                 // "public" (headline set), "vtrain", or "unrepresentable" (runs the config cannot describe; reported apart)
     std::string id;                  // row id of the source table ("MEG21-T1-001")
     int64_t line = 0;                // 1-based line of the case in its file
     Config config;                   // loaded and validated (load_config)
@@ -95,7 +95,8 @@ struct ValidationReport {
     const GroupError* find(std::string_view kind, std::string_view name) const;  // nullptr when absent
 };
 
-// Predict every selected case of `suite`. Sets: "public", "vtrain", "all"; also set "in_pairs"
+// Predict every selected case of `suite`. Sets: "public", "vtrain", "unrepresentable" (own set and source
+// rows only: not in "all", pairs, precisions or GPU generations), "all"; also set "in_pairs"
 // (the cases that belong to a precision pair, the paper's precision-blind contrast).
 ValidationReport run_validation(const ValidationSuite& suite, const ValidationOptions& options = {});
 
