@@ -2,7 +2,9 @@
 #include "model_fixtures.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "trainclock/pipeline.hpp"
@@ -87,4 +89,42 @@ TEST_CASE("1F1B keeps at most PP micro-batches in flight on stage 0", "[pipeline
 TEST_CASE("1536 micro-batches over 8 stages simulate quickly and exactly", "[pipeline]") {
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 8, 1536, 1};
     CHECK(simulate_uniform(sh, 1.0, 2.0) == Approx((1536 + 7) * 3.0));
+}
+
+TEST_CASE("Steady-state skipping equals the full event walk", "[pipeline]") {
+    // simulate_pipeline without a timeline skips the periodic steady state (1F1B, interleaved) or
+    // uses the GPipe closed form; with a timeline it walks every event. Random non-uniform stage
+    // costs, including near-ties and stages far heavier than the rest (long transients).
+    std::mt19937_64 rng(20261130);
+    std::uniform_real_distribution<double> cost(0.2, 3.0);
+    int cases = 0;
+    for (PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved}) {
+        for (int64_t p : {1, 2, 3, 4, 7, 8, 16}) {
+            for (int64_t v : {1, 2, 3, 4}) {
+                if ((schedule == PipelineSchedule::interleaved) != (v > 1)) continue;
+                if (schedule == PipelineSchedule::interleaved && p == 1) continue;
+                for (int64_t k : {1, 2, 3, 5, 12, 40, 193}) {
+                    const int64_t m = schedule == PipelineSchedule::interleaved ? k * p : k * 3 + p % 2;
+                    for (int trial = 0; trial < 4; ++trial) {
+                        const PipelineShape sh{schedule, p, m, v};
+                        const size_t n = size_t(p * v);
+                        std::vector<double> fwd(n), bwd(n);
+                        for (size_t i = 0; i < n; ++i) {
+                            fwd[i] = cost(rng);
+                            bwd[i] = trial == 1 ? 2.0 * fwd[i] : cost(rng);  // trial 1: backward = 2 forward
+                        }
+                        if (trial == 2) fwd[n / 2] += 1e-9;                    // near-tie
+                        if (trial == 3) bwd[n - 1] *= 5.0;                     // one heavy stage
+                        std::vector<TimelineSpan> spans;
+                        const double full = simulate_pipeline(sh, fwd.data(), bwd.data(), &spans);
+                        const double fast = simulate_pipeline(sh, fwd.data(), bwd.data(), nullptr);
+                        INFO("schedule " << int(schedule) << " p " << p << " v " << v << " m " << m << " trial " << trial);
+                        CHECK(std::fabs(fast - full) <= 1e-9 * full);
+                        ++cases;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(cases > 300);
 }
