@@ -5,11 +5,14 @@
 //   [SECTION] Event walk: each unit starts when its stage is free and its dependency has finished
 //   [SECTION] Steady state: detect the period, skip whole periods, simulate the cool-down
 //   [SECTION] GPipe closed form
+//   [SECTION] Memo: the last results by their exact inputs
 //   [SECTION] Public functions
 #include "trainclock/pipeline.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace trainclock {
 namespace {
@@ -233,6 +236,50 @@ double gpipe_time_s(int p, int m, const double* fwd_s, const double* bwd_s) {
     return end;
 }
 
+// =====================================================================================
+// [SECTION] Memo: the last results by their exact inputs
+// =====================================================================================
+// A layout search predicts many layouts whose stages cost the same (e.g. ZeRO 0-2 only change the
+// gradient sync and the optimizer step): a small direct-mapped, thread-local table keyed by the
+// exact inputs (shape and the bits of every duration) returns the same double the walk returned.
+
+struct MemoSlot {
+    int schedule = -1, p = 0, m = 0, v = 0;
+    std::vector<double> durations;  // fwd_s then bwd_s
+    double end_s = 0;
+};
+constexpr size_t kMemoSlots = 1024;
+
+MemoSlot& memo_slot(int schedule, int p, int m, int v, const double* fwd_s, const double* bwd_s, bool& hit) {
+    thread_local std::vector<MemoSlot> memo(kMemoSlots);
+    const int n = p * v;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the shape and the duration bits
+    auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+    mix(uint64_t(schedule));
+    mix(uint64_t(p));
+    mix(uint64_t(m));
+    mix(uint64_t(v));
+    for (const double* d : {fwd_s, bwd_s})
+        for (int i = 0; i < n; ++i) {
+            uint64_t bits;
+            std::memcpy(&bits, d + i, sizeof bits);
+            mix(bits);
+        }
+    MemoSlot& slot = memo[(h ^ (h >> 29)) % kMemoSlots];
+    hit = slot.schedule == schedule && slot.p == p && slot.m == m && slot.v == v &&
+          std::memcmp(slot.durations.data(), fwd_s, sizeof(double) * size_t(n)) == 0 &&
+          std::memcmp(slot.durations.data() + n, bwd_s, sizeof(double) * size_t(n)) == 0;
+    if (!hit) {
+        slot.schedule = schedule;
+        slot.p = p;
+        slot.m = m;
+        slot.v = v;
+        slot.durations.assign(fwd_s, fwd_s + n);
+        slot.durations.insert(slot.durations.end(), bwd_s, bwd_s + n);
+    }
+    return slot;
+}
+
 } // namespace
 
 // =====================================================================================
@@ -268,6 +315,12 @@ double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const 
     const bool gpipe = shape.schedule == PipelineSchedule::gpipe;
     if (gpipe && !timeline) return gpipe_time_s(p, m, fwd_s, bwd_s);
     const int v = shape.schedule == PipelineSchedule::interleaved ? int(std::max<int64_t>(shape.chunks, 1)) : 1;
+    MemoSlot* memo = nullptr;
+    if (!timeline) {
+        bool hit = false;
+        memo = &memo_slot(int(shape.schedule), p, m, v, fwd_s, bwd_s, hit);
+        if (hit) return memo->end_s;
+    }
     const int vs = p * v, total = m * v, units = 2 * total;
     thread_local std::vector<double> scratch;
     thread_local std::vector<int> next_unit;
@@ -287,10 +340,11 @@ double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const 
     if (!timeline) {
         Walk w = fresh_walk();
         double end_time;
-        if (fast_forward(w, end_time)) return end_time;
+        if (fast_forward(w, end_time)) return memo->end_s = end_time;
     }
     Walk w = fresh_walk();
     w.advance(units, timeline);
+    if (memo) memo->end_s = w.end_time;
     return w.end_time;
 }
 
