@@ -164,3 +164,26 @@ TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "
     ew.bytes = 1e9;
     CHECK(op_time_s(ew, a100, cal) == Approx(1e9 / (a100.memory_bw_gbps * 1e9 * cal.memory_efficiency)));
 }
+
+TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative position adds BD, adaptive head", "[operators]") {
+    // Dai et al. 2019 sec. 3.3: queries of the segment (s) attend over s + mem keys; Q/K/V are projected
+    // over the concatenated [memory, segment]; the relative term BD is a second QK^T-sized matmul.
+    const std::string base = R"("gpu": "v100-sxm2-16gb", "num_gpus": 1, "precision": "fp32", "training": {"seq_len": 192, "global_batch": 16, "micro_batch": 16, "flash_attention": false}, "model": )";
+    const std::string txl = R"({"architecture": "decoder", "layers": 16, "hidden": 512, "heads": 8, "ffn_hidden": 2048, "vocab": 267735, "activation": "relu", "norm": "layernorm", "tied_embeddings": true)";
+    const Config plain = fixtures::config(base + txl + "}");
+    const Config mem = fixtures::config(base + txl + R"(, "memory_len": 192})");
+    const Config rel = fixtures::config(base + txl + R"(, "memory_len": 192, "relative_position": true, "softmax_head": 20000})");
+    const LayerKind kind = layer_kind_at(plain.model, 0);
+    const double b = 16, s = 192, m = 192, h = 512;
+    const PieceOps p = layer_ops(plain, plain.precision, kind), q = layer_ops(mem, mem.precision, kind), r = layer_ops(rel, rel.precision, kind);
+    // QKV over b (s + m) tokens instead of b s: 2 b m h (3h) more forward GEMM FLOPs.
+    CHECK(flops(q.forward, OpKind::gemm) - flops(p.forward, OpKind::gemm) == Approx(2 * b * m * h * 3 * h));
+    // Scores and context over s + m keys: attention FLOPs scale by (s + m) / s.
+    CHECK(flops(q.forward, OpKind::attention) == Approx(flops(p.forward, OpKind::attention) * (s + m) / s));
+    // Relative position: BD doubles the QK^T half of the attention FLOPs and adds score-sized copies.
+    CHECK(flops(r.forward, OpKind::attention) == Approx(1.5 * flops(q.forward, OpKind::attention)));
+    CHECK(bytes(r.forward, OpKind::elementwise) > bytes(q.forward, OpKind::elementwise));
+    // Adaptive softmax head: the LM head computes softmax_head logits, not the 267k embedding rows.
+    const PieceOps head_full = head_ops(mem, mem.precision), head_adaptive = head_ops(rel, rel.precision);
+    CHECK(flops(head_adaptive.forward, OpKind::gemm) == Approx(flops(head_full.forward, OpKind::gemm) * 20000.0 / 267735.0));
+}
