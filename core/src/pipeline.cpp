@@ -35,6 +35,8 @@ struct Unit {
 struct StageOrder {
     int p, v, total, warm;
     bool gpipe;
+    const int* chunk_in;  // interleaved: unit index mod PP v -> its chunk, and its micro-batch within the group of PP
+    const int* mb_in;
     Unit at(int pos) const {
         bool forward;
         int k;
@@ -53,8 +55,8 @@ struct StageOrder {
             k = pos - total;
         }
         if (v == 1) return {forward, 0, k};
-        const int group = k / (p * v), in_group = k - group * p * v, chunk = in_group / p;
-        return {forward, forward ? chunk : v - 1 - chunk, group * p + (in_group - chunk * p)};
+        const int group = k / (p * v), i = k - group * p * v;
+        return {forward, forward ? chunk_in[i] : v - 1 - chunk_in[i], group * p + mb_in[i]};
     }
 };
 
@@ -161,10 +163,11 @@ constexpr double kPeriodTolerance = 1e-12;
 bool fast_forward(Walk& w, double& end_time) {
     const int groups_size = w.v > 1 ? w.p : 1;                 // G micro-batches per period
     const int period = 2 * w.v * groups_size;                  // U positions per period
+    const int back = groups_size * w.vs;                       // index distance of one period in fend / bend
     if (w.v > 1 && w.total % (w.p * w.v) != 0) return false;   // interleaving needs M % PP == 0
     const int warm0 = w.orders[0].warm;
     const int steady_end = w.units - warm0;                    // every stage is steady in [warm0, steady_end)
-    int q = warm0;
+    int q = warm0 + period;                                    // [warm0, warm0 + U) is still settling
     if (q + 4 * period > steady_end) return false;             // nothing worth skipping
     if (!w.advance(q + 2 * period, nullptr)) return false;
     for (;; q += period) {
@@ -177,8 +180,8 @@ bool fast_forward(Walk& w, double& end_time) {
         bool periodic = lambda > 0;
         for (int s = 0; s < w.p && periodic; ++s)
             for (int pos = q + period; pos < q + 2 * period; ++pos) {
-                const double t = w.time_at(s, pos);
-                if (std::fabs(t - w.time_at(s, pos - period) - lambda) > kPeriodTolerance * t) {
+                const double* t = &w.end_of(w.orders[size_t(s)].at(pos), s);  // pos - U: G micro-batches back
+                if (std::fabs(*t - t[-back] - lambda) > kPeriodTolerance * *t) {
                     periodic = false;
                     break;
                 }
@@ -186,24 +189,23 @@ bool fast_forward(Walk& w, double& end_time) {
         if (periodic) break;
         if (!w.advance(q + 3 * period, nullptr)) return false;
     }
-    // Skip n periods: the verified period [q + U, q + 2U) moves to [q + U + n U, q + 2U + n U).
+    // Skip n periods: the verified period [q + U, q + 2U) moves to [q + U + n U, q + 2U + n U), i.e.
+    // n G micro-batches on. Every unit after it belongs to a group at or after the groups it holds,
+    // the first of which is on stage 0 (the longest warm-up: the oldest backward).
     const int n = (steady_end - (q + 2 * period)) / period;
     const double shift = double(n) * (w.time_at(0, q + period) - w.time_at(0, q));
-    // Every unit after the moved period belongs to a group at or after the groups it holds.
     int first_mb = w.m;
-    for (int s = 0; s < w.p; ++s)
-        for (int pos = q + period; pos < q + 2 * period; ++pos)
-            first_mb = std::min(first_mb, w.orders[size_t(s)].at(pos).micro_batch + n * groups_size);
+    for (int pos = q + period; pos < q + 2 * period; ++pos)
+        first_mb = std::min(first_mb, w.orders[0].at(pos).micro_batch + n * groups_size);
     first_mb = std::max(w.cleared, first_mb / groups_size * groups_size);
     w.clear(first_mb, w.m);
     w.cleared = w.m;
+    const int ahead = n * back;
     for (int s = 0; s < w.p; ++s) {
         const StageOrder& order = w.orders[size_t(s)];
         for (int pos = q + period; pos < q + 2 * period; ++pos) {
-            const Unit u = order.at(pos), moved = order.at(pos + n * period);
-            if (moved.forward != u.forward || moved.chunk != u.chunk || moved.micro_batch != u.micro_batch + n * groups_size)
-                return false;  // not the shift the steady state promises (cannot happen)
-            w.end_of(moved, s) = w.end_of(u, s) + shift;
+            double* t = &w.end_of(order.at(pos), s);
+            t[ahead] = *t + shift;
         }
         w.next[s] = q + 2 * period + n * period;
         w.free_at[s] = w.time_at(s, w.next[s] - 1);
@@ -325,10 +327,16 @@ double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const 
     thread_local std::vector<double> scratch;
     thread_local std::vector<int> next_unit;
     thread_local std::vector<StageOrder> orders;
+    thread_local std::vector<int> in_group;
+    in_group.resize(size_t(2 * vs));
+    for (int i = 0; i < vs; ++i) {
+        in_group[size_t(i)] = i / p;
+        in_group[size_t(vs + i)] = i % p;
+    }
     orders.resize(size_t(p));
     for (int s = 0; s < p; ++s) {
         const int warm = v == 1 ? std::min(p - s - 1, total) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
-        orders[size_t(s)] = {p, v, total, warm, gpipe};
+        orders[size_t(s)] = {p, v, total, warm, gpipe, in_group.data(), in_group.data() + vs};
     }
     if (scratch.size() < size_t(2 * vs * m + p)) scratch.resize(size_t(2 * vs * m + p));
     auto fresh_walk = [&]() {
