@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "trainclock/config.hpp"
 #include "trainclock/prediction.hpp"
@@ -57,6 +58,30 @@ void BM_predict_large_gpt3_175b_interleaved(benchmark::State& state) {
     run(state, c);
 }
 
+// The two large cases with a different sequence length each call (4096 of them, 4x the pipeline
+// memo of pipeline.cpp): every call walks its pipeline, as a search's distinct layouts do.
+void run_uncached(benchmark::State& state, const std::string& parallel) {
+    static std::vector<trainclock::Config> configs;
+    configs.clear();
+    for (int i = 0; i < 4096; ++i)  // M = 1536 micro-batches of 2048 + 8 i tokens (SP: a multiple of TP)
+        configs.push_back(load(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 1024, "precision": "bf16-mixed",
+            "parallel": )" + parallel + R"(, "training": {"seq_len": )" + std::to_string(2048 + 8 * i) +
+                               R"(, "global_batch": 24576, "micro_batch": 1, "recompute": "selective"})"));
+    size_t i = 0;
+    for (auto _ : state) {
+        trainclock::Prediction p = trainclock::predict(configs[i]);
+        benchmark::DoNotOptimize(p.iteration_time_s);
+        i = (i + 1) % configs.size();
+    }
+    state.counters["predictions/s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+void BM_predict_large_gpt3_175b_pp8_m1536_uncached(benchmark::State& state) {
+    run_uncached(state, R"({"tp": 8, "pp": 8, "dp": 16, "sequence_parallel": true})");
+}
+void BM_predict_large_gpt3_175b_interleaved_uncached(benchmark::State& state) {
+    run_uncached(state, R"({"tp": 8, "pp": 8, "dp": 16, "sequence_parallel": true, "schedule": "interleaved", "virtual_stages": 3})");
+}
+
 // mixtral-8x7b on 64 H100 in FP8: TP 2, PP 4, EP 8.
 void BM_predict_moe_mixtral_8x7b(benchmark::State& state) {
     static const auto c = load(R"("model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 64, "precision": "fp8-mixed",
@@ -70,5 +95,7 @@ BENCHMARK(BM_predict_small_gpt3_1_3b);
 BENCHMARK(BM_predict_dense32_llama3_8b);
 BENCHMARK(BM_predict_large_gpt3_175b_pp8_m1536)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_predict_large_gpt3_175b_interleaved)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_predict_large_gpt3_175b_pp8_m1536_uncached)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_predict_large_gpt3_175b_interleaved_uncached)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_predict_moe_mixtral_8x7b);
 BENCHMARK_MAIN();
