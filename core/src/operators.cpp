@@ -445,7 +445,11 @@ PieceOps head_ops(const Config& c, const PrecisionSpec& p) {
     const double logits = x.T * x.vocab_l;
     out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.act, 0, logits * (x.w_act + 3 * 4.0)));
     if (x.t > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.T * 4.0, 3);
-    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.act, 0, logits * (4.0 + x.w_act)));
+    // Backward: the fp32 loss gradient is written (4), the log-softmax backward reads it and the saved
+    // fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the activation
+    // dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward and Megatron's
+    // softmax - one-hot alike.
+    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.act, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.w_act)));
     linear(x, bwd, Phase::backward, "lm_head", x.T, x.h, x.vocab_l, 1, true);
     if (x.t > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
                           Group::tp, x.T * x.h * x.w_act);
