@@ -68,7 +68,8 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
         // LM head (a second copy when tied and PP > 1, Megatron keeps both ends in sync) and the fp32
         // softmax plus the logits of one micro-batch kept by the vocab-parallel cross-entropy.
         if (!m.tied_embeddings || p > 1) st.dense_params += vocab_l * double(m.hidden);
-        st.activations += tokens * vocab_l * (4.0 + w_act);
+        const double logits_l = double(m.softmax_head > 0 ? m.softmax_head : m.vocab) / t;  // adaptive softmax: head cluster
+        st.activations += tokens * logits_l * (4.0 + w_act);
     }
     return st;
 }
