@@ -245,14 +245,6 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         fwd_s[size_t(stage * v + chunk)] = vfwd[size_t(j)].total();
         bwd_s[size_t(stage * v + chunk)] = vbwd[size_t(j)].total();
     }
-    // Asking for the timeline must not change a single bit of the numbers (the page always asks,
-    // the CLI does not): with one stage the closed form is authoritative and the spans come extra.
-    const bool single_stage = p == 1;
-    const double pipe_s = single_stage ? double(mb) * (fwd_s[0] + bwd_s[0])
-                                       : simulate_pipeline(shape, fwd_s.data(), bwd_s.data(),
-                                                           options.timeline ? &out.timeline : nullptr);
-    if (single_stage && options.timeline) simulate_pipeline(shape, fwd_s.data(), bwd_s.data(), &out.timeline);
-
     // The busiest stage sets the breakdown: M times its per-micro-batch work; the rest is bubble.
     int64_t busiest = 0;
     double busiest_s = -1;
@@ -272,8 +264,6 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         step.add(vfwd[size_t(j)], double(mb));
         step.add(vbwd[size_t(j)], double(mb));
     }
-    const double bubble_s = std::max(0.0, pipe_s - double(mb) * busiest_s);
-
     // Data-parallel gradient sync once per step (ZeRO <= 2): all-reduce, or reduce-scatter of the
     // gradients + all-gather of the updated weights with a distributed optimizer / ZeRO 1-2
     // (Rajbhandari et al. 2020). Gradients reduce behind the last micro-batch's backward (bucketed,
@@ -308,6 +298,10 @@ Prediction predict(const Config& c, const PredictOptions& options) {
                 const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
                 const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
                 exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
+                // The hidden part still holds comm_sms SMs, slowing the compute it hides behind (as
+                // in phase_cost).
+                const double f = std::min(cal.comm_sms / double(std::max<int64_t>(c.gpu.sm_count, 1)), 0.5);
+                exposed += (grad_s + gather_s - exposed) * f / (1 - f);
             }
             dp_exposed = std::max(dp_exposed, exposed);
         }
@@ -326,6 +320,27 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         shard = heavy->dense / dp + heavy->expert / edp;
     }
     const Cost step_ops_cost = from_ops(cost_ops(step_ops(c, prec, most, shard), c.gpu, cal));
+
+    // A search only needs layouts that can beat its current K-th best: the busiest stage works
+    // M x busiest_s serially, so the pipeline takes at least that (less 1e-9 relative: the steady-state
+    // skip of pipeline.cpp is exact to that); above the cutoff the simulation is skipped.
+    const double rest_s = dp_exposed + step_ops_cost.total() + cal.step_overhead_s;
+    const double bound_s = double(mb) * busiest_s * (1.0 - 1e-9) + rest_s;
+    if (bound_s > options.bound_above_s && !options.timeline) {
+        out.bounded = true;
+        out.iteration_time_s = bound_s;
+        out.memory = memory_per_gpu(c, shape);
+        return out;
+    }
+
+    // Asking for the timeline must not change a single bit of the numbers (the page always asks,
+    // the CLI does not): with one stage the closed form is authoritative and the spans come extra.
+    const bool single_stage = p == 1;
+    const double pipe_s = single_stage ? double(mb) * (fwd_s[0] + bwd_s[0])
+                                       : simulate_pipeline(shape, fwd_s.data(), bwd_s.data(),
+                                                           options.timeline ? &out.timeline : nullptr);
+    if (single_stage && options.timeline) simulate_pipeline(shape, fwd_s.data(), bwd_s.data(), &out.timeline);
+    const double bubble_s = std::max(0.0, pipe_s - double(mb) * busiest_s);
 
     const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + cal.step_overhead_s;
     step.add(step_ops_cost);
