@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <tuple>
 
 #include "json_writer.hpp"
@@ -416,9 +417,14 @@ bool SearchState::passes_rules(const SearchLayout& layout) {
 }
 
 const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
-    ++stats_.predicted;
     last_.layout = layout;
-    last_.prediction = predict(scratch_);
+    // Pruning rule 4: by time, a layout whose step-time lower bound exceeds the K-th best cannot enter.
+    PredictOptions predict_options;
+    const SearchOptions& options = space_->options();
+    if (options.prune && options.objective == SearchObjective::time && top_.size() == size_t(options.top_k))
+        predict_options.bound_above_s = top_.back().objective;
+    last_.prediction = predict(scratch_, predict_options);
+    if (!last_.prediction.bounded) ++stats_.predicted;
     const double time_s = last_.prediction.iteration_time_s;
     const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
     const bool by_time = space_->options().objective == SearchObjective::time;
@@ -493,6 +499,11 @@ void SearchState::offer(const SearchHit& hit) {
 //     It is counted as feasible without a prediction.
 //  3. predict() takes its memory from memory_per_gpu (memory.hpp); calling that alone first
 //     rejects layouts that do not fit without simulating their pipeline.
+//  4. Objective time with K layouts ranked: predict() gets the K-th best time as
+//     PredictOptions::bound_above_s and skips the pipeline simulation when a lower bound of the step
+//     (the busiest stage's M micro-batches run serially, plus the DP sync and optimizer step) exceeds
+//     it: such a layout ranks strictly after the K-th best, now and later (the K-th only improves).
+//     Counted as feasible and pruned; as a rule-2 bound it prunes heavier recompute levels too.
 
 void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, int64_t zero) {
     const SearchOptions& options = space_->options();
@@ -558,9 +569,11 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
             if (!fits_known[i]) {
                 fits_known[i] = 1;
                 bound_objective[i] = hit.objective;
-                bound_secondary[i] = hit.secondary;
+                // A bound ranks after the K-th best by its objective alone (never on a tie).
+                bound_secondary[i] = hit.prediction.bounded ? -std::numeric_limits<double>::infinity() : hit.secondary;
             }
-            offer(hit);
+            if (hit.prediction.bounded) ++stats_.pruned;
+            else offer(hit);
         }
     }
     stats_.layouts += int64_t(n_mbs * space_->recompute().size());

@@ -1,6 +1,7 @@
 // trainclock: the result of one prediction (DESIGN.md 3, schema "trainclock/result/v1").
 #pragma once
 
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,10 +68,12 @@ struct Prediction {
     StepBreakdown breakdown_s;
     std::vector<TimelineSpan> timeline;  // filled when requested (PredictOptions::timeline)
     std::vector<std::string> warnings;   // "does not fit: 93.1 GiB > 80 GiB"
+    bool bounded = false;                // only iteration_time_s (a lower bound, above PredictOptions::bound_above_s) and memory are set
 };
 
 struct PredictOptions {
     bool timeline = false;               // record the per-stage spans (costs time; off for search)
+    double bound_above_s = std::numeric_limits<double>::infinity();  // search: skip the pipeline simulation when a lower bound of the step time exceeds this
 };
 
 // Predict one validated config (see load_config). Never fails on a validated config.
