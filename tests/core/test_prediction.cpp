@@ -103,7 +103,8 @@ TEST_CASE("Effect 1, GEMM dtype: fp32 slower than tf32 on A100, fp8 faster than 
 TEST_CASE("Effect 2, memory-bound bytes at the activation width", "[prediction]") {
     const Prediction bf16 = run(gpt13("a100-sxm4-80gb", custom().c_str()));
     const Prediction fp32act = run(gpt13("a100-sxm4-80gb", custom({{"activations", "fp32"}}).c_str()));
-    CHECK(fp32act.breakdown_s.elementwise > 1.8 * bf16.breakdown_s.elementwise);
+    // Not quite 2x: the loss (log-softmax over the logits) works in fp32 at any activation width.
+    CHECK(fp32act.breakdown_s.elementwise > 1.6 * bf16.breakdown_s.elementwise);
     CHECK(fp32act.memory.activations_gib > 1.8 * bf16.memory.activations_gib);  // effect 5
 }
 
