@@ -329,7 +329,6 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     if (bound_s > options.bound_above_s && !options.timeline) {
         out.bounded = true;
         out.iteration_time_s = bound_s;
-        out.memory = memory_per_gpu(c, shape);
         return out;
     }
 

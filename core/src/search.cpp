@@ -424,7 +424,12 @@ const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     if (options.prune && options.objective == SearchObjective::time && top_.size() == size_t(options.top_k))
         predict_options.bound_above_s = top_.back().objective;
     last_.prediction = predict(scratch_, predict_options);
-    if (!last_.prediction.bounded) ++stats_.predicted;
+    if (last_.prediction.bounded) {  // rule 3 already noted its memory and found that it fits
+        last_.objective = last_.prediction.iteration_time_s;
+        last_.secondary = -std::numeric_limits<double>::infinity();  // as a rule-2 bound: after the K-th by objective alone
+        return last_;
+    }
+    ++stats_.predicted;
     const double time_s = last_.prediction.iteration_time_s;
     const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
     const bool by_time = space_->options().objective == SearchObjective::time;
@@ -560,7 +565,7 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
                 }
             }
             const SearchHit& hit = evaluate(layout);
-            if (!hit.prediction.memory.fits) {
+            if (!hit.prediction.bounded && !hit.prediction.memory.fits) {
                 ++stats_.rejected[size_t(RejectReason::memory)];
                 too_big = true;
                 continue;
@@ -569,8 +574,7 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
             if (!fits_known[i]) {
                 fits_known[i] = 1;
                 bound_objective[i] = hit.objective;
-                // A bound ranks after the K-th best by its objective alone (never on a tie).
-                bound_secondary[i] = hit.prediction.bounded ? -std::numeric_limits<double>::infinity() : hit.secondary;
+                bound_secondary[i] = hit.secondary;
             }
             if (hit.prediction.bounded) ++stats_.pruned;
             else offer(hit);

@@ -68,7 +68,7 @@ struct Prediction {
     StepBreakdown breakdown_s;
     std::vector<TimelineSpan> timeline;  // filled when requested (PredictOptions::timeline)
     std::vector<std::string> warnings;   // "does not fit: 93.1 GiB > 80 GiB"
-    bool bounded = false;                // only iteration_time_s (a lower bound, above PredictOptions::bound_above_s) and memory are set
+    bool bounded = false;                // only iteration_time_s is set: a lower bound above PredictOptions::bound_above_s
 };
 
 struct PredictOptions {
