@@ -314,3 +314,47 @@ TEST_CASE("search: precisions_for_gpu keeps what the GPU runs", "[search]") {
     for (const PrecisionSpec& p : precisions_for_gpu(gpu_preset("v100-sxm2-32gb").value()))
         CHECK(p.gemm != DType::bf16);
 }
+
+// Pruning rule 4 rests on predict()'s step-time lower bound: never above the prediction, and a
+// cutoff at or above the prediction leaves it untouched to the bit.
+TEST_CASE("search: the step-time bound of rule 4 never exceeds the prediction", "[search]") {
+    const Config base = base_config("gpt3-13b", "a100-sxm4-80gb", 64, 2048, 256);
+    Result<SearchSpace> space = SearchSpace::create(base, SearchOptions{});
+    REQUIRE(space.ok());
+    int checked = 0, pipelined = 0;
+    for (const SearchSpace::Group& g : space.value().groups()) {
+        for (int64_t mbs : g.micro_batch) {
+            SearchLayout layout;
+            layout.parallel.tp = g.tp;
+            layout.parallel.pp = g.pp;
+            layout.parallel.dp = g.dp;
+            layout.parallel.cp = g.cp;
+            layout.parallel.ep = g.ep;
+            layout.parallel.sequence_parallel = g.sequence_parallel.back() != 0;
+            layout.parallel.zero = g.zero.back();
+            layout.parallel.virtual_stages = g.virtual_stages;
+            layout.parallel.schedule = g.schedule;
+            layout.micro_batch = mbs;
+            layout.recompute = Recompute::selective;
+            Result<Config> config = validate_config(space.value().config_for(layout));
+            if (!config.ok()) continue;
+            const Prediction exact = predict(config.value());
+            PredictOptions below;
+            below.bound_above_s = 0;
+            const Prediction bound = predict(config.value(), below);
+            INFO(describe_layout(space.value(), layout));
+            REQUIRE(bound.bounded);
+            CHECK(bound.iteration_time_s <= exact.iteration_time_s);
+            CHECK(bound.iteration_time_s > 0);
+            PredictOptions at;
+            at.bound_above_s = exact.iteration_time_s;
+            const Prediction same = predict(config.value(), at);
+            CHECK_FALSE(same.bounded);
+            CHECK(same.iteration_time_s == exact.iteration_time_s);
+            ++checked;
+            pipelined += g.pp > 1 ? 1 : 0;
+        }
+    }
+    CHECK(checked > 100);
+    CHECK(pipelined > 50);
+}
