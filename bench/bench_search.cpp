@@ -45,6 +45,7 @@ void report(benchmark::State& state, const SearchReport& r) {
     state.counters["layouts"] = double(r.stats.layouts);
     state.counters["predicted"] = double(r.stats.predicted);
     state.counters["feasible"] = double(r.stats.feasible);
+    state.counters["pruned"] = double(r.stats.pruned);  // decided without a pipeline simulation (search.cpp [SECTION] Pruning)
     state.counters["layouts_per_s"] = benchmark::Counter(double(r.stats.layouts), benchmark::Counter::kIsIterationInvariantRate);
     state.counters["predicts_per_s"] = benchmark::Counter(double(r.stats.predicted), benchmark::Counter::kIsIterationInvariantRate);
 }
