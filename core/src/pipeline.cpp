@@ -311,8 +311,11 @@ bool interleaving_possible(const PipelineShape& sh) {
     return sh.stages > 1 && sh.chunks > 1 && sh.micro_batches % sh.stages == 0;
 }
 
-double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s,
-                         std::vector<TimelineSpan>* timeline) {
+namespace {
+
+// simulate_pipeline's work: with a timeline every event is walked (and recorded); without, the
+// memo, the GPipe closed form or the steady-state skip answer when they can.
+double run_schedule(const PipelineShape& shape, const double* fwd_s, const double* bwd_s, std::vector<TimelineSpan>* timeline) {
     const int p = int(std::max<int64_t>(shape.stages, 1)), m = int(std::max<int64_t>(shape.micro_batches, 1));
     const bool gpipe = shape.schedule == PipelineSchedule::gpipe;
     if (gpipe && !timeline) return gpipe_time_s(p, m, fwd_s, bwd_s);
@@ -354,6 +357,16 @@ double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const 
     w.advance(units, timeline);
     if (memo) memo->end_s = w.end_time;
     return w.end_time;
+}
+
+} // namespace
+
+double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s,
+                         std::vector<TimelineSpan>* timeline) {
+    // The step time must not depend on whether the spans are asked for (the page asks, the CLI does
+    // not): the spans come from the full walk, the time always from the fast path.
+    if (timeline) run_schedule(shape, fwd_s, bwd_s, timeline);
+    return run_schedule(shape, fwd_s, bwd_s, nullptr);
 }
 
 double uniform_pipeline_time_s(const PipelineShape& sh, double f, double b) {

@@ -92,8 +92,8 @@ TEST_CASE("1536 micro-batches over 8 stages simulate quickly and exactly", "[pip
 }
 
 TEST_CASE("Steady-state skipping equals the full event walk", "[pipeline]") {
-    // simulate_pipeline without a timeline skips the periodic steady state (1F1B, interleaved) or
-    // uses the GPipe closed form; with a timeline it walks every event. Random non-uniform stage
+    // simulate_pipeline skips the periodic steady state (1F1B, interleaved) or uses the GPipe closed
+    // form; the timeline comes from a walk of every event. Random non-uniform stage
     // costs, including near-ties and stages far heavier than the rest (long transients).
     std::mt19937_64 rng(20261130);
     std::uniform_real_distribution<double> cost(0.2, 3.0);
@@ -116,10 +116,14 @@ TEST_CASE("Steady-state skipping equals the full event walk", "[pipeline]") {
                         if (trial == 2) fwd[n / 2] += 1e-9;                    // near-tie
                         if (trial == 3) bwd[n - 1] *= 5.0;                     // one heavy stage
                         std::vector<TimelineSpan> spans;
-                        const double full = simulate_pipeline(sh, fwd.data(), bwd.data(), &spans);
+                        const double with_spans = simulate_pipeline(sh, fwd.data(), bwd.data(), &spans);
                         const double fast = simulate_pipeline(sh, fwd.data(), bwd.data(), nullptr);
+                        double full = 0;  // the full walk: the last span's end
+                        for (const TimelineSpan& span : spans) full = std::max(full, span.end_s);
                         INFO("schedule " << int(schedule) << " p " << p << " v " << v << " m " << m << " trial " << trial);
+                        REQUIRE(spans.size() == size_t(2 * m * v * p));
                         CHECK(std::fabs(fast - full) <= 1e-9 * full);
+                        CHECK(with_spans == fast);  // asking for the timeline changes no bit
                         ++cases;
                     }
                 }

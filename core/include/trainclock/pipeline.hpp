@@ -38,6 +38,9 @@ bool interleaving_possible(const PipelineShape& shape);
 // and its dependency (previous virtual stage forward, next virtual stage backward) has finished.
 // fwd_s / bwd_s hold stages x chunks durations, index stage * chunks + chunk (virtual stage
 // chunk * stages + stage). Returns the time until the last backward ends; fills `timeline` if given.
+// Without a timeline the walk stops once the schedule is periodic and skips whole periods (GPipe:
+// closed form; pipeline.cpp [SECTION] Steady state), equal to the full walk to ~1e-12 relative; the
+// returned time is that one with or without a timeline (the spans are the full walk's).
 double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s,
                          std::vector<TimelineSpan>* timeline);
 
