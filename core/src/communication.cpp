@@ -24,7 +24,15 @@ GroupPlacement group_placement(const ParallelSpec& p, Group group) {
 Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement g) {
     const int64_t per_node = std::max<int64_t>(node.gpus_per_node, 1);
     const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency;
-    if (g.size <= 1 || g.stride * g.size <= per_node) return {intra, node.intra_latency_us * 1e-6, false};
+    if (g.size <= 1 || g.stride * g.size <= per_node) {
+        // Without a switch a group smaller than the node only drives the links among its members
+        // (NVLink cube-mesh, xGMI mesh: hardware.md section 1.3, MI300X 2-GPU busbw 47.7 vs 312.9
+        // GB/s on 8): the node's figure for the smallest listed group that holds it.
+        for (const auto& [k, bw_gbps] : node.intra_group_bw_gbps) {
+            if (g.size <= k) return {bw_gbps * 1e9 * cal.intra_node_efficiency, node.intra_latency_us * 1e-6, false};
+        }
+        return {intra, node.intra_latency_us * 1e-6, false};
+    }
     // Crossing nodes: a ring through k members per node drives k NICs in parallel (NCCL uses one
     // channel per NIC), so busbw = k x NIC bandwidth per GPU, capped by the intra-node link.
     const int64_t k = g.stride >= per_node ? 1 : std::min<int64_t>(per_node / g.stride, g.size);

@@ -162,6 +162,18 @@ void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
     reader.read("intra_link", spec.intra_link);
     reader.read("intra_bw_gbps", spec.intra_bw_gbps);
     reader.read("intra_latency_us", spec.intra_latency_us);
+    if (const auto groups = reader.read_object("intra_group_bw_gbps")) {  // {"2": GB/s, "4": GB/s, ...}
+        ObjectReader g(*groups, join_key(reader.path(), "intra_group_bw_gbps"));
+        spec.intra_group_bw_gbps.clear();
+        for (int64_t k = 2; k <= 1024; ++k) {
+            const std::string key = std::to_string(k);
+            if (!g.find(key)) continue;
+            double bw_gbps = 0;
+            g.read(key, bw_gbps);
+            spec.intra_group_bw_gbps.emplace_back(k, bw_gbps);
+        }
+        reader.adopt(g.finish());
+    }
     reader.read("inter_link", spec.inter_link);
     reader.read("inter_bw_gbps", spec.inter_bw_gbps);
     reader.read("inter_latency_us", spec.inter_latency_us);
@@ -281,6 +293,12 @@ void write_node(JsonWriter& out, const NodeSpec& spec) {
     write_if(out, "intra_link", spec.intra_link);
     out.field("intra_bw_gbps", spec.intra_bw_gbps);
     out.field("intra_latency_us", spec.intra_latency_us);
+    if (!spec.intra_group_bw_gbps.empty()) {
+        out.key("intra_group_bw_gbps");
+        out.begin_object();
+        for (const auto& [k, bw_gbps] : spec.intra_group_bw_gbps) out.field(std::to_string(k), bw_gbps);
+        out.end_object();
+    }
     write_if(out, "inter_link", spec.inter_link);
     out.field("inter_bw_gbps", spec.inter_bw_gbps);
     out.field("inter_latency_us", spec.inter_latency_us);

@@ -67,3 +67,20 @@ TEST_CASE("Groups in Megatron rank order land on the right tier", "[communicatio
     CHECK(group_placement(p, Group::expert_dp).size == 4);
     CHECK(group_placement(p, Group::expert_dp).stride == 4);
 }
+
+TEST_CASE("A group smaller than an unswitched node only gets the links among its members", "[communication]") {
+    // DGX-1-like cube-mesh: 1 link between GPUs 0-1, two disjoint rings over the quad 0-3.
+    NodeSpec node;
+    node.gpus_per_node = 8;
+    node.intra_bw_gbps = 150;
+    node.intra_group_bw_gbps = {{2, 25}, {4, 50}};
+    Calibration cal;
+    cal.intra_node_efficiency = 0.8;
+    const auto link_of = [&](int64_t size) { return group_link(node, cal, GroupPlacement{size, 1}).bw_bytes_per_s; };
+    CHECK(link_of(2) == Approx(25e9 * 0.8));
+    CHECK(link_of(3) == Approx(50e9 * 0.8));  // the smallest listed group that holds it
+    CHECK(link_of(4) == Approx(50e9 * 0.8));
+    CHECK(link_of(8) == Approx(150e9 * 0.8)); // the whole node: the per-GPU line rate
+    node.intra_group_bw_gbps.clear();         // switched fabric: every group gets the line rate
+    CHECK(link_of(2) == Approx(150e9 * 0.8));
+}

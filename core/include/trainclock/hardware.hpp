@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trainclock/precision.hpp"
 
@@ -38,6 +40,7 @@ struct NodeSpec {
     std::string intra_link;                            // "NVLink 4 via NVSwitch"
     double intra_bw_gbps = 0;                          // per GPU, one direction, GB/s
     double intra_latency_us = 0;                       // per collective step
+    std::vector<std::pair<int64_t, double>> intra_group_bw_gbps; // (k, GB/s): per GPU, one direction, for a group of <= k GPUs inside a node whose links are not switched (cube-mesh, xGMI mesh); ascending k; none = intra_bw_gbps for any group
     std::string inter_link;                            // "8x 400 Gb/s NDR InfiniBand"
     double inter_bw_gbps = 0;                          // per GPU, one direction, GB/s (node NIC total / gpus_per_node)
     double inter_latency_us = 0;
