@@ -1,5 +1,6 @@
 # trainclock: the two newcomer commands are `make run` and `make test` (see README.md).
 JOBS ?= $(shell nproc)
+MAKEFLAGS += --no-print-directory
 CLI  := build/bin/trainclock
 
 .PHONY: setup build run predict validate test test-native bench clean
