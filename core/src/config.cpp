@@ -444,11 +444,11 @@ std::optional<Error> check_training(const Config& c) {
                                                  " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
         }
     }
-    const std::vector<std::string> optimizers = {"adamw", "adam", "lamb", "sgd"};
+    const std::vector<std::string> optimizers = {"adamw", "adam", "lamb", "lamb-per-tensor", "sgd"};
     if (std::find(optimizers.begin(), optimizers.end(), t.optimizer) == optimizers.end()) {
         const std::string guess = did_you_mean(t.optimizer, optimizers);
         return Error{"training.optimizer", "unknown value '" + t.optimizer + "'; " +
-                                               (guess.empty() ? "expected one of adamw, adam, lamb, sgd" : "did you mean " + guess + "?")};
+                                               (guess.empty() ? "expected one of adamw, adam, lamb, lamb-per-tensor, sgd" : "did you mean " + guess + "?")};
     }
     TRAINCLOCK_TRY(out_of_range("training.tokens", t.tokens, 0.0, 1e18));
     if (t.price_per_gpu_hour_usd >= 0) TRAINCLOCK_TRY(out_of_range("training.price_per_gpu_hour", t.price_per_gpu_hour_usd, 0.0, 1e6));

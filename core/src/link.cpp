@@ -42,7 +42,7 @@ const std::vector<ConfigField>& config_fields() {
         {"mbs", "--mbs", "training.micro_batch", FieldType::integer, "micro-batch, samples (default 1)"},
         {"rc", "--recompute", "training.recompute", FieldType::choice, "none | selective | full (default none)"},
         {"fa", "--flash", "training.flash_attention", FieldType::boolean, "fused (flash) attention where the dtype has a kernel (default on)"},
-        {"o", "--optimizer", "training.optimizer", FieldType::choice, "adamw | adam | lamb | sgd (default adamw)"},
+        {"o", "--optimizer", "training.optimizer", FieldType::choice, "adamw | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
         {"tok", "--tokens", "training.tokens", FieldType::number, "training tokens of the whole run, e.g. 15e12 (default 0: one step)"},
         {"usd", "--price", "training.price_per_gpu_hour", FieldType::number, "USD per GPU-hour (default: the GPU preset's)"},
         {"cal", "--calibration", "calibration", FieldType::object, "calibration JSON overriding efficiencies: a file, inline {...} or ~base64url"},

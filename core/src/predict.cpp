@@ -319,7 +319,10 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         const double edp = std::max(dp / double(std::max<int64_t>(c.parallel.ep, 1)), 1.0);
         shard = heavy->dense / dp + heavy->expert / edp;
     }
-    const Cost step_ops_cost = from_ops(cost_ops(step_ops(c, prec, most, shard), c.gpu, cal));
+    Cost step_ops_cost = from_ops(cost_ops(step_ops(c, prec, most, shard), c.gpu, cal));
+    // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
+    const double step_host_s = per_tensor_optimizer_kernels(c) * cal.host_op_s;
+    if (step_host_s > step_ops_cost.total()) step_ops_cost.s[kOverhead] += step_host_s - step_ops_cost.total();
 
     // A search only needs layouts that can beat its current K-th best: the busiest stage works
     // M x busiest_s serially, so the pipeline takes at least that (less 1e-9 relative: the steady-state

@@ -369,7 +369,7 @@ def nvidia_txl(rows):
         b = int(r["batch_per_gpu"])
         prec = "fp16-mixed" if r["precision"] == "amp_fp16" else r["precision"]
         cfg = config(model, gpu, node, n, prec, seq=seq, gbs=b * n, mbs=b, flash=False,
-                     optimizer="lamb")
+                     optimizer="lamb-per-tensor")
         line = re.search(r"line (\d+)", r["source"])
         cases.append(case(r["id"], cfg, "tokens_per_s", num(r["value"]),
                           "NVIDIA/DeepLearningExamples@729963dd PyTorch Transformer-XL README line "

@@ -187,3 +187,18 @@ TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative positio
     const PieceOps head_full = head_ops(mem, mem.precision), head_adaptive = head_ops(rel, rel.precision);
     CHECK(flops(head_adaptive.forward, OpKind::gemm) == Approx(flops(head_full.forward, OpKind::gemm) * 20000.0 / 267735.0));
 }
+
+TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter tensor, per stage", "[operators]") {
+    const auto with = [](const char* optimizer, int pp, const char* model) {
+        return fixtures::config(std::string(R"("model": ")") + model + R"(", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(pp) +
+                                R"(, "precision": "bf16-mixed", "parallel": {"pp": )" + std::to_string(pp) +
+                                R"(}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "optimizer": ")" + optimizer + R"("})");
+    };
+    CHECK(per_tensor_optimizer_kernels(with("lamb", 1, "llama3-8b")) == 0);  // multi-tensor fused
+    CHECK(per_tensor_optimizer_kernels(with("adamw", 1, "llama3-8b")) == 0);
+    const double one = per_tensor_optimizer_kernels(with("lamb-per-tensor", 1, "llama3-8b"));
+    // Llama: 2 RMSNorm scales + QKV + output + 3 gated FFN matrices = 7 tensors per layer, 32 layers.
+    CHECK(one >= 7 * 32);
+    CHECK(one < 8 * 32 * 7);
+    CHECK(per_tensor_optimizer_kernels(with("lamb-per-tensor", 4, "llama3-8b")) == Approx(one / 4));
+}

@@ -41,7 +41,7 @@ struct TrainingSpec {
     int64_t micro_batch = 1;             // samples per micro-batch per model replica
     Recompute recompute = Recompute::none;
     bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
-    std::string optimizer = "adamw";     // adamw | adam | lamb | sgd
+    std::string optimizer = "adamw";     // adamw | adam | lamb | lamb-per-tensor (a Python loop over tensors, not multi-tensor fused) | sgd
     double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
 };

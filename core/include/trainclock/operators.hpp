@@ -63,6 +63,9 @@ PieceOps head_ops(const Config& config, const PrecisionSpec& precision);       /
 // Once per optimizer step on one GPU: `params_local` weights held, `params_shard` updated by it
 // (params_local / dp under ZeRO >= 1).
 OpList step_ops(const Config& config, const PrecisionSpec& precision, double params_local, double params_shard);
+// Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
+// time ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused) optimizers.
+double per_tensor_optimizer_kernels(const Config& config);
 
 // Parameters of one layer held by one GPU (TP- and EP-sharded), for gradients and ZeRO-3 gathers.
 double layer_params_local(const Config& config, LayerKind kind);
