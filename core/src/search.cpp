@@ -237,7 +237,19 @@ Config resolved_base(Config base) {
 } // namespace
 
 Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchOptions& options) {
-    if (base_config.num_gpus < 1) return Error{"num_gpus", "must be at least 1"};
+    // Bounds of config.cpp (kMaxGpus, training.global_batch, micro_batch, virtual_stages): the base's
+    // layout is not validated before the search, and the enumeration multiplies these in int64.
+    auto in_range = [](std::string_view key, int64_t value, int64_t low, int64_t high) -> std::optional<Error> {
+        if (value >= low && value <= high) return std::nullopt;
+        return Error{std::string(key), "must be between " + std::to_string(low) + " and " + std::to_string(high) +
+                                           ", got " + std::to_string(value)};
+    };
+    if (auto bad = in_range("num_gpus", base_config.num_gpus, 1, int64_t(1) << 20)) return *bad;
+    if (auto bad = in_range("training.global_batch", base_config.training.global_batch, 1, int64_t(1) << 26)) return *bad;
+    for (int64_t m : options.micro_batch)
+        if (auto bad = in_range("training.micro_batch", m, 1, int64_t(1) << 20)) return *bad;
+    for (int64_t v : options.virtual_stages)
+        if (auto bad = in_range("parallel.virtual_stages", v, 1, 1024)) return *bad;
     if (options.top_k < 1) return Error{"top", "must be at least 1"};
     if (base_config.model.layers < 1 || base_config.model.heads < 1) return Error{"model", "has no layers or heads"};
 
@@ -276,7 +288,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         for (int64_t tp : tps) {
             for (int64_t pp : pps) {
                 for (int64_t cp : cps) {
-                    if (tp < 1 || pp < 1 || cp < 1 || n % (tp * pp * cp) != 0) continue;  // not a split of n GPUs
+                    // Not a split of n GPUs (each <= n first, so the product cannot overflow).
+                    if (tp < 1 || pp < 1 || cp < 1 || tp > n || pp > n || cp > n || n % (tp * pp * cp) != 0) continue;
                     const int64_t dp = n / (tp * pp * cp);
 
                     Group group;

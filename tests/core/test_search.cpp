@@ -294,6 +294,30 @@ TEST_CASE("search: impossible requests say what blocks them", "[search]") {
     }
 }
 
+TEST_CASE("search: out-of-range bases and pins are errors, never a crash, a hang or an overflow", "[search]") {
+    // 2^40 GPUs crashed with SIGFPE; a global batch of 2^62 hung in divisors(); pins of 2^40 overflowed tp*pp*cp.
+    Config huge = base_config("gpt2", "h100-sxm", 8, 1024, 64);
+    huge.num_gpus = int64_t(1) << 40;
+    REQUIRE_FALSE(SearchSpace::create(huge, SearchOptions{}).ok());
+    CHECK(SearchSpace::create(huge, SearchOptions{}).error().key == "num_gpus");
+    Config batch = base_config("gpt2", "h100-sxm", 8, 1024, 64);
+    batch.training.global_batch = int64_t(1) << 62;
+    REQUIRE_FALSE(SearchSpace::create(batch, SearchOptions{}).ok());
+    CHECK(SearchSpace::create(batch, SearchOptions{}).error().key == "training.global_batch");
+    const Config base = base_config("gpt2", "h100-sxm", 8, 1024, 64);
+    SearchOptions mbs;
+    mbs.micro_batch = {int64_t(1) << 62};
+    REQUIRE_FALSE(SearchSpace::create(base, mbs).ok());
+    CHECK(SearchSpace::create(base, mbs).error().key == "training.micro_batch");
+    SearchOptions pins;  // pins beyond the GPU count are no split of it: nothing to search, no overflow
+    pins.tp = {int64_t(1) << 40};
+    pins.pp = {int64_t(1) << 40};
+    Result<SearchReport> report = search(base, pins);
+    REQUIRE(report.ok());
+    CHECK(report.value().stats.layouts == 0);
+    CHECK(report.value().top.empty());
+}
+
 TEST_CASE("search: precisions_for_gpu keeps what the GPU runs", "[search]") {
     auto names = [](const std::vector<PrecisionSpec>& list) {
         std::vector<std::string> out;
