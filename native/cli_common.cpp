@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -226,6 +227,9 @@ Result<std::string> read_text_file(const std::string& path) {
     if (path == "-") {
         return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     }
+    // A directory opens, but reading it throws from libstdc++'s filebuf: refuse it first.
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) return Error{path, "is a directory, not a file"};
     std::ifstream file(path, std::ios::binary);
     if (!file) return Error{path, "cannot open file"};
     std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

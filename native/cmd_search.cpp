@@ -141,6 +141,8 @@ int run(const Args& args) {
     if (all_precisions) options.value().precisions = precisions_for_gpu(draft.value().gpu);
     Result<int64_t> threads = positive_integer(args, "--threads", 0);
     if (!threads) return report_error(threads.error());
+    // std::thread throws when the system refuses a thread; a bound keeps --threads 100000 bad input.
+    if (threads.value() > 1024) return report_error({"--threads", "must be at most 1024, got " + std::to_string(threads.value())});
 
     const auto start = std::chrono::steady_clock::now();
     Result<SearchSpace> space = SearchSpace::create(draft.value(), options.value());

@@ -246,4 +246,9 @@ TEST_CASE("bad input: exit code 2 and one line naming the key") {
     check_rejected("predict --config -", "<stdin>: num_gpus", R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": "8"})");
     check_rejected("predict --config /nonexistent/config.json", "/nonexistent/config.json");
     check_rejected("compare --model gpt2 --gpu h100-sxm --tp 5", "parallel.tp");
+    // A directory opened fine and then threw from the stream (exit 1, "internal error").
+    check_rejected("predict --config /tmp", "/tmp");
+    // Creating 100000 threads threw std::system_error and aborted.
+    check_rejected("search --model gpt2 --gpu h100-sxm --gpus 8 --threads 100000", "--threads");
+    check_rejected("search --model gpt2 --gpu h100-sxm --gpus 1099511627776", "num_gpus");
 }
