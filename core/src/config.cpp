@@ -257,8 +257,14 @@ std::optional<Error> check_gpu(const GpuSpec& g) {
     for (const auto& entry : kDTypeNames) {
         const double tflops = g.peak_tflops[static_cast<int>(entry.value)];
         TRAINCLOCK_TRY(out_of_range(join_key("gpu.peak_tflops", entry.name), tflops, 0.0, 1e6));
+        // 0 = unsupported; a positive peak below 1 GFLOP/s (1e-320) gives an infinite step time.
+        if (tflops > 0) TRAINCLOCK_TRY(out_of_range(join_key("gpu.peak_tflops", entry.name), tflops, 1e-3, 1e6));
         any_peak = any_peak || tflops > 0;
+        // Measured fractions of the peak (0 = none given): a fraction above 1 is not a measurement.
+        const std::string measured = join_key("gpu.measured.gemm_efficiency", entry.name);
+        TRAINCLOCK_TRY(out_of_range(measured, g.measured_gemm_efficiency[static_cast<int>(entry.value)], 0.0, 1.0));
     }
+    TRAINCLOCK_TRY(out_of_range("gpu.measured.memory_efficiency", g.measured_memory_efficiency, 0.0, 1.0));
     if (!any_peak) return Error{"gpu.peak_tflops", "no dtype has a peak (give at least fp32)"};
     TRAINCLOCK_TRY(out_of_range<int64_t>("gpu.sm_count", g.sm_count, 1, 1000000));
     TRAINCLOCK_TRY(out_of_range("gpu.l2_cache_mb", g.l2_cache_mb, 0.0, 1e6));
@@ -271,6 +277,9 @@ std::optional<Error> check_node(const NodeSpec& n) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("node.gpus_per_node", n.gpus_per_node, 1, 100000));
     TRAINCLOCK_TRY(out_of_range("node.intra_bw_gbps", n.intra_bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.intra_latency_us", n.intra_latency_us, 0.0, 1e6));
+    // Per-group figures replace intra_bw_gbps (communication.cpp): same bounds, or 1e-320 is an infinite step.
+    for (const auto& [size, bw_gbps] : n.intra_group_bw_gbps)
+        TRAINCLOCK_TRY(out_of_range(join_key("node.intra_group_bw_gbps", std::to_string(size)), bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.inter_bw_gbps", n.inter_bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.inter_latency_us", n.inter_latency_us, 0.0, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.power_overhead", n.power_overhead, 1.0, 10.0));

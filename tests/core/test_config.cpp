@@ -153,6 +153,27 @@ TEST_CASE("values out of range name the key") {
     CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"optimizer": "adamm"}})").key == "training.optimizer");
 }
 
+TEST_CASE("a GPU's peaks and measured fractions are physical: no infinite step, no efficiency above 1") {
+    // A denormal peak made every bf16 GEMM take forever: iteration_time_s was inf (JSON null), MFU 0.
+    CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "peak_tflops": {"bf16": 1e-320}}})").key ==
+          "gpu.peak_tflops.bf16");
+    CHECK(load_config(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "peak_tflops": {"fp8": 0}}})").ok());
+    CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "measured":
+        {"gemm_efficiency": {"bf16": 5}, "memory_efficiency": 0.9, "source": "x"}}})").key == "gpu.measured.gemm_efficiency.bf16");
+    CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "measured":
+        {"gemm_efficiency": {"bf16": 0.8}, "memory_efficiency": -1, "source": "x"}}})").key == "gpu.measured.memory_efficiency");
+}
+
+TEST_CASE("a node's per-group bandwidths have the bounds of intra_bw_gbps") {
+    // 0 and -1 were taken silently, 1e-320 gave an infinite step time (JSON null).
+    for (const char* bw : {"0", "-1", "1e-320", "1e308"}) {
+        INFO(bw);
+        CHECK(load_error(std::string(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100",
+            "intra_group_bw_gbps": {"2": )") + bw + "}}}").key == "node.intra_group_bw_gbps.2");
+    }
+    CHECK(load_config(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100", "intra_group_bw_gbps": {"2": 30}}})").ok());
+}
+
 TEST_CASE("tensor parallelism must split heads, KV heads and MLP columns") {
     // llama3-70b: 64 heads, 8 KV heads. tp 3 splits neither.
     const Error heads = load_error(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 3, "parallel": {"tp": 3}})");
