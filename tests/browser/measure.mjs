@@ -2,6 +2,9 @@
 //   - trainclock.wasm + trainclock.js size, raw and gzip (level 9);
 //   - time from navigation start to the first rendered frame in headless chromium (median of 5);
 //   - time of one predict() call in the page (JSON facade, Embind) vs native (same facade);
+//   - wall time of full layout searches (issue 5), one thread, in the page's 4-cell slices without the
+//     frame loop: natively (trainclock-search-timing) and as wasm under node (V8, the engine of
+//     Chromium: build-web/tools/search_timing.js, the same source built by emscripten);
 //   - screenshots of the web and desktop app into docs/screenshots/.
 // Prints a table and writes build-web/web-report.json.
 import { spawnSync } from 'node:child_process';
@@ -22,7 +25,23 @@ const config = JSON.stringify({
 });
 const calls = 2000;
 
-const report = { sizes: {}, first_frame_ms: [], predict_us: {} };
+// The searches of bench/bench_search.cpp: GPT-3 175B (seq 2048, 1536 sequences) and Llama 3.1 405B
+// (seq 8192, 2048 sequences = 16M tokens, arXiv 2407.21783 Table 4).
+const searchConfig = (model, gpu, gpus, seq, gbs) => JSON.stringify({
+  schema: 'trainclock/config/v1', model, gpu, num_gpus: gpus, precision: 'bf16-mixed',
+  training: { seq_len: seq, global_batch: gbs },
+});
+const searches = [
+  { name: 'gpt3-175b, 1024 a100-sxm4-80gb, bf16-mixed', args: [searchConfig('gpt3-175b', 'a100-sxm4-80gb', 1024, 2048, 1536)] },
+  { name: 'gpt3-175b, 1024 a100-sxm4-80gb, all precisions', args: [searchConfig('gpt3-175b', 'a100-sxm4-80gb', 1024, 2048, 1536), 'all'] },
+  { name: 'llama3.1-405b, 16384 h100-sxm, bf16-mixed', args: [searchConfig('llama3.1-405b', 'h100-sxm', 16384, 8192, 2048)] },
+];
+const runSearch = (command, args) => {
+  const result = spawnSync(command[0], [...command.slice(1), ...args], { encoding: 'utf8' });
+  return result.status === 0 ? JSON.parse(result.stdout) : { error: (result.stderr || String(result.error)).trim() };
+};
+
+const report = { sizes: {}, first_frame_ms: [], predict_us: {}, search: [] };
 for (const file of ['trainclock.wasm', 'trainclock.js']) {
   const bytes = readFileSync(join(siteDir, file));
   report.sizes[file] = { raw: statSync(join(siteDir, file)).size, gzip: gzipSync(bytes, { level: 9 }).length };
@@ -59,6 +78,14 @@ try {
 
 const native = spawnSync(join(dirname(cli), 'trainclock-predict-timing'), [String(calls)], { input: config, encoding: 'utf8' });
 if (native.status === 0) report.predict_us.native = JSON.parse(native.stdout).mean_us;
+const wasmSearch = join(siteDir, '../tools/search_timing.js');
+for (const { name, args } of searches) {
+  report.search.push({
+    name,
+    native: runSearch([join(dirname(cli), 'trainclock-search-timing')], args),
+    wasm_node: runSearch([process.execPath, wasmSearch], args),
+  });
+}
 try {
   desktopScreenshot(join(repo, 'docs/screenshots/desktop.png'));
   report.desktop_screenshot = 'docs/screenshots/desktop.png';
@@ -74,5 +101,10 @@ console.log(`first frame after navigation: median ${median(report.first_frame_ms
             `(runs: ${report.first_frame_ms.map((v) => v.toFixed(0)).join(', ')}; budget 1500 ms)`);
 console.log(`predict (JSON in/out, ${calls} calls): page ${report.predict_us.page.toFixed(1)} us, ` +
             `native ${report.predict_us.native?.toFixed(1) ?? 'n/a'} us (budget: well under a 16 ms frame)`);
+const wall = (r) => (r.wall_s !== undefined ? `${(r.wall_s * 1000).toFixed(0)} ms` : `n/a (${r.error})`);
+for (const { name, native: n, wasm_node: w } of report.search) {
+  console.log(`search ${name}: native ${wall(n)}, wasm under node ${wall(w)} ` +
+              `(${n.cells ?? w.cells} cells, ${n.predicted ?? w.predicted} predicted, one thread; best ${n.best ?? w.best})`);
+}
 console.log(`screenshots: docs/screenshots/web.png, ${report.desktop_screenshot}`);
 writeFileSync(join(siteDir, '../web-report.json'), JSON.stringify(report, null, 2) + '\n');
