@@ -379,14 +379,15 @@ std::optional<Error> check_layout(Config& c) {
     }
     if (c.num_gpus == 0 && p.dp == 0) p.dp = 1;
     if (c.num_gpus == 0) c.num_gpus = model_parallel * p.dp;
-    const std::string product = str(p.tp) + "*" + str(p.pp) + "*" + str(p.cp);
+    // Built only on error: a search checks millions of layouts here.
+    auto product = [&p] { return str(p.tp) + "*" + str(p.pp) + "*" + str(p.cp); };
     if (p.dp == 0) {
         if (c.num_gpus % model_parallel != 0) {
-            return Error{"num_gpus", str(c.num_gpus) + " is not divisible by tp*pp*cp = " + product + " = " + str(model_parallel)};
+            return Error{"num_gpus", str(c.num_gpus) + " is not divisible by tp*pp*cp = " + product() + " = " + str(model_parallel)};
         }
         p.dp = c.num_gpus / model_parallel;
     } else if (model_parallel * p.dp != c.num_gpus) {
-        return Error{"num_gpus", str(c.num_gpus) + " differs from tp*pp*cp*dp = " + product + "*" + str(p.dp) + " = " +
+        return Error{"num_gpus", str(c.num_gpus) + " differs from tp*pp*cp*dp = " + product() + "*" + str(p.dp) + " = " +
                                      str(model_parallel * p.dp)};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 1, kMaxGpus));
@@ -481,7 +482,7 @@ std::optional<Error> check_calibration(const CalibrationSpec& k) {
 
 } // namespace
 
-Result<Config> validate_config(Config c) {
+std::optional<Error> check_config(Config& c) {
     if (c.model.name.empty()) return Error{"model", "missing (a model preset id or an inline model object)"};
     if (c.gpu.name.empty()) return Error{"gpu", "missing (a gpu preset id or an inline gpu object)"};
     TRAINCLOCK_TRY(check_model(c.model));
@@ -511,6 +512,11 @@ Result<Config> validate_config(Config c) {
     TRAINCLOCK_TRY(check_layout(c));
     TRAINCLOCK_TRY(check_training(c));
     TRAINCLOCK_TRY(check_calibration(c.calibration));
+    return std::nullopt;
+}
+
+Result<Config> validate_config(Config c) {
+    TRAINCLOCK_TRY(check_config(c));
     return c;
 }
 

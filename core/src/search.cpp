@@ -422,9 +422,11 @@ bool SearchState::passes_rules(const SearchLayout& layout) {
     scratch_.parallel = layout.parallel;
     scratch_.training.micro_batch = layout.micro_batch;
     scratch_.training.recompute = layout.recompute;
-    Result<Config> valid = validate_config(scratch_);
-    if (valid.ok()) return true;
-    if (stats_.first_rule_message.empty()) stats_.first_rule_message = valid.error().to_string();
+    // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
+    // check_config fills nothing in and predict() sees the same config as after validate_config.
+    const std::optional<Error> violation = check_config(scratch_);
+    if (!violation) return true;
+    if (stats_.first_rule_message.empty()) stats_.first_rule_message = violation->to_string();
     ++stats_.rejected[size_t(RejectReason::rule)];
     return false;
 }

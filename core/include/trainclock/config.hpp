@@ -79,6 +79,10 @@ Result<Config> parse_config(std::string_view json);
 // Returns the first violation; derives dp when it was given as 0.
 Result<Config> validate_config(Config config);
 
+// validate_config in place, without copying the config (search checks millions of layouts):
+// fills the same defaults into config and returns the first violation, if any.
+std::optional<Error> check_config(Config& config);
+
 // parse_config + validate_config.
 Result<Config> load_config(std::string_view json);
 
