@@ -116,6 +116,12 @@ template <class T> std::optional<Error> out_of_range(std::string_view key, T val
     return Error{std::string(key), "must be between " + str(low) + " and " + str(high) + ", got " + str(value)};
 }
 
+// The same on the key `prefix.name`, joined only on error (a search validates millions of layouts).
+template <class T> std::optional<Error> out_of_range(std::string_view prefix, std::string_view name, T value, T low, T high) {
+    if (value >= low && value <= high) return std::nullopt;
+    return out_of_range(join_key(prefix, name), value, low, high);
+}
+
 #define TRAINCLOCK_TRY(expression)                  \
     if (auto trainclock_error_ = (expression)) {    \
         return *trainclock_error_;                  \
@@ -256,13 +262,13 @@ std::optional<Error> check_gpu(const GpuSpec& g) {
     bool any_peak = false;
     for (const auto& entry : kDTypeNames) {
         const double tflops = g.peak_tflops[static_cast<int>(entry.value)];
-        TRAINCLOCK_TRY(out_of_range(join_key("gpu.peak_tflops", entry.name), tflops, 0.0, 1e6));
+        TRAINCLOCK_TRY(out_of_range("gpu.peak_tflops", entry.name, tflops, 0.0, 1e6));
         // 0 = unsupported; a positive peak below 1 GFLOP/s (1e-320) gives an infinite step time.
-        if (tflops > 0) TRAINCLOCK_TRY(out_of_range(join_key("gpu.peak_tflops", entry.name), tflops, 1e-3, 1e6));
+        if (tflops > 0) TRAINCLOCK_TRY(out_of_range("gpu.peak_tflops", entry.name, tflops, 1e-3, 1e6));
         any_peak = any_peak || tflops > 0;
         // Measured fractions of the peak (0 = none given): a fraction above 1 is not a measurement.
-        const std::string measured = join_key("gpu.measured.gemm_efficiency", entry.name);
-        TRAINCLOCK_TRY(out_of_range(measured, g.measured_gemm_efficiency[static_cast<int>(entry.value)], 0.0, 1.0));
+        TRAINCLOCK_TRY(out_of_range("gpu.measured.gemm_efficiency", entry.name,
+                                    g.measured_gemm_efficiency[static_cast<int>(entry.value)], 0.0, 1.0));
     }
     TRAINCLOCK_TRY(out_of_range("gpu.measured.memory_efficiency", g.measured_memory_efficiency, 0.0, 1.0));
     if (!any_peak) return Error{"gpu.peak_tflops", "no dtype has a peak (give at least fp32)"};
@@ -279,7 +285,7 @@ std::optional<Error> check_node(const NodeSpec& n) {
     TRAINCLOCK_TRY(out_of_range("node.intra_latency_us", n.intra_latency_us, 0.0, 1e6));
     // Per-group figures replace intra_bw_gbps (communication.cpp): same bounds, or 1e-320 is an infinite step.
     for (const auto& [size, bw_gbps] : n.intra_group_bw_gbps)
-        TRAINCLOCK_TRY(out_of_range(join_key("node.intra_group_bw_gbps", std::to_string(size)), bw_gbps, 1e-3, 1e6));
+        TRAINCLOCK_TRY(out_of_range("node.intra_group_bw_gbps", std::to_string(size), bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.inter_bw_gbps", n.inter_bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.inter_latency_us", n.inter_latency_us, 0.0, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.power_overhead", n.power_overhead, 1.0, 10.0));
@@ -468,14 +474,13 @@ std::optional<Error> check_training(const Config& c) {
 std::optional<Error> check_calibration(const CalibrationSpec& k) {
     for (const auto& entry : kDTypeNames) {
         const auto& efficiency = k.gemm_efficiency[static_cast<int>(entry.value)];
-        if (efficiency) TRAINCLOCK_TRY(out_of_range(join_key("calibration.gemm_efficiency", entry.name), *efficiency, 1e-3, 1.0));
+        if (efficiency) TRAINCLOCK_TRY(out_of_range("calibration.gemm_efficiency", entry.name, *efficiency, 1e-3, 1.0));
     }
     for (const auto& [name, value] : calibration_scalars(k)) {
         if (!*value) continue;
-        const std::string key = join_key("calibration", name);
         const double high = name == "step_overhead_s" ? 3600.0 : 1.0;
         const double low = name.size() > 2 && name.substr(name.size() - 2) == "_s" ? 0.0 : 1e-3;  // times vs fractions
-        TRAINCLOCK_TRY(out_of_range(key, **value, low, high));
+        TRAINCLOCK_TRY(out_of_range("calibration", name, **value, low, high));
     }
     return std::nullopt;
 }
