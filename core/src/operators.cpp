@@ -530,33 +530,54 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     const DType d = compute_dtype(gpu, op.dtype);
     const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
+    // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
+    // extent. Their time is latency and bytes, the same for every dtype, while a K step of the
+    // mainloop takes 1 / peak: the K at which they balance scales with the dtype's peak relative to
+    // the 16-bit tensor cores gemm_k_half is stated for (fp8 2x: CUTLASS's FP8 tiles are 128 deep;
+    // fp32 on CUDA cores 1/8 on V100: CUTLASS's SIMT SGEMM tiles are 8 deep).
+    const double half_peak = gpu.peak_flops(compute_dtype(gpu, reference_dtype(gpu)));
+    const double k_half = half_peak > 0 ? cal.gemm_k_half * gpu.peak_flops(d) / half_peak : cal.gemm_k_half;
+    const double reuse = half_peak > 0 ? std::min(1.0, gpu.peak_flops(d) / half_peak * dtype_storage_bytes(d) / 2.0) : 1.0;
     // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
     // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
     // User's Guide", tile/wave quantisation). Smaller tiles reuse operands less: relative mainloop
-    // efficiency 1.0 / 0.95 / 0.85 / 0.7 for 256x128 / 128x128 / 128x64 / 64x64 (physical default).
+    // efficiency 1.0 / 0.95 / 0.85 / 0.7 for 256x128 / 128x128 / 128x64 / 64x64 (physical default),
+    // stated for 16-bit tensor cores. The loss is operand traffic per FLOP, which scales with the
+    // dtype's peak times its operand width: the same for fp8 (2x peak, 1 byte) and tf32 (1/2 peak,
+    // 4 bytes), a quarter for fp32 on V100's CUDA cores (1/8 peak, 4 bytes), where small tiles
+    // still keep the FMA units fed.
+    // Split-K (cuBLAS heuristics, CUTLASS "split-K" / "stream-K"): a C with few tiles and a long K
+    // (weight gradients: k = tokens) is split into `split` K slices that fill the SMs, each paying
+    // its own prologue and epilogue on k / split.
     struct Tile { double tm, tn, rel; };
     static constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.7}};
+    static constexpr double kSplits[] = {1, 2, 4, 8};
     const double sms = double(std::max<int64_t>(gpu.sm_count, 1));
     const double batch = std::max(op.count, 1.0);
-    // A search asks for the same few shapes millions of times: a small per-thread memo of the
-    // quantisation factor (the same arithmetic on the same inputs, so bit-identical).
-    struct Memo { double m = -1, n = 0, batch = 0, sms = 0, best = 0; };
+    // A search asks for the same few shapes millions of times: a small per-thread memo of the shape
+    // factor (the same arithmetic on the same inputs, so bit-identical).
+    struct Memo { double m = -1, n = 0, k = 0, batch = 0, sms = 0, k_half = 0, reuse = 0, shape = 0; };
     thread_local Memo memo[64];
     auto bits = [](double x) { uint64_t u; std::memcpy(&u, &x, sizeof u); return u; };  // no UB for NaN or huge
-    const uint64_t h = bits(op.m) * 0x9E3779B97F4A7C15ull ^ bits(op.n) * 0xC2B2AE3D27D4EB4Full ^ bits(batch) * 0x165667B19E3779F9ull;
+    const uint64_t h = bits(op.m) * 0x9E3779B97F4A7C15ull ^ bits(op.n) * 0xC2B2AE3D27D4EB4Full ^
+                       bits(batch) * 0x165667B19E3779F9ull ^ bits(op.k) * 0x27D4EB2F165667C5ull;
     Memo& slot = memo[h >> 58];  // the top bits mix every input bit (integer-valued doubles end in zeros)
-    if (slot.m != op.m || slot.n != op.n || slot.batch != batch || slot.sms != sms) {
-        double best = 0;
+    if (slot.m != op.m || slot.n != op.n || slot.k != op.k || slot.batch != batch || slot.sms != sms || slot.k_half != k_half || slot.reuse != reuse) {
+        double shape = 0;
         for (const Tile& tile : kTiles) {
             const double tiles = std::ceil(op.m / tile.tm) * std::ceil(op.n / tile.tn) * batch;
-            const double waves = std::ceil(tiles / sms);
-            best = std::max(best, tile.rel * (op.m * op.n * batch) / (waves * sms * tile.tm * tile.tn));
+            const double rel = 1.0 - (1.0 - tile.rel) * reuse;
+            for (double split : kSplits) {
+                if (split > 1 && tiles * split > 2 * sms) break;  // enough tiles already: no split
+                const double waves = std::ceil(tiles * split / sms);
+                const double k_slice = op.k / split;
+                shape = std::max(shape, rel * (op.m * op.n * batch * split) / (waves * sms * tile.tm * tile.tn) *
+                                            k_slice / (k_slice + k_half));
+            }
         }
-        slot = Memo{op.m, op.n, batch, sms, best};
+        slot = Memo{op.m, op.n, op.k, batch, sms, k_half, reuse, shape};
     }
-    const double best = slot.best;
-    // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over K.
-    return base * best * op.k / (op.k + cal.gemm_k_half);
+    return base * slot.shape;
 }
 
 double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
