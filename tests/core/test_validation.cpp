@@ -205,14 +205,15 @@ void check_accuracy(double public_limit, double ratio_limit, double precision_li
 }
 } // namespace
 
-// Runs in CI: the accuracy reached so far may not regress (public 9.9 %, precision ratios 14.9 %,
-// worst precision fp8-mixed 17.6 % when this gate was set).
+// Runs in CI: the accuracy reached so far may not regress (public 9.6 %, precision ratios 6.7 %,
+// worst precision fp8-mixed 17.3 % when this gate was set): the issue's public and ratio targets,
+// the per-precision one loosened to 18 % until fp8-mixed meets it.
 TEST_CASE("accuracy against published measurements does not regress", "[validation][accuracy]") {
-    check_accuracy(0.10, 0.155, 0.18);
+    check_accuracy(0.10, 0.10, 0.18);
 }
 
 // Issue 3's "done when": public <= 10 %, precision ratios <= 10 %, every precision with >= 5 cases
-// <= 15 %. Not yet met (ratios, fp8-mixed); hidden from the default run, run it with
+// <= 15 %. Not yet met (fp8-mixed); hidden from the default run, run it with
 // `trainclock_core_tests "[target]"`.
 TEST_CASE("accuracy meets the issue-3 targets", "[.][validation][accuracy][target]") {
     check_accuracy(0.10, 0.10, 0.15);
