@@ -21,6 +21,9 @@
 
 #include "json_writer.hpp"
 #include "trainclock/memory.hpp"
+#include "trainclock/communication.hpp"
+#include "trainclock/operators.hpp"
+#include "trainclock/pipeline.hpp"
 #include "trainclock/presets.hpp"
 
 namespace trainclock {
@@ -394,7 +397,8 @@ Config SearchSpace::config_for(const SearchLayout& layout) const {
 // [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
 // -----------------------------------------------------------------------------------------------
 
-SearchState::SearchState(const SearchSpace& space) : space_(&space), scratch_(space.base()) {}
+SearchState::SearchState(const SearchSpace& space)
+    : space_(&space), cal_(resolve_calibration(space.base().gpu, space.base().calibration)), scratch_(space.base()) {}
 
 void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     const std::vector<SearchSpace::Group>& groups = space_->groups();
@@ -524,11 +528,134 @@ void SearchState::offer(const SearchHit& hit) {
 //     (the busiest stage's M micro-batches run serially, plus the DP sync and optimizer step) exceeds
 //     it: such a layout ranks strictly after the K-th best, now and later (the K-th only improves).
 //     Counted as feasible and pruned; as a rule-2 bound it prunes heavier recompute levels too.
+//  5. Objective time, before predict(): a cheaper lower bound from compute alone. predict() costs
+//     every phase as its ops' roofline time (cost_ops) plus non-negative communication, launch and
+//     host terms, so a stage's micro-batch takes at least the compute of its layers; the busiest
+//     stage at least the average, (one micro-batch through every layer, the embedding and the
+//     head) / PP; and the step at least M times that (the rule-4 bound without the terms that need
+//     the network) plus the fixed step overhead. The compute of a micro-batch depends only on
+//     (precision, TP, CP, SP, EP, micro-batch, recompute) (operators.cpp make_ctx), so it is
+//     computed once per such key and shared by every PP, DP, schedule, virtual stages and ZeRO
+//     stage. A layout whose bound exceeds the K-th best time (memory already checked by rule 3)
+//     counts as feasible and pruned, as under rule 4, and bounds heavier recompute levels too.
+
+namespace {
+
+// Floor of predict()'s cost of one phase (predict.cpp phase_cost): the ops' roofline time and
+// launches (cost_ops), plus the collectives phase_cost always exposes: TP when TP comm overlap is
+// off, EP all-to-all, and the CP ring beyond the attention it hides behind. Every other term of
+// phase_cost (ZeRO-3 gathers beyond the compute, comm-SM slowdown, comm launches, host-bound
+// excess) is non-negative and left out.
+double phase_floor_s(const OpList& ops, const CommList& comm, const Config& c, const Calibration& cal) {
+    const OpCost cost = cost_ops(ops, c.gpu, cal);
+    double tp_s = 0, cp_s = 0, ep_s = 0;
+    for (const CommOp& op : comm) {
+        if (op.group != Group::tp && op.group != Group::cp && op.group != Group::ep) continue;
+        const GroupPlacement place = group_placement(c.parallel, op.group);
+        if (place.size <= 1) continue;
+        const double s = op.count * collective_time_s(op.collective, op.bytes, place.size, group_link(c.node, cal, place));
+        (op.group == Group::tp ? tp_s : op.group == Group::cp ? cp_s : ep_s) += s;
+    }
+    const double attention_s = cost.seconds[size_t(OpKind::attention)];
+    return cost.total_s() + (c.parallel.overlap_tp_comm ? 0.0 : tp_s) + ep_s + std::max(0.0, cp_s - attention_s);
+}
+
+double piece_floor_s(const PieceOps& ops, const Config& c, const Calibration& cal) {
+    return phase_floor_s(ops.forward, ops.comm_forward, c, cal) + phase_floor_s(ops.backward, ops.comm_backward, c, cal);
+}
+
+int kind_slot(LayerKind k) { return (k.cross_attention ? 2 : 0) + (k.moe ? 1 : 0); }  // as predict.cpp
+
+} // namespace
+
+MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
+    MicroBatchFloor f;
+    if (cal.precision_blind) return f;  // predict() then costs another precision: no bound
+    f.embedding_s = piece_floor_s(embedding_ops(c, c.precision), c, cal);
+    f.head_s = piece_floor_s(head_ops(c, c.precision), c, cal);
+    f.all_s = f.embedding_s + f.head_s;
+    const int64_t layers = total_layers(c.model);
+    for (int64_t i = 0; i < layers;) {
+        const LayerKind kind = layer_kind_at(c.model, i);
+        const int64_t end = layer_kind_run_end(c.model, i, layers);
+        double& layer_s = f.layer_s[size_t(kind_slot(kind))];
+        if (layer_s == 0) layer_s = piece_floor_s(layer_ops(c, c.precision, kind), c, cal);
+        f.all_s += double(end - i) * layer_s;
+        i = end;
+    }
+    return f;
+}
+
+namespace {
+
+// M as predict() derives it.
+double micro_batches(const Config& c) {
+    const int64_t per_step = std::max<int64_t>(c.training.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
+    return double(std::max<int64_t>(c.training.global_batch / per_step, 1));
+}
+
+// M x (floor of the busiest stage's micro-batch), less 1e-6 relative (the summation order differs
+// from predict()'s, and its own pipeline bound is exact to 1e-9), plus the step overhead. `exact`:
+// walk the stages as predict() does; else the average stage (a weaker bound, O(1)).
+double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
+    const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
+    double busiest_s = f.all_s / double(p);
+    if (exact && p > 1) {
+        const int64_t v = c.parallel.schedule == PipelineSchedule::interleaved ? std::max<int64_t>(c.parallel.virtual_stages, 1) : 1;
+        const int64_t layers = total_layers(c.model);
+        for (int64_t stage = 0; stage < p; ++stage) {
+            double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
+            for (int64_t chunk = 0; chunk < v; ++chunk) {
+                const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
+                for (int64_t i = r.first; i < r.first + r.count;) {
+                    const int64_t end = layer_kind_run_end(c.model, i, r.first + r.count);
+                    s += double(end - i) * f.layer_s[size_t(kind_slot(layer_kind_at(c.model, i)))];
+                    i = end;
+                }
+            }
+            busiest_s = std::max(busiest_s, s);
+        }
+    }
+    return micro_batches(c) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
+}
+
+} // namespace
+
+double step_time_lower_bound_s(const Config& config) {
+    const Calibration cal = resolve_calibration(config.gpu, config.calibration);
+    return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
+}
+
+size_t SearchState::ComputeKeyHash::operator()(const ComputeKey& k) const {
+    uint64_t h = k.precision_recompute_sp * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing of each word
+    h = (h ^ (h >> 29)) + k.tp_micro_batch * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31)) + k.cp_ep * 0x94D049BB133111EBull;
+    return size_t(h ^ (h >> 32));
+}
+
+const MicroBatchFloor& SearchState::floor_of(const SearchLayout& l) {
+    // Bounds of SearchSpace::create: TP, CP, EP <= num_gpus <= 2^20, micro-batch <= global batch <= 2^26.
+    const ComputeKey key{(uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
+                         (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch),
+                         (uint64_t(l.parallel.cp) << 32) | uint64_t(l.parallel.ep)};
+    auto [it, inserted] = floor_cache_.try_emplace(key);
+    if (inserted) it->second = micro_batch_floor(scratch_, cal_);
+    return it->second;
+}
+
+bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
+    const MicroBatchFloor& f = floor_of(layout);
+    *bound_s = bound_from_floor_s(scratch_, cal_, f, false);
+    if (*bound_s > cutoff_s) return false;
+    *bound_s = bound_from_floor_s(scratch_, cal_, f, true);
+    return *bound_s <= cutoff_s;
+}
 
 void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, int64_t zero) {
     const SearchOptions& options = space_->options();
     const size_t n_mbs = g.micro_batch.size();
     const size_t k = size_t(options.top_k);
+    const bool by_time = options.objective == SearchObjective::time;
     // Per micro-batch: the (objective, secondary) of the lightest recompute level that fit.
     std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
     std::vector<char> fits_known(n_mbs, 0);
@@ -576,6 +703,17 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
                     ++stats_.rejected[size_t(RejectReason::memory)];
                     ++stats_.pruned;
                     too_big = true;
+                    continue;
+                }
+                double bound_s = 0;
+                if (by_time && top_.size() == k && !below_cutoff(layout, top_.back().objective, &bound_s)) {  // rule 5
+                    ++stats_.feasible;
+                    ++stats_.pruned;
+                    if (!fits_known[i]) {
+                        fits_known[i] = 1;
+                        bound_objective[i] = bound_s;
+                        bound_secondary[i] = -std::numeric_limits<double>::infinity();  // after the K-th by objective alone
+                    }
                     continue;
                 }
             }

@@ -382,3 +382,56 @@ TEST_CASE("search: the step-time bound of rule 4 never exceeds the prediction", 
     CHECK(checked > 100);
     CHECK(pipelined > 50);
 }
+
+// Pruning rule 5 rests on step_time_lower_bound_s: never above predict() for any layout, including
+// MoE (EP all-to-all), encoder-decoder (cross-attention kind), CP rings, TP across nodes, ZeRO-3
+// and every recompute level; and tight enough to matter (some layout within 15 % of its prediction).
+TEST_CASE("search: the compute-and-collective floor of rule 5 never exceeds the prediction", "[search]") {
+    struct Case {
+        const char* model;
+        const char* gpu;
+        int64_t gpus, seq, gbs;
+    };
+    const Case cases[] = {
+        {"gpt3-13b", "a100-sxm4-80gb", 64, 2048, 256},
+        {"mixtral-8x7b", "h100-sxm", 32, 4096, 64},
+        {"t5-base", "a100-sxm4-80gb", 16, 512, 64},
+    };
+    for (const Case& c : cases) {
+        INFO(c.model << " on " << c.gpus << " " << c.gpu);
+        const Config base = base_config(c.model, c.gpu, c.gpus, c.seq, c.gbs);
+        Result<SearchSpace> space = SearchSpace::create(base, SearchOptions{});
+        REQUIRE(space.ok());
+        int checked = 0;
+        double tightest = 0;
+        for (const SearchSpace::Group& g : space.value().groups()) {
+            for (int64_t mbs : g.micro_batch) {
+                for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+                    SearchLayout layout;
+                    layout.parallel.tp = g.tp;
+                    layout.parallel.pp = g.pp;
+                    layout.parallel.dp = g.dp;
+                    layout.parallel.cp = g.cp;
+                    layout.parallel.ep = g.ep;
+                    layout.parallel.sequence_parallel = g.sequence_parallel.back() != 0;
+                    layout.parallel.zero = g.zero[size_t(checked) % g.zero.size()];
+                    layout.parallel.virtual_stages = g.virtual_stages;
+                    layout.parallel.schedule = g.schedule;
+                    layout.micro_batch = mbs;
+                    layout.recompute = recompute;
+                    Result<Config> config = validate_config(space.value().config_for(layout));
+                    if (!config.ok()) continue;
+                    const double exact_s = predict(config.value()).iteration_time_s;
+                    const double bound_s = step_time_lower_bound_s(config.value());
+                    INFO(describe_layout(space.value(), layout));
+                    REQUIRE(bound_s <= exact_s);
+                    CHECK(bound_s > 0);
+                    tightest = std::max(tightest, bound_s / exact_s);
+                    ++checked;
+                }
+            }
+        }
+        CHECK(checked > 100);
+        CHECK(tightest > 0.85);
+    }
+}

@@ -30,8 +30,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "trainclock/calibration.hpp"
 #include "trainclock/config.hpp"
 #include "trainclock/prediction.hpp"
 #include "trainclock/status.hpp"
@@ -106,6 +108,18 @@ struct SearchStats {
     int64_t rejected_total() const;
 };
 
+// Pruning rule 5 (search.cpp [SECTION] Pruning): a floor of predict()'s cost of one micro-batch
+// (roofline compute and launches of every op, plus the TP, EP and CP collectives predict() always
+// exposes; no bubble, DP sync or optimizer step), per layer kind, embedding and head.
+struct MicroBatchFloor {
+    std::array<double, 4> layer_s{};         // one layer of each kind (predict.cpp kind_slot), forward + backward
+    double embedding_s = 0, head_s = 0;
+    double all_s = 0;                        // every layer, the embedding and the head
+};
+MicroBatchFloor micro_batch_floor(const Config& config, const Calibration& cal);  // zeros when precision-blind
+// M x (floor of the busiest stage), plus the step overhead: never above predict(config).iteration_time_s (tested).
+double step_time_lower_bound_s(const Config& config);                              // validated config
+
 class SearchSpace {
 public:
     // Enumerate the layout groups of `base` (model, gpu, node, num_gpus, training are kept; the
@@ -164,8 +178,24 @@ private:
     const SearchHit& evaluate(const SearchLayout& layout);       // predict() the layout loaded by passes_rules
     void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
+    const MicroBatchFloor& floor_of(const SearchLayout& layout);  // cached micro_batch_floor of the loaded layout
+    bool below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s);  // rule 5: false = cannot enter
 
     const SearchSpace* space_;
+    Calibration cal_;                                             // of the base (the layout does not change it)
+    // micro_batch_floor by (precision, TP, CP, SP, EP, micro-batch, recompute): the only layout fields
+    // the ops of a layer and its TP/CP/EP groups depend on (operators.cpp make_ctx, moe_mlp;
+    // communication.cpp group_placement).
+    struct ComputeKey {
+        uint64_t precision_recompute_sp, tp_micro_batch, cp_ep;
+        bool operator==(const ComputeKey& o) const {
+            return precision_recompute_sp == o.precision_recompute_sp && tp_micro_batch == o.tp_micro_batch && cp_ep == o.cp_ep;
+        }
+    };
+    struct ComputeKeyHash {
+        size_t operator()(const ComputeKey& k) const;
+    };
+    std::unordered_map<ComputeKey, MicroBatchFloor, ComputeKeyHash> floor_cache_;
     Config scratch_;                                              // base config, mutated per layout
     int32_t scratch_precision_ = -1;
     SearchHit last_;
