@@ -418,7 +418,7 @@ void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     }
 }
 
-bool SearchState::passes_rules(const SearchLayout& layout) {
+void SearchState::load(const SearchLayout& layout) {
     if (scratch_precision_ != layout.precision) {
         scratch_.precision = space_->precisions()[size_t(layout.precision)];
         scratch_precision_ = layout.precision;
@@ -426,6 +426,10 @@ bool SearchState::passes_rules(const SearchLayout& layout) {
     scratch_.parallel = layout.parallel;
     scratch_.training.micro_batch = layout.micro_batch;
     scratch_.training.recompute = layout.recompute;
+}
+
+bool SearchState::passes_rules(const SearchLayout& layout) {
+    load(layout);
     // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
     // check_config fills nothing in and predict() sees the same config as after validate_config.
     const std::optional<Error> violation = check_config(scratch_);
@@ -659,6 +663,13 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
     // Per micro-batch: the (objective, secondary) of the lightest recompute level that fit.
     std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
     std::vector<char> fits_known(n_mbs, 0);
+    // Per micro-batch: validate_config's verdict, found at the first recompute level that checks it
+    // (its rules do not read the recompute level; tests/core/test_search.cpp pins that): 0 unknown, 1 pass, 2 fail.
+    std::vector<char> rules(n_mbs, 0);
+    // Micro-batches that pass the schedule rules (the memory boundary is searched among them).
+    std::vector<size_t> ok;
+    for (size_t i = 0; i < n_mbs; ++i)
+        if (micro_batches_ok(g, space_->base().training.global_batch, g.micro_batch[i])) ok.push_back(i);
 
     SearchLayout layout;
     layout.precision = g.precision;
@@ -676,14 +687,14 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
 
     for (Recompute recompute : space_->recompute()) {
         layout.recompute = recompute;
-        bool too_big = false;  // a smaller rule-passing micro-batch at this recompute level did not fit
-        for (size_t i = 0; i < n_mbs; ++i) {
+        stats_.rejected[size_t(RejectReason::micro_batches)] += int64_t(n_mbs - ok.size());
+        // Rule 1 at this recompute level: positions of `ok` below fit_end are known to fit, those
+        // from misfit_begin on known not to (memory grows with the micro-batch).
+        size_t fit_end = 0, misfit_begin = ok.size();
+        for (size_t o = 0; o < ok.size(); ++o) {
+            const size_t i = ok[o];
             layout.micro_batch = g.micro_batch[i];
-            if (!micro_batches_ok(g, space_->base().training.global_batch, layout.micro_batch)) {
-                ++stats_.rejected[size_t(RejectReason::micro_batches)];
-                continue;
-            }
-            if (options.prune && too_big) {
+            if (options.prune && o >= misfit_begin) {
                 ++stats_.rejected[size_t(RejectReason::memory)];
                 ++stats_.pruned;
                 continue;
@@ -694,16 +705,26 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
                 ++stats_.pruned;
                 continue;
             }
-            if (!passes_rules(layout)) continue;
+            if (rules[i] == 2 || (rules[i] == 0 && !passes_rules(layout))) {
+                if (rules[i] == 2) ++stats_.rejected[size_t(RejectReason::rule)];
+                rules[i] = 2;
+                continue;
+            }
+            if (rules[i] == 1) load(layout);
+            rules[i] = 1;
             if (options.prune) {
-                // predict() reports exactly this memory; computing it alone skips the pipeline simulation.
-                const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
-                note_memory(layout, memory);
-                if (!memory.fits) {
-                    ++stats_.rejected[size_t(RejectReason::memory)];
-                    ++stats_.pruned;
-                    too_big = true;
-                    continue;
+                if (o >= fit_end) {
+                    // predict() reports exactly this memory; computing it alone skips the pipeline simulation.
+                    const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
+                    note_memory(layout, memory);
+                    if (!memory.fits) {
+                        ++stats_.rejected[size_t(RejectReason::memory)];
+                        ++stats_.pruned;
+                        misfit_begin = o;
+                        continue;
+                    }
+                    fit_end = fit_boundary(g, ok, o, misfit_begin, layout.micro_batch);
+                    if (fit_end < ok.size()) misfit_begin = fit_end;
                 }
                 double bound_s = 0;
                 if (by_time && top_.size() == k && !below_cutoff(layout, top_.back().objective, &bound_s)) {  // rule 5
@@ -720,7 +741,7 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
             const SearchHit& hit = evaluate(layout);
             if (!hit.prediction.bounded && !hit.prediction.memory.fits) {
                 ++stats_.rejected[size_t(RejectReason::memory)];
-                too_big = true;
+                if (options.prune) misfit_begin = o;  // (prune off predicts every layout)
                 continue;
             }
             ++stats_.feasible;
@@ -734,6 +755,21 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
         }
     }
     stats_.layouts += int64_t(n_mbs * space_->recompute().size());
+}
+
+// Rule 1 by bisection: `ok[fits]` fits and nothing from `misfit` on does; returns the first
+// position of `ok` in (fits, misfit] that does not fit (misfit when all below it fit). Probes load
+// only the micro-batch into scratch_ (the rest is the layout's) and restore it; they note no
+// memory (the smallest need of the level is its first micro-batch, computed by the caller).
+size_t SearchState::fit_boundary(const SearchSpace::Group& g, const std::vector<size_t>& ok, size_t fits, size_t misfit,
+                                 int64_t micro_batch) {
+    while (misfit - fits > 1) {
+        const size_t mid = fits + (misfit - fits) / 2;
+        scratch_.training.micro_batch = g.micro_batch[ok[mid]];
+        (memory_per_gpu(scratch_, pipeline_shape(scratch_)).fits ? fits : misfit) = mid;
+    }
+    scratch_.training.micro_batch = micro_batch;
+    return misfit;
 }
 
 void SearchState::merge(const SearchState& other) {

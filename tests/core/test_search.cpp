@@ -435,3 +435,68 @@ TEST_CASE("search: the compute-and-collective floor of rule 5 never exceeds the 
         CHECK(tightest > 0.85);
     }
 }
+
+// The search checks validate_config once per micro-batch and reuses the verdict at the other
+// recompute levels (search.cpp run_cell): no rule may read the recompute level. Every split of 16
+// GPUs, schedule, virtual stages and micro-batch, valid or not, gets one verdict for all three.
+TEST_CASE("search: validate_config's verdict on a layout does not depend on the recompute level", "[search]") {
+    Config config = base_config("gpt2-medium", "a100-sxm4-80gb", 16, 1024, 32);
+    int64_t valid = 0, invalid = 0;
+    for (int64_t tp : {1, 2, 3, 4, 16})
+        for (int64_t pp : {1, 2, 4, 8})
+            for (int64_t cp : {1, 2})
+                for (int schedule = 0; schedule < 3; ++schedule)
+                    for (int64_t v : {1, 2, 3})
+                        for (int64_t mbs : {1, 2, 3, 4, 8}) {
+                            config.parallel.tp = tp;
+                            config.parallel.pp = pp;
+                            config.parallel.cp = cp;
+                            config.parallel.dp = 16 % (tp * pp * cp) == 0 ? 16 / (tp * pp * cp) : 1;
+                            config.parallel.schedule = PipelineSchedule(schedule);
+                            config.parallel.virtual_stages = v;
+                            config.parallel.sequence_parallel = true;
+                            config.training.micro_batch = mbs;
+                            config.training.recompute = Recompute::none;
+                            const bool ok = validate_config(config).ok();
+                            (ok ? valid : invalid) += 1;
+                            for (Recompute r : {Recompute::selective, Recompute::full}) {
+                                config.training.recompute = r;
+                                CHECK(validate_config(config).ok() == ok);
+                            }
+                        }
+    CHECK(valid > 20);
+    CHECK(invalid > 20);
+}
+
+// Pruning (rules 1-5) against prune = false where memory is tight (most layouts do not fit, so
+// rule 1's bisection decides many), on an MoE model (EP, expert collectives in rule 5's floor)
+// and with every precision the GPU runs.
+TEST_CASE("search: pruning agrees with exhaustive prediction on tight-memory and MoE spaces", "[search]") {
+    struct Case {
+        const char* model;
+        const char* gpu;
+        int64_t gpus, seq, gbs, top;
+    };
+    const Case cases[] = {
+        {"llama3-8b", "a100-sxm4-40gb", 16, 4096, 64, 5},
+        {"mixtral-8x7b", "h100-sxm", 32, 4096, 64, 3},
+    };
+    for (const Case& c : cases) {
+        INFO(c.model << " on " << c.gpus << " " << c.gpu);
+        const Config base = base_config(c.model, c.gpu, c.gpus, c.seq, c.gbs);
+        SearchOptions options;
+        options.precisions = precisions_for_gpu(base.gpu);
+        options.top_k = c.top;
+        Result<SearchSpace> pruned_space = SearchSpace::create(base, options);
+        options.prune = false;
+        Result<SearchSpace> brute_space = SearchSpace::create(base, options);
+        REQUIRE(pruned_space.ok());
+        REQUIRE(brute_space.ok());
+        const SearchReport pruned = run_all(pruned_space.value());
+        const SearchReport brute = run_all(brute_space.value());
+        REQUIRE(brute.top.size() == size_t(c.top));
+        require_same_answer(pruned, brute);
+        CHECK(pruned.stats.predicted * 10 < brute.stats.predicted);
+        CHECK(brute.stats.rejected[size_t(RejectReason::memory)] > brute.stats.feasible / 10);
+    }
+}

@@ -174,7 +174,10 @@ public:
 
 private:
     void run_cell(const SearchSpace::Group& group, int sequence_parallel, int64_t zero);
-    bool passes_rules(const SearchLayout& layout);                // loads the layout into scratch_; counts a rule rejection
+    void load(const SearchLayout& layout);                        // the layout into scratch_
+    bool passes_rules(const SearchLayout& layout);                // load + check_config; counts a rule rejection
+    size_t fit_boundary(const SearchSpace::Group& g, const std::vector<size_t>& ok, size_t fits, size_t misfit,
+                        int64_t micro_batch);                     // rule 1 by bisection (search.cpp)
     const SearchHit& evaluate(const SearchLayout& layout);       // predict() the layout loaded by passes_rules
     void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
