@@ -24,7 +24,8 @@ std::string layout_line(const Config& c) {
             std::to_string(micro_batches) + " micro-batches of " + std::to_string(t.micro_batch) + " per replica" +
             ", recompute " +
             (t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full") +
-            ", flash attention " + (t.flash_attention ? "on" : "off");
+            ", flash attention " +
+            (!t.flash_attention ? "off" : t.attention_kernel == AttentionKernel::flash3 ? "on (flash3 kernels)" : "on");
     return line;
 }
 

@@ -242,6 +242,9 @@ void App::draw_training_inputs() {
     annotate("training.recompute");
     ImGui::Checkbox("flash attention", &t.flash_attention);
     annotate("training.flash_attention");
+    static const char* const attention_kernels[] = {"flash2", "flash3"};
+    enum_combo("attention kernel", t.attention_kernel, attention_kernels);
+    annotate("training.attention_kernel");
     bool preset_price = t.price_per_gpu_hour_usd < 0;
     if (ImGui::Checkbox("GPU preset price", &preset_price))
         t.price_per_gpu_hour_usd = preset_price ? -1.0 : edit_.gpu.price_per_gpu_hour_usd;

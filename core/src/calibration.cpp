@@ -27,7 +27,7 @@ double vendor_half_gemm_efficiency(std::string_view vendor) {
 
 DType reference_dtype(const GpuSpec& gpu) { return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16; }
 
-Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides) {
+Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides, AttentionKernel attention_kernel) {
     Calibration c;
     const double half = vendor_half_gemm_efficiency(gpu.vendor);
     // fp32 on vector units: SGEMM reaches ~90 % of the FMA peak (paranumal V100 roofline shows
@@ -69,10 +69,17 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // did not grow with the tensor cores (Shah et al. 2024, FlashAttention-3 sec. 1: 989 TFLOP/s
     // matmul vs 3.9 TFLOP/s exp on H100), hold it to ~35 % of peak (~0.45 of a GEMM). The public data
     // constrains it through llm-foundry's 216 runs at seq 512-65536 (Triton flash attention, 2023):
-    // a further 0.55 fits them (MAPE 30 % -> 12 %), i.e. FA1/Triton-era kernels. Users of FA3 or
-    // cuDNN fused attention should raise calibration.attention_efficiency (Megatron FP8 Llama 3 rows
-    // are then ~20 % too slow with this default).
+    // a further 0.55 fits them (MAPE 30 % -> 12 %), i.e. FA1/Triton-era kernels. FA3 and cuDNN's
+    // Hopper kernels are training.attention_kernel flash3 (below).
     c.attention_efficiency = (gpu.supports(DType::fp8) ? 0.25 : 0.4) * c.gemm_efficiency[idx(DType::bf16)];
+    // Hopper-native kernels (training.attention_kernel flash3: FlashAttention-3, cuDNN fused attention
+    // through Transformer Engine) overlap softmax with wgmma: FA3 reaches 75 % of H100's bf16 peak
+    // forward at best, ~0.6-0.65 at causal 8k, backward ~1.5-1.75x FA2 (~0.5; Shah et al. 2024, arXiv
+    // 2407.08608, sec. 4.1): 0.53 of peak weighting backward 2.5x, at training's sustained clocks
+    // (gemm_sustained, above). Megatron-LM's Llama 3 FP8 rows (TE, cuDNN attention) are then within
+    // 5 % (8B) and 18 % (70B) instead of 25-28 % too slow.
+    constexpr double kHopperFusedAttentionOfPeak = 0.53;
+    if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
     // HBM: cudaMemcpy 790 of 900 GB/s on V100 (hardware.md 5.2) = 0.878; no public figure for newer
     // parts, so 0.85 unless the preset has one. That is a pure stream; the memory-bound kernels of
     // training (norms and softmax with their reductions, broadcasts, strided einsum/permute copies,

@@ -188,6 +188,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("micro_batch", s.micro_batch);
         t.read_enum("recompute", kRecomputeNames, s.recompute);
         t.read("flash_attention", s.flash_attention);
+        t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
         t.read("optimizer", s.optimizer);
         t.read("tokens", s.tokens);
         if (t.find("price_per_gpu_hour")) {
@@ -420,6 +421,12 @@ std::optional<Error> check_training(const Config& c) {
     const TrainingSpec& t = c.training;
     const ParallelSpec& p = c.parallel;
     TRAINCLOCK_TRY(out_of_range<int64_t>("training.seq_len", t.seq_len, 1, int64_t(1) << 24));
+    // FlashAttention-3 and cuDNN's Hopper kernels use wgmma/TMA (Shah et al. 2024, arXiv 2407.08608):
+    // NVIDIA parts with FP8 tensor cores (Hopper, Blackwell; Ada's run cuDNN's generic path).
+    if (t.attention_kernel == AttentionKernel::flash3 && (c.gpu.vendor != "NVIDIA" || !c.gpu.supports(DType::fp8))) {
+        return Error{"training.attention_kernel", "flash3 needs an NVIDIA GPU with FP8 tensor cores (Hopper or newer); " +
+                                                      c.gpu.name + " has none (use flash2)"};
+    }
     TRAINCLOCK_TRY(out_of_range<int64_t>("training.global_batch", t.global_batch, 1, int64_t(1) << 26));
     TRAINCLOCK_TRY(out_of_range<int64_t>("training.micro_batch", t.micro_batch, 1, int64_t(1) << 20));
     if (t.global_batch % (t.micro_batch * p.dp) != 0) {
@@ -552,6 +559,7 @@ void write_config(JsonWriter& out, const Config& c) {
     out.key("training").begin_object();
     out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
     out.field("recompute", recompute_name(t.recompute)).field("flash_attention", t.flash_attention);
+    out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
     out.field("optimizer", t.optimizer).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
     out.end_object();

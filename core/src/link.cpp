@@ -42,6 +42,8 @@ const std::vector<ConfigField>& config_fields() {
         {"mbs", "--mbs", "training.micro_batch", FieldType::integer, "micro-batch, samples (default 1)"},
         {"rc", "--recompute", "training.recompute", FieldType::choice, "none | selective | full (default none)"},
         {"fa", "--flash", "training.flash_attention", FieldType::boolean, "fused (flash) attention where the dtype has a kernel (default on)"},
+        {"ak", "--attention-kernel", "training.attention_kernel", FieldType::choice,
+         "flash2 (FlashAttention-2/Triton era) | flash3 (Hopper-native: FA3, cuDNN via TE) (default flash2)"},
         {"o", "--optimizer", "training.optimizer", FieldType::choice, "adamw | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
         {"tok", "--tokens", "training.tokens", FieldType::number, "training tokens of the whole run, e.g. 15e12 (default 0: one step)"},
         {"usd", "--price", "training.price_per_gpu_hour", FieldType::number, "USD per GPU-hour (default: the GPU preset's)"},

@@ -161,7 +161,7 @@ std::string format(const char* fmt, double a, double b = 0) {
 
 Prediction predict(const Config& c, const PredictOptions& options) {
     Prediction out;
-    const Calibration cal = resolve_calibration(c.gpu, c.calibration);
+    const Calibration cal = resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel);
     const PrecisionSpec blind = cal.precision_blind ? blind_precision(c.gpu) : PrecisionSpec{};
     const PrecisionSpec& prec = cal.precision_blind ? blind : c.precision;
     const Network net = make_network(c, cal);

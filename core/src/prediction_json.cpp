@@ -74,7 +74,7 @@ std::string csv_cell(std::string_view text) {
 
 const char* const kConfigColumns[] = {"model", "gpu", "node", "num_gpus", "precision", "tp", "pp", "dp", "cp", "ep",
                                       "sequence_parallel", "zero", "virtual_stages", "schedule", "seq_len",
-                                      "global_batch", "micro_batch", "recompute", "flash_attention"};
+                                      "global_batch", "micro_batch", "recompute", "flash_attention", "attention_kernel"};
 
 } // namespace
 
@@ -134,7 +134,7 @@ std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
         std::to_string(q.cp), std::to_string(q.ep), q.sequence_parallel ? "true" : "false", std::to_string(q.zero),
         std::to_string(q.virtual_stages), std::string(schedule_name(q.schedule)), std::to_string(t.seq_len),
         std::to_string(t.global_batch), std::to_string(t.micro_batch), std::string(recompute_name(t.recompute)),
-        t.flash_attention ? "true" : "false"};
+        t.flash_attention ? "true" : "false", std::string(attention_kernel_name(t.attention_kernel))};
     static_assert(std::size(cells) == std::size(kConfigColumns), "one cell per config column");
     std::string row;
     for (size_t i = 0; i < std::size(cells); ++i) row += (i ? "," : "") + cells[i];

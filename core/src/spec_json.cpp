@@ -19,6 +19,7 @@ const EnumName<PipelineSchedule> kScheduleNames[3] = {
 };
 const EnumName<Recompute> kRecomputeNames[3] = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+const EnumName<AttentionKernel> kAttentionKernelNames[2] = {{"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
 const EnumName<DType> kDTypeNames[kDTypeCount] = {
     {"fp32", DType::fp32}, {"tf32", DType::tf32},   {"fp16", DType::fp16},   {"bf16", DType::bf16},
     {"fp8", DType::fp8},   {"mxfp8", DType::mxfp8}, {"nvfp4", DType::nvfp4},
@@ -75,6 +76,7 @@ std::string_view activation_name(Activation value) { return name_of(kActivations
 std::string_view norm_name(Norm value) { return name_of(kNorms, value); }
 std::string_view schedule_name(PipelineSchedule value) { return name_of(kScheduleNames, value); }
 std::string_view recompute_name(Recompute value) { return name_of(kRecomputeNames, value); }
+std::string_view attention_kernel_name(AttentionKernel value) { return name_of(kAttentionKernelNames, value); }
 
 Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
                            const std::vector<std::string>& names) {

@@ -56,7 +56,7 @@ def dense(layers, hidden, heads, ffn, vocab, *, arch="decoder", kv=None, act="ge
 
 def config(model, gpu, node, num_gpus, precision, *, tp=1, pp=1, dp=None, cp=1, sp=False, zero=0,
            vstages=1, schedule="1f1b", seq, gbs, mbs, recompute="none", flash=True,
-           optimizer="adamw"):
+           optimizer="adamw", attention_kernel=None):
     dp = dp if dp is not None else num_gpus // (tp * pp * cp)
     assert tp * pp * cp * dp == num_gpus, (tp, pp, cp, dp, num_gpus)
     assert gbs % (mbs * dp) == 0, (gbs, mbs, dp)
@@ -66,9 +66,10 @@ def config(model, gpu, node, num_gpus, precision, *, tp=1, pp=1, dp=None, cp=1, 
             "num_gpus": num_gpus, "precision": precision,
             "parallel": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": 1, "sequence_parallel": sp,
                          "zero": zero, "virtual_stages": vstages, "schedule": schedule},
-            "training": {"seq_len": seq, "global_batch": gbs, "micro_batch": mbs,
-                         "recompute": recompute, "flash_attention": flash,
-                         "optimizer": optimizer}}
+            "training": dict({"seq_len": seq, "global_batch": gbs, "micro_batch": mbs,
+                              "recompute": recompute, "flash_attention": flash,
+                              "optimizer": optimizer},
+                             **({"attention_kernel": attention_kernel} if attention_kernel else {}))}
 
 
 def case(cid, cfg, metric, value, citation, notes=""):
@@ -216,13 +217,16 @@ def mlm_llama(rows):
         cfg = config(model, "h100-sxm", "dgx-h100", int(r["num_gpus"]), "fp8-mixed", tp=tp,
                      pp=int(r["pp"]), dp=int(r["dp"]), cp=int(r["cp"]), sp=tp > 1, zero=1,
                      vstages=vp, seq=int(r["seq_len"]), gbs=int(r["global_batch"]),
-                     mbs=int(r["micro_batch"]), recompute="none", flash=True)
+                     mbs=int(r["micro_batch"]), recompute="none", flash=True,
+                     attention_kernel="flash3")
         cases.append(case(r["id"], cfg, "tokens_per_s_per_gpu", num(r["value"]),
                           "NVIDIA/Megatron-LM examples/llama/README.md 'FP8 Performance' @bd32927e "
                           "(llm_public.csv %s)" % r["id"],
                           "%s (%s); assumed per NeMo performance recipes: H100 SXM, "
                           "sequence parallel when TP>1, distributed optimizer (zero 1), no "
-                          "recompute" % (r["model"], r["notes"])))
+                          "recompute; Transformer Engine attention on H100 (its default backends there: "
+                          "cuDNN fused attention or FlashAttention-3) -> attention_kernel flash3"
+                          % (r["model"], r["notes"])))
     write("megatron-llama3-fp8", "public",
           "NVIDIA/Megatron-LM examples/llama/README.md 'FP8 Performance' @bd32927e (configs follow "
           "the NeMo performance scripts, e.g. train_llama3_8b_h100_fp8.sh)",

@@ -48,6 +48,17 @@ TEST_CASE("CalibrationSpec overrides win", "[calibration]") {
     CHECK(c.precision_blind);
 }
 
+TEST_CASE("Hopper-native attention kernels (flash3) reach a higher fraction of peak than flash2-era ones", "[calibration]") {
+    const GpuSpec h100 = fixtures::gpu("h100-sxm");
+    const Calibration flash2 = resolve_calibration(h100, {}), flash3 = resolve_calibration(h100, {}, AttentionKernel::flash3);
+    CHECK(flash3.attention_efficiency == Approx(0.53 * flash3.gemm_sustained));  // FA3 paper, fwd + 2.5x bwd
+    CHECK(flash3.attention_efficiency > 2 * flash2.attention_efficiency);
+    CHECK(flash3.gemm_efficiency == flash2.gemm_efficiency);  // only attention changes
+    CalibrationSpec o;
+    o.attention_efficiency = 0.3;  // the user's figure wins over either kernel's default
+    CHECK(resolve_calibration(h100, o, AttentionKernel::flash3).attention_efficiency == 0.3);
+}
+
 TEST_CASE("The precision-blind reference dtype is a 16-bit tensor-core type the GPU has", "[calibration]") {
     CHECK(reference_dtype(fixtures::gpu("v100-sxm2-32gb")) == DType::fp16);
     CHECK(reference_dtype(fixtures::gpu("a100-sxm4-80gb")) == DType::bf16);

@@ -254,6 +254,23 @@ TEST_CASE("precisions the GPU cannot run are rejected") {
           "precision.grads");
 }
 
+TEST_CASE("the attention kernel: flash2 by default, flash3 only on GPUs with Hopper-class tensor cores") {
+    const auto h100 = load_config(R"({"model": "llama3-8b", "gpu": "h100-sxm", "training": {"attention_kernel": "flash3"}})");
+    REQUIRE(h100.ok());
+    CHECK(h100.value().training.attention_kernel == AttentionKernel::flash3);
+    CHECK(config_to_json(h100.value()).find("\"attention_kernel\": \"flash3\"") != std::string::npos);
+    const auto plain = load_config(R"({"model": "llama3-8b", "gpu": "h100-sxm"})");
+    REQUIRE(plain.ok());
+    CHECK(plain.value().training.attention_kernel == AttentionKernel::flash2);
+    const Error a100 = load_error(R"({"model": "llama3-8b", "gpu": "a100-sxm4-80gb", "training": {"attention_kernel": "flash3"}})");
+    CHECK(a100.key == "training.attention_kernel");
+    CHECK_THAT(a100.message, Catch::Contains("a100-sxm4-80gb"));
+    CHECK(load_error(R"({"model": "llama3-8b", "gpu": "mi300x", "training": {"attention_kernel": "flash3"}})").key ==
+          "training.attention_kernel");
+    CHECK(load_error(R"({"model": "llama3-8b", "gpu": "h100-sxm", "training": {"attention_kernel": "fa3"}})").key ==
+          "training.attention_kernel");
+}
+
 TEST_CASE("config_to_json round-trips every model preset") {
     for (const auto& name : preset_names(PresetKind::model)) {
         INFO(name);

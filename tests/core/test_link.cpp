@@ -69,12 +69,14 @@ TEST_CASE("custom objects and every field round-trip through a link") {
         "parallel": {"tp": 2, "pp": 2, "ep": 2, "zero": 2, "sequence_parallel": true, "schedule": "interleaved",
                      "virtual_stages": 2, "overlap_dp_comm": false, "overlap_tp_comm": true},
         "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2, "recompute": "selective",
-                     "flash_attention": false, "optimizer": "adam", "tokens": 1.5e11, "price_per_gpu_hour": 3.75},
+                     "flash_attention": false, "attention_kernel": "flash3", "optimizer": "adam", "tokens": 1.5e11,
+                     "price_per_gpu_hour": 3.75},
         "calibration": {"memory_efficiency": 0.8, "gemm_efficiency": {"bf16": 0.66}}})");
     const std::string fragment = encode_config_link(config);
     CHECK(fragment.find("m=~") != std::string::npos);  // inline objects as ~base64url JSON
     CHECK(fragment.find("n=dgx-h200") != std::string::npos);
     CHECK(fragment.find("&dp=") == std::string::npos);  // derived again on decode
+    CHECK(fragment.find("&ak=flash3") != std::string::npos);
     const auto decoded = decode_config_link("https://example.org/trainclock/#" + fragment);
     REQUIRE(decoded.ok());
     CHECK(config_to_json(decoded.value()) == config_to_json(config));

@@ -140,6 +140,17 @@ TEST_CASE("Effect 6, kernel availability: fp32 has no flash attention", "[predic
     CHECK(tf32.breakdown_s.attention + tf32.breakdown_s.elementwise > 3 * (bf16.breakdown_s.attention + bf16.breakdown_s.elementwise));
 }
 
+TEST_CASE("A Hopper-native attention kernel shortens attention and nothing else", "[prediction]") {
+    const std::string body = R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 8192, "global_batch": 1, "micro_batch": 1, "attention_kernel": ")";
+    const Prediction flash2 = run(body + R"(flash2"})");
+    const Prediction flash3 = run(body + R"(flash3"})");
+    CHECK(flash3.breakdown_s.attention < 0.5 * flash2.breakdown_s.attention);
+    CHECK(flash3.breakdown_s.gemm == flash2.breakdown_s.gemm);
+    CHECK(flash3.breakdown_s.elementwise == flash2.breakdown_s.elementwise);
+    CHECK(flash3.iteration_time_s < flash2.iteration_time_s);
+}
+
 TEST_CASE("Precision-blind baseline costs every precision like the reference dtype", "[prediction]") {
     Config fp32 = fixtures::config(gpt13("a100-sxm4-80gb", R"("fp32")"));
     Config mixed = fixtures::config(gpt13("a100-sxm4-80gb", R"("bf16-mixed")"));

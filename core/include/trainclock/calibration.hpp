@@ -26,8 +26,10 @@ struct Calibration {
     bool precision_blind = false;       // cost every op at one reference dtype (static-graph baseline)
 };
 
-// The record for one GPU: preset "measured" figures, then vendor defaults, then the user's overrides.
-Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides);
+// The record for one GPU and fused-attention kernel: preset "measured" figures, then vendor
+// defaults, then the user's overrides.
+Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides,
+                                AttentionKernel attention_kernel = AttentionKernel::flash2);
 
 // Reference dtype of the precision-blind baseline: bf16 where the GPU has it, else fp16 (V100, T4).
 DType reference_dtype(const GpuSpec& gpu);

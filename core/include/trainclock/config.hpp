@@ -19,6 +19,9 @@ inline constexpr std::string_view kConfigSchema = "trainclock/config/v1";
 
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };  // JSON: "gpipe", "1f1b", "interleaved"
 enum class Recompute { none, selective, full };
+// Generation of the fused-attention kernel: FlashAttention-1/2 and Triton-era kernels (mma.sync), or
+// Hopper-native ones (FlashAttention-3, cuDNN fused attention through Transformer Engine: wgmma + TMA).
+enum class AttentionKernel { flash2, flash3 };
 
 // How the work is split over GPUs (the execution strategy).
 struct ParallelSpec {
@@ -41,6 +44,7 @@ struct TrainingSpec {
     int64_t micro_batch = 1;             // samples per micro-batch per model replica
     Recompute recompute = Recompute::none;
     bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
+    AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
     std::string optimizer = "adamw";     // adamw | adam | lamb | lamb-per-tensor (a Python loop over tensors, not multi-tensor fused) | sgd
     double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
