@@ -165,6 +165,45 @@ TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "
     CHECK(op_time_s(ew, a100, cal) == Approx(1e9 / (a100.memory_bw_gbps * 1e9 * cal.memory_efficiency)));
 }
 
+TEST_CASE("Short K and small tiles cost in proportion to the dtype's peak: fp32 CUDA cores lose less", "[operators]") {
+    const GpuSpec v100 = fixtures::gpu("v100-sxm2-32gb");
+    const Calibration cal = resolve_calibration(v100, {});
+    auto efficiency = [&](DType d, double m, double n, double k) {
+        Op op{};
+        op.kind = OpKind::gemm;
+        op.dtype = d;
+        op.m = m, op.n = n, op.k = k;
+        return gemm_efficiency(op, v100, cal) / cal.gemm_efficiency[int(compute_dtype(v100, d))] /
+               (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
+    };
+    // One full wave of 256 x 128 tiles (80 SMs = 8 x 10 tiles): only the K prologue/epilogue is lost,
+    // at k / (k + k_half) with k_half = 64 on the tensor cores and 64 x 15.7 / 125 = 8 on CUDA cores.
+    CHECK(efficiency(DType::fp16, 2048, 1280, 64) == Approx(64.0 / 128.0));
+    CHECK(efficiency(DType::fp32, 2048, 1280, 64) == Approx(64.0 / (64.0 + 64.0 * 15.7 / 125.0)));
+    // A C 64 wide: best as 40 tiles of 128 x 64 split 2 ways over K (one wave), whose operand-reuse
+    // loss (0.85 on tensor cores) shrinks by peak ratio x operand width (15.7 / 125 x 4 / 2 = 0.25)
+    // on CUDA cores.
+    const double k = 1e6;  // K prologue negligible
+    CHECK(efficiency(DType::fp16, 64 * 80, 64, k) == Approx(0.85).epsilon(1e-3));
+    CHECK(efficiency(DType::fp32, 64 * 80, 64, k) == Approx(1 - 0.15 * 15.7 / 125 * 2).epsilon(1e-3));
+}
+
+TEST_CASE("Split-K fills the SMs for a few output tiles over a long K (weight gradients)", "[operators]") {
+    const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb");  // 108 SMs
+    const Calibration cal = resolve_calibration(a100, {});
+    Op wgrad{};
+    wgrad.kind = OpKind::gemm;
+    wgrad.dtype = DType::bf16;
+    wgrad.m = 256, wgrad.n = 128 * 27;  // 27 tiles of 256 x 128: a quarter of the SMs without a split
+    wgrad.k = 65536;
+    const double base = cal.gemm_efficiency[int(DType::bf16)] * cal.gemm_sustained;
+    // Split 4 ways: 108 tiles = one full wave, each slice of K = 16384 (its own prologue/epilogue).
+    CHECK(gemm_efficiency(wgrad, a100, cal) == Approx(base * 16384.0 / (16384.0 + 64.0)));
+    Op short_k = wgrad;
+    short_k.k = 256;  // splitting a short K costs more prologue than it wins: still better than a quarter
+    CHECK(gemm_efficiency(short_k, a100, cal) > base * 0.25 * 256.0 / (256.0 + 64.0));
+}
+
 TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative position adds BD, adaptive head", "[operators]") {
     // Dai et al. 2019 sec. 3.3: queries of the segment (s) attend over s + mem keys; Q/K/V are projected
     // over the concatenated [memory, segment]; the relative term BD is a second QK^T-sized matmul.
