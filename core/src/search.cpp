@@ -253,6 +253,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         if (auto bad = in_range("training.micro_batch", m, 1, int64_t(1) << 20)) return *bad;
     for (int64_t v : options.virtual_stages)
         if (auto bad = in_range("parallel.virtual_stages", v, 1, 1024)) return *bad;
+    for (int64_t z : options.zero)  // (run_cell reuses validate_config's verdict across ZeRO stages)
+        if (auto bad = in_range("parallel.zero", z, 0, 3)) return *bad;
     if (options.top_k < 1) return Error{"top", "must be at least 1"};
     if (base_config.model.layers < 1 || base_config.model.heads < 1) return Error{"model", "has no layers or heads"};
 
@@ -371,7 +373,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                 if (g.sequence_parallel.empty()) continue;
                             }
                             g.first_cell = space.cells_;
-                            space.cells_ += int64_t(g.sequence_parallel.size() * g.zero.size());
+                            space.cells_ += int64_t(g.sequence_parallel.size());
                             space.layouts_ += int64_t(g.sequence_parallel.size()) * per_sp * int64_t(g.micro_batch.size());
                             space.groups_.push_back(std::move(g));
                         }
@@ -398,7 +400,7 @@ Config SearchSpace::config_for(const SearchLayout& layout) const {
 // -----------------------------------------------------------------------------------------------
 
 SearchState::SearchState(const SearchSpace& space)
-    : space_(&space), cal_(resolve_calibration(space.base().gpu, space.base().calibration, space.base().training.attention_kernel)), scratch_(space.base()) {}
+    : space_(&space), cal_(resolve_calibration(space.base().gpu, space.base().calibration)), scratch_(space.base()) {}
 
 void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     const std::vector<SearchSpace::Group>& groups = space_->groups();
@@ -412,9 +414,7 @@ void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     for (int64_t cell = begin_cell; cell < end_cell; ++cell) {
         while (gi + 1 < groups.size() && groups[gi + 1].first_cell <= cell) ++gi;
         const SearchSpace::Group& g = groups[gi];
-        const int64_t local = cell - g.first_cell;
-        const int64_t n_zero = int64_t(g.zero.size());
-        run_cell(g, g.sequence_parallel[size_t(local / n_zero)], g.zero[size_t(local % n_zero)]);
+        run_cell(g, g.sequence_parallel[size_t(cell - g.first_cell)]);
     }
 }
 
@@ -626,7 +626,7 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
 } // namespace
 
 double step_time_lower_bound_s(const Config& config) {
-    const Calibration cal = resolve_calibration(config.gpu, config.calibration, config.training.attention_kernel);
+    const Calibration cal = resolve_calibration(config.gpu, config.calibration);
     return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
 }
 
@@ -655,16 +655,13 @@ bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, doub
     return *bound_s <= cutoff_s;
 }
 
-void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, int64_t zero) {
+void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
     const SearchOptions& options = space_->options();
     const size_t n_mbs = g.micro_batch.size();
     const size_t k = size_t(options.top_k);
     const bool by_time = options.objective == SearchObjective::time;
-    // Per micro-batch: the (objective, secondary) of the lightest recompute level that fit.
-    std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
-    std::vector<char> fits_known(n_mbs, 0);
-    // Per micro-batch: validate_config's verdict, found at the first recompute level that checks it
-    // (its rules do not read the recompute level; tests/core/test_search.cpp pins that): 0 unknown, 1 pass, 2 fail.
+    // Per micro-batch: validate_config's verdict, found at the first (ZeRO, recompute) that checks it
+    // (its rules read neither, ZeRO being 0-3; tests/core/test_search.cpp pins that): 0 unknown, 1 pass, 2 fail.
     std::vector<char> rules(n_mbs, 0);
     // Micro-batches that pass the schedule rules (the memory boundary is searched among them).
     std::vector<size_t> ok;
@@ -679,12 +676,18 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
     layout.parallel.cp = g.cp;
     layout.parallel.ep = g.ep;
     layout.parallel.sequence_parallel = sequence_parallel != 0;
-    layout.parallel.zero = zero;
     layout.parallel.virtual_stages = g.virtual_stages;
     layout.parallel.schedule = g.schedule;
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
 
+    // Per micro-batch, at this ZeRO stage: the (objective, secondary) of the lightest recompute level that fit.
+    std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
+    std::vector<char> fits_known(n_mbs);
+
+    for (int64_t zero : g.zero) {
+    layout.parallel.zero = zero;
+    std::fill(fits_known.begin(), fits_known.end(), 0);
     for (Recompute recompute : space_->recompute()) {
         layout.recompute = recompute;
         stats_.rejected[size_t(RejectReason::micro_batches)] += int64_t(n_mbs - ok.size());
@@ -754,7 +757,8 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel, i
             else offer(hit);
         }
     }
-    stats_.layouts += int64_t(n_mbs * space_->recompute().size());
+    }
+    stats_.layouts += int64_t(n_mbs * space_->recompute().size() * g.zero.size());
 }
 
 // Rule 1 by bisection: `ok[fits]` fits and nothing from `misfit` on does; returns the first

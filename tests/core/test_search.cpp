@@ -309,6 +309,10 @@ TEST_CASE("search: out-of-range bases and pins are errors, never a crash, a hang
     mbs.micro_batch = {int64_t(1) << 62};
     REQUIRE_FALSE(SearchSpace::create(base, mbs).ok());
     CHECK(SearchSpace::create(base, mbs).error().key == "training.micro_batch");
+    SearchOptions zero;  // a ZeRO stage outside 0-3 is an error up front (the cells share one rule verdict across stages)
+    zero.zero = {4};
+    REQUIRE_FALSE(SearchSpace::create(base, zero).ok());
+    CHECK(SearchSpace::create(base, zero).error().key == "parallel.zero");
     SearchOptions pins;  // pins beyond the GPU count are no split of it: nothing to search, no overflow
     pins.tp = {int64_t(1) << 40};
     pins.pp = {int64_t(1) << 40};
@@ -436,10 +440,11 @@ TEST_CASE("search: the compute-and-collective floor of rule 5 never exceeds the 
     }
 }
 
-// The search checks validate_config once per micro-batch and reuses the verdict at the other
-// recompute levels (search.cpp run_cell): no rule may read the recompute level. Every split of 16
-// GPUs, schedule, virtual stages and micro-batch, valid or not, gets one verdict for all three.
-TEST_CASE("search: validate_config's verdict on a layout does not depend on the recompute level", "[search]") {
+// The search checks validate_config once per micro-batch of a cell and reuses the verdict at the
+// other ZeRO stages and recompute levels (search.cpp run_cell): no rule may read either (ZeRO in
+// 0-3). Every split of 16 GPUs, schedule, virtual stages and micro-batch, valid or not, gets one
+// verdict for all twelve.
+TEST_CASE("search: validate_config's verdict on a layout does not depend on ZeRO or the recompute level", "[search]") {
     Config config = base_config("gpt2-medium", "a100-sxm4-80gb", 16, 1024, 32);
     int64_t valid = 0, invalid = 0;
     for (int64_t tp : {1, 2, 3, 4, 16})
@@ -457,12 +462,15 @@ TEST_CASE("search: validate_config's verdict on a layout does not depend on the 
                             config.parallel.sequence_parallel = true;
                             config.training.micro_batch = mbs;
                             config.training.recompute = Recompute::none;
+                            config.parallel.zero = 0;
                             const bool ok = validate_config(config).ok();
                             (ok ? valid : invalid) += 1;
-                            for (Recompute r : {Recompute::selective, Recompute::full}) {
-                                config.training.recompute = r;
-                                CHECK(validate_config(config).ok() == ok);
-                            }
+                            for (int64_t zero : {0, 1, 2, 3})
+                                for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+                                    config.parallel.zero = zero;
+                                    config.training.recompute = r;
+                                    CHECK(validate_config(config).ok() == ok);
+                                }
                         }
     CHECK(valid > 20);
     CHECK(invalid > 20);

@@ -10,9 +10,9 @@
 //                                           // one range per std::thread natively, then merge()
 //   SearchReport report = finish(space, state);
 // Results do not depend on how the cells are sliced or merged (the ranking is a total order).
-// A cell is one (precision, TP, PP, CP, EP, schedule, v, SP, ZeRO) with all its micro-batches and
-// recompute levels: up to a few dozen predict() calls, so a UI should run one cell at a time and
-// check its frame budget between cells. finish() may be called at any time for partial results.
+// A cell is one (precision, TP, PP, CP, EP, schedule, v, SP) with all its ZeRO stages, micro-batches
+// and recompute levels: up to a hundred or so predict() calls (most pruned), so a UI should run a
+// few cells at a time and check its frame budget between them. finish() may be called at any time for partial results.
 //
 // Ranking (documented tie-breaks, best first):
 //   objective time: iteration_time_s, then cost, then memory per GPU (more headroom first), then
@@ -135,7 +135,7 @@ public:
     Config config_for(const SearchLayout& layout) const;          // the full config of one layout
 
     // [internal] one (precision, TP, PP, CP, DP, EP, schedule, virtual stages) combination that
-    // passes the cheap rules; its cells are (SP, ZeRO) pairs, each walking recompute x micro-batch.
+    // passes the cheap rules; its cells are its SP values, each walking ZeRO x recompute x micro-batch.
     struct Group {
         int32_t precision = 0;
         int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
@@ -173,7 +173,7 @@ public:
     const std::optional<MemoryNeed>& smallest_memory() const { return smallest_memory_; }  // least memory seen among rule-passing layouts
 
 private:
-    void run_cell(const SearchSpace::Group& group, int sequence_parallel, int64_t zero);
+    void run_cell(const SearchSpace::Group& group, int sequence_parallel);
     void load(const SearchLayout& layout);                        // the layout into scratch_
     bool passes_rules(const SearchLayout& layout);                // load + check_config; counts a rule rejection
     size_t fit_boundary(const SearchSpace::Group& g, const std::vector<size_t>& ok, size_t fits, size_t misfit,
