@@ -400,7 +400,7 @@ Config SearchSpace::config_for(const SearchLayout& layout) const {
 // -----------------------------------------------------------------------------------------------
 
 SearchState::SearchState(const SearchSpace& space)
-    : space_(&space), cal_(resolve_calibration(space.base().gpu, space.base().calibration)), scratch_(space.base()) {}
+    : space_(&space), cal_(resolve_calibration(space.base().gpu, space.base().calibration, space.base().training.attention_kernel)), scratch_(space.base()) {}
 
 void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     const std::vector<SearchSpace::Group>& groups = space_->groups();
@@ -626,7 +626,7 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
 } // namespace
 
 double step_time_lower_bound_s(const Config& config) {
-    const Calibration cal = resolve_calibration(config.gpu, config.calibration);
+    const Calibration cal = resolve_calibration(config.gpu, config.calibration, config.training.attention_kernel);
     return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
 }
 
