@@ -1,6 +1,7 @@
 // trainclock: default efficiency parameters per GPU x dtype and their overrides (calibration.hpp).
 //
-// Precedence: CalibrationSpec (user) > GPU preset "measured" (published measurement) > the physical
+// Precedence: the user's CalibrationSpec (its section for this GPU preset, then its keys for every
+// GPU) > GPU preset "measured" (published measurement) > the physical
 // defaults below. Each default says where it comes from; where the public data does not constrain a
 // parameter (DESIGN.md 5: FP8 and TF32 efficiencies ran to their bounds when fitted freely) it is set
 // from physics or a datasheet-level measurement, never from a fit.
@@ -21,6 +22,18 @@ double vendor_half_gemm_efficiency(std::string_view vendor) {
     if (vendor == "AMD") return 0.55;
     if (vendor == "Intel") return 0.85;
     return 0.80;
+}
+
+// A user's overrides replace the defaults they set.
+void apply_overrides(const CalibrationOverrides& o, Calibration& c) {
+    for (int d = 0; d < kDTypeCount; ++d)
+        if (o.gemm_efficiency[d]) c.gemm_efficiency[d] = *o.gemm_efficiency[d];
+    if (o.attention_efficiency) c.attention_efficiency = *o.attention_efficiency;
+    if (o.memory_efficiency) c.memory_efficiency = *o.memory_efficiency;
+    if (o.intra_node_efficiency) c.intra_node_efficiency = *o.intra_node_efficiency;
+    if (o.inter_node_efficiency) c.inter_node_efficiency = *o.inter_node_efficiency;
+    if (o.kernel_launch_s) c.kernel_launch_s = *o.kernel_launch_s;
+    if (o.step_overhead_s) c.step_overhead_s = *o.step_overhead_s;
 }
 
 } // namespace
@@ -111,16 +124,10 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // collective get the other SMs (and share HBM): physical default 16 SMs, not fitted.
     c.comm_sms = 16;
 
-    const CalibrationSpec& o = overrides;
-    for (int d = 0; d < kDTypeCount; ++d)
-        if (o.gemm_efficiency[d]) c.gemm_efficiency[d] = *o.gemm_efficiency[d];
-    if (o.attention_efficiency) c.attention_efficiency = *o.attention_efficiency;
-    if (o.memory_efficiency) c.memory_efficiency = *o.memory_efficiency;
-    if (o.intra_node_efficiency) c.intra_node_efficiency = *o.intra_node_efficiency;
-    if (o.inter_node_efficiency) c.inter_node_efficiency = *o.inter_node_efficiency;
-    if (o.kernel_launch_s) c.kernel_launch_s = *o.kernel_launch_s;
-    if (o.step_overhead_s) c.step_overhead_s = *o.step_overhead_s;
-    c.precision_blind = o.precision_blind;
+    apply_overrides(overrides, c);
+    for (const auto& [name, per_gpu] : overrides.per_gpu)  // the GPU's own section, in file order
+        if (name == gpu.name) apply_overrides(per_gpu, c);
+    c.precision_blind = overrides.precision_blind;
     return c;
 }
 

@@ -478,21 +478,27 @@ std::optional<Error> check_training(const Config& c) {
     return std::nullopt;
 }
 
-std::optional<Error> check_calibration(const CalibrationSpec& k) {
+std::optional<Error> check_overrides(std::string_view prefix, const CalibrationOverrides& k) {
     for (const auto& entry : kDTypeNames) {
         const auto& efficiency = k.gemm_efficiency[static_cast<int>(entry.value)];
-        if (efficiency) TRAINCLOCK_TRY(out_of_range("calibration.gemm_efficiency", entry.name, *efficiency, 1e-3, 1.0));
+        if (efficiency) TRAINCLOCK_TRY(out_of_range(join_key(prefix, "gemm_efficiency"), entry.name, *efficiency, 1e-3, 1.0));
     }
     for (const auto& [name, value] : calibration_scalars(k)) {
         if (!*value) continue;
         const double high = name == "step_overhead_s" ? 3600.0 : 1.0;
         const double low = name.size() > 2 && name.substr(name.size() - 2) == "_s" ? 0.0 : 1e-3;  // times vs fractions
-        TRAINCLOCK_TRY(out_of_range("calibration", name, **value, low, high));
+        TRAINCLOCK_TRY(out_of_range(prefix, name, **value, low, high));
     }
     return std::nullopt;
 }
 
 } // namespace
+
+std::optional<Error> check_calibration(const CalibrationSpec& calibration) {
+    TRAINCLOCK_TRY(check_overrides("calibration", calibration));
+    for (const auto& [gpu, overrides] : calibration.per_gpu) TRAINCLOCK_TRY(check_overrides("calibration.gpus." + gpu, overrides));
+    return std::nullopt;
+}
 
 std::optional<Error> check_config(Config& c) {
     if (c.model.name.empty()) return Error{"model", "missing (a model preset id or an inline model object)"};

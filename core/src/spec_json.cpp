@@ -6,6 +6,8 @@
 //   [SECTION] Writing (canonical order)
 #include "spec_json.hpp"
 
+#include <algorithm>
+
 #include "trainclock/presets.hpp"
 
 namespace trainclock {
@@ -206,8 +208,9 @@ void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
     reader.read("notes", notes);
 }
 
-void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
-    reader.read("precision_blind", spec.precision_blind);
+namespace {
+
+void read_overrides(ObjectReader& reader, CalibrationOverrides& spec) {
     read_per_dtype(reader, "gemm_efficiency", [&](DType dtype, double fraction) {
         spec.gemm_efficiency[static_cast<int>(dtype)] = fraction;
     });
@@ -217,6 +220,34 @@ void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
         reader.read(key, value);
         *target = value;
     }
+}
+
+} // namespace
+
+void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
+    reader.read("precision_blind", spec.precision_blind);
+    read_overrides(reader, spec);
+    // "gpus": {"<GPU preset>": {overrides}}: a misspelt GPU would silently calibrate nothing, so
+    // every name must be a preset.
+    const auto gpus = reader.read_object("gpus");
+    if (!gpus) return;
+    ObjectReader sections(*gpus, join_key(reader.path(), "gpus"));
+    const std::vector<std::string> names = preset_names(PresetKind::gpu);
+    for (const auto field : *gpus) {
+        const std::string name(field.key);
+        const auto section = sections.read_object(name);
+        if (!section) continue;
+        if (std::find(names.begin(), names.end(), name) == names.end()) {
+            sections.adopt(unknown_preset_error(join_key(sections.path(), name), "gpu", name, names));
+            continue;
+        }
+        ObjectReader one(*section, join_key(sections.path(), name));
+        CalibrationOverrides overrides;
+        read_overrides(one, overrides);
+        sections.adopt(one.finish());
+        spec.per_gpu.emplace_back(name, overrides);
+    }
+    reader.adopt(sections.finish());
 }
 
 // [SECTION] Writing (canonical order) -------------------------------------------------------------
@@ -326,15 +357,16 @@ void write_precision(JsonWriter& out, const PrecisionSpec& spec) {
 }
 
 bool calibration_is_default(const CalibrationSpec& spec) {
-    bool any = spec.precision_blind;
+    bool any = spec.precision_blind || !spec.per_gpu.empty();
     for (const auto& [key, value] : calibration_scalars(spec)) any = any || value->has_value();
     for (const auto& efficiency : spec.gemm_efficiency) any = any || efficiency.has_value();
     return !any;
 }
 
-void write_calibration(JsonWriter& out, const CalibrationSpec& spec) {
-    out.begin_object();
-    if (spec.precision_blind) out.field("precision_blind", true);
+namespace {
+
+// The override keys of one object (the caller opens and closes it).
+void write_overrides(JsonWriter& out, const CalibrationOverrides& spec) {
     bool any_gemm = false;
     for (const auto& efficiency : spec.gemm_efficiency) any_gemm = any_gemm || efficiency.has_value();
     if (any_gemm) {
@@ -347,6 +379,23 @@ void write_calibration(JsonWriter& out, const CalibrationSpec& spec) {
     }
     for (const auto& [key, value] : calibration_scalars(spec)) {
         if (*value) out.field(key, **value);
+    }
+}
+
+} // namespace
+
+void write_calibration(JsonWriter& out, const CalibrationSpec& spec) {
+    out.begin_object();
+    if (spec.precision_blind) out.field("precision_blind", true);
+    write_overrides(out, spec);
+    if (!spec.per_gpu.empty()) {
+        out.key("gpus").begin_object();
+        for (const auto& [gpu, overrides] : spec.per_gpu) {
+            out.key(gpu).begin_object();
+            write_overrides(out, overrides);
+            out.end_object();
+        }
+        out.end_object();
     }
     out.end_object();
 }

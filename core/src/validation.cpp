@@ -290,6 +290,7 @@ Result<CalibrationSpec> parse_calibration_json(std::string_view json) {
     ObjectReader reader(object, "calibration");
     read_calibration(reader, spec);
     if (auto error = reader.finish()) return *error;
+    if (auto error = check_calibration(spec)) return *error;
     return spec;
 }
 

@@ -311,6 +311,25 @@ TEST_CASE("config_to_json writes changed presets inline and keeps every field") 
     CHECK(*c.calibration.kernel_launch_s == 4e-5);
 }
 
+TEST_CASE("calibration sections per GPU preset round-trip and are checked like the shared keys") {
+    const auto config = load_config(R"({"model": "llama3-8b", "gpu": "h100-sxm", "calibration": {"memory_efficiency": 0.6,
+        "gpus": {"h100-sxm": {"gemm_efficiency": {"fp8": 0.5}}, "a100-sxm4-80gb": {"kernel_launch_s": 2e-6}}}})");
+    REQUIRE(config.ok());
+    const auto& per_gpu = config.value().calibration.per_gpu;
+    REQUIRE(per_gpu.size() == 2);
+    CHECK(per_gpu[0].first == "h100-sxm");
+    CHECK(*per_gpu[0].second.gemm_efficiency[int(DType::fp8)] == 0.5);
+    const std::string canonical = config_to_json(config.value());
+    const auto again = load_config(canonical);
+    REQUIRE(again.ok());
+    CHECK(config_to_json(again.value()) == canonical);
+    const Error typo = load_error(R"({"model": "llama3-8b", "gpu": "h100-sxm", "calibration": {"gpus": {"h100-sxn": {}}}})");
+    CHECK(typo.key == "calibration.gpus.h100-sxn");
+    CHECK_THAT(typo.message, Catch::Contains("did you mean h100-sxm"));
+    CHECK(load_error(R"({"model": "llama3-8b", "gpu": "h100-sxm", "calibration": {"gpus": {"h100-sxm": {"memory_efficiency": 0}}}})").key ==
+          "calibration.gpus.h100-sxm.memory_efficiency");
+}
+
 TEST_CASE("parse_config does not apply cross-field rules; validate_config does") {
     const auto parsed = parse_config(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 3, "parallel": {"tp": 3}})");
     REQUIRE(parsed.ok());

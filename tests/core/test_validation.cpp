@@ -158,6 +158,10 @@ TEST_CASE("validation statistics follow their definitions", "[validation]") {
     auto bad = parse_calibration_json(R"({"kernel_launch": 5e-6})");
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().key == "calibration.kernel_launch");
+    // ...and out-of-range values are refused as in a config, per-GPU sections included.
+    CHECK(parse_calibration_json(R"({"memory_efficiency": 5})").error().key == "calibration.memory_efficiency");
+    CHECK(parse_calibration_json(R"({"gpus": {"h100-sxm": {"kernel_launch_s": -1}}})").error().key ==
+          "calibration.gpus.h100-sxm.kernel_launch_s");
 }
 
 // Accuracy on the public set (llm_public.csv + precision_public.csv rows): both gates below run the

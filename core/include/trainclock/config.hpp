@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "trainclock/hardware.hpp"
 #include "trainclock/model.hpp"
@@ -52,8 +54,7 @@ struct TrainingSpec {
 
 // Efficiency parameters of the cost model. Every field is optional: unset ones take the
 // documented defaults (core/src/calibration.cpp) for the GPU and dtype.
-struct CalibrationSpec {
-    bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
+struct CalibrationOverrides {
     std::array<std::optional<double>, 7> gemm_efficiency{};  // large-GEMM fraction of peak, per DType
     std::optional<double> attention_efficiency;         // fused attention fraction of the gemm peak
     std::optional<double> memory_efficiency;            // achievable fraction of HBM bandwidth
@@ -61,6 +62,12 @@ struct CalibrationSpec {
     std::optional<double> inter_node_efficiency;        // achievable fraction of the NICs
     std::optional<double> kernel_launch_s;              // fixed cost per kernel
     std::optional<double> step_overhead_s;              // fixed cost per optimizer step (framework, data loader)
+};
+
+// A calibration: overrides for every GPU, then per GPU preset ("gpus": {"h100-sxm": {...}}) on top.
+struct CalibrationSpec : CalibrationOverrides {
+    bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
+    std::vector<std::pair<std::string, CalibrationOverrides>> per_gpu;  // GPU preset name -> its overrides (last wins)
 };
 
 struct Config {
@@ -86,6 +93,10 @@ Result<Config> validate_config(Config config);
 // validate_config in place, without copying the config (search checks millions of layouts):
 // fills the same defaults into config and returns the first violation, if any.
 std::optional<Error> check_config(Config& config);
+
+// The range rules of a calibration on their own (fractions in (0, 1], times >= 0), also of its
+// per-GPU sections; validate_config applies them too.
+std::optional<Error> check_calibration(const CalibrationSpec& calibration);
 
 // parse_config + validate_config.
 Result<Config> load_config(std::string_view json);
