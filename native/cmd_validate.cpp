@@ -115,7 +115,7 @@ const CommandRegistrar registrar({
     {{"--json", "", "print the report as JSON (schema trainclock/validation/v1)"},
      {"--precision-blind", "", "the static-graph baseline: every op at one reference dtype"},
      {"--source", "PREFIX", "only cases whose id or source file starts with PREFIX (MEG21, PT-BERT, vtrain, ...)"},
-     {"--calibration", "FILE|JSON", "calibration overrides (the config's \"calibration\" keys) for every case"},
+     {"--calibration", "FILE|JSON", "calibration overrides (the config's \"calibration\" keys; \"gpus\": {GPU: {...}} per GPU) for every case"},
      {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"}},
     false,
     run,

@@ -47,7 +47,7 @@ const std::vector<ConfigField>& config_fields() {
         {"o", "--optimizer", "training.optimizer", FieldType::choice, "adamw | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
         {"tok", "--tokens", "training.tokens", FieldType::number, "training tokens of the whole run, e.g. 15e12 (default 0: one step)"},
         {"usd", "--price", "training.price_per_gpu_hour", FieldType::number, "USD per GPU-hour (default: the GPU preset's)"},
-        {"cal", "--calibration", "calibration", FieldType::object, "calibration JSON overriding efficiencies: a file, inline {...} or ~base64url"},
+        {"cal", "--calibration", "calibration", FieldType::object, "calibration JSON overriding efficiencies (\"gpus\": {GPU: {...}} per GPU): a file, inline {...} or ~base64url"},
         {"", "--precision-blind", "calibration.precision_blind", FieldType::boolean, "cost every op at one dtype (static-graph baseline)"},
     };
     return fields;
