@@ -14,8 +14,10 @@ GroupPlacement group_placement(const ParallelSpec& p, Group group) {
     case Group::tp: return {p.tp, 1};
     case Group::cp: return {p.cp, p.tp};
     case Group::ep: return {ep, p.tp * p.cp};
-    case Group::dp: return {p.dp, p.tp * p.cp};
-    case Group::expert_dp: return {std::max<int64_t>(p.dp / ep, 1), p.tp * p.cp * ep};
+    // Gradient reduction and ZeRO span the CP ranks too (ParallelSpec::weight_replicas); the CP
+    // members come first, tp apart (the DP members of an expert group are further apart).
+    case Group::dp: return {p.weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp};
+    case Group::expert_dp: return {p.expert_weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp * ep};
     case Group::pp: return {p.pp, p.tp * p.cp * p.dp};
     }
     return {1, 1};

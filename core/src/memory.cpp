@@ -126,8 +126,7 @@ double activation_bytes_per_layer(const Config& c, LayerKind kind) {
 
 MemoryBreakdown memory_per_gpu(const Config& c, const PipelineShape& sh) {
     const PrecisionSpec& p = c.precision;
-    const double dp = double(std::max<int64_t>(c.parallel.dp, 1));
-    const double edp = std::max(dp / double(std::max<int64_t>(c.parallel.ep, 1)), 1.0);
+    const double dp = double(c.parallel.weight_replicas()), edp = double(c.parallel.expert_weight_replicas());
     const int64_t zero = c.parallel.zero;
     const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
     const std::string& opt = c.training.optimizer;
@@ -138,7 +137,7 @@ MemoryBreakdown memory_per_gpu(const Config& c, const PipelineShape& sh) {
         const StageState st = stage_state(c, sh, stage);
         const double all = st.dense_params + st.expert_params;
         // ZeRO (Rajbhandari et al. 2020, fig. 1): stage 1 shards optimizer states (and the fp32
-        // master copy), 2 also gradients, 3 also the weights, over the data-parallel group.
+        // master copy), 2 also gradients, 3 also the weights, over the ranks holding the same weights.
         const double sharded = st.dense_params / dp + st.expert_params / edp;
         MemoryBreakdown mem;
         mem.weights_gib = (zero >= 3 ? sharded : all) * dtype_storage_bytes(p.params) / kGiB;

@@ -328,7 +328,7 @@ void layer(const Ctx& x, Target& out, Phase phase, LayerKind kind) {
 // ZeRO-3 / FSDP: gather the layer's weights for forward and again for backward, reduce-scatter its
 // gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
 void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList& bwd, double params) {
-    if (c.parallel.zero < 3 || c.parallel.dp <= 1) return;
+    if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
     const double w = params * dtype_storage_bytes(p.params);
     CommOp gather{"zero3_param_all_gather", Collective::all_gather, Group::dp, w, 1};
     fwd.add(gather);
@@ -498,7 +498,7 @@ OpList step_ops(const Config& c, const PrecisionSpec& p, double params_local, do
         ops.add(make_op("master_weight_copy", OpKind::precision_overhead, p.activations, 0, params_shard * (4.0 + wp)));
     if (p.loss_scaling == LossScaling::dynamic)  // unscale + inf/nan check (torch GradScaler.unscale_)
         ops.add(make_op("loss_scale_unscale_check", OpKind::precision_overhead, p.activations, 0, params_shard * 2 * wg));
-    if (p.grad_reduce != p.grads && c.parallel.dp > 1)  // cast gradients to the reduction dtype and back
+    if (p.grad_reduce != p.grads && c.parallel.weight_replicas() > 1)  // cast gradients to the reduction dtype and back
         ops.add(make_op("grad_reduce_cast", OpKind::precision_overhead, p.activations, 0,
                         params_local * 2 * (wg + dtype_storage_bytes(p.grad_reduce))));
     return ops;

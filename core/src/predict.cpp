@@ -315,9 +315,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         const StageParams* heavy = &params[0];
         for (const StageParams& sp : params)
             if (sp.dense + sp.expert >= heavy->dense + heavy->expert) heavy = &sp;
-        const double dp = double(std::max<int64_t>(c.parallel.dp, 1));
-        const double edp = std::max(dp / double(std::max<int64_t>(c.parallel.ep, 1)), 1.0);
-        shard = heavy->dense / dp + heavy->expert / edp;
+        shard = heavy->dense / double(c.parallel.weight_replicas()) + heavy->expert / double(c.parallel.expert_weight_replicas());
     }
     Cost step_ops_cost = from_ops(cost_ops(step_ops(c, prec, most, shard), c.gpu, cal));
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.

@@ -68,6 +68,22 @@ TEST_CASE("Groups in Megatron rank order land on the right tier", "[communicatio
     CHECK(group_placement(p, Group::expert_dp).stride == 4);
 }
 
+TEST_CASE("Gradients reduce over the DP replicas and the CP ranks (the ranks holding the same weights)", "[communication]") {
+    ParallelSpec p;
+    p.tp = 2;
+    p.cp = 4;
+    p.dp = 2;
+    const GroupPlacement dp = group_placement(p, Group::dp);
+    CHECK(dp.size == 8);    // dp x cp
+    CHECK(dp.stride == 2);  // the CP members are TP apart
+    p.dp = 1;               // CP alone still has a gradient all-reduce
+    CHECK(group_placement(p, Group::dp).size == 4);
+    p.cp = 1;
+    p.dp = 16;
+    CHECK(group_placement(p, Group::dp).size == 16);
+    CHECK(group_placement(p, Group::dp).stride == 2);
+}
+
 TEST_CASE("A group smaller than an unswitched node only gets the links among its members", "[communication]") {
     // DGX-1-like cube-mesh: 1 link between GPUs 0-1, two disjoint rings over the quad 0-3.
     NodeSpec node;

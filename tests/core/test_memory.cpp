@@ -62,6 +62,14 @@ TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memor
           Approx(params * (2 + 4 + 4 + 8)).epsilon(0.001));
 }
 
+TEST_CASE("ZeRO shards over DP x CP: context-parallel ranks hold the same weights", "[memory]") {
+    const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"zero": 1, )";
+    const MemoryBreakdown dp8 = memory_per_gpu(fixtures::config(base + R"("dp": 8})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 8, 1});
+    const MemoryBreakdown dp4cp2 = memory_per_gpu(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
+    CHECK(dp4cp2.optimizer_gib == Approx(dp8.optimizer_gib));  // 8 shards either way
+    CHECK(dp4cp2.master_gib == Approx(dp8.master_gib));
+}
+
 TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "[memory]") {
     double last = 1e300;
     for (int tp : {1, 2, 4, 8}) {

@@ -2,6 +2,7 @@
 // Model, system, precision and execution strategy stay separate types; Config bundles them.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -38,6 +39,14 @@ struct ParallelSpec {
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
     bool overlap_dp_comm = true;         // DP gradient reduction overlapped with backward
     bool overlap_tp_comm = false;        // TP collectives overlapped with GEMMs (userbuffers/TE comm overlap)
+
+    // Ranks holding the same weights: the DP replicas and, as CP splits only the sequence, the CP
+    // ranks. Gradients are reduced and ZeRO shards over them (Megatron-Core's data-parallel group
+    // "with context parallel"); expert weights over dp / ep of them.
+    int64_t weight_replicas() const { return std::max<int64_t>(dp, 1) * std::max<int64_t>(cp, 1); }
+    int64_t expert_weight_replicas() const {
+        return std::max<int64_t>(std::max<int64_t>(dp, 1) / std::max<int64_t>(ep, 1), 1) * std::max<int64_t>(cp, 1);
+    }
 };
 
 struct TrainingSpec {
