@@ -108,8 +108,11 @@ void print_summary(const SearchSpace& space, const SearchReport& report) {
               << (space.precisions().size() == 1 ? "" : "s") << ", seq " << base.training.seq_len << ", global batch "
               << base.training.global_batch << ") searched in " << format_seconds(report.wall_s) << " on "
               << report.threads << " thread" << (report.threads == 1 ? "" : "s") << ": " << grouped(s.feasible)
-              << " fit, " << grouped(s.rejected_total()) << " rejected; " << grouped(s.predicted) << " predicted, "
-              << grouped(s.pruned) << " decided without predict\n";
+              << " fit, " << grouped(s.rejected_total()) << " rejected\n";
+    // Pruned layouts are counted where an exhaustive search counts them (fit or memory); see --help.
+    std::cout << grouped(s.predicted) << " predicted in full; " << grouped(s.pruned) << " pruned: "
+              << grouped(s.cannot_beat_top_k) << " fit but cannot beat the top " << space.options().top_k << ", "
+              << grouped(s.pruned - s.cannot_beat_top_k) << " do not fit\n";
     std::vector<int> order;
     for (int r = 0; r < kRejectReasonCount; ++r)
         if (s.rejected[size_t(r)] > 0) order.push_back(r);
@@ -173,6 +176,13 @@ const CommandRegistrar registrar({
     "break a rule or do not fit in memory, and ranks the rest by step time (or cost). Layout flags\n"
     "(--tp, --pp, --cp, --ep, --sp, --zero, --vpp, --schedule, --mbs, --recompute) pin that dimension.\n"
     "Ties: time, cost, memory, then TP, PP, CP, EP, SP, ZeRO, schedule, v, mbs, recompute ascending.\n"
+    "Pruning: a layout is 'pruned' when it is decided without a full prediction: it does not fit\n"
+    "(a smaller micro-batch already did not, or its memory alone says so), or it fits but 'cannot\n"
+    "beat the top K': a lower bound of its step time (the busiest stage's compute and exposed\n"
+    "TP/EP/CP collectives x micro-batches) already ranks after the K-th best layout of a pilot\n"
+    "search of the most promising layouts. Pruned layouts still count as fit or rejected exactly as\n"
+    "an exhaustive search counts them; the top K, every count and the output are the same on any\n"
+    "number of threads.\n"
     "Exit code 1 when no layout fits or passes the rules (the reason is printed on stderr).",
     {{"--objective", "time|cost", "rank by step time (default) or by cost"},
      {"--top", "K", "how many layouts to list (default 10)"},

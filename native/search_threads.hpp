@@ -1,7 +1,9 @@
 // trainclock (native only): run a layout search on several threads. The core has no threads
 // (search.hpp); here each thread owns a SearchState and takes chunks of cells from a shared
 // counter, then the states are merged. The result does not depend on the thread count or on
-// which thread ran which chunk: the ranking is a strict total order and the counts are sums.
+// which thread ran which chunk: the ranking is a strict total order, the counts are sums, and
+// every state prunes against the cutoff SearchSpace::create fixed (its pilot), so even the work
+// counts (predicted, pruned) are the same on 1 or N threads.
 #pragma once
 
 #include <algorithm>

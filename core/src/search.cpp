@@ -303,7 +303,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     group.pp = pp;
                     group.cp = cp;
                     group.dp = dp;
-                    // SP only means something with TP > 1, ZeRO only with DP > 1: one canonical value otherwise.
+                    // SP only means something with TP > 1, ZeRO only over several weight replicas (DP x CP,
+                    // ParallelSpec::weight_replicas): one canonical value otherwise.
                     group.sequence_parallel = tp == 1 ? std::vector<int>{0}
                                               : options.sequence_parallel.empty() ? std::vector<int>{0, 1}
                                                                                   : options.sequence_parallel;
@@ -383,6 +384,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         }
     }
     space.enumeration_.layouts = space.layouts_;
+    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel);
+    if (options.prune) space.run_pilot();
     return space;
 }
 
@@ -399,8 +402,12 @@ Config SearchSpace::config_for(const SearchLayout& layout) const {
 // [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
 // -----------------------------------------------------------------------------------------------
 
-SearchState::SearchState(const SearchSpace& space)
-    : space_(&space), cal_(resolve_calibration(space.base().gpu, space.base().calibration, space.base().training.attention_kernel)), scratch_(space.base()) {}
+SearchState::SearchState(const SearchSpace& space) : space_(&space), scratch_(space.base()), floor_cache_(space.floors()) {
+    if (space.pilot_cutoff()) {
+        fixed_ = true;
+        fixed_cutoff_ = *space.pilot_cutoff();
+    }
+}
 
 void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     const std::vector<SearchSpace::Group>& groups = space_->groups();
@@ -428,6 +435,11 @@ void SearchState::load(const SearchLayout& layout) {
     scratch_.training.recompute = layout.recompute;
 }
 
+const SearchHit* SearchState::cutoff() const {
+    if (fixed_) return &fixed_cutoff_;
+    return top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
+}
+
 bool SearchState::passes_rules(const SearchLayout& layout) {
     load(layout);
     // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
@@ -444,8 +456,8 @@ const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     // Pruning rule 4: by time, a layout whose step-time lower bound exceeds the K-th best cannot enter.
     PredictOptions predict_options;
     const SearchOptions& options = space_->options();
-    if (options.prune && options.objective == SearchObjective::time && top_.size() == size_t(options.top_k))
-        predict_options.bound_above_s = top_.back().objective;
+    if (options.prune && options.objective == SearchObjective::time && cutoff())
+        predict_options.bound_above_s = cutoff()->objective;
     last_.prediction = predict(scratch_, predict_options);
     if (last_.prediction.bounded) {  // rule 3 already noted its memory and found that it fits
         last_.objective = last_.prediction.iteration_time_s;
@@ -542,6 +554,9 @@ void SearchState::offer(const SearchHit& hit) {
 //     computed once per such key and shared by every PP, DP, schedule, virtual stages and ZeRO
 //     stage. A layout whose bound exceeds the K-th best time (memory already checked by rule 3)
 //     counts as feasible and pruned, as under rule 4, and bounds heavier recompute levels too.
+// "The K-th best" is the pilot's (SearchSpace::run_pilot, below) when it found K layouts: fixed for
+// the whole search, so each layout's fate depends on nothing else and every count is the same
+// however the cells are sliced, ordered or threaded.
 
 namespace {
 
@@ -625,12 +640,22 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
 
 } // namespace
 
+namespace {
+
+// Bounds of SearchSpace::create: TP, CP, EP <= num_gpus <= 2^20, micro-batch <= global batch <= 2^26.
+SearchSpace::FloorKey floor_key(const SearchLayout& l) {
+    return {(uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
+            (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch), (uint64_t(l.parallel.cp) << 32) | uint64_t(l.parallel.ep)};
+}
+
+} // namespace
+
 double step_time_lower_bound_s(const Config& config) {
     const Calibration cal = resolve_calibration(config.gpu, config.calibration, config.training.attention_kernel);
     return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
 }
 
-size_t SearchState::ComputeKeyHash::operator()(const ComputeKey& k) const {
+size_t SearchSpace::FloorKeyHash::operator()(const FloorKey& k) const {
     uint64_t h = k.precision_recompute_sp * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing of each word
     h = (h ^ (h >> 29)) + k.tp_micro_batch * 0xBF58476D1CE4E5B9ull;
     h = (h ^ (h >> 31)) + k.cp_ep * 0x94D049BB133111EBull;
@@ -638,27 +663,70 @@ size_t SearchState::ComputeKeyHash::operator()(const ComputeKey& k) const {
 }
 
 const MicroBatchFloor& SearchState::floor_of(const SearchLayout& l) {
-    // Bounds of SearchSpace::create: TP, CP, EP <= num_gpus <= 2^20, micro-batch <= global batch <= 2^26.
-    const ComputeKey key{(uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
-                         (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch),
-                         (uint64_t(l.parallel.cp) << 32) | uint64_t(l.parallel.ep)};
-    auto [it, inserted] = floor_cache_.try_emplace(key);
-    if (inserted) it->second = micro_batch_floor(scratch_, cal_);
+    auto [it, inserted] = floor_cache_.try_emplace(floor_key(l));
+    if (inserted) it->second = micro_batch_floor(scratch_, space_->calibration());
     return it->second;
 }
 
 bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
     const MicroBatchFloor& f = floor_of(layout);
-    *bound_s = bound_from_floor_s(scratch_, cal_, f, false);
+    const Calibration& cal = space_->calibration();
+    *bound_s = bound_from_floor_s(scratch_, cal, f, false);
     if (*bound_s > cutoff_s) return false;
-    *bound_s = bound_from_floor_s(scratch_, cal_, f, true);
+    *bound_s = bound_from_floor_s(scratch_, cal, f, true);
     return *bound_s <= cutoff_s;
+}
+
+// The pilot: a pruning cutoff fixed before the search, so that which layouts are pruned depends
+// on nothing but the layout (not on the thread count, the slicing or the order of the cells) and
+// is tight from the first cell on. Each cell gets an estimate of its best step: rule 5's bound
+// (average stage, no recompute) of each micro-batch, times a 1F1B bubble factor 1 + (PP-1)/(v M)
+// (Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2). The estimate only orders the cells: the
+// kPilotCells best are searched in full on a state of their own, and the K-th best layout found
+// becomes the cutoff. It is a real layout of the space, so the final K-th best is never worse and
+// nothing the exact search would report ranks after it. With fewer than K layouts found, states
+// prune with their own K-th best as it comes (counts then depend on the slicing).
+void SearchSpace::run_pilot() {
+    Config c = base_;
+    std::vector<std::pair<double, int64_t>> estimates;  // (estimate, cell)
+    estimates.reserve(size_t(cells_));
+    SearchLayout l;
+    l.recompute = Recompute::none;
+    c.training.recompute = Recompute::none;
+    for (const Group& g : groups_) {
+        l.precision = g.precision;
+        c.precision = precisions_[size_t(g.precision)];
+        l.parallel.tp = c.parallel.tp = g.tp;
+        l.parallel.pp = c.parallel.pp = g.pp;
+        l.parallel.dp = c.parallel.dp = g.dp;
+        l.parallel.cp = c.parallel.cp = g.cp;
+        l.parallel.ep = c.parallel.ep = g.ep;
+        const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
+        for (size_t si = 0; si < g.sequence_parallel.size(); ++si) {
+            l.parallel.sequence_parallel = c.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
+            double best = std::numeric_limits<double>::infinity();
+            for (int64_t mbs : g.micro_batch) {
+                if (!micro_batches_ok(g, c.training.global_batch, mbs)) continue;
+                l.micro_batch = c.training.micro_batch = mbs;
+                auto [it, inserted] = floors_.try_emplace(floor_key(l));
+                if (inserted) it->second = micro_batch_floor(c, cal_);
+                const double m = double(c.training.global_batch / (mbs * g.dp));
+                best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
+            }
+            estimates.push_back({best, g.first_cell + int64_t(si)});
+        }
+    }
+    const size_t n = std::min(estimates.size(), kPilotCells);
+    std::partial_sort(estimates.begin(), estimates.begin() + std::ptrdiff_t(n), estimates.end());
+    SearchState pilot(*this);
+    for (size_t i = 0; i < n; ++i) pilot.run(estimates[i].second, estimates[i].second + 1);
+    if (pilot.top().size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.top().back();
+    floors_ = std::move(pilot.floor_cache_);  // every state starts with the floors found so far
 }
 
 void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
     const SearchOptions& options = space_->options();
     const size_t n_mbs = g.micro_batch.size();
-    const size_t k = size_t(options.top_k);
     const bool by_time = options.objective == SearchObjective::time;
     // Per micro-batch: validate_config's verdict, found at the first (ZeRO, recompute) that checks it
     // (its rules read neither, ZeRO being 0-3; tests/core/test_search.cpp pins that): 0 unknown, 1 pass, 2 fail.
@@ -696,16 +764,18 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
         size_t fit_end = 0, misfit_begin = ok.size();
         for (size_t o = 0; o < ok.size(); ++o) {
             const size_t i = ok[o];
+            const SearchHit* cut = cutoff();
             layout.micro_batch = g.micro_batch[i];
             if (options.prune && o >= misfit_begin) {
                 ++stats_.rejected[size_t(RejectReason::memory)];
                 ++stats_.pruned;
                 continue;
             }
-            if (options.prune && fits_known[i] && top_.size() == k &&
-                key_before(top_.back().objective, top_.back().secondary, bound_objective[i], bound_secondary[i])) {
+            if (options.prune && fits_known[i] && cut &&
+                key_before(cut->objective, cut->secondary, bound_objective[i], bound_secondary[i])) {
                 ++stats_.feasible;
                 ++stats_.pruned;
+                ++stats_.cannot_beat_top_k;
                 continue;
             }
             if (rules[i] == 2 || (rules[i] == 0 && !passes_rules(layout))) {
@@ -730,9 +800,10 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
                     if (fit_end < ok.size()) misfit_begin = fit_end;
                 }
                 double bound_s = 0;
-                if (by_time && top_.size() == k && !below_cutoff(layout, top_.back().objective, &bound_s)) {  // rule 5
+                if (by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
                     ++stats_.feasible;
                     ++stats_.pruned;
+                    ++stats_.cannot_beat_top_k;
                     if (!fits_known[i]) {
                         fits_known[i] = 1;
                         bound_objective[i] = bound_s;
@@ -753,8 +824,12 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
                 bound_objective[i] = hit.objective;
                 bound_secondary[i] = hit.secondary;
             }
-            if (hit.prediction.bounded) ++stats_.pruned;
-            else offer(hit);
+            if (hit.prediction.bounded) {
+                ++stats_.pruned;
+                ++stats_.cannot_beat_top_k;
+            } else {
+                offer(hit);
+            }
         }
     }
     }
@@ -782,6 +857,7 @@ void SearchState::merge(const SearchState& other) {
     stats_.predicted += other.stats_.predicted;
     stats_.feasible += other.stats_.feasible;
     stats_.pruned += other.stats_.pruned;
+    stats_.cannot_beat_top_k += other.stats_.cannot_beat_top_k;
     for (int r = 0; r < kRejectReasonCount; ++r) stats_.rejected[size_t(r)] += other.stats_.rejected[size_t(r)];
     if (stats_.first_rule_message.empty()) stats_.first_rule_message = other.stats_.first_rule_message;
     if (other.smallest_memory_) note_memory(other.smallest_memory_->layout, other.smallest_memory_->memory);
@@ -886,7 +962,7 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
     out.field("objective", space.options().objective == SearchObjective::time ? "time" : "cost");
     out.key("stats").begin_object();
     out.field("layouts", s.layouts).field("predicted", s.predicted).field("feasible", s.feasible);
-    out.field("pruned", s.pruned).field("rejected", s.rejected_total());
+    out.field("pruned", s.pruned).field("cannot_beat_top_k", s.cannot_beat_top_k).field("rejected", s.rejected_total());
     if (report.wall_s >= 0) out.field("wall_s", report.wall_s).field("threads", int64_t(report.threads));
     out.end_object();
     out.key("rejected").begin_object();

@@ -107,6 +107,9 @@ TEST_CASE("search: the answer does not depend on slicing, merge order or pruning
         c.merge(a);
         c.merge(b);
         require_same_answer(finish(s, c), whole);
+        // The pilot's fixed cutoff makes the work counts (predicted, pruned) independent of the slicing too.
+        REQUIRE(s.pilot_cutoff().has_value());
+        CHECK(search_report_to_json(s, finish(s, c)) == search_report_to_json(s, whole));
     }
     SECTION("pruning skips predictions but never changes the ranking or the counts") {
         SearchOptions brute = options;

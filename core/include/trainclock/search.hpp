@@ -10,6 +10,9 @@
 //                                           // one range per std::thread natively, then merge()
 //   SearchReport report = finish(space, state);
 // Results do not depend on how the cells are sliced or merged (the ranking is a total order).
+// Pruning compares with a cutoff that create() fixes by searching the most promising cells first
+// (search.cpp, SearchSpace::run_pilot), so every state prunes the same layouts however the cells
+// are sliced or threaded: every count of the report is deterministic too.
 // A cell is one (precision, TP, PP, CP, EP, schedule, v, SP) with all its ZeRO stages, micro-batches
 // and recompute levels: up to a hundred or so predict() calls (most pruned), so a UI should run a
 // few cells at a time and check its frame budget between them. finish() may be called at any time for partial results.
@@ -102,7 +105,8 @@ struct SearchStats {
     int64_t layouts = 0;                     // every layout of the space (rejected ones included)
     int64_t predicted = 0;                   // layouts that reached predict()
     int64_t feasible = 0;                    // layouts that pass every rule and fit in memory
-    int64_t pruned = 0;                      // layouts decided without predict() (counted in feasible or rejected too)
+    int64_t pruned = 0;                      // layouts decided without a full predict() (counted in feasible or rejected too)
+    int64_t cannot_beat_top_k = 0;           // of those, feasible ones whose step-time (or objective) lower bound ranks after the K-th best
     std::array<int64_t, kRejectReasonCount> rejected{};  // by RejectReason
     std::string first_rule_message;          // validate_config's message for the first `rule` rejection
     int64_t rejected_total() const;
@@ -149,7 +153,27 @@ public:
     const std::vector<Recompute>& recompute() const { return recompute_; }  // ascending (none first)
     const SearchStats& enumeration_stats() const { return enumeration_; }  // rejections found while enumerating
 
+    // [internal] micro_batch_floor by (precision, TP, CP, SP, EP, micro-batch, recompute): the only
+    // layout fields the ops of a layer and its TP/CP/EP groups depend on (operators.cpp make_ctx,
+    // moe_mlp; communication.cpp group_placement).
+    struct FloorKey {
+        uint64_t precision_recompute_sp, tp_micro_batch, cp_ep;
+        bool operator==(const FloorKey& o) const {
+            return precision_recompute_sp == o.precision_recompute_sp && tp_micro_batch == o.tp_micro_batch && cp_ep == o.cp_ep;
+        }
+    };
+    struct FloorKeyHash {
+        size_t operator()(const FloorKey& k) const;
+    };
+    using FloorCache = std::unordered_map<FloorKey, MicroBatchFloor, FloorKeyHash>;
+    const Calibration& calibration() const { return cal_; }
+    const FloorCache& floors() const { return floors_; }          // found by the pilot (every state starts with them)
+    static constexpr size_t kPilotCells = 256;                    // cells the pilot searches
+    const std::optional<SearchHit>& pilot_cutoff() const { return pilot_cutoff_; }  // the K-th best of the pilot
+
 private:
+    void run_pilot();                                            // fixes pilot_cutoff_ (search.cpp)
+
     Config base_;
     SearchOptions options_;
     std::vector<PrecisionSpec> precisions_;
@@ -158,6 +182,9 @@ private:
     int64_t cells_ = 0;
     int64_t layouts_ = 0;
     SearchStats enumeration_;
+    Calibration cal_;
+    FloorCache floors_;
+    std::optional<SearchHit> pilot_cutoff_;
 };
 
 // The evaluation of some cells of one space (one per thread or per UI session).
@@ -173,6 +200,7 @@ public:
     const std::optional<MemoryNeed>& smallest_memory() const { return smallest_memory_; }  // least memory seen among rule-passing layouts
 
 private:
+    friend class SearchSpace;                                     // the pilot takes its floor cache
     void run_cell(const SearchSpace::Group& group, int sequence_parallel);
     void load(const SearchLayout& layout);                        // the layout into scratch_
     bool passes_rules(const SearchLayout& layout);                // load + check_config; counts a rule rejection
@@ -182,23 +210,13 @@ private:
     void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
     const MicroBatchFloor& floor_of(const SearchLayout& layout);  // cached micro_batch_floor of the loaded layout
+    const SearchHit* cutoff() const;                              // the K-th best pruning compares with; null: none yet
     bool below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s);  // rule 5: false = cannot enter
 
     const SearchSpace* space_;
-    Calibration cal_;                                             // of the base (the layout does not change it)
-    // micro_batch_floor by (precision, TP, CP, SP, EP, micro-batch, recompute): the only layout fields
-    // the ops of a layer and its TP/CP/EP groups depend on (operators.cpp make_ctx, moe_mlp;
-    // communication.cpp group_placement).
-    struct ComputeKey {
-        uint64_t precision_recompute_sp, tp_micro_batch, cp_ep;
-        bool operator==(const ComputeKey& o) const {
-            return precision_recompute_sp == o.precision_recompute_sp && tp_micro_batch == o.tp_micro_batch && cp_ep == o.cp_ep;
-        }
-    };
-    struct ComputeKeyHash {
-        size_t operator()(const ComputeKey& k) const;
-    };
-    std::unordered_map<ComputeKey, MicroBatchFloor, ComputeKeyHash> floor_cache_;
+    SearchSpace::FloorCache floor_cache_;                         // starts as the space's floors
+    bool fixed_ = false;                                          // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
+    SearchHit fixed_cutoff_;
     Config scratch_;                                              // base config, mutated per layout
     int32_t scratch_precision_ = -1;
     SearchHit last_;
@@ -228,7 +246,7 @@ bool ranks_before(const SearchHit& a, const SearchHit& b);
 std::string describe_layout(const SearchSpace& space, const SearchLayout& layout);
 
 // {"schema": "trainclock/search/v1", "objective", "stats": {layouts, predicted, feasible, pruned,
-//  rejected[, wall_s, threads]}, "rejected": {reason: n}, "top": [{"rank", "precision", "layout":
+//  cannot_beat_top_k, rejected[, wall_s, threads]}, "rejected": {reason: n}, "top": [{"rank", "precision", "layout":
 //  {...}, "result": {...}}], "explanation": null | "..."}
 std::string search_report_to_json(const SearchSpace& space, const SearchReport& report);
 std::string search_csv_header();
