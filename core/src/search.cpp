@@ -309,7 +309,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                               : options.sequence_parallel.empty() ? std::vector<int>{0, 1}
                                                                                   : options.sequence_parallel;
                     group.zero = !options.zero.empty() ? options.zero
-                                 : dp > 1              ? std::vector<int64_t>{0, 1, 2, 3}
+                                 : dp * cp > 1         ? std::vector<int64_t>{0, 1, 2, 3}
                                                        : std::vector<int64_t>{0};
                     int64_t batch_rejected = 0;  // micro-batch values that do not divide
                     if (!options.micro_batch.empty()) {
