@@ -530,7 +530,10 @@ void SearchState::offer(const SearchHit& hit) {
 //  1. Activation memory grows with the micro-batch (Korthikanti et al. 2022, arXiv 2205.05198,
 //     eq. 2: activations are linear in the micro-batch b, and b x in-flight micro-batches
 //     min(b PP, B/DP) never falls as b grows). Once micro-batch b does not fit, larger ones do not
-//     either: counted as memory rejections.
+//     either: counted as memory rejections. So memory_per_gpu runs on the first micro-batch of a
+//     level (ZeRO, recompute), then bisects for the fit boundary (fit_boundary), starting above
+//     the boundary of a level that needs no less memory (memory_lighter_or_equal: ZeRO 0 -> 1 -> 2,
+//     recompute none -> selective).
 //  2. Recompute only adds forward work and only removes stored activations (Chen et al. 2016,
 //     arXiv 1604.06174; Korthikanti et al. sec. 5): at equal layout, selective is no faster and no
 //     larger than none, full no faster and no larger than selective. So when a lighter recompute
@@ -724,6 +727,23 @@ void SearchSpace::run_pilot() {
     floors_ = std::move(pilot.floor_cache_);  // every state starts with the floors found so far
 }
 
+namespace {
+
+// Rule 1 across levels: at equal layout and micro-batch, (ZeRO a, recompute ra) needs at most the
+// memory of (ZeRO b, recompute rb). ZeRO 1 and 2 shard the optimizer states, then the gradients too,
+// and hold nothing more (Rajbhandari et al. 2020, arXiv 1910.02054, fig. 1), so the need does not
+// grow from 0 to 1 to 2; stage 3 adds the gathered-layer buffers and is compared with itself only.
+// Selective recompute stores what none stores minus the attention scores (Korthikanti et al. 2022,
+// sec. 5); full recompute keeps one layer's full activations besides the inputs, and is compared with
+// itself only.
+bool memory_lighter_or_equal(int64_t a, Recompute ra, int64_t b, Recompute rb) {
+    const bool zero_ok = a == b || (b <= a && a <= 2);
+    const bool recompute_ok = ra == rb || (rb == Recompute::none && ra == Recompute::selective);
+    return zero_ok && recompute_ok;
+}
+
+} // namespace
+
 void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
     const SearchOptions& options = space_->options();
     const size_t n_mbs = g.micro_batch.size();
@@ -752,88 +772,98 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
     // Per micro-batch, at this ZeRO stage: the (objective, secondary) of the lightest recompute level that fit.
     std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
     std::vector<char> fits_known(n_mbs);
+    // Rule 1 across levels: fit_ends[z * levels + r] is where the micro-batches that fit at (ZeRO
+    // z, recompute r) end; a lighter level's is a lower bound (memory_lighter_or_equal).
+    const std::vector<Recompute>& recomputes = space_->recompute();
+    const size_t levels = recomputes.size();
+    std::vector<size_t> fit_ends(g.zero.size() * levels, 0);
 
-    for (int64_t zero : g.zero) {
-    layout.parallel.zero = zero;
-    std::fill(fits_known.begin(), fits_known.end(), 0);
-    for (Recompute recompute : space_->recompute()) {
-        layout.recompute = recompute;
-        stats_.rejected[size_t(RejectReason::micro_batches)] += int64_t(n_mbs - ok.size());
-        // Rule 1 at this recompute level: positions of `ok` below fit_end are known to fit, those
-        // from misfit_begin on known not to (memory grows with the micro-batch).
-        size_t fit_end = 0, misfit_begin = ok.size();
-        for (size_t o = 0; o < ok.size(); ++o) {
-            const size_t i = ok[o];
-            const SearchHit* cut = cutoff();
-            layout.micro_batch = g.micro_batch[i];
-            if (options.prune && o >= misfit_begin) {
-                ++stats_.rejected[size_t(RejectReason::memory)];
-                ++stats_.pruned;
-                continue;
-            }
-            if (options.prune && fits_known[i] && cut &&
-                key_before(cut->objective, cut->secondary, bound_objective[i], bound_secondary[i])) {
-                ++stats_.feasible;
-                ++stats_.pruned;
-                ++stats_.cannot_beat_top_k;
-                continue;
-            }
-            if (rules[i] == 2 || (rules[i] == 0 && !passes_rules(layout))) {
-                if (rules[i] == 2) ++stats_.rejected[size_t(RejectReason::rule)];
-                rules[i] = 2;
-                continue;
-            }
-            if (rules[i] == 1) load(layout);
-            rules[i] = 1;
-            if (options.prune) {
-                if (o >= fit_end) {
-                    // predict() reports exactly this memory; computing it alone skips the pipeline simulation.
-                    const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
-                    note_memory(layout, memory);
-                    if (!memory.fits) {
-                        ++stats_.rejected[size_t(RejectReason::memory)];
-                        ++stats_.pruned;
-                        misfit_begin = o;
-                        continue;
-                    }
-                    fit_end = fit_boundary(g, ok, o, misfit_begin, layout.micro_batch);
-                    if (fit_end < ok.size()) misfit_begin = fit_end;
+    for (size_t zi = 0; zi < g.zero.size(); ++zi) {
+        layout.parallel.zero = g.zero[zi];
+        std::fill(fits_known.begin(), fits_known.end(), 0);
+        for (size_t ri = 0; ri < levels; ++ri) {
+            layout.recompute = recomputes[ri];
+            stats_.rejected[size_t(RejectReason::micro_batches)] += int64_t(n_mbs - ok.size());
+            // Positions of `ok` below fit_end are known to fit, those from misfit_begin on known not
+            // to (memory grows with the micro-batch).
+            size_t& fit_end = fit_ends[zi * levels + ri];
+            if (zi > 0 && memory_lighter_or_equal(g.zero[zi], recomputes[ri], g.zero[zi - 1], recomputes[ri]))
+                fit_end = fit_ends[(zi - 1) * levels + ri];
+            if (ri > 0 && memory_lighter_or_equal(g.zero[zi], recomputes[ri], g.zero[zi], recomputes[ri - 1]))
+                fit_end = std::max(fit_end, fit_ends[zi * levels + ri - 1]);
+            size_t misfit_begin = ok.size();
+            for (size_t o = 0; o < ok.size(); ++o) {
+                const size_t i = ok[o];
+                const SearchHit* cut = cutoff();
+                layout.micro_batch = g.micro_batch[i];
+                if (options.prune && o >= misfit_begin) {
+                    ++stats_.rejected[size_t(RejectReason::memory)];
+                    ++stats_.pruned;
+                    continue;
                 }
-                double bound_s = 0;
-                if (by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
+                if (options.prune && fits_known[i] && cut &&
+                    key_before(cut->objective, cut->secondary, bound_objective[i], bound_secondary[i])) {
                     ++stats_.feasible;
                     ++stats_.pruned;
                     ++stats_.cannot_beat_top_k;
-                    if (!fits_known[i]) {
-                        fits_known[i] = 1;
-                        bound_objective[i] = bound_s;
-                        bound_secondary[i] = -std::numeric_limits<double>::infinity();  // after the K-th by objective alone
-                    }
                     continue;
                 }
-            }
-            const SearchHit& hit = evaluate(layout);
-            if (!hit.prediction.bounded && !hit.prediction.memory.fits) {
-                ++stats_.rejected[size_t(RejectReason::memory)];
-                if (options.prune) misfit_begin = o;  // (prune off predicts every layout)
-                continue;
-            }
-            ++stats_.feasible;
-            if (!fits_known[i]) {
-                fits_known[i] = 1;
-                bound_objective[i] = hit.objective;
-                bound_secondary[i] = hit.secondary;
-            }
-            if (hit.prediction.bounded) {
-                ++stats_.pruned;
-                ++stats_.cannot_beat_top_k;
-            } else {
-                offer(hit);
+                if (rules[i] == 2 || (rules[i] == 0 && !passes_rules(layout))) {
+                    if (rules[i] == 2) ++stats_.rejected[size_t(RejectReason::rule)];
+                    rules[i] = 2;
+                    continue;
+                }
+                if (rules[i] == 1) load(layout);
+                rules[i] = 1;
+                if (options.prune) {
+                    if (o >= fit_end) {
+                        // predict() reports exactly this memory; computing it alone skips the pipeline simulation.
+                        const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
+                        note_memory(layout, memory);
+                        if (!memory.fits) {
+                            ++stats_.rejected[size_t(RejectReason::memory)];
+                            ++stats_.pruned;
+                            misfit_begin = o;
+                            continue;
+                        }
+                        fit_end = fit_boundary(g, ok, o, misfit_begin, layout.micro_batch);
+                        if (fit_end < ok.size()) misfit_begin = fit_end;
+                    }
+                    double bound_s = 0;
+                    if (by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
+                        ++stats_.feasible;
+                        ++stats_.pruned;
+                        ++stats_.cannot_beat_top_k;
+                        if (!fits_known[i]) {
+                            fits_known[i] = 1;
+                            bound_objective[i] = bound_s;
+                            bound_secondary[i] = -std::numeric_limits<double>::infinity();  // after the K-th by objective alone
+                        }
+                        continue;
+                    }
+                }
+                const SearchHit& hit = evaluate(layout);
+                if (!hit.prediction.bounded && !hit.prediction.memory.fits) {
+                    ++stats_.rejected[size_t(RejectReason::memory)];
+                    if (options.prune) misfit_begin = o;  // (prune off predicts every layout)
+                    continue;
+                }
+                ++stats_.feasible;
+                if (!fits_known[i]) {
+                    fits_known[i] = 1;
+                    bound_objective[i] = hit.objective;
+                    bound_secondary[i] = hit.secondary;
+                }
+                if (hit.prediction.bounded) {
+                    ++stats_.pruned;
+                    ++stats_.cannot_beat_top_k;
+                } else {
+                    offer(hit);
+                }
             }
         }
     }
-    }
-    stats_.layouts += int64_t(n_mbs * space_->recompute().size() * g.zero.size());
+    stats_.layouts += int64_t(n_mbs * levels * g.zero.size());
 }
 
 // Rule 1 by bisection: `ok[fits]` fits and nothing from `misfit` on does; returns the first
