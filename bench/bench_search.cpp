@@ -45,7 +45,8 @@ void report(benchmark::State& state, const SearchReport& r) {
     state.counters["layouts"] = double(r.stats.layouts);
     state.counters["predicted"] = double(r.stats.predicted);
     state.counters["feasible"] = double(r.stats.feasible);
-    state.counters["pruned"] = double(r.stats.pruned);  // decided without a pipeline simulation (search.cpp [SECTION] Pruning)
+    state.counters["pruned"] = double(r.stats.pruned);  // decided without a full prediction (search.cpp [SECTION] Pruning)
+    state.counters["cannot_beat_top_k"] = double(r.stats.cannot_beat_top_k);  // of those, the ones that fit
     state.counters["layouts_per_s"] = benchmark::Counter(double(r.stats.layouts), benchmark::Counter::kIsIterationInvariantRate);
     state.counters["predicts_per_s"] = benchmark::Counter(double(r.stats.predicted), benchmark::Counter::kIsIterationInvariantRate);
 }
