@@ -61,6 +61,7 @@ void App::draw_search() {
     ImGui::TextColored(ImVec4(0.0f, 0.35f, 0.6f, 1.0f), "Find the best layout for this model, GPU and GPU count");
     ImGui::Separator();
     ImGui::Checkbox("all precisions the GPU runs", &search_all_precisions_);
+    annotate("search.all_precisions");  // (tests/browser/measure.mjs sets it)
     ImGui::SameLine();
     ImGui::Checkbox("rank by cost", &search_by_cost_);
     ImGui::SameLine();

@@ -4,7 +4,8 @@
 //   - time of one predict() call in the page (JSON facade, Embind) vs native (same facade);
 //   - wall time of full layout searches (issue 5), one thread, in the page's 4-cell slices without the
 //     frame loop: natively (trainclock-search-timing) and as wasm under node (V8, the engine of
-//     Chromium: build-web/tools/search_timing.js, the same source built by emscripten);
+//     Chromium: build-web/tools/search_timing.js, the same source built by emscripten); and in the
+//     page itself, run by its "Find the best layout" panel as a user runs it (pageSearch below);
 //   - screenshots of the web and desktop app into docs/screenshots/.
 // Prints a table and writes build-web/web-report.json.
 import { spawnSync } from 'node:child_process';
@@ -26,20 +27,84 @@ const config = JSON.stringify({
 const calls = 2000;
 
 // The searches of bench/bench_search.cpp: GPT-3 175B (seq 2048, 1536 sequences) and Llama 3.1 405B
-// (seq 8192, 2048 sequences = 16M tokens, arXiv 2407.21783 Table 4).
-const searchConfig = (model, gpu, gpus, seq, gbs) => JSON.stringify({
-  schema: 'trainclock/config/v1', model, gpu, num_gpus: gpus, precision: 'bf16-mixed',
+// (seq 8192, 2048 sequences = 16M tokens, arXiv 2407.21783 Table 4). The search ignores the layout
+// of its base; the page needs a valid one to open the link: the published ones (GPT-3 175B on 1024
+// GPUs TP8 PP16, Narayanan et al. 2021 Table 1; Llama 3 TP8 PP16 DP128).
+const searchConfig = (model, gpu, gpus, seq, gbs, parallel) => JSON.stringify({
+  schema: 'trainclock/config/v1', model, gpu, num_gpus: gpus, precision: 'bf16-mixed', parallel,
   training: { seq_len: seq, global_batch: gbs },
 });
+const gpt3 = searchConfig('gpt3-175b', 'a100-sxm4-80gb', 1024, 2048, 1536, { tp: 8, pp: 16 });
+const llama = searchConfig('llama3.1-405b', 'h100-sxm', 16384, 8192, 2048, { tp: 8, pp: 16, sequence_parallel: true });
 const searches = [
-  { name: 'gpt3-175b, 1024 a100-sxm4-80gb, bf16-mixed', args: [searchConfig('gpt3-175b', 'a100-sxm4-80gb', 1024, 2048, 1536)] },
-  { name: 'gpt3-175b, 1024 a100-sxm4-80gb, all precisions', args: [searchConfig('gpt3-175b', 'a100-sxm4-80gb', 1024, 2048, 1536), 'all'] },
-  { name: 'llama3.1-405b, 16384 h100-sxm, bf16-mixed', args: [searchConfig('llama3.1-405b', 'h100-sxm', 16384, 8192, 2048)] },
+  { name: 'gpt3-175b, 1024 a100-sxm4-80gb, bf16-mixed', config: gpt3, all: false },
+  { name: 'gpt3-175b, 1024 a100-sxm4-80gb, all precisions', config: gpt3, all: true },
+  { name: 'llama3.1-405b, 16384 h100-sxm, bf16-mixed', config: llama, all: false },
 ];
 const runSearch = (command, args) => {
   const result = spawnSync(command[0], [...command.slice(1), ...args], { encoding: 'utf8' });
   return result.status === 0 ? JSON.parse(result.stdout) : { error: (result.stderr || String(result.error)).trim() };
 };
+
+// One search in the page, as a user runs it: the config opened as a link, "all precisions" set as
+// asked (checked by default; its published rectangle is clicked to clear it, n/a on a page that
+// does not publish it), a click on Search. Returns the wall time from the click to the finished
+// ranking (the button's published rectangle changes with its label, Stop while running), and the
+// search work in it: the time spent in the page's frame callbacks during the search less as many
+// idle frames (the page runs cells for up to 10 ms a frame and draws in between; the wall time
+// also holds the drawing, slow on headless chromium's software GL).
+async function pageSearch(context, url, { config, all }) {
+  const { page, errors } = await openApp(context, url);
+  const link = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(c)), config);
+  if (!link.fragment) return { error: JSON.stringify(link) };
+  await page.evaluate((f) => { location.hash = f; }, link.fragment);
+  await page.waitForFunction((f) => window.trainclockView.fragment === f, link.fragment);
+  await page.setViewportSize({ width: 1280, height: 1400 });  // the panel is below the first 800 px
+  await page.waitForFunction(() => (window.trainclockView.controls.search?.[3] ?? 1e9) < 1400);
+  const click = async (key) => {
+    const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
+    await page.mouse.click(key === 'search' ? (x0 + x1) / 2 : x0 + 8, (y0 + y1) / 2);
+  };
+  if (!all) {
+    if (!(await page.evaluate(() => 'search.all_precisions' in window.trainclockView.controls))) {
+      await page.close();
+      return { error: 'this build does not publish the "all precisions" box' };
+    }
+    await click('search.all_precisions');
+  }
+  await page.evaluate(() => {
+    const t = window.searchTiming = { widths: [], frames: [] };
+    const width = (v) => v.controls.search[2] - v.controls.search[0];
+    let view = window.trainclockView;
+    t.idle = width(view);
+    Object.defineProperty(window, 'trainclockView', {
+      configurable: true, get: () => view, set: (v) => { view = v; t.widths.push([performance.now(), width(v)]); },
+    });
+    const raf = window.requestAnimationFrame.bind(window);  // emscripten's main loop asks for each frame
+    window.requestAnimationFrame = (callback) => raf((stamp) => {
+      const start = performance.now();
+      callback(stamp);
+      t.frames.push([start, performance.now() - start]);
+    });
+    document.getElementById('canvas').addEventListener('mouseup', () => { t.click = performance.now(); }, { capture: true });
+  });
+  await page.waitForTimeout(300);  // idle frames
+  await click('search');
+  await page.waitForFunction(() => {
+    const t = window.searchTiming;
+    const running = t.widths.findIndex(([, w]) => w !== t.idle);
+    return running >= 0 && t.widths.slice(running).some(([, w]) => w === t.idle);
+  }, null, { timeout: 300000, polling: 50 });
+  const t = await page.evaluate(() => window.searchTiming);
+  await page.close();
+  const running = t.widths.findIndex(([, w]) => w !== t.idle);
+  const end = t.widths.slice(running).find(([, w]) => w === t.idle)[0];
+  const idleMs = median(t.frames.filter(([start]) => start < t.click).map(([, ms]) => ms));
+  const during = t.frames.filter(([start]) => start >= t.click && start < end);
+  const busyMs = during.reduce((sum, [, ms]) => sum + ms, 0);
+  return { wall_ms: end - t.click, search_ms: busyMs - during.length * idleMs, frames: during.length,
+           idle_frame_ms: idleMs, longest_frame_ms: Math.max(...during.map(([, ms]) => ms)), errors };
+}
 
 const report = { sizes: {}, first_frame_ms: [], predict_us: {}, search: [] };
 for (const file of ['trainclock.wasm', 'trainclock.js']) {
@@ -71,6 +136,7 @@ try {
     }
     await page.close();
   }
+  for (const search of searches) report.search.push({ name: search.name, page: await pageSearch(browser.context, server.url, search) });
 } finally {
   await browser.close();
   server.close();
@@ -79,12 +145,10 @@ try {
 const native = spawnSync(join(dirname(cli), 'trainclock-predict-timing'), [String(calls)], { input: config, encoding: 'utf8' });
 if (native.status === 0) report.predict_us.native = JSON.parse(native.stdout).mean_us;
 const wasmSearch = join(siteDir, '../tools/search_timing.js');
-for (const { name, args } of searches) {
-  report.search.push({
-    name,
-    native: runSearch([join(dirname(cli), 'trainclock-search-timing')], args),
-    wasm_node: runSearch([process.execPath, wasmSearch], args),
-  });
+for (const [i, { config, all }] of searches.entries()) {
+  const args = all ? [config, 'all'] : [config];
+  report.search[i].native = runSearch([join(dirname(cli), 'trainclock-search-timing')], args);
+  report.search[i].wasm_node = runSearch([process.execPath, wasmSearch], args);
 }
 try {
   desktopScreenshot(join(repo, 'docs/screenshots/desktop.png'));
@@ -102,8 +166,12 @@ console.log(`first frame after navigation: median ${median(report.first_frame_ms
 console.log(`predict (JSON in/out, ${calls} calls): page ${report.predict_us.page.toFixed(1)} us, ` +
             `native ${report.predict_us.native?.toFixed(1) ?? 'n/a'} us (budget: well under a 16 ms frame)`);
 const wall = (r) => (r.wall_s !== undefined ? `${(r.wall_s * 1000).toFixed(0)} ms` : `n/a (${r.error})`);
-for (const { name, native: n, wasm_node: w } of report.search) {
-  console.log(`search ${name}: native ${wall(n)}, wasm under node ${wall(w)} ` +
+const inPage = (p) => (p.wall_ms !== undefined
+  ? `${p.search_ms.toFixed(0)} ms of search work (${p.wall_ms.toFixed(0)} ms wall with drawing, ${p.frames} frames, ` +
+    `longest ${p.longest_frame_ms.toFixed(0)} ms)`
+  : `n/a (${p.error})`);
+for (const { name, native: n, wasm_node: w, page: p } of report.search) {
+  console.log(`search ${name}: native ${wall(n)}, wasm under node ${wall(w)}, in the page ${inPage(p)} ` +
               `(${n.cells ?? w.cells} cells, ${n.predicted ?? w.predicted} predicted, one thread; best ${n.best ?? w.best})`);
 }
 console.log(`screenshots: docs/screenshots/web.png, ${report.desktop_screenshot}`);
