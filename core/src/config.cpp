@@ -467,7 +467,7 @@ std::optional<Error> check_training(const Config& c) {
                                                  " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
         }
     }
-    const std::vector<std::string> optimizers = {"adamw", "adam", "lamb", "lamb-per-tensor", "sgd"};
+    static const std::vector<std::string> optimizers = {"adamw", "adam", "lamb", "lamb-per-tensor", "sgd"};
     if (std::find(optimizers.begin(), optimizers.end(), t.optimizer) == optimizers.end()) {
         const std::string guess = did_you_mean(t.optimizer, optimizers);
         return Error{"training.optimizer", "unknown value '" + t.optimizer + "'; " +
@@ -530,6 +530,12 @@ std::optional<Error> check_config(Config& c) {
     TRAINCLOCK_TRY(check_layout(c));
     TRAINCLOCK_TRY(check_training(c));
     TRAINCLOCK_TRY(check_calibration(c.calibration));
+    return std::nullopt;
+}
+
+std::optional<Error> check_layout_rules(Config& c) {
+    TRAINCLOCK_TRY(check_layout(c));
+    TRAINCLOCK_TRY(check_training(c));
     return std::nullopt;
 }
 

@@ -402,7 +402,8 @@ Config SearchSpace::config_for(const SearchLayout& layout) const {
 // [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
 // -----------------------------------------------------------------------------------------------
 
-SearchState::SearchState(const SearchSpace& space) : space_(&space), scratch_(space.base()), floor_cache_(space.floors()) {
+SearchState::SearchState(const SearchSpace& space)
+    : space_(&space), floor_cache_(space.floors()), scratch_(space.base()), base_checked_(space.precisions().size(), 0) {
     if (space.pilot_cutoff()) {
         fixed_ = true;
         fixed_cutoff_ = *space.pilot_cutoff();
@@ -444,8 +445,13 @@ bool SearchState::passes_rules(const SearchLayout& layout) {
     load(layout);
     // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
     // check_config fills nothing in and predict() sees the same config as after validate_config.
-    const std::optional<Error> violation = check_config(scratch_);
-    if (!violation) return true;
+    // Model, GPU, node, precision and calibration are checked until they pass once per precision.
+    char& base_checked = base_checked_[size_t(layout.precision)];
+    const std::optional<Error> violation = base_checked ? check_layout_rules(scratch_) : check_config(scratch_);
+    if (!violation) {
+        base_checked = 1;
+        return true;
+    }
     if (stats_.first_rule_message.empty()) stats_.first_rule_message = violation->to_string();
     ++stats_.rejected[size_t(RejectReason::rule)];
     return false;

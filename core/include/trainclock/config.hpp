@@ -102,6 +102,10 @@ Result<Config> validate_config(Config config);
 // validate_config in place, without copying the config (search checks millions of layouts):
 // fills the same defaults into config and returns the first violation, if any.
 std::optional<Error> check_config(Config& config);
+// check_config's layout and training rules alone, for a config that passed check_config with the
+// same model, GPU, node, precision and calibration (a search changes only the layout, micro-batch
+// and recompute between layouts, so it checks the rest once per precision).
+std::optional<Error> check_layout_rules(Config& config);
 
 // The range rules of a calibration on their own (fractions in (0, 1], times >= 0), also of its
 // per-GPU sections; validate_config applies them too.

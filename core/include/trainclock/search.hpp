@@ -219,6 +219,7 @@ private:
     SearchHit fixed_cutoff_;
     Config scratch_;                                              // base config, mutated per layout
     int32_t scratch_precision_ = -1;
+    std::vector<char> base_checked_;                              // per precision: check_config passed once (then check_layout_rules)
     SearchHit last_;
     std::vector<SearchHit> top_;
     SearchStats stats_;
