@@ -374,7 +374,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                 if (g.sequence_parallel.empty()) continue;
                             }
                             g.first_cell = space.cells_;
-                            space.cells_ += int64_t(g.sequence_parallel.size());
+                            space.cells_ += 1;
                             space.layouts_ += int64_t(g.sequence_parallel.size()) * per_sp * int64_t(g.micro_batch.size());
                             space.groups_.push_back(std::move(g));
                         }
@@ -422,7 +422,7 @@ void SearchState::run(int64_t begin_cell, int64_t end_cell) {
     for (int64_t cell = begin_cell; cell < end_cell; ++cell) {
         while (gi + 1 < groups.size() && groups[gi + 1].first_cell <= cell) ++gi;
         const SearchSpace::Group& g = groups[gi];
-        run_cell(g, g.sequence_parallel[size_t(cell - g.first_cell)]);
+        run_cell(g);
     }
 }
 
@@ -441,20 +441,15 @@ const SearchHit* SearchState::cutoff() const {
     return top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
 }
 
-bool SearchState::passes_rules(const SearchLayout& layout) {
+std::optional<Error> SearchState::rule_violation(const SearchLayout& layout) {
     load(layout);
     // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
     // check_config fills nothing in and predict() sees the same config as after validate_config.
     // Model, GPU, node, precision and calibration are checked until they pass once per precision.
     char& base_checked = base_checked_[size_t(layout.precision)];
-    const std::optional<Error> violation = base_checked ? check_layout_rules(scratch_) : check_config(scratch_);
-    if (!violation) {
-        base_checked = 1;
-        return true;
-    }
-    if (stats_.first_rule_message.empty()) stats_.first_rule_message = violation->to_string();
-    ++stats_.rejected[size_t(RejectReason::rule)];
-    return false;
+    std::optional<Error> violation = base_checked ? check_layout_rules(scratch_) : check_config(scratch_);
+    if (!violation) base_checked = 1;
+    return violation;
 }
 
 const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
@@ -535,17 +530,15 @@ void SearchState::offer(const SearchHit& hit) {
 // SearchOptions::prune (tests compare against prune = false, which predicts every layout):
 //  1. Activation memory grows with the micro-batch (Korthikanti et al. 2022, arXiv 2205.05198,
 //     eq. 2: activations are linear in the micro-batch b, and b x in-flight micro-batches
-//     min(b PP, B/DP) never falls as b grows). Once micro-batch b does not fit, larger ones do not
-//     either: counted as memory rejections. So memory_per_gpu runs on the first micro-batch of a
-//     level (ZeRO, recompute), then bisects for the fit boundary (fit_boundary), starting above
-//     the boundary of a level that needs no less memory (memory_lighter_or_equal: ZeRO 0 -> 1 -> 2,
-//     recompute none -> selective).
-//  2. Recompute only adds forward work and only removes stored activations (Chen et al. 2016,
-//     arXiv 1604.06174; Korthikanti et al. sec. 5): at equal layout, selective is no faster and no
-//     larger than none, full no faster and no larger than selective. So when a lighter recompute
-//     level fits, the heavier one fits too, and is no better than it: when that lighter layout
-//     already ranks strictly after the current K-th best, the heavier one cannot enter the top K.
-//     It is counted as feasible without a prediction.
+//     min(b PP, B/DP) never falls as b grows). So the micro-batches that fit at a level (SP, ZeRO,
+//     recompute) of a cell are a prefix: level_fits bisects for its end with memory_per_gpu,
+//     between the ends of levels that need no more / no less memory (SP on, ZeRO 0 -> 1 -> 2,
+//     recompute none -> selective). The rest count as memory rejections.
+//  2. Recompute only adds forward work (Chen et al. 2016, arXiv 1604.06174; Korthikanti et al.
+//     sec. 5): at equal layout, selective is no faster than none, full no faster than selective.
+//     So when a lighter recompute level already ranks strictly after the current K-th best, a
+//     heavier one that fits (rule 1) cannot enter the top K: counted as feasible without a
+//     prediction.
 //  3. predict() takes its memory from memory_per_gpu (memory.hpp); calling that alone first
 //     rejects layouts that do not fit without simulating their pipeline.
 //  4. Objective time with K layouts ranked: predict() gets the K-th best time as
@@ -711,9 +704,9 @@ void SearchSpace::run_pilot() {
         l.parallel.cp = c.parallel.cp = g.cp;
         l.parallel.ep = c.parallel.ep = g.ep;
         const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
-        for (size_t si = 0; si < g.sequence_parallel.size(); ++si) {
-            l.parallel.sequence_parallel = c.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
-            double best = std::numeric_limits<double>::infinity();
+        double best = std::numeric_limits<double>::infinity();
+        for (int sp : g.sequence_parallel) {
+            l.parallel.sequence_parallel = c.parallel.sequence_parallel = sp != 0;
             for (int64_t mbs : g.micro_batch) {
                 if (!micro_batches_ok(g, c.training.global_batch, mbs)) continue;
                 l.micro_batch = c.training.micro_batch = mbs;
@@ -722,8 +715,8 @@ void SearchSpace::run_pilot() {
                 const double m = double(c.training.global_batch / (mbs * g.dp));
                 best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
-            estimates.push_back({best, g.first_cell + int64_t(si)});
         }
+        estimates.push_back({best, g.first_cell});
     }
     const size_t n = std::min(estimates.size(), kPilotCells);
     std::partial_sort(estimates.begin(), estimates.begin() + std::ptrdiff_t(n), estimates.end());
@@ -733,34 +726,80 @@ void SearchSpace::run_pilot() {
     floors_ = std::move(pilot.floor_cache_);  // every state starts with the floors found so far
 }
 
-namespace {
-
-// Rule 1 across levels: at equal layout and micro-batch, (ZeRO a, recompute ra) needs at most the
-// memory of (ZeRO b, recompute rb). ZeRO 1 and 2 shard the optimizer states, then the gradients too,
-// and hold nothing more (Rajbhandari et al. 2020, arXiv 1910.02054, fig. 1), so the need does not
-// grow from 0 to 1 to 2; stage 3 adds the gathered-layer buffers and is compared with itself only.
-// Selective recompute stores what none stores minus the attention scores (Korthikanti et al. 2022,
-// sec. 5); full recompute keeps one layer's full activations besides the inputs, and is compared with
-// itself only.
-bool memory_lighter_or_equal(int64_t a, Recompute ra, int64_t b, Recompute rb) {
-    const bool zero_ok = a == b || (b <= a && a <= 2);
-    const bool recompute_ok = ra == rb || (rb == Recompute::none && ra == Recompute::selective);
-    return zero_ok && recompute_ok;
+// Rule 1: how many of the micro-batches `ok` fit at level (si, zi, ri) of the cell, a prefix as
+// memory grows with the micro-batch. Across levels, at every micro-batch: SP on stores the
+// activations outside the TP regions split over TP (Korthikanti et al. 2022, arXiv 2205.05198,
+// sec. 4.2.2), so it needs no more than SP off; ZeRO 1 and 2 shard the optimizer states, then the
+// gradients too, and hold nothing more (Rajbhandari et al. 2020, arXiv 1910.02054, fig. 1), so
+// 0 -> 1 -> 2 need no more (stage 3 adds gathered-layer buffers: compared with itself only);
+// selective recompute stores what none stores minus the attention scores (Korthikanti et al.
+// sec. 5), so it needs no more than none (full keeps one layer's full activations besides the
+// layer inputs: compared with itself only). Bounded by the levels already known (one needing no more
+// memory fits at least as many, one needing no less at most as many), then found with
+// memory_per_gpu on the first unknown micro-batch and, if it fits, by bisection. Probes of rule-passing layouts note their memory: a level that fits nothing
+// has probed its first micro-batch, or is bounded by a level needing no more memory that did.
+size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok,
+                               std::vector<char>& rules, std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri) {
+    const std::vector<Recompute>& recomputes = space_->recompute();
+    const size_t n_zero = g.zero.size(), n_rec = recomputes.size();
+    int64_t& known = fits[(si * n_zero + zi) * n_rec + ri];
+    if (known >= 0) return size_t(known);
+    const int sp = g.sequence_parallel[si];
+    const int64_t zero = g.zero[zi];
+    const Recompute recompute = recomputes[ri];
+    // Bounds: from below, the levels met just before this one (SP off, the ZeRO stage below, no
+    // recompute before selective), which need no less memory; from above, the lightest level of
+    // this recompute (run_cell knows it first), which needs no more.
+    const size_t n_sp = g.sequence_parallel.size();
+    size_t lo = 0, hi = ok.size();
+    auto at = [&](size_t s2, size_t z2, size_t r2) { return fits[(s2 * n_zero + z2) * n_rec + r2]; };
+    auto raise = [&lo](int64_t known_below) { if (known_below > 0) lo = std::max(lo, size_t(known_below)); };
+    if (si > 0 && g.sequence_parallel[si - 1] < sp) raise(at(si - 1, zi, ri));
+    if (zi > 0 && zero <= 2 && g.zero[zi - 1] < zero) raise(at(si, zi - 1, ri));
+    if (ri > 0 && recompute == Recompute::selective && recomputes[ri - 1] == Recompute::none) raise(at(si, zi, ri - 1));
+    if (zero <= 2) {
+        size_t light = n_zero;  // the highest ZeRO stage up to 2
+        while (light-- > 0 && g.zero[light] > 2) {}
+        const int64_t above = at(n_sp - 1, light, ri);
+        if (above >= 0 && g.zero[light] >= zero && g.sequence_parallel[n_sp - 1] >= sp) hi = std::min(hi, size_t(above));
+    }
+    layout.parallel.sequence_parallel = sp != 0;
+    layout.parallel.zero = zero;
+    layout.recompute = recompute;
+    const size_t n_mbs = g.micro_batch.size();
+    bool first = true;  // probe the first unknown micro-batch first: often nothing fits
+    while (lo < hi) {
+        const size_t mid = first ? lo : lo + (hi - lo) / 2;
+        first = false;
+        const size_t i = ok[mid];
+        layout.micro_batch = g.micro_batch[i];
+        char& verdict = rules[si * n_mbs + i];
+        if (verdict == 0) verdict = rule_violation(layout) ? 2 : 1;
+        load(layout);
+        const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
+        if (verdict == 1) note_memory(layout, memory);
+        if (memory.fits) lo = mid + 1;
+        else hi = mid;
+    }
+    known = int64_t(lo);
+    return lo;
 }
 
-} // namespace
-
-void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
+void SearchState::run_cell(const SearchSpace::Group& g) {
     const SearchOptions& options = space_->options();
-    const size_t n_mbs = g.micro_batch.size();
     const bool by_time = options.objective == SearchObjective::time;
-    // Per micro-batch: validate_config's verdict, found at the first (ZeRO, recompute) that checks it
-    // (its rules read neither, ZeRO being 0-3; tests/core/test_search.cpp pins that): 0 unknown, 1 pass, 2 fail.
-    std::vector<char> rules(n_mbs, 0);
+    const std::vector<Recompute>& recomputes = space_->recompute();
+    const size_t n_mbs = g.micro_batch.size(), n_sp = g.sequence_parallel.size(), n_zero = g.zero.size();
+    const size_t n_rec = recomputes.size();
     // Micro-batches that pass the schedule rules (the memory boundary is searched among them).
     std::vector<size_t> ok;
     for (size_t i = 0; i < n_mbs; ++i)
         if (micro_batches_ok(g, space_->base().training.global_batch, g.micro_batch[i])) ok.push_back(i);
+    // validate_config's verdict per (SP, micro-batch), found once for every ZeRO stage and recompute
+    // level (its rules read neither, ZeRO being 0-3; tests/core/test_search.cpp pins that): 0 unknown, 1 pass, 2 fail.
+    std::vector<char> rules(n_sp * n_mbs, 0);
+    // Per level (SP, ZeRO, recompute): how many of `ok` fit (level_fits); -1 not known yet.
+    std::vector<int64_t> fits(n_sp * n_zero * n_rec, -1);
 
     SearchLayout layout;
     layout.precision = g.precision;
@@ -769,74 +808,59 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
     layout.parallel.dp = g.dp;
     layout.parallel.cp = g.cp;
     layout.parallel.ep = g.ep;
-    layout.parallel.sequence_parallel = sequence_parallel != 0;
     layout.parallel.virtual_stages = g.virtual_stages;
     layout.parallel.schedule = g.schedule;
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
 
-    // Per micro-batch, at this ZeRO stage: the (objective, secondary) of the lightest recompute level that fit.
+    if (options.prune) {
+        // The lightest level of each recompute first (SP on, the highest ZeRO up to 2): it bounds
+        // the heavier ones from above, as the heaviest (met first below) bound the rest from below.
+        for (size_t ri = 0; ri < n_rec; ++ri)
+            for (size_t zi = n_zero; zi-- > 0;)
+                if (g.zero[zi] <= 2) {
+                    level_fits(g, layout, ok, rules, fits, n_sp - 1, zi, ri);
+                    break;
+                }
+    }
+    // Per micro-batch, at one (SP, ZeRO): the (objective, secondary) of the lightest recompute level that fit.
     std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
     std::vector<char> fits_known(n_mbs);
-    // Rule 1 across levels: fit_ends[z * levels + r] is where the micro-batches that fit at (ZeRO
-    // z, recompute r) end; a lighter level's is a lower bound (memory_lighter_or_equal).
-    const std::vector<Recompute>& recomputes = space_->recompute();
-    const size_t levels = recomputes.size();
-    std::vector<size_t> fit_ends(g.zero.size() * levels, 0);
-
-    for (size_t zi = 0; zi < g.zero.size(); ++zi) {
-        layout.parallel.zero = g.zero[zi];
-        std::fill(fits_known.begin(), fits_known.end(), 0);
-        for (size_t ri = 0; ri < levels; ++ri) {
-            layout.recompute = recomputes[ri];
-            stats_.rejected[size_t(RejectReason::micro_batches)] += int64_t(n_mbs - ok.size());
-            // Positions of `ok` below fit_end are known to fit, those from misfit_begin on known not
-            // to (memory grows with the micro-batch).
-            size_t& fit_end = fit_ends[zi * levels + ri];
-            if (zi > 0 && memory_lighter_or_equal(g.zero[zi], recomputes[ri], g.zero[zi - 1], recomputes[ri]))
-                fit_end = fit_ends[(zi - 1) * levels + ri];
-            if (ri > 0 && memory_lighter_or_equal(g.zero[zi], recomputes[ri], g.zero[zi], recomputes[ri - 1]))
-                fit_end = std::max(fit_end, fit_ends[zi * levels + ri - 1]);
-            size_t misfit_begin = ok.size();
-            for (size_t o = 0; o < ok.size(); ++o) {
-                const size_t i = ok[o];
-                const SearchHit* cut = cutoff();
-                layout.micro_batch = g.micro_batch[i];
-                if (options.prune && o >= misfit_begin) {
-                    ++stats_.rejected[size_t(RejectReason::memory)];
-                    ++stats_.pruned;
-                    continue;
-                }
-                if (options.prune && fits_known[i] && cut &&
-                    key_before(cut->objective, cut->secondary, bound_objective[i], bound_secondary[i])) {
-                    ++stats_.feasible;
-                    ++stats_.pruned;
-                    ++stats_.cannot_beat_top_k;
-                    continue;
-                }
-                if (rules[i] == 2 || (rules[i] == 0 && !passes_rules(layout))) {
-                    if (rules[i] == 2) ++stats_.rejected[size_t(RejectReason::rule)];
-                    rules[i] = 2;
-                    continue;
-                }
-                if (rules[i] == 1) load(layout);
-                rules[i] = 1;
-                if (options.prune) {
-                    if (o >= fit_end) {
-                        // predict() reports exactly this memory; computing it alone skips the pipeline simulation.
-                        const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
-                        note_memory(layout, memory);
-                        if (!memory.fits) {
-                            ++stats_.rejected[size_t(RejectReason::memory)];
-                            ++stats_.pruned;
-                            misfit_begin = o;
-                            continue;
-                        }
-                        fit_end = fit_boundary(g, ok, o, misfit_begin, layout.micro_batch);
-                        if (fit_end < ok.size()) misfit_begin = fit_end;
+    for (size_t si = 0; si < n_sp; ++si) {
+        layout.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
+        for (size_t zi = 0; zi < n_zero; ++zi) {
+            layout.parallel.zero = g.zero[zi];
+            std::fill(fits_known.begin(), fits_known.end(), 0);
+            for (size_t ri = 0; ri < n_rec; ++ri) {
+                layout.recompute = recomputes[ri];
+                stats_.rejected[size_t(RejectReason::micro_batches)] += int64_t(n_mbs - ok.size());
+                const size_t fit = options.prune ? level_fits(g, layout, ok, rules, fits, si, zi, ri) : ok.size();
+                for (size_t o = 0; o < ok.size(); ++o) {
+                    const size_t i = ok[o];
+                    layout.micro_batch = g.micro_batch[i];
+                    char& verdict = rules[si * n_mbs + i];
+                    if (verdict == 0) verdict = rule_violation(layout) ? 2 : 1;
+                    if (verdict == 2) {
+                        if (stats_.first_rule_message.empty()) stats_.first_rule_message = rule_violation(layout)->to_string();
+                        ++stats_.rejected[size_t(RejectReason::rule)];
+                        continue;
                     }
+                    if (o >= fit) {  // rule 1 (level_fits)
+                        ++stats_.rejected[size_t(RejectReason::memory)];
+                        ++stats_.pruned;
+                        continue;
+                    }
+                    const SearchHit* cut = cutoff();
+                    if (options.prune && fits_known[i] && cut &&  // rule 2
+                        key_before(cut->objective, cut->secondary, bound_objective[i], bound_secondary[i])) {
+                        ++stats_.feasible;
+                        ++stats_.pruned;
+                        ++stats_.cannot_beat_top_k;
+                        continue;
+                    }
+                    load(layout);
                     double bound_s = 0;
-                    if (by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
+                    if (options.prune && by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
                         ++stats_.feasible;
                         ++stats_.pruned;
                         ++stats_.cannot_beat_top_k;
@@ -847,44 +871,28 @@ void SearchState::run_cell(const SearchSpace::Group& g, int sequence_parallel) {
                         }
                         continue;
                     }
-                }
-                const SearchHit& hit = evaluate(layout);
-                if (!hit.prediction.bounded && !hit.prediction.memory.fits) {
-                    ++stats_.rejected[size_t(RejectReason::memory)];
-                    if (options.prune) misfit_begin = o;  // (prune off predicts every layout)
-                    continue;
-                }
-                ++stats_.feasible;
-                if (!fits_known[i]) {
-                    fits_known[i] = 1;
-                    bound_objective[i] = hit.objective;
-                    bound_secondary[i] = hit.secondary;
-                }
-                if (hit.prediction.bounded) {
-                    ++stats_.pruned;
-                    ++stats_.cannot_beat_top_k;
-                } else {
-                    offer(hit);
+                    const SearchHit& hit = evaluate(layout);
+                    if (!hit.prediction.bounded && !hit.prediction.memory.fits) {  // (prune off: rule 1 did not run)
+                        ++stats_.rejected[size_t(RejectReason::memory)];
+                        continue;
+                    }
+                    ++stats_.feasible;
+                    if (!fits_known[i]) {
+                        fits_known[i] = 1;
+                        bound_objective[i] = hit.objective;
+                        bound_secondary[i] = hit.secondary;
+                    }
+                    if (hit.prediction.bounded) {
+                        ++stats_.pruned;
+                        ++stats_.cannot_beat_top_k;
+                    } else {
+                        offer(hit);
+                    }
                 }
             }
         }
     }
-    stats_.layouts += int64_t(n_mbs * levels * g.zero.size());
-}
-
-// Rule 1 by bisection: `ok[fits]` fits and nothing from `misfit` on does; returns the first
-// position of `ok` in (fits, misfit] that does not fit (misfit when all below it fit). Probes load
-// only the micro-batch into scratch_ (the rest is the layout's) and restore it; they note no
-// memory (the smallest need of the level is its first micro-batch, computed by the caller).
-size_t SearchState::fit_boundary(const SearchSpace::Group& g, const std::vector<size_t>& ok, size_t fits, size_t misfit,
-                                 int64_t micro_batch) {
-    while (misfit - fits > 1) {
-        const size_t mid = fits + (misfit - fits) / 2;
-        scratch_.training.micro_batch = g.micro_batch[ok[mid]];
-        (memory_per_gpu(scratch_, pipeline_shape(scratch_)).fits ? fits : misfit) = mid;
-    }
-    scratch_.training.micro_batch = micro_batch;
-    return misfit;
+    stats_.layouts += int64_t(n_mbs * n_sp * n_zero * n_rec);
 }
 
 void SearchState::merge(const SearchState& other) {

@@ -13,9 +13,9 @@
 // Pruning compares with a cutoff that create() fixes by searching the most promising cells first
 // (search.cpp, SearchSpace::run_pilot), so every state prunes the same layouts however the cells
 // are sliced or threaded: every count of the report is deterministic too.
-// A cell is one (precision, TP, PP, CP, EP, schedule, v, SP) with all its ZeRO stages, micro-batches
-// and recompute levels: up to a hundred or so predict() calls (most pruned), so a UI should run a
-// few cells at a time and check its frame budget between them. finish() may be called at any time for partial results.
+// A cell is one (precision, TP, PP, CP, EP, schedule, v) with all its SP values, ZeRO stages,
+// micro-batches and recompute levels: up to a few hundred layouts (most pruned), so a UI should run
+// a few cells at a time and check its frame budget between them. finish() may be called at any time for partial results.
 //
 // Ranking (documented tie-breaks, best first):
 //   objective time: iteration_time_s, then cost, then memory per GPU (more headroom first), then
@@ -139,7 +139,7 @@ public:
     Config config_for(const SearchLayout& layout) const;          // the full config of one layout
 
     // [internal] one (precision, TP, PP, CP, DP, EP, schedule, virtual stages) combination that
-    // passes the cheap rules; its cells are its SP values, each walking ZeRO x recompute x micro-batch.
+    // passes the cheap rules; it is one cell, walking SP x ZeRO x recompute x micro-batch.
     struct Group {
         int32_t precision = 0;
         int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
@@ -201,12 +201,12 @@ public:
 
 private:
     friend class SearchSpace;                                     // the pilot takes its floor cache
-    void run_cell(const SearchSpace::Group& group, int sequence_parallel);
+    void run_cell(const SearchSpace::Group& group);
     void load(const SearchLayout& layout);                        // the layout into scratch_
-    bool passes_rules(const SearchLayout& layout);                // load + check_config; counts a rule rejection
-    size_t fit_boundary(const SearchSpace::Group& g, const std::vector<size_t>& ok, size_t fits, size_t misfit,
-                        int64_t micro_batch);                     // rule 1 by bisection (search.cpp)
-    const SearchHit& evaluate(const SearchLayout& layout);       // predict() the layout loaded by passes_rules
+    std::optional<Error> rule_violation(const SearchLayout& layout);  // load + check_config (not counted)
+    size_t level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok, std::vector<char>& rules,
+                      std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri);  // rule 1 (search.cpp)
+    const SearchHit& evaluate(const SearchLayout& layout);       // predict() the layout loaded by load
     void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
     const MicroBatchFloor& floor_of(const SearchLayout& layout);  // cached micro_batch_floor of the loaded layout
