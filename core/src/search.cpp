@@ -9,9 +9,11 @@
 //   [SECTION] Report and explanation
 //   [SECTION] JSON and CSV
 //
-// Cost of a search is the number of predict() calls. The enumeration is ordered so the cheap
-// rejections happen first: the integer rules on (TP, PP, CP, EP, schedule) are checked once per
-// group and reject a whole subtree of layouts at once, counted by the subtree's size.
+// The enumeration is ordered so the cheap rejections happen first: the integer rules on (TP, PP,
+// CP, EP, schedule) are checked once per group and reject a whole subtree of layouts at once,
+// counted by the subtree's size. The rest of the cost is memory_per_gpu (rule 1 needs it on a few
+// micro-batches per level), validate_config once per (SP, micro-batch), and predict() for the few
+// layouts whose lower bounds do not rule them out ([SECTION] Pruning).
 #include "trainclock/search.hpp"
 
 #include <algorithm>
