@@ -51,8 +51,9 @@ const runSearch = (command, args) => {
 // does not publish it), a click on Search. Returns the wall time from the click to the finished
 // ranking (the button's published rectangle changes with its label, Stop while running), and the
 // search work in it: the time spent in the page's frame callbacks during the search less as many
-// idle frames (the page runs cells for up to 10 ms a frame and draws in between; the wall time
-// also holds the drawing, slow on headless chromium's software GL).
+// idle frames (median of those before and after; the page runs cells for up to 10 ms a frame and
+// draws in between, so this is an estimate within a few ms per frame; the wall time also holds
+// the drawing, slow on headless chromium's software GL).
 async function pageSearch(context, url, { config, all }) {
   const { page, errors } = await openApp(context, url);
   const link = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(c)), config);
@@ -95,11 +96,12 @@ async function pageSearch(context, url, { config, all }) {
     const running = t.widths.findIndex(([, w]) => w !== t.idle);
     return running >= 0 && t.widths.slice(running).some(([, w]) => w === t.idle);
   }, null, { timeout: 300000, polling: 50 });
+  await page.waitForTimeout(300);  // idle frames, the ranking drawn
   const t = await page.evaluate(() => window.searchTiming);
   await page.close();
   const running = t.widths.findIndex(([, w]) => w !== t.idle);
   const end = t.widths.slice(running).find(([, w]) => w === t.idle)[0];
-  const idleMs = median(t.frames.filter(([start]) => start < t.click).map(([, ms]) => ms));
+  const idleMs = median(t.frames.filter(([start]) => start < t.click || start > end).map(([, ms]) => ms));
   const during = t.frames.filter(([start]) => start >= t.click && start < end);
   const busyMs = during.reduce((sum, [, ms]) => sum + ms, 0);
   return { wall_ms: end - t.click, search_ms: busyMs - during.length * idleMs, frames: during.length,
