@@ -45,6 +45,13 @@ void require_same_answer(const SearchReport& a, const SearchReport& b) {
     CHECK(a.stats.rejected == b.stats.rejected);
 }
 
+// A search space of the tests below: model on `gpus` x gpu at (seq, global batch); `top` = K.
+struct SpaceCase {
+    const char* model;
+    const char* gpu;
+    int64_t gpus, seq, gbs, top;
+};
+
 } // namespace
 
 TEST_CASE("search: every reported layout passes validate_config and agrees with predict", "[search]") {
@@ -394,17 +401,12 @@ TEST_CASE("search: the step-time bound of rule 4 never exceeds the prediction", 
 // MoE (EP all-to-all), encoder-decoder (cross-attention kind), CP rings, TP across nodes, ZeRO-3
 // and every recompute level; and tight enough to matter (some layout within 15 % of its prediction).
 TEST_CASE("search: the compute-and-collective floor of rule 5 never exceeds the prediction", "[search]") {
-    struct Case {
-        const char* model;
-        const char* gpu;
-        int64_t gpus, seq, gbs;
+    const SpaceCase cases[] = {
+        {"gpt3-13b", "a100-sxm4-80gb", 64, 2048, 256, 0},
+        {"mixtral-8x7b", "h100-sxm", 32, 4096, 64, 0},
+        {"t5-base", "a100-sxm4-80gb", 16, 512, 64, 0},
     };
-    const Case cases[] = {
-        {"gpt3-13b", "a100-sxm4-80gb", 64, 2048, 256},
-        {"mixtral-8x7b", "h100-sxm", 32, 4096, 64},
-        {"t5-base", "a100-sxm4-80gb", 16, 512, 64},
-    };
-    for (const Case& c : cases) {
+    for (const SpaceCase& c : cases) {
         INFO(c.model << " on " << c.gpus << " " << c.gpu);
         const Config base = base_config(c.model, c.gpu, c.gpus, c.seq, c.gbs);
         Result<SearchSpace> space = SearchSpace::create(base, SearchOptions{});
@@ -483,16 +485,11 @@ TEST_CASE("search: validate_config's verdict on a layout does not depend on ZeRO
 // rule 1's bisection decides many), on an MoE model (EP, expert collectives in rule 5's floor)
 // and with every precision the GPU runs.
 TEST_CASE("search: pruning agrees with exhaustive prediction on tight-memory and MoE spaces", "[search]") {
-    struct Case {
-        const char* model;
-        const char* gpu;
-        int64_t gpus, seq, gbs, top;
-    };
-    const Case cases[] = {
+    const SpaceCase cases[] = {
         {"llama3-8b", "a100-sxm4-40gb", 16, 4096, 64, 5},
         {"mixtral-8x7b", "h100-sxm", 32, 4096, 64, 3},
     };
-    for (const Case& c : cases) {
+    for (const SpaceCase& c : cases) {
         INFO(c.model << " on " << c.gpus << " " << c.gpu);
         const Config base = base_config(c.model, c.gpu, c.gpus, c.seq, c.gbs);
         SearchOptions options;
