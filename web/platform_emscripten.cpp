@@ -13,7 +13,7 @@
 
 // A link opened while the page runs (address bar edit, back/forward) is queued for the next frame.
 EM_JS(void, js_watch_hash, (), {
-    window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ''); });
+    window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ""); });
 });
 
 EM_JS(char*, js_take_navigated, (), {
@@ -27,7 +27,7 @@ EM_JS(char*, js_take_navigated, (), {
 });
 
 EM_JS(char*, js_page_string, (int which), {
-    const value = which == 0 ? location.hash.replace(/^#/, '') : location.origin + location.pathname + '#';
+    const value = which == 0 ? location.hash.replace(/^#/, "") : location.origin + location.pathname + '#';
     const size = lengthBytesUTF8(value) + 1;
     const text = _malloc(size);
     stringToUTF8(value, text, size);
@@ -36,8 +36,8 @@ EM_JS(char*, js_page_string, (int which), {
 
 EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, const char* controls_utf8), {
     const fragment = UTF8ToString(fragment_utf8);
-    if (location.hash.replace(/^#/, '') !== fragment)
-        history.replaceState(null, '', location.pathname + location.search + '#' + fragment);
+    if (location.hash.replace(/^#/, "") !== fragment)
+        history.replaceState(null, "", location.pathname + location.search + '#' + fragment);
     window.trainclockView = {
         fragment: fragment,
         result: JSON.parse(UTF8ToString(result_utf8)),
