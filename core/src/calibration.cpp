@@ -92,7 +92,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // (gemm_sustained, above). Megatron-LM's Llama 3 FP8 rows (TE, cuDNN attention) are then within
     // 5 % (8B) and 18 % (70B) instead of 25-28 % too slow.
     constexpr double kHopperFusedAttentionOfPeak = 0.53;
-    if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
+    if (attention_kernel == AttentionKernel::flash3)
+        c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
     // HBM: cudaMemcpy 790 of 900 GB/s on V100 (hardware.md 5.2) = 0.878; no public figure for newer
     // parts, so 0.85 unless the preset has one. That is a pure stream; the memory-bound kernels of
     // training (norms and softmax with their reductions, broadcasts, strided einsum/permute copies,

@@ -496,7 +496,8 @@ std::optional<Error> check_overrides(std::string_view prefix, const CalibrationO
 
 std::optional<Error> check_calibration(const CalibrationSpec& calibration) {
     TRAINCLOCK_TRY(check_overrides("calibration", calibration));
-    for (const auto& [gpu, overrides] : calibration.per_gpu) TRAINCLOCK_TRY(check_overrides("calibration.gpus." + gpu, overrides));
+    for (const auto& [gpu, overrides] : calibration.per_gpu)
+        TRAINCLOCK_TRY(check_overrides("calibration.gpus." + gpu, overrides));
     return std::nullopt;
 }
 

@@ -536,8 +536,9 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     // the 16-bit tensor cores gemm_k_half is stated for (fp8 2x: CUTLASS's FP8 tiles are 128 deep;
     // fp32 on CUDA cores 1/8 on V100: CUTLASS's SIMT SGEMM tiles are 8 deep).
     const double half_peak = gpu.peak_flops(compute_dtype(gpu, reference_dtype(gpu)));
-    const double k_half = half_peak > 0 ? cal.gemm_k_half * gpu.peak_flops(d) / half_peak : cal.gemm_k_half;
-    const double reuse = half_peak > 0 ? std::min(1.0, gpu.peak_flops(d) / half_peak * dtype_storage_bytes(d) / 2.0) : 1.0;
+    const double peak_ratio = half_peak > 0 ? gpu.peak_flops(d) / half_peak : 1.0;
+    const double k_half = cal.gemm_k_half * peak_ratio;
+    const double reuse = std::min(1.0, peak_ratio * dtype_storage_bytes(d) / 2.0);  // see the tiles below
     // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
     // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
     // User's Guide", tile/wave quantisation). Smaller tiles reuse operands less: relative mainloop
@@ -562,7 +563,8 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     const uint64_t h = bits(op.m) * 0x9E3779B97F4A7C15ull ^ bits(op.n) * 0xC2B2AE3D27D4EB4Full ^
                        bits(batch) * 0x165667B19E3779F9ull ^ bits(op.k) * 0x27D4EB2F165667C5ull;
     Memo& slot = memo[h >> 58];  // the top bits mix every input bit (integer-valued doubles end in zeros)
-    if (slot.m != op.m || slot.n != op.n || slot.k != op.k || slot.batch != batch || slot.sms != sms || slot.k_half != k_half || slot.reuse != reuse) {
+    if (slot.m != op.m || slot.n != op.n || slot.k != op.k || slot.batch != batch || slot.sms != sms ||
+        slot.k_half != k_half || slot.reuse != reuse) {
         double shape = 0;
         for (const Tile& tile : kTiles) {
             const double tiles = std::ceil(op.m / tile.tm) * std::ceil(op.n / tile.tn) * batch;

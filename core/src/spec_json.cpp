@@ -21,7 +21,8 @@ const EnumName<PipelineSchedule> kScheduleNames[3] = {
 };
 const EnumName<Recompute> kRecomputeNames[3] = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
-const EnumName<AttentionKernel> kAttentionKernelNames[2] = {{"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
+const EnumName<AttentionKernel> kAttentionKernelNames[2] = {
+    {"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
 const EnumName<DType> kDTypeNames[kDTypeCount] = {
     {"fp32", DType::fp32}, {"tf32", DType::tf32},   {"fp16", DType::fp16},   {"bf16", DType::bf16},
     {"fp8", DType::fp8},   {"mxfp8", DType::mxfp8}, {"nvfp4", DType::nvfp4},
