@@ -1,7 +1,11 @@
 # trainclock: the two newcomer commands are `make run` and `make test` (see README.md).
 JOBS ?= $(shell nproc)
 MAKEFLAGS += --no-print-directory
+SHELL := /bin/bash
 CLI  := build/bin/trainclock
+# cmake --build, without the "Built target" line of every up-to-date target: a second run is quiet
+# (compiler progress and errors still show; pipefail keeps the build's exit status).
+BUILD = set -o pipefail; cmake --build --preset $(1) -j $(JOBS) | { grep -v -E '^\[ *[0-9]+%\] Built target' || true; }
 
 .PHONY: setup build run predict validate test test-native bench clean
 
@@ -10,7 +14,7 @@ setup:
 
 build: setup
 	@cmake --preset native >/dev/null
-	@cmake --build --preset native -j $(JOBS)
+	@$(call BUILD,native)
 
 # The main job: a default prediction as a readable table, then the calculator served locally.
 run: predict serve
@@ -44,7 +48,7 @@ setup-web:
 # build-web/site/: index.html, trainclock.js, trainclock.wasm, style.css, icon.svg (deployable as is).
 web: setup-web
 	@cmake --preset web >/dev/null
-	@cmake --build --preset web -j $(JOBS)
+	@$(call BUILD,web)
 
 serve: web
 	@echo "trainclock: open http://127.0.0.1:$(PORT)/ (Ctrl+C stops)"
