@@ -27,6 +27,7 @@ void App::start_search() {
     options.objective = search_by_cost_ ? SearchObjective::cost : SearchObjective::time;
     options.top_k = 10;
     if (search_all_precisions_) options.precisions = precisions_for_gpu(valid_.gpu);
+    options.deferred_pilot = true;  // the pilot runs in step_search's slices too
     auto space = SearchSpace::create(valid_, options);
     search_ = {};
     if (!space) {
@@ -34,7 +35,6 @@ void App::start_search() {
         return;
     }
     search_.space = std::make_unique<SearchSpace>(std::move(space).value());
-    search_.state = std::make_unique<SearchState>(*search_.space);
     search_.base_json = edit_json_;
     search_.running = true;
 }
@@ -42,7 +42,14 @@ void App::start_search() {
 void App::step_search() {
     if (!search_.running) return;
     const auto start = std::chrono::steady_clock::now();
-    const int64_t cells = search_.space->cells();
+    SearchSpace& space = *search_.space;
+    while (!space.pilot_done() && seconds_since(start) < kFrameBudgetS) space.run_pilot(4);
+    if (!space.pilot_done()) {
+        search_.wall_s += seconds_since(start);
+        return;
+    }
+    if (!search_.state) search_.state = std::make_unique<SearchState>(space);
+    const int64_t cells = space.cells();
     while (search_.next_cell < cells && seconds_since(start) < kFrameBudgetS) {
         const int64_t end = std::min(cells, search_.next_cell + 4);
         search_.state->run(search_.next_cell, end);

@@ -387,7 +387,10 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
     }
     space.enumeration_.layouts = space.layouts_;
     space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel);
-    if (options.prune) space.run_pilot();
+    if (options.prune) {
+        space.pilot_ = std::make_shared<Pilot>();
+        if (!options.deferred_pilot) space.run_pilot(std::numeric_limits<int64_t>::max());
+    }
     return space;
 }
 
@@ -689,15 +692,42 @@ bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, doub
 // kPilotCells best are searched in full on a state of their own, and the K-th best layout found
 // becomes the cutoff. It is a real layout of the space, so the final K-th best is never worse and
 // nothing the exact search would report ranks after it. With fewer than K layouts found, states
-// prune with their own K-th best as it comes (counts then depend on the slicing).
-void SearchSpace::run_pilot() {
+// prune with their own K-th best as it comes (counts then depend on the slicing). It runs in steps
+// (one group estimated or one pilot cell searched each) so that a UI can spread it over frames.
+struct SearchSpace::Pilot {
+    std::vector<std::pair<double, int64_t>> estimates;  // (estimate of the best step, first cell) per group
+    size_t next = 0;                                     // groups estimated, then pilot cells searched
+    std::unique_ptr<SearchState> state;                  // searches the pilot cells once all are estimated
+};
+
+void SearchSpace::run_pilot(int64_t steps) {
+    if (!pilot_) return;
+    Pilot& pilot = *pilot_;
     Config c = base_;
-    std::vector<std::pair<double, int64_t>> estimates;  // (estimate, cell)
-    estimates.reserve(size_t(cells_));
     SearchLayout l;
     l.recompute = Recompute::none;
     c.training.recompute = Recompute::none;
-    for (const Group& g : groups_) {
+    for (;;) {
+        if (!pilot.state && pilot.next == groups_.size()) {  // estimates complete: the best cells
+            const size_t n = std::min(pilot.estimates.size(), kPilotCells);
+            std::partial_sort(pilot.estimates.begin(), pilot.estimates.begin() + std::ptrdiff_t(n), pilot.estimates.end());
+            pilot.estimates.resize(n);
+            pilot.state = std::make_unique<SearchState>(*this);
+            pilot.next = 0;
+        }
+        if (pilot.state && pilot.next == pilot.estimates.size()) {
+            if (pilot.state->top().size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.state->top().back();
+            floors_ = std::move(pilot.state->floor_cache_);  // every state starts with the floors found so far
+            pilot_.reset();
+            return;
+        }
+        if (steps-- <= 0) return;
+        if (pilot.state) {
+            const int64_t cell = pilot.estimates[pilot.next++].second;
+            pilot.state->run(cell, cell + 1);
+            continue;
+        }
+        const Group& g = groups_[pilot.next++];
         l.precision = g.precision;
         c.precision = precisions_[size_t(g.precision)];
         l.parallel.tp = c.parallel.tp = g.tp;
@@ -718,14 +748,8 @@ void SearchSpace::run_pilot() {
                 best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
         }
-        estimates.push_back({best, g.first_cell});
+        pilot.estimates.push_back({best, g.first_cell});
     }
-    const size_t n = std::min(estimates.size(), kPilotCells);
-    std::partial_sort(estimates.begin(), estimates.begin() + std::ptrdiff_t(n), estimates.end());
-    SearchState pilot(*this);
-    for (size_t i = 0; i < n; ++i) pilot.run(estimates[i].second, estimates[i].second + 1);
-    if (pilot.top().size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.top().back();
-    floors_ = std::move(pilot.floor_cache_);  // every state starts with the floors found so far
 }
 
 // Rule 1: how many of the micro-batches `ok` fit at level (si, zi, ri) of the cell, a prefix as

@@ -118,6 +118,16 @@ TEST_CASE("search: the answer does not depend on slicing, merge order or pruning
         REQUIRE(s.pilot_cutoff().has_value());
         CHECK(search_report_to_json(s, finish(s, c)) == search_report_to_json(s, whole));
     }
+    SECTION("a deferred pilot run in uneven steps (as the web panel does) gives the same bytes") {
+        SearchOptions deferred = options;
+        deferred.deferred_pilot = true;
+        Result<SearchSpace> stepped = SearchSpace::create(base, deferred);
+        REQUIRE(stepped.ok());
+        SearchSpace& t = stepped.value();
+        CHECK_FALSE(t.pilot_done());
+        for (int64_t step = 1; !t.pilot_done(); step = step % 5 + 1) t.run_pilot(step);
+        CHECK(search_report_to_json(t, run_all(t)) == search_report_to_json(s, whole));
+    }
     SECTION("pruning skips predictions but never changes the ranking or the counts") {
         SearchOptions brute = options;
         brute.prune = false;

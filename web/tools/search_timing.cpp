@@ -1,6 +1,6 @@
 // trainclock-search-timing: wall time of one full layout search, run the way the web page runs it
-// (web/panels_search.cpp: SearchSpace::create, SearchState::run over 4-cell slices on one thread,
-// finish), without the frame loop. Built natively and, under Emscripten, as a node program
+// (web/panels_search.cpp: SearchSpace::create with a deferred pilot, run_pilot in 4-step slices,
+// SearchState::run over 4-cell slices on one thread, finish), without the frame loop. Built natively and, under Emscripten, as a node program
 // (build-web/tools/search_timing.js: "wasm under node", V8 as in Chromium) for `make web-report`.
 // Usage: trainclock-search-timing '<config/v1 JSON: model, gpu, num_gpus, precision, training>' [all]
 // ("all": every precision the GPU runs, as the page's "all precisions" box and bench/bench_search.cpp)
@@ -27,12 +27,14 @@ int main(int argc, char** argv) {
     }
     SearchOptions options;
     if (argc > 2 && std::string(argv[2]) == "all") options.precisions = precisions_for_gpu(base.value().gpu);
+    options.deferred_pilot = true;
     const auto start = std::chrono::steady_clock::now();
     Result<SearchSpace> space = SearchSpace::create(base.value(), options);
     if (!space) {
         std::fprintf(stderr, "%s\n", space.error().to_string().c_str());
         return 1;
     }
+    while (!space.value().pilot_done()) space.value().run_pilot(4);  // the page's slices
     SearchState state(space.value());
     const int64_t cells = space.value().cells();
     for (int64_t next = 0; next < cells; next += 4) state.run(next, std::min(cells, next + 4));  // the page's slice

@@ -16,8 +16,9 @@
 // A cell is one (precision, TP, PP, CP, EP, schedule, v) with all its SP values, ZeRO stages,
 // micro-batches and recompute levels: up to a few hundred layouts (most pruned), so a UI should run
 // a few cells at a time and check its frame budget between them. finish() may be called at any
-// time for partial results. create() costs about a tenth of a whole search (gpt3-175b on 1024
-// GPUs, all precisions: ~55 ms of ~0.45 s natively): one longer frame in a UI.
+// time for partial results. The pilot costs about a tenth of a whole search (gpt3-175b on 1024
+// GPUs, all precisions: ~55 ms of ~0.45 s natively): a UI sets options.deferred_pilot and runs it
+// in steps too (SearchSpace::run_pilot) before making its state.
 //
 // Ranking (documented tie-breaks, best first):
 //   objective time: iteration_time_s, then cost, then memory per GPU (more headroom first), then
@@ -32,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +79,7 @@ struct SearchOptions {
     std::vector<int> sequence_parallel;      // 0 = off, 1 = on; default both when TP > 1
     int64_t max_micro_batch = 0;             // 0 = no cap beyond divisibility
     bool prune = true;                       // skip predictions whose outcome is known (search.cpp [SECTION] Pruning)
+    bool deferred_pilot = false;             // create() leaves the pilot to SearchSpace::run_pilot (a UI slicing it)
 };
 
 // Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).
@@ -173,8 +176,14 @@ public:
     static constexpr size_t kPilotCells = 256;                    // cells the pilot searches
     const std::optional<SearchHit>& pilot_cutoff() const { return pilot_cutoff_; }  // the K-th best of the pilot
 
+    // The pilot fixes the pruning cutoff (search.cpp). create() runs it whole unless
+    // options.deferred_pilot: then call run_pilot until pilot_done() before making the states, with
+    // the space in place (the pilot's own state points at it). Any split gives the same cutoff.
+    bool pilot_done() const { return !pilot_; }
+    void run_pilot(int64_t steps);                                // `steps` group estimates or pilot cells
+
 private:
-    void run_pilot();                                            // fixes pilot_cutoff_ (search.cpp)
+    struct Pilot;                                                 // the pilot in progress (search.cpp)
 
     Config base_;
     SearchOptions options_;
@@ -187,6 +196,7 @@ private:
     Calibration cal_;
     FloorCache floors_;
     std::optional<SearchHit> pilot_cutoff_;
+    std::shared_ptr<Pilot> pilot_;                                // null once done (or when not pruning)
 };
 
 // The evaluation of some cells of one space (one per thread or per UI session).
