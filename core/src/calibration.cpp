@@ -7,6 +7,7 @@
 // from physics or a datasheet-level measurement, never from a fit.
 #include "trainclock/calibration.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 namespace trainclock {
@@ -117,8 +118,20 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // Per-step framework cost (Python step loop, data loader, logging, optimizer bookkeeping).
     c.step_overhead_s = 20e-3;
     // K extent at which mainloop efficiency halves: each output tile pays a prologue (pipeline fill)
-    // and an epilogue (write C) worth about one 64-deep K block (CUTLASS 128x128x64 tiles); physical.
-    c.gemm_k_half = 64;
+    // and an epilogue (write C) worth about one 64-deep K block on 16-bit tensor cores (CUTLASS
+    // 128x128x64 tiles); physical. Their time is latency and bytes, the same for every dtype, while a
+    // K step of the mainloop takes 1 / peak: the K scales with the dtype's peak over the 16-bit one
+    // (fp8 2x: CUTLASS's FP8 tiles are 128 deep; fp32 on V100's CUDA cores 1/8: SIMT SGEMM tiles are
+    // 8 deep). Small tiles lose to operand traffic per FLOP, which scales with the peak times the
+    // operand width: the same for fp8 (2x peak, 1 byte) and tf32 (1/2, 4 bytes), a quarter for fp32
+    // on V100 (1/8, 4 bytes), where small tiles still keep the FMA units fed (operators.cpp).
+    const DType reference = reference_dtype(gpu);
+    const double half_peak = gpu.peak_flops(gpu.supports(reference) ? reference : DType::fp32);
+    for (int d = 0; d < kDTypeCount; ++d) {
+        const double peak_ratio = half_peak > 0 ? gpu.peak_flops(DType(d)) / half_peak : 1.0;
+        c.gemm_k_half[d] = 64 * peak_ratio;
+        c.tile_reuse[d] = std::min(1.0, peak_ratio * dtype_storage_bytes(DType(d)) / 2.0);
+    }
     // NCCL runs one CTA per channel, each holding an SM for the whole collective; on NVSwitch systems
     // rings use 16 channels by default (NCCL_MIN/MAX_NCHANNELS, nccl docs "Environment variables";
     // NCCL_DEBUG=INFO on DGX A100/H100 reports 16-32 channels). Compute kernels overlapped with a

@@ -531,22 +531,14 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
     // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
-    // extent. Their time is latency and bytes, the same for every dtype, while a K step of the
-    // mainloop takes 1 / peak: the K at which they balance scales with the dtype's peak relative to
-    // the 16-bit tensor cores gemm_k_half is stated for (fp8 2x: CUTLASS's FP8 tiles are 128 deep;
-    // fp32 on CUDA cores 1/8 on V100: CUTLASS's SIMT SGEMM tiles are 8 deep).
-    const double half_peak = gpu.peak_flops(compute_dtype(gpu, reference_dtype(gpu)));
-    const double peak_ratio = half_peak > 0 ? gpu.peak_flops(d) / half_peak : 1.0;
-    const double k_half = cal.gemm_k_half * peak_ratio;
-    const double reuse = std::min(1.0, peak_ratio * dtype_storage_bytes(d) / 2.0);  // see the tiles below
+    // extent (the K that halves it, per dtype: calibration.cpp).
+    const double k_half = cal.gemm_k_half[static_cast<int>(d)];
+    const double reuse = cal.tile_reuse[static_cast<int>(d)];
     // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
     // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
     // User's Guide", tile/wave quantisation). Smaller tiles reuse operands less: relative mainloop
     // efficiency 1.0 / 0.95 / 0.85 / 0.7 for 256x128 / 128x128 / 128x64 / 64x64 (physical default),
-    // stated for 16-bit tensor cores. The loss is operand traffic per FLOP, which scales with the
-    // dtype's peak times its operand width: the same for fp8 (2x peak, 1 byte) and tf32 (1/2 peak,
-    // 4 bytes), a quarter for fp32 on V100's CUDA cores (1/8 peak, 4 bytes), where small tiles
-    // still keep the FMA units fed.
+    // stated for 16-bit tensor cores; a dtype suffers the share `reuse` of that loss (calibration.cpp).
     // Split-K (cuBLAS heuristics, CUTLASS "split-K" / "stream-K"): a C with few tiles and a long K
     // (weight gradients: k = tokens) is split into `split` K slices that fill the SMs, each paying
     // its own prologue and epilogue on k / split.

@@ -21,7 +21,8 @@ struct Calibration {
     double kernel_launch_s = 0;         // fixed GPU-side cost per kernel (launch latency + inter-kernel gap)
     double host_op_s = 0;               // CPU time to dispatch one kernel (framework + launch); binds small kernels
     double step_overhead_s = 0;         // fixed cost per optimizer step (framework, data loader, logging)
-    double gemm_k_half = 0;             // K at which a GEMM's mainloop efficiency halves (prologue/epilogue cost)
+    std::array<double, kDTypeCount> gemm_k_half{};  // per dtype: K at which a GEMM's mainloop efficiency halves (prologue/epilogue)
+    std::array<double, kDTypeCount> tile_reuse{};   // per dtype: share of the 16-bit small-tile loss it suffers (operands per FLOP)
     double comm_sms = 0;                // SMs a running NCCL collective occupies (its channels): compute overlapped with it slows by comm_sms / sm_count
     bool precision_blind = false;       // cost every op at one reference dtype (static-graph baseline)
 };
