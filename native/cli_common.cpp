@@ -187,12 +187,24 @@ Result<Config> config_from_args(const Args& args) {
     return validate_config(std::move(draft).value());
 }
 
+Result<std::optional<std::string>> config_text_from_args(const Args& args) {
+    const auto path = args.value("--config");
+    if (!path) return std::optional<std::string>();
+    auto text = read_text_file(*path);
+    if (!text) return text.error();
+    return std::optional<std::string>(std::move(text).value());
+}
+
 Result<Config> config_draft_from_args(const Args& args) {
+    auto text = config_text_from_args(args);
+    if (!text) return text.error();
+    return config_draft_from_args(args, text.value());
+}
+
+Result<Config> config_draft_from_args(const Args& args, const std::optional<std::string>& config_text) {
     Config config = config_draft();
-    if (const auto path = args.value("--config")) {
-        auto text = read_text_file(*path);
-        if (!text) return text.error();
-        auto merged = merge_config_json(std::move(config), text.value());
+    if (const auto path = args.value("--config"); path && config_text) {
+        auto merged = merge_config_json(std::move(config), *config_text);
         const std::string file = *path == "-" ? "<stdin>" : *path;
         if (!merged) {
             const Error& error = merged.error();

@@ -72,6 +72,10 @@ std::vector<FlagSpec> config_flag_specs();  // --config, then every config field
 Result<Config> config_from_args(const Args& args);
 // The same before validate_config, for commands that vary the layout themselves (search).
 Result<Config> config_draft_from_args(const Args& args);
+// The two halves of it, for a command that also reads the file itself (stdin can be read once):
+// --config's text (nullopt without --config), and the draft from that text and the flags.
+Result<std::optional<std::string>> config_text_from_args(const Args& args);
+Result<Config> config_draft_from_args(const Args& args, const std::optional<std::string>& config_text);
 
 // Prints "trainclock: error: <key>: <reason>" on stderr; returns kExitBadInput.
 int report_error(const Error& error);

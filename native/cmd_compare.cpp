@@ -1,4 +1,5 @@
 // `trainclock compare`: one config across every precision preset its GPU runs.
+#include <charconv>
 #include <iostream>
 
 #include "cli_common.hpp"
@@ -8,14 +9,32 @@
 namespace trainclock::cli {
 namespace {
 
+std::string shortest(double value) {  // the shortest text that reads back to the same double
+    char buffer[32];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+    return std::string(buffer, end);
+}
+
 int run(const Args& args) {
     if (!args.positionals().empty()) return report_error({args.positionals()[0], "unexpected argument"});
     auto config = config_from_args(args);
+    if (args.has("--json") && args.has("--csv")) return report_error({"--csv", "choose one of --json and --csv"});
     if (!config) return report_error(config.error());
     const Config& c = config.value();
     const PrecisionComparison comparison = compare_precisions(c);
     if (args.has("--json")) {
         std::cout << compare_json(config_to_json(c)) << "\n";
+        return kExitOk;
+    }
+    if (args.has("--csv")) {  // predict's columns after the speed-up; a precision that is invalid here is named on stderr
+        std::cout << "speedup," << prediction_csv_header() << "\n";
+        for (const PrecisionRow& row : comparison.rows) {
+            if (row.error) {
+                std::cerr << "trainclock: compare: " << row.config.precision.name << " left out: " << row.error->to_string() << "\n";
+                continue;
+            }
+            std::cout << shortest(row.speedup) << "," << prediction_to_csv_row(row.prediction, row.config) << "\n";
+        }
         return kExitOk;
     }
     std::cout << c.model.name << " on " << c.num_gpus << " x " << c.gpu.name << " (tp " << c.parallel.tp << ", pp "
@@ -52,11 +71,12 @@ int run(const Args& args) {
 const CommandRegistrar registrar({
     "compare",
     "the same config across every precision the GPU runs",
-    "trainclock compare [config flags] [--json]",
+    "trainclock compare [config flags] [--json | --csv]",
     "One row per precision preset the GPU supports (fp32 ... nvfp4-mixed): step time, speed-up vs\n"
     "fp32 (or the slowest), throughput, MFU, memory and fit, and the step breakdown that explains it.\n"
     "--precision is ignored.",
-    {{"--json", "", "print {baseline, rows: [{precision, gemm, speedup, result...}], unsupported}"}},
+    {{"--json", "", "print {baseline, rows: [{precision, gemm, speedup, result...}], unsupported}"},
+     {"--csv", "", "print a CSV header and one row per precision (speedup, then predict --csv's columns)"}},
     true,
     run,
 });

@@ -1,4 +1,5 @@
 // `trainclock predict`: one prediction as a readable table, the result JSON or a CSV row.
+#include <cmath>
 #include <iostream>
 
 #include "cli_common.hpp"
@@ -51,7 +52,8 @@ void print_table(const Config& c, const Prediction& r) {
         run.add({"steps", format_fixed(r.steps, 0)});
         run.add({"total time", format_seconds(r.total_time_s)});
         run.add({"GPU-hours", format_count(r.gpu_hours, "GPU-h")});
-        run.add({"cost", "$" + format_count(r.cost_usd, "") + " at $" + format_fixed(price, 2) + "/GPU-h"});
+        run.add({"cost", std::isfinite(r.cost_usd) ? "$" + format_count(r.cost_usd, "") + " at $" + format_fixed(price, 2) + "/GPU-h"
+                                                   : "n/a (no price for " + c.gpu.name + ": give --price USD per GPU-hour)"});
         run.add({"energy", format_si(r.energy_kwh * 1e3, "Wh")});
         std::cout << run.render() << "\n";
     } else {
@@ -95,6 +97,7 @@ void print_table(const Config& c, const Prediction& r) {
 int run(const Args& args) {
     if (!args.positionals().empty()) return report_error({args.positionals()[0], "unexpected argument"});
     if (args.has("--json") && args.has("--csv")) return report_error({"--csv", "choose one of --json and --csv"});
+    if (args.has("--timeline") && !args.has("--json")) return report_error({"--timeline", "needs --json (the timeline is a JSON array)"});
     auto config = config_from_args(args);
     if (!config) return report_error(config.error());
     PredictOptions options;

@@ -2,6 +2,7 @@
 // the GPUs given (core: search.hpp; threads: search_threads.hpp).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "search_threads.hpp"
+#include "trainclock/link.hpp"
 #include "trainclock/presets.hpp"
 #include "trainclock/search.hpp"
 
@@ -33,21 +35,106 @@ Result<int64_t> positive_integer(const Args& args, std::string_view flag, int64_
     return int64_t(value);
 }
 
-// Layout flags given on the command line pin their dimension; the others are searched.
-Result<SearchOptions> options_from_args(const Args& args, const Config& draft) {
+// The searched dimensions that a flag or the --config file pins (--widen NAME frees a file's pin).
+struct Dimension {
+    std::string_view name;  // as --widen spells it: the flag without "--"
+    std::string_view flag;
+};
+constexpr Dimension kDimensions[] = {{"tp", "--tp"},     {"pp", "--pp"},     {"cp", "--cp"},
+                                     {"ep", "--ep"},     {"sp", "--sp"},     {"zero", "--zero"},
+                                     {"vpp", "--vpp"},   {"schedule", "--schedule"}, {"mbs", "--mbs"},
+                                     {"recompute", "--recompute"}};
+
+// The value a dimension has in `c`, as text ("8", "on", "1f1b", "selective").
+std::string dimension_value(const Config& c, std::string_view name) {
+    const ParallelSpec& p = c.parallel;
+    if (name == "tp") return std::to_string(p.tp);
+    if (name == "pp") return std::to_string(p.pp);
+    if (name == "cp") return std::to_string(p.cp);
+    if (name == "ep") return std::to_string(p.ep);
+    if (name == "sp") return p.sequence_parallel ? "on" : "off";
+    if (name == "zero") return std::to_string(p.zero);
+    if (name == "vpp") return std::to_string(p.virtual_stages);
+    if (name == "schedule") return p.schedule == PipelineSchedule::gpipe ? "gpipe" : p.schedule == PipelineSchedule::interleaved ? "interleaved" : "1f1b";
+    if (name == "mbs") return std::to_string(c.training.micro_batch);
+    const Recompute r = c.training.recompute;
+    return r == Recompute::none ? "none" : r == Recompute::selective ? "selective" : "full";
+}
+
+// The dimensions the config file sets: merged over two drafts that differ in every dimension,
+// exactly those the file sets come out equal (no second JSON reader of the config keys).
+std::vector<std::string_view> dimensions_in_file(const std::optional<std::string>& text) {
+    if (!text) return {};
+    Config a = config_draft(), b = config_draft();
+    ParallelSpec& q = b.parallel;
+    q.tp = q.pp = q.cp = q.ep = 2;
+    q.sequence_parallel = true;
+    q.zero = 1;
+    q.virtual_stages = 2;
+    q.schedule = PipelineSchedule::gpipe;
+    b.training.micro_batch = 2;
+    b.training.recompute = Recompute::full;
+    const Result<Config> from_a = merge_config_json(a, *text), from_b = merge_config_json(b, *text);
+    std::vector<std::string_view> set;
+    if (!from_a || !from_b) return set;  // the draft reported the file's error already
+    for (const Dimension& d : kDimensions) {
+        if (dimension_value(from_a.value(), d.name) == dimension_value(from_b.value(), d.name)) set.push_back(d.name);
+    }
+    return set;
+}
+
+// Layout flags on the command line and layout keys of the --config file pin their dimension
+// (minus those --widen names); the others are searched. `pinned_by_file` gets "tp 8", ...
+Result<SearchOptions> options_from_args(const Args& args, const Config& draft, const std::optional<std::string>& file_text,
+                                        std::vector<std::string>& pinned_by_file) {
     SearchOptions o;
     const ParallelSpec& p = draft.parallel;
     if (args.has("--dp")) return Error{"--dp", "is derived by the search (num_gpus / (tp*pp*cp)); pin --tp, --pp or --cp instead"};
-    if (args.has("--tp")) o.tp = {p.tp};
-    if (args.has("--pp")) o.pp = {p.pp};
-    if (args.has("--cp")) o.cp = {p.cp};
-    if (args.has("--ep")) o.ep = {p.ep};
-    if (args.has("--zero")) o.zero = {p.zero};
-    if (args.has("--vpp")) o.virtual_stages = {p.virtual_stages};
-    if (args.has("--schedule")) o.schedules = {p.schedule};
-    if (args.has("--sp")) o.sequence_parallel = {p.sequence_parallel ? 1 : 0};
-    if (args.has("--mbs")) o.micro_batch = {draft.training.micro_batch};
-    if (args.has("--recompute")) o.recompute = {draft.training.recompute};
+    std::vector<std::string_view> widened;
+    if (const auto widen = args.value("--widen")) {
+        std::vector<std::string> names;
+        for (const Dimension& d : kDimensions) names.emplace_back(d.name);
+        std::string list = *widen == "all" ? "tp,pp,cp,ep,sp,zero,vpp,schedule,mbs,recompute" : *widen;
+        size_t start = 0;
+        while (start <= list.size()) {
+            const size_t comma = std::min(list.find(',', start), list.size());
+            const std::string name = list.substr(start, comma - start);
+            start = comma + 1;
+            const auto d = std::find_if(std::begin(kDimensions), std::end(kDimensions), [&](const Dimension& x) { return x.name == name; });
+            if (d == std::end(kDimensions)) {
+                const std::string guess = did_you_mean(name, names);
+                return Error{"--widen", "unknown dimension '" + name + "'; " +
+                                            (guess.empty() ? "expected all or a list of tp,pp,cp,ep,sp,zero,vpp,schedule,mbs,recompute"
+                                                           : "did you mean " + guess + "?")};
+            }
+            if (args.has(d->flag) && *widen != "all")
+                return Error{"--widen", std::string(name) + " is pinned by " + std::string(d->flag) + " on the command line; drop one of the two"};
+            widened.push_back(d->name);
+        }
+    }
+    auto pinned = [&](std::string_view flag) {
+        const auto d = std::find_if(std::begin(kDimensions), std::end(kDimensions), [&](const Dimension& x) { return x.flag == flag; });
+        return args.has(flag) || (std::find(pinned_by_file.begin(), pinned_by_file.end(), std::string(d->name)) != pinned_by_file.end());
+    };
+    const std::vector<std::string_view> in_file = dimensions_in_file(file_text);
+    std::vector<std::string> file_pins;
+    for (const std::string_view name : in_file) {
+        const auto d = std::find_if(std::begin(kDimensions), std::end(kDimensions), [&](const Dimension& x) { return x.name == name; });
+        if (args.has(d->flag) || std::find(widened.begin(), widened.end(), name) != widened.end()) continue;
+        file_pins.emplace_back(name);
+    }
+    pinned_by_file = file_pins;  // names first (for `pinned`), then "name value" for the output
+    if (pinned("--tp")) o.tp = {p.tp};
+    if (pinned("--pp")) o.pp = {p.pp};
+    if (pinned("--cp")) o.cp = {p.cp};
+    if (pinned("--ep")) o.ep = {p.ep};
+    if (pinned("--zero")) o.zero = {p.zero};
+    if (pinned("--vpp")) o.virtual_stages = {p.virtual_stages};
+    if (pinned("--schedule")) o.schedules = {p.schedule};
+    if (pinned("--sp")) o.sequence_parallel = {p.sequence_parallel ? 1 : 0};
+    if (pinned("--mbs")) o.micro_batch = {draft.training.micro_batch};
+    if (pinned("--recompute")) o.recompute = {draft.training.recompute};
+    for (std::string& name : pinned_by_file) name += " " + dimension_value(draft, name);
     const auto objective = args.value("--objective");
     if (objective && *objective != "time" && *objective != "cost")
         return Error{"--objective", "expected time or cost, got '" + *objective + "'"};
@@ -90,11 +177,13 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
         // Without a run length the objective pair holds the cost of one step (search.hpp).
         const double cost = run_length ? r.cost_usd
                                        : space.options().objective == SearchObjective::cost ? h.objective : h.secondary;
+        const bool priced = base.training.price_per_gpu_hour_usd >= 0 || base.gpu.price_per_gpu_hour_usd > 0;  // 0 = unknown
+        const std::string cost_text = !priced || !std::isfinite(cost) ? "n/a" : "$" + format_fixed(cost, cost < 100 ? 2 : 0);
         table.add({std::to_string(i + 1), space.precisions()[size_t(h.layout.precision)].name, std::to_string(p.tp),
                    std::to_string(p.pp), std::to_string(p.cp), std::to_string(p.dp), std::to_string(p.ep),
                    p.sequence_parallel ? "on" : "off", std::to_string(p.zero), schedule, std::to_string(h.layout.micro_batch),
                    recompute, format_seconds(r.iteration_time_s), run_length ? format_seconds(r.total_time_s) : "-",
-                   "$" + format_fixed(cost, cost < 100 ? 2 : 0), format_percent(r.mfu), format_count(r.tokens_per_s, ""),
+                   cost_text, format_percent(r.mfu), format_count(r.tokens_per_s, ""),
                    format_fixed(r.memory.per_gpu_gib, 1) + " GiB"});
     }
     std::cout << table.render();
@@ -135,12 +224,25 @@ int run(const Args& args) {
     }
     if (all_precisions && args.value("--precision") != "all")
         return report_error({"--precision", "give either 'all' or one precision"});
-    Result<Config> draft = config_draft_from_args(config_args);
+    const Result<std::optional<std::string>> file_text = config_text_from_args(config_args);
+    if (!file_text) return report_error(file_text.error());
+    Result<Config> draft = config_draft_from_args(config_args, file_text.value());
     if (!draft) return report_error(draft.error());
     if (draft.value().num_gpus < 1) return report_error({"--gpus", "required: the number of GPUs to lay out"});
     if (const std::optional<Error> bad = check_base(draft.value())) return report_error(*bad);
-    Result<SearchOptions> options = options_from_args(args, draft.value());
+    std::vector<std::string> pinned_by_file;
+    Result<SearchOptions> options = options_from_args(args, draft.value(), file_text.value(), pinned_by_file);
     if (!options) return report_error(options.error());
+    if (options.value().objective == SearchObjective::cost && draft.value().training.price_per_gpu_hour_usd < 0 &&
+        !(draft.value().gpu.price_per_gpu_hour_usd > 0)) {
+        return report_error({"--objective", "cost needs a price: gpu " + draft.value().gpu.name +
+                                                " has none (0 = unknown); give --price USD per GPU-hour"});
+    }
+    std::string pin_note;  // the config file's layout keys that pin the search
+    for (const std::string& pin : pinned_by_file) pin_note += (pin_note.empty() ? "" : ", ") + pin;
+    if (!pin_note.empty()) {
+        pin_note = "pinned by " + *args.value("--config") + ": " + pin_note + " (--widen NAME[,NAME] or --widen all searches them)";
+    }
     if (all_precisions) options.value().precisions = precisions_for_gpu(draft.value().gpu);
     Result<int64_t> threads = positive_integer(args, "--threads", 0);
     if (!threads) return report_error(threads.error());
@@ -154,6 +256,7 @@ int run(const Args& args) {
     report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     const int exit_code = report.top.empty() ? kExitInternal : kExitOk;  // 1: nothing fits or passes the rules
+    if (!pin_note.empty()) (args.has("--json") || args.has("--csv") ? std::cerr << "trainclock: search: " : std::cout) << pin_note << "\n";
     if (args.has("--json")) {
         std::cout << search_report_to_json(space.value(), report) << "\n";
     } else if (args.has("--csv")) {
@@ -174,7 +277,10 @@ const CommandRegistrar registrar({
     "Enumerates every layout of N GPUs (TP, PP, CP, DP, EP, SP, ZeRO, schedule, virtual stages,\n"
     "micro-batch, recompute, and with --precision all every precision the GPU runs), drops those that\n"
     "break a rule or do not fit in memory, and ranks the rest by step time (or cost). Layout flags\n"
-    "(--tp, --pp, --cp, --ep, --sp, --zero, --vpp, --schedule, --mbs, --recompute) pin that dimension.\n"
+    "(--tp, --pp, --cp, --ep, --sp, --zero, --vpp, --schedule, --mbs, --recompute) pin that dimension,\n"
+    "and so do the same keys of a --config file (parallel.tp ... parallel.schedule, training.micro_batch,\n"
+    "training.recompute; parallel.dp is derived): --widen NAME[,NAME] (or all) searches them anyway.\n"
+    "The pins a file sets are listed before the table (on stderr with --json or --csv).\n"
     "Ties: time, cost, memory, then TP, PP, CP, EP, SP, ZeRO, schedule, v, mbs, recompute ascending.\n"
     "Pruning: a layout is 'pruned' when it is decided without a full prediction: it does not fit\n"
     "(a smaller micro-batch already did not, or its memory alone says so), or it fits but 'cannot\n"
@@ -184,7 +290,8 @@ const CommandRegistrar registrar({
     "an exhaustive search counts them; the top K, every count and the output are the same on any\n"
     "number of threads.\n"
     "Exit code 1 when no layout fits or passes the rules (the reason is printed on stderr).",
-    {{"--objective", "time|cost", "rank by step time (default) or by cost"},
+    {{"--objective", "time|cost", "rank by step time (default) or by cost (needs a price)"},
+     {"--widen", "DIMS", "search dimensions the --config file pins: tp,pp,cp,ep,sp,zero,vpp,schedule,mbs,recompute or all"},
      {"--top", "K", "how many layouts to list (default 10)"},
      {"--threads", "T", "worker threads (default: every hardware thread)"},
      {"--json", "", "print the trainclock/search/v1 JSON"},

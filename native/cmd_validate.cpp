@@ -15,11 +15,18 @@ std::string signed_percent(double fraction) {
     return (fraction >= 0 ? "+" : "") + format_fixed(100 * fraction, 1) + " %";
 }
 
+// A time error as "+3.1 % slow" / "-2.0 % fast" (predicted step time vs measured), whatever the metric.
+std::string time_bias(double time_error) {
+    return signed_percent(time_error) + (time_error > 0 ? " slow" : time_error < 0 ? " fast" : "");
+}
+
 std::string group_table(const ValidationReport& report, std::string_view kind, std::string_view unit) {
-    TextTable table({std::string(kind), std::string(unit), "MAPE", "bias", "max"});
+    const bool pairs = kind == "pairs";  // a speed-up's error: > 0 predicted too large a speed-up
+    TextTable table({std::string(kind), std::string(unit), "MAPE", pairs ? "bias (speed-up)" : "bias (time)", "max"});
     for (const auto& g : report.groups) {
         if (g.kind != kind) continue;
-        table.add({g.name, std::to_string(g.count), format_percent(g.mape), signed_percent(g.bias),
+        table.add({g.name, std::to_string(g.count), format_percent(g.mape),
+                   pairs ? signed_percent(g.bias) + (g.bias > 0 ? " high" : g.bias < 0 ? " low" : "") : time_bias(g.bias),
                    format_percent(g.max_ape)});
     }
     return table.render("  ");
@@ -40,6 +47,8 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     std::cout << "trainclock validate: " << (all ? all->count : 0) << " published measurements, "
               << report.pairs.size() << " precision pairs"
               << (report.precision_blind ? "  [precision-blind baseline]" : "  [precision-aware]") << "\n\n";
+    std::cout << "bias (time): mean error of the predicted step time, '+ slow' = predicted slower than measured,\n"
+                 "'- fast' = faster, also for cases measured as throughput\n\n";
     std::cout << "MAPE by set (public = llm_public + precision_public rows; in_pairs = cases of a precision pair)\n"
               << group_table(report, "set", "cases") << "\n";
     std::cout << "MAPE by source\n" << group_table(report, "source", "cases") << "\n";
@@ -51,11 +60,11 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     std::vector<CaseResult> sorted = report.cases;
     std::stable_sort(sorted.begin(), sorted.end(), [](const CaseResult& a, const CaseResult& b) { return a.ape > b.ape; });
     if (worst > 0 && int64_t(sorted.size()) > worst) sorted.resize(size_t(worst));
-    TextTable table({"case", "source", "gpu", "GPUs", "precision", "measured", "predicted", "error", "fits"});
+    TextTable table({"case", "source", "gpu", "GPUs", "precision", "measured", "predicted", "time error", "fits"});
     for (const CaseResult& r : sorted) {
         const ValidationCase& c = suite.cases[r.case_index];
         table.add({c.id, c.file, c.config.gpu.name, std::to_string(c.config.num_gpus), c.config.precision.name,
-                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), signed_percent(r.signed_error),
+                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), time_bias(r.time_error),
                    r.fits ? "yes" : "no"});
     }
     std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "")

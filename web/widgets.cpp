@@ -48,6 +48,7 @@ std::string si(double value, const char* unit) {
 }
 
 std::string money(double usd) {
+    if (!std::isfinite(usd)) return "n/a";  // no price known for the GPU (the result JSON's null)
     static const char* prefixes[] = {"", " k", " M", " B"};
     int index = 0;
     while (std::fabs(usd) >= 1000.0 && index < 3) {

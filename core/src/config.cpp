@@ -163,7 +163,13 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
     read_spec<GpuKind>(reader, "gpu", config.gpu);
     read_spec<NodeKind>(reader, "node", config.node);
     read_spec<PrecisionKind>(reader, "precision", config.precision);
-    reader.read("num_gpus", config.num_gpus);
+    // num_gpus is derived from tp*pp*cp*dp when absent; an explicit 0 is not "derive" but a mistake.
+    if (reader.find("num_gpus")) {
+        int64_t num_gpus = 1;
+        reader.read("num_gpus", num_gpus);
+        if (num_gpus < 1) reader.fail("num_gpus", "must be >= 1, got " + str(num_gpus) + " (leave it out to derive it as tp*pp*cp*dp)");
+        else config.num_gpus = num_gpus;
+    }
     if (const auto parallel = reader.read_object("parallel")) {
         ObjectReader p(*parallel, "parallel");
         ParallelSpec& s = config.parallel;

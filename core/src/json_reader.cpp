@@ -3,12 +3,56 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "trainclock/presets.hpp"
 
 namespace trainclock {
 
+namespace {
+
+// The dotted path of the first key that appears twice in one object (depth-first, document order).
+// RFC 8259 section 4 leaves duplicates to the implementation; a silent "last one wins" hides typos.
+std::optional<std::string> first_duplicate_key(simdjson::dom::element value, std::string_view path) {
+    simdjson::dom::object object;
+    simdjson::dom::array array;
+    if (value.get_object().get(object) == simdjson::SUCCESS) {
+        std::vector<std::string_view> small;          // linear search for the usual few keys
+        std::unordered_set<std::string_view> large;   // hashed past 32 keys: no quadratic blow-up
+        for (const auto field : object) {
+            const std::string_view key = field.key;
+            const bool seen = small.size() < 32 ? std::find(small.begin(), small.end(), key) != small.end()
+                                                : !large.insert(key).second;
+            if (seen) return join_key(path, key);
+            if (small.size() < 32) {
+                small.push_back(key);
+                if (small.size() == 32) large.insert(small.begin(), small.end());
+            }
+            const auto type = field.value.type();
+            if (type != simdjson::dom::element_type::OBJECT && type != simdjson::dom::element_type::ARRAY) continue;
+            if (auto duplicate = first_duplicate_key(field.value, join_key(path, key))) return duplicate;
+        }
+    } else if (value.get_array().get(array) == simdjson::SUCCESS) {
+        size_t index = 0;
+        for (const auto item : array) {
+            const auto type = item.type();
+            if (type == simdjson::dom::element_type::OBJECT || type == simdjson::dom::element_type::ARRAY) {
+                if (auto duplicate = first_duplicate_key(item, std::string(path) + "[" + std::to_string(index) + "]")) {
+                    return duplicate;
+                }
+            }
+            ++index;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser, std::string_view json) {
+    // A UTF-8 byte order mark (Windows editors write one) is skipped, as RFC 8259 section 8.1 allows.
+    constexpr std::string_view kBom = "\xEF\xBB\xBF";
+    if (json.substr(0, kBom.size()) == kBom) json.remove_prefix(kBom.size());
     const bool blank = std::all_of(json.begin(), json.end(), [](char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
     });
@@ -16,13 +60,19 @@ Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser
     simdjson::dom::element document;
     const auto code = parser.parse(json.data(), json.size(), true).get(document);
     switch (code) {
-        case simdjson::SUCCESS: return document;
+        case simdjson::SUCCESS: break;
         case simdjson::TAPE_ERROR:
         case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
             return Error{"", "malformed JSON: unbalanced braces or brackets, a missing comma or value, or truncated input"};
         case simdjson::UNCLOSED_STRING: return Error{"", "malformed JSON: unterminated string (truncated input?)"};
+        case simdjson::NUMBER_ERROR:
+            return Error{"", "malformed JSON: a number is malformed or out of range (integers: at most 2^64 - 1)"};
         default: return Error{"", std::string("malformed JSON: ") + simdjson::error_message(code)};
     }
+    if (auto duplicate = first_duplicate_key(document, "")) {
+        return Error{*duplicate, "duplicate key: it appears more than once in its object (say it once)"};
+    }
+    return document;
 }
 
 std::string json_type_phrase(simdjson::dom::element value) {
@@ -52,12 +102,11 @@ ObjectReader::ObjectReader(simdjson::dom::object object, std::string path)
 
 std::optional<simdjson::dom::element> ObjectReader::find(std::string_view key) {
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
-    // The last occurrence wins, as in ECMAScript JSON.parse (RFC 8259 leaves duplicates open).
-    std::optional<simdjson::dom::element> value;
+    // parse_json_document rejects duplicate keys, so the first match is the only one.
     for (const auto field : object_) {
-        if (field.key == key) value = field.value;
+        if (field.key == key) return field.value;
     }
-    return value;
+    return std::nullopt;
 }
 
 void ObjectReader::fail(std::string_view key, std::string message) {

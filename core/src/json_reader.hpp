@@ -1,5 +1,5 @@
 // trainclock (internal): strict reading of JSON objects with simdjson's error-code DOM API.
-// Every failure is an Error naming the dotted key; unknown keys are errors; a repeated key's last value wins.
+// Every failure is an Error naming the dotted key; unknown keys and keys repeated in one object are errors.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,8 @@
 
 namespace trainclock {
 
-// Parses a whole document; empty, truncated and malformed input give a one-line Error (key "").
+// Parses a whole document, skipping a UTF-8 byte order mark; empty, truncated and malformed input
+// give a one-line Error (key ""), a key repeated in one object an Error naming its dotted path.
 Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser, std::string_view json);
 
 std::string json_type_phrase(simdjson::dom::element value);          // "a string", "an object", ...

@@ -79,6 +79,30 @@ bool is_identifier(std::string_view text) {
     return true;
 }
 
+// A number as JSON writes it (RFC 8259 section 6): -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool is_json_number(std::string_view text) {
+    size_t i = 0;
+    auto digits = [&] {
+        const size_t start = i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+        return i - start;
+    };
+    if (i < text.size() && text[i] == '-') ++i;
+    const size_t first = i;
+    const size_t whole = digits();
+    if (whole == 0 || (whole > 1 && text[first] == '0')) return false;
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        if (digits() == 0) return false;
+    }
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        if (digits() == 0) return false;
+    }
+    return i == text.size();
+}
+
 // An inline object: '~' + base64url JSON, or raw JSON starting with '{'. Must be one JSON object.
 Result<std::string> object_text(std::string_view text) {
     std::string json;
@@ -91,7 +115,7 @@ Result<std::string> object_text(std::string_view text) {
     }
     simdjson::dom::parser parser;
     auto document = parse_json_document(parser, json);
-    if (!document) return Error{"", "inline object: " + document.error().message};
+    if (!document) return Error{"", "inline object: " + document.error().to_string()};
     if (!document.value().is_object()) {
         return Error{"", "inline object: expected a JSON object, got " + json_type_phrase(document.value())};
     }
@@ -110,11 +134,14 @@ Result<std::string> field_json(const ConfigField& field, std::string_view text) 
         case FieldType::integer:
         case FieldType::number: {
             const std::string copy(text);
-            char* end = nullptr;
-            const double value = copy.empty() ? 0 : std::strtod(copy.c_str(), &end);
-            if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value)) {
-                const char* expected = field.type == FieldType::integer ? "an integer" : "a number";
-                return Error{"", std::string("expected ") + expected + ", got '" + copy + "'"};
+            const bool integer = field.type == FieldType::integer;
+            const std::string expected = integer ? "expected an integer" : "expected a number";
+            // strtod alone also reads hex ("0x10" = 16), inf, nan and leading spaces.
+            if (!is_json_number(copy)) return Error{"", expected + " (decimal digits), got '" + copy + "'"};
+            const double value = std::strtod(copy.c_str(), nullptr);
+            // 2^53 bounds the exactly representable integers, as json_reader's integer rule.
+            if (!std::isfinite(value) || (integer && std::fabs(value) > 9007199254740992.0)) {
+                return Error{"", "'" + copy + "' is out of range"};
             }
             return json_number(value);
         }

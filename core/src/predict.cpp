@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "trainclock/calibration.hpp"
 #include "trainclock/communication.hpp"
@@ -382,11 +383,15 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, prec.gemm));  // the blind baseline runs the reference dtype
     out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
 
-    out.steps = c.training.tokens > 0 ? c.training.tokens / tokens_per_step : 1.0;  // 0 tokens: one step
+    // Whole optimizer steps: a run cannot stop inside a step, so a partial last batch counts as one.
+    const double exact_steps = c.training.tokens / tokens_per_step;
+    out.steps = c.training.tokens > 0 ? std::ceil(exact_steps) : 1.0;  // 0 tokens: one step
     out.total_time_s = out.steps * iteration_s;
     out.gpu_hours = out.total_time_s * gpus / 3600.0;
+    // A GPU preset's price 0 means unknown (presets/README.md): no cost rather than a free run.
+    const bool price_known = c.training.price_per_gpu_hour_usd >= 0 || c.gpu.price_per_gpu_hour_usd > 0;
     const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd : c.gpu.price_per_gpu_hour_usd;
-    out.cost_usd = out.gpu_hours * price;
+    out.cost_usd = price_known ? out.gpu_hours * price : std::numeric_limits<double>::quiet_NaN();
     // Energy at board power (TDP) times the node overhead (CPUs, NICs, fans) for the whole run.
     const double overhead = c.node.power_overhead > 0 ? c.node.power_overhead : 1.0;
     out.energy_kwh = gpus * c.gpu.tdp_w * overhead * out.total_time_s / 3.6e6;
@@ -408,6 +413,14 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     if (c.parallel.pp > 1 && mb < c.parallel.pp)
         out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
                                       double(mb), double(c.parallel.pp)));
+    if (c.training.tokens > 0 && out.steps != exact_steps) {
+        char text[200];
+        std::snprintf(text, sizeof text, "training.tokens = %.6g is %.2f steps of %.0f tokens: rounded up to %.0f whole steps",
+                      c.training.tokens, exact_steps, tokens_per_step, out.steps);
+        out.warnings.push_back(text);
+    }
+    if (!price_known)
+        out.warnings.push_back("no price for gpu " + c.gpu.name + ": cost unknown (give training.price_per_gpu_hour or --price)");
     return out;
 }
 

@@ -17,6 +17,7 @@
 #include "trainclock/search.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <tuple>
@@ -113,6 +114,8 @@ std::vector<int64_t> divisors(int64_t n) {
 double step_cost_usd(const Config& config, double iteration_time_s) {
     const double price = config.training.price_per_gpu_hour_usd >= 0 ? config.training.price_per_gpu_hour_usd
                                                                       : config.gpu.price_per_gpu_hour_usd;
+    // A preset price of 0 is unknown (presets/README.md), as in predict(): no cost, not a free run.
+    if (config.training.price_per_gpu_hour_usd < 0 && !(price > 0)) return std::numeric_limits<double>::quiet_NaN();
     return iteration_time_s / 3600.0 * double(config.num_gpus) * price;
 }
 
@@ -472,7 +475,8 @@ const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     }
     ++stats_.predicted;
     const double time_s = last_.prediction.iteration_time_s;
-    const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
+    const double priced = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
+    const double cost = std::isfinite(priced) ? priced : 0;  // an unknown price ranks as equal costs, never NaN
     const bool by_time = space_->options().objective == SearchObjective::time;
     last_.objective = by_time ? time_s : cost;
     last_.secondary = by_time ? cost : time_s;
@@ -1081,7 +1085,7 @@ std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& rep
         const Prediction& r = h.prediction;
         out += std::to_string(i + 1) + "," + space.precisions()[size_t(h.layout.precision)].name + "," +
                std::to_string(p.tp) + "," + std::to_string(p.pp) + "," + std::to_string(p.dp) + "," +
-               std::to_string(p.cp) + "," + std::to_string(p.ep) + "," + (p.sequence_parallel ? "1" : "0") + "," +
+               std::to_string(p.cp) + "," + std::to_string(p.ep) + "," + (p.sequence_parallel ? "true" : "false") + "," +
                std::to_string(p.zero) + "," + std::string(schedule_name(p.schedule)) + "," +
                std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
                std::string(recompute_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," +

@@ -1,68 +1,16 @@
 // End-to-end tests of build/bin/trainclock: exit codes, output formats, units, error lines.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <vector>
+
+#include "cli_run.hpp"
+
+using namespace cli_test;
 
 namespace {
-
-struct Run {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
-
-// Per-process file names: ctest -j runs the test cases of this program in parallel processes.
-std::string work_path(const std::string& name) {
-    return std::string(TRAINCLOCK_CLI_WORK_DIR) + "/" + std::to_string(getpid()) + "-" + name;
-}
-
-// Runs the CLI with `args` (shell words, already quoted where needed) and optional stdin text.
-Run trainclock(const std::string& args, const std::string& input = "") {
-    const std::string in = work_path("stdin.txt"), out = work_path("stdout.txt"), err = work_path("stderr.txt");
-    std::ofstream(in) << input;
-    const std::string command = std::string("'") + TRAINCLOCK_CLI + "' " + args + " <'" + in + "' >'" + out + "' 2>'" + err + "'";
-    const int status = std::system(command.c_str());
-    Run run;
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = slurp(out);
-    run.err = slurp(err);
-    for (const std::string& path : {in, out, err}) std::remove(path.c_str());
-    return run;
-}
-
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
-size_t lines(const std::string& text) {
-    size_t n = 0;
-    for (const char c : text) n += c == '\n' ? 1 : 0;
-    return n;
-}
-
-// A bad input: exit 2, nothing on stdout, one line "trainclock: error: <key>: <reason>" on stderr.
-void check_rejected(const std::string& args, const std::string& key, const std::string& input = "") {
-    INFO("trainclock " << args);
-    const Run run = trainclock(args, input);
-    CHECK(run.exit_code == 2);
-    CHECK(run.out.empty());
-    CHECK(lines(run.err) == 1);
-    CHECK(run.err.rfind("trainclock: error: " + key + ": ", 0) == 0);
-    INFO(run.err);
-}
 
 const std::string kDefault =
     "--model llama3-70b --gpu h100-sxm --gpus 1024 --precision bf16-mixed --tp 8 --pp 4 --seq 8192 --gbs 1024 "

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trainclock/config.hpp"
 #include "trainclock/presets.hpp"
@@ -12,11 +14,23 @@ using namespace trainclock;
 namespace {
 
 // A valid base: Llama 3 70B on 1024 H100 (tp 8, pp 4, dp derived = 32).
+// The members `base` (key, JSON value) minus the keys `extra` (", \"pp\": 2") sets, then extra:
+// an override replaces the base's key (a key may appear once per object).
+std::string members(const std::vector<std::pair<std::string, std::string>>& base, const std::string& extra) {
+    std::string out;
+    for (const auto& [key, value] : base) {
+        if (extra.find("\"" + key + "\":") == std::string::npos) out += (out.empty() ? "\"" : ", \"") + key + "\": " + value;
+    }
+    return out.empty() && extra.rfind(", ", 0) == 0 ? extra.substr(2) : out + extra;
+}
+
 std::string config_with(const std::string& extra_parallel = "", const std::string& extra_top = "",
                         const std::string& extra_training = "") {
-    return R"({"schema": "trainclock/config/v1", "model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1024)" +
-           extra_top + R"(, "parallel": {"tp": 8, "pp": 4)" + extra_parallel +
-           R"(}, "training": {"seq_len": 8192, "global_batch": 1024, "micro_batch": 1)" + extra_training + "}}";
+    return "{" +
+           members({{"schema", "\"trainclock/config/v1\""}, {"model", "\"llama3-70b\""}, {"gpu", "\"h100-sxm\""}, {"num_gpus", "1024"}},
+                   extra_top) +
+           ", \"parallel\": {" + members({{"tp", "8"}, {"pp", "4"}}, extra_parallel) + "}, \"training\": {" +
+           members({{"seq_len", "8192"}, {"global_batch", "1024"}, {"micro_batch", "1"}}, extra_training) + "}}";
 }
 
 // The error of loading `json`; fails the test when it loads.
@@ -123,10 +137,10 @@ TEST_CASE("malformed, truncated and empty JSON give a clear error") {
     CHECK_THAT(load_error(R"({"model": "gpt2", "gpu": )").message, Catch::Contains("malformed JSON"));
     CHECK_THAT(load_error(R"({"model": "gpt2" "gpu": "h100-sxm"})").message, Catch::Contains("malformed JSON"));
     CHECK_THAT(load_error(R"({"model": "gpt2)").message, Catch::Contains("malformed JSON"));
-    // A repeated key: the last value wins, as in JSON.parse.
+    // A repeated key is an error (issue 12: the last value won silently).
     const auto repeated = load_config(R"({"model": "gpt2", "model": "gpt2-xl", "gpu": "h100-sxm"})");
-    REQUIRE(repeated.ok());
-    CHECK(repeated.value().model.name == "gpt2-xl");
+    REQUIRE_FALSE(repeated.ok());
+    CHECK(repeated.error().key == "model");
 }
 
 TEST_CASE("schema and unknown presets") {
@@ -335,4 +349,41 @@ TEST_CASE("parse_config does not apply cross-field rules; validate_config does")
     REQUIRE(parsed.ok());
     CHECK(parsed.value().parallel.dp == 0);  // still to derive
     CHECK_FALSE(validate_config(parsed.value()).ok());
+}
+
+TEST_CASE("a key repeated in one object is an error naming it, at every level (issue 12)") {
+    const std::pair<const char*, const char*> cases[] = {
+        {R"({"model": "llama3-8b", "model": "gpt2", "gpu": "h100-sxm"})", "model"},
+        {R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"seq_len": 1024, "seq_len": 2048}})", "training.seq_len"},
+        {R"({"model": {"preset": "gpt2", "moe": {"experts": 8, "experts": 4}}, "gpu": "h100-sxm"})", "model.moe.experts"},
+        {R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "measured": {"memory_efficiency": 0.8, "memory_efficiency": 0.9}}})",
+         "gpu.measured.memory_efficiency"},
+        {R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_node": 8, "gpus_per_node": 4}})", "node.gpus_per_node"},
+        {R"({"model": "gpt2", "gpu": "h100-sxm", "precision": {"preset": "fp16-mixed", "loss_scaling": "none", "loss_scaling": "dynamic"}})",
+         "precision.loss_scaling"},
+        {R"({"model": "gpt2", "gpu": "h100-sxm", "calibration": {"gemm_efficiency": {"bf16": 0.7, "bf16": 0.8}}})",
+         "calibration.gemm_efficiency.bf16"},
+    };
+    for (const auto& [json, key] : cases) {
+        INFO(json);
+        const auto parsed = parse_config(json);
+        REQUIRE_FALSE(parsed.ok());
+        CHECK(parsed.error().key == key);
+        CHECK(parsed.error().message.rfind("duplicate key", 0) == 0);
+    }
+    // The same key in two different objects is no duplicate.
+    CHECK(parse_config(R"({"model": {"preset": "gpt2", "name": "x"}, "gpu": {"preset": "h100-sxm", "name": "x"}})").ok());
+}
+
+TEST_CASE("a UTF-8 byte order mark is skipped; a number JSON cannot hold is named as such (issue 12)") {
+    const auto with_bom = parse_config("\xEF\xBB\xBF" R"({"model": "gpt2", "gpu": "h100-sxm"})");
+    REQUIRE(with_bom.ok());
+    CHECK(with_bom.value().model.name == "gpt2");
+    CHECK(parse_config("\xEF\xBB\xBF").error().message.rfind("empty input", 0) == 0);
+    const auto big = parse_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 99999999999999999999})");
+    REQUIRE_FALSE(big.ok());
+    CHECK(big.error().message.find("out of range") != std::string::npos);
+    const auto zero = parse_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 0})");
+    REQUIRE_FALSE(zero.ok());
+    CHECK(zero.error().key == "num_gpus");
 }

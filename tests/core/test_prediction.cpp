@@ -62,7 +62,7 @@ TEST_CASE("Throughput, FLOPs, totals and cost follow from the step time", "[pred
     CHECK(p.tokens_per_s == Approx(tokens / p.iteration_time_s));
     CHECK(p.tokens_per_s_per_gpu == Approx(p.tokens_per_s / 64));
     CHECK(p.samples_per_s == Approx(64 / p.iteration_time_s));
-    CHECK(p.steps == Approx(1e12 / tokens));
+    CHECK(p.steps == std::ceil(1e12 / tokens));  // whole steps: 1e12 / 524288 = 1907348.6 -> 1907349
     CHECK(p.total_time_s == Approx(p.steps * p.iteration_time_s));
     CHECK(p.gpu_hours == Approx(p.total_time_s * 64 / 3600));
     CHECK(p.cost_usd == Approx(p.gpu_hours * 2.0));
@@ -177,4 +177,25 @@ TEST_CASE("Warnings: does not fit, pipeline bubble, timeline on request", "[pred
     CHECK(p.breakdown_s.pipeline_bubble > 0.3 * p.iteration_time_s);  // (p - 1) / (m + p - 1) = 7 / 15
     CHECK(p.timeline.size() == size_t(2 * 8 * 8));
     CHECK(predict(c).timeline.empty());
+}
+
+TEST_CASE("Steps are whole and rounded up; an unknown GPU price gives no cost", "[prediction]") {
+    // gpt2 at 512 x 2048 = 1,048,576 tokens per step (issue 12: steps were fractional, cost $0.00).
+    const Config c = fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"tokens": 1e9})");
+    const Prediction p = predict(c);
+    CHECK(p.steps == 954);  // 1e9 / 1048576 = 953.67
+    CHECK(p.total_time_s == Approx(954 * p.iteration_time_s));
+    CHECK(std::isnan(p.cost_usd));  // h200-sxm: price_per_gpu_hour_usd 0 = unknown
+    bool rounded = false, no_price = false;
+    for (const std::string& w : p.warnings) {
+        rounded = rounded || w.find("rounded up to 954 whole steps") != std::string::npos;
+        no_price = no_price || w.rfind("no price for gpu h200-sxm", 0) == 0;
+    }
+    CHECK(rounded);
+    CHECK(no_price);
+    const Prediction exact = predict(fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "training": {"tokens": 1048576000})"));
+    CHECK(exact.steps == 1000);
+    CHECK(exact.cost_usd == Approx(exact.gpu_hours * 3.24));  // h100-sxm's preset price
+    const Prediction free_run = predict(fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"price_per_gpu_hour": 0})"));
+    CHECK(free_run.cost_usd == 0);  // an explicit price of 0 is a price
 }

@@ -65,7 +65,8 @@ struct CaseResult {
     size_t case_index = 0;           // into ValidationSuite::cases
     double predicted = 0;            // predicted value of the case's metric
     double ape = 0;                  // |predicted - measured| / measured
-    double signed_error = 0;         // (predicted - measured) / measured
+    double signed_error = 0;         // (predicted - measured) / measured, in the case's metric
+    double time_error = 0;           // the same error signed as time: > 0 predicted too slow, < 0 too fast
     bool fits = true;                // the prediction's memory verdict (a hint when a case is far off)
 };
 
@@ -83,7 +84,7 @@ struct GroupError {
     std::string name;                // "public", "megatron-sc21", "fp16-mixed", "Volta", "all", "tf32->fp16-amp"
     int64_t count = 0;
     double mape = 0;                 // mean absolute percentage error, as a fraction
-    double bias = 0;                 // mean signed error (> 0: predicted too high)
+    double bias = 0;                 // mean time_error (> 0: predicted too slow); pairs: mean speed-up error (> 0: too high)
     double max_ape = 0;
 };
 
