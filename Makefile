@@ -30,13 +30,36 @@ validate: build
 test-native: build
 	@ctest --preset native -j $(JOBS)
 
-test: test-native test-web test-gui
+# The README's test command: native tests, the same core + CLI tests under ASan/UBSan with a short
+# fuzz run of every parser, then the WebAssembly, browser and desktop tests.
+test: test-native test-sanitize fuzz-smoke test-web test-gui
 
 bench: build
 	@for b in build/bin/bench_*; do $$b; done
 
 clean:
 	rm -rf build build-debug build-web
+
+# ---- Sanitizers and fuzzing (issue 12): preset native-debug = clang, ASan + UBSan, -O1 ---------------
+# build-debug/ holds the core, the CLI, their Catch2 tests and the libFuzzer targets (tests/fuzz/).
+.PHONY: build-debug test-sanitize fuzz fuzz-smoke
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+
+build-debug: setup
+	@cmake --preset native-debug >/dev/null
+	@$(call BUILD,native-debug)
+
+test-sanitize: build-debug
+	@ctest --preset native-debug -j $(JOBS)
+
+# Every fuzz target for FUZZ_SECONDS each (corpus kept in build-debug/fuzz/<name>/); one line of
+# figures per target. `make fuzz FUZZ_SECONDS=600` for a long run.
+fuzz: build-debug
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) build-debug
+
+fuzz-smoke: build-debug
+	@tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) build-debug
 
 # ---- Web front end (H-web): the WebAssembly site, its browser tests, the desktop app test ----------
 .PHONY: setup-web web serve test-web test-gui web-report

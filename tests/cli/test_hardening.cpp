@@ -37,7 +37,7 @@ std::string csv_cell(const std::string& csv, const std::string& column) {
 
 } // namespace
 
-TEST_CASE("--gpus 0 is an error, not 1 GPU", "[issue12]") {
+TEST_CASE("gpus 0 is an error, not 1 GPU", "[issue12]") {
     check_rejected("predict " + kSmall + " --gpus 0", "num_gpus");
     check_rejected("predict --config -", "<stdin>: num_gpus", R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 0})");
     check_rejected("link decode 'v=1&m=gpt2&g=h100-sxm&N=0'", "num_gpus");
@@ -129,7 +129,7 @@ TEST_CASE("search --config pins the file's parallel and recompute keys, --widen 
     std::remove(file.c_str());
 }
 
-TEST_CASE("--timeline without --json is an error, not ignored", "[issue12]") {
+TEST_CASE("predict --timeline without --json is an error, not ignored", "[issue12]") {
     check_rejected("predict " + kSmall + " --timeline", "--timeline");
     const Run json = trainclock("predict " + kSmall + " --timeline --json");
     REQUIRE(json.exit_code == 0);
@@ -210,4 +210,10 @@ TEST_CASE("the README's config example runs", "[issue12]") {
     // test_docs.cpp runs every example of README.md and docs/ since.
     const Run run = trainclock("predict --config -", R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"price_per_gpu_hour": 2.5}})");
     CHECK(run.exit_code == 0);
+}
+
+TEST_CASE("an error echoing a line break or raw bytes stays one line", "[issue12]") {
+    // Found by tests/fuzz: fuzz_calibration (a key with \n) and fuzz_link (control bytes in a value).
+    check_rejected("predict --model gpt2 --gpu h100-sxm --calibration '{\"memory_effi\\ncy\": 0.5}'", "--calibration");
+    check_rejected("link decode 'v=1&m=gpt2%01%0A%C8&g=h100-sxm'", "m");
 }

@@ -13,6 +13,14 @@ TEST_CASE("Error::to_string joins key and message, or gives the message alone") 
     CHECK(Error{"", "empty input: expected a JSON object"}.to_string() == "empty input: expected a JSON object");
 }
 
+TEST_CASE("an Error is one line: control characters of echoed input are escaped") {
+    // Found by tests/fuzz (issue 12): a JSON key "a\nb" or a link value with raw bytes split the error line.
+    const Error error{"calibration.gemm_efficie\ncy", std::string("unknown value 'gpt2\x01\t\r\x7f'")};
+    CHECK(error.key == "calibration.gemm_efficie\\ncy");
+    CHECK(error.message == "unknown value 'gpt2\\x01\\t\\r\\x7f'");
+    CHECK(Error{"model", "caf\xc3\xa9 and UTF-8 stay"}.message == "caf\xc3\xa9 and UTF-8 stay");
+}
+
 TEST_CASE("Result holds a value or an error") {
     Result<int> good(42);
     REQUIRE(good.ok());

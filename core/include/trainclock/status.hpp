@@ -12,8 +12,32 @@ namespace trainclock {
 struct Error {
     std::string key;                 // dotted path of the offending key ("" when the whole input is at fault)
     std::string message;             // one line, no trailing period needed
+
+    Error() = default;
+    // Input echoed into a key or message (a JSON key with "\n", a link value with raw bytes) has its
+    // control characters escaped, so every error is one line of text (found by tests/fuzz).
+    Error(std::string key_, std::string message_) : key(one_line(std::move(key_))), message(one_line(std::move(message_))) {}
+
     std::string to_string() const {  // "parallel.tp: 3 does not divide model.heads = 64"
         return key.empty() ? message : key + ": " + message;
+    }
+
+    // `text` with control characters written as \n, \r, \t or \xNN.
+    static std::string one_line(std::string text) {
+        bool clean = true;
+        for (const char c : text) clean = clean && !(static_cast<unsigned char>(c) < 0x20 || c == 0x7f);
+        if (clean) return text;
+        static const char* const kHex = "0123456789abcdef";
+        std::string out;
+        for (const char c : text) {
+            const auto byte = static_cast<unsigned char>(c);
+            if (byte >= 0x20 && byte != 0x7f) out += c;
+            else if (c == '\n') out += "\\n";
+            else if (c == '\r') out += "\\r";
+            else if (c == '\t') out += "\\t";
+            else out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+        }
+        return out;
     }
 };
 
