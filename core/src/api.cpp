@@ -4,6 +4,7 @@
 
 #include "spec_json.hpp"
 #include "trainclock/compare.hpp"
+#include "trainclock/import.hpp"
 #include "trainclock/link.hpp"
 #include "trainclock/presets.hpp"
 
@@ -104,6 +105,19 @@ std::string decode_link(std::string_view fragment) {
     write_config(out, config.value());
     out.end_object();
     return out.take();
+}
+
+std::string import_hf_json(std::string_view hf_json) {
+    auto imported = import_hf_config(hf_json);
+    if (!imported) return error_json(imported.error());
+    simdjson::dom::parser parser;
+    auto model = parse_json_document(parser, imported.value().json);  // the importer's own output: always valid
+    std::string reply = "{\"model\":" + (model ? simdjson::minify(model.value()) : std::string("null")) + ",\"warnings\":[";
+    for (size_t i = 0; i < imported.value().warnings.size(); ++i) {
+        if (i > 0) reply += ',';
+        append_json_string(reply, imported.value().warnings[i]);
+    }
+    return reply + "]}";
 }
 
 } // namespace trainclock

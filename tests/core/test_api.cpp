@@ -58,3 +58,12 @@ TEST_CASE("encode_link and decode_link round-trip through JSON") {
     const std::string config = decoded.substr(10, decoded.size() - 11);
     CHECK(predict_json(config) == predict_json(kConfig));
 }
+
+TEST_CASE("import_hf_json returns the model object and the warnings") {
+    const std::string json = import_hf_json(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
+                                                "quantization_config": {}})");
+    CHECK(json.rfind(R"({"model":{"name":"hf-gpt2",)", 0) == 0);
+    CHECK(has(json, R"("ffn_hidden":3072,)"));  // n_inner absent: 4 * n_embd (GPT2Config)
+    CHECK(has(json, R"("warnings":["quantization_config)"));
+    CHECK(has(import_hf_json(R"({"model_type": "rwkv"})"), R"({"error":{"key":"model_type","message":"'rwkv' is not supported)"));
+}

@@ -13,5 +13,6 @@ std::string compare_json(std::string_view config_json);  // {"rows": [{precision
 std::string presets_json(std::string_view kind);         // kind "" = all: {"models": [...], "gpus": [...], ...}
 std::string encode_link(std::string_view config_json);   // {"fragment": "v=1&m=..."}
 std::string decode_link(std::string_view fragment);      // {"config": {...}} (a config/v1 object)
+std::string import_hf_json(std::string_view hf_json);    // {"model": {...}, "warnings": [...]} from a Hugging Face config.json
 
 } // namespace trainclock
