@@ -103,6 +103,10 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
     Args args;
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& arg = argv[i];
+        if (arg == "--") {  // the rest are positionals (`import megatron -- --num-layers 32 ...`)
+            for (++i; i < argv.size(); ++i) args.add_positional(argv[i]);
+            break;
+        }
         if (arg == "-h") {
             args.add_flag("--help", "true");
             continue;

@@ -14,14 +14,25 @@ using namespace trainclock;
 namespace {
 
 const std::pair<std::string_view, std::string_view> kHfConfigs[] = {
-#include "hf_configs.inc"
+#include "hf_files.inc"
+};
+const std::pair<std::string_view, std::string_view> kLaunchFiles[] = {
+#include "launch_files.inc"
 };
 
 std::string hf_config(std::string_view name) {
-    for (const auto& [stem, text] : kHfConfigs) {
-        if (stem == name) return std::string(text);
+    for (const auto& [file, text] : kHfConfigs) {
+        if (file == std::string(name) + ".json") return std::string(text);
     }
     FAIL("no tests/core/hf/" << name << ".json");
+    return {};
+}
+
+std::string launch_file(std::string_view name) {
+    for (const auto& [file, text] : kLaunchFiles) {
+        if (file == name) return std::string(text);
+    }
+    FAIL("no tests/core/launch/" << name);
     return {};
 }
 
@@ -263,4 +274,210 @@ TEST_CASE("unsupported model types and shape keys not understood are errors nami
     auto config = parse_config(R"({"model": {"hf_config": {"model_type": "llama", "hidden_size": 64}}})");
     REQUIRE_FALSE(config.ok());
     CHECK(config.error().key == "model.hf_config.num_hidden_layers");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Launch configs (tests/core/launch/: real recipes, sources in its README.md)
+
+namespace {
+
+// load_config of an imported document. Until the top-level "framework" key parses (helper
+// "accuracy" adds it), the document is also read without that line.
+Result<Config> load_imported(const Imported& imported) {
+    auto config = load_config(imported.json);
+    if (config.ok() || config.error().key != "framework") return config;
+    std::string without = imported.json;
+    const size_t at = without.find("  \"framework\"");
+    REQUIRE(at != std::string::npos);
+    without.erase(at, without.find('\n', at) + 1 - at);
+    return load_config(without);
+}
+
+bool warned(const Imported& imported, const std::string& text) {
+    for (const std::string& line : imported.warnings) {
+        if (has(line, text)) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("Megatron: the Llama 3 8B FP8 recipe imports whole and predicts") {
+    auto imported = import_megatron(split_command_line(launch_file("megatron-llama3-8b-h100-fp8.txt")), R"({"gpu": "h100-sxm"})");
+    REQUIRE(imported.ok());
+    CHECK(has(imported.value().json, R"("framework": "megatron-core")"));
+    CHECK(imported.value().warnings.empty());  // every argument of the recipe is read or known not to change the cost
+    auto config = load_imported(imported.value());
+    REQUIRE(config.ok());
+    const Config& c = config.value();
+    CHECK(c.num_gpus == 8);  // torchrun --nproc_per_node 8 --nnodes 1
+    CHECK(c.model.layers == 32);
+    CHECK(c.model.kv_heads == 8);  // --group-query-attention --num-query-groups 8
+    CHECK(c.model.ffn_hidden == 14336);
+    CHECK(c.model.activation == Activation::swiglu);
+    CHECK_FALSE(c.model.tied_embeddings);
+    // The recipe's shape is Llama 3 8B: 8.03 B parameters (meta-llama/Meta-Llama-3-8B).
+    CHECK(static_cast<double>(parameter_count(c.model)) == Approx(8.03e9).epsilon(0.01));
+    CHECK(c.parallel.tp == 1);
+    CHECK(c.parallel.dp == 8);
+    CHECK(c.parallel.sequence_parallel);
+    CHECK(c.parallel.zero == 1);  // --use-distributed-optimizer
+    CHECK(c.parallel.overlap_dp_comm);
+    CHECK(c.training.seq_len == 8192);
+    CHECK(c.training.global_batch == 128);
+    CHECK(c.training.micro_batch == 1);
+    CHECK(c.training.recompute == Recompute::none);
+    CHECK(c.training.tokens == Approx(1953125000.0 * 8192));  // --train-samples x --seq-length
+    CHECK(c.precision.gemm == DType::fp8);                    // --fp8-format hybrid over --bf16
+    CHECK(c.precision.grad_reduce == DType::bf16);            // --grad-reduce-in-bf16
+}
+
+TEST_CASE("Megatron: the GPT-3 175B recipe needs a model (it reads its vocabulary from files)") {
+    const auto words = split_command_line(launch_file("megatron-gpt3-175b.txt"));
+    auto bare = import_megatron(words);
+    REQUIRE_FALSE(bare.ok());
+    CHECK(bare.error().key == "--vocab-size");
+    auto imported = import_megatron(words, R"({"model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 1536})");
+    REQUIRE(imported.ok());
+    CHECK(warned(imported.value(), "--rampup-batch-size"));
+    auto config = load_imported(imported.value());
+    REQUIRE(config.ok());
+    CHECK(config.value().parallel.tp == 8);
+    CHECK(config.value().parallel.pp == 16);
+    CHECK(config.value().parallel.dp == 12);  // 1536 / (8 x 16)
+    CHECK(config.value().precision.name == "fp16-mixed");
+    CHECK_FALSE(config.value().parallel.overlap_dp_comm);  // Megatron's default without --overlap-grad-reduce
+    CHECK(config.value().training.tokens == Approx(500000.0 * 1536 * 2048));
+}
+
+TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute and errors") {
+    const std::string args =
+        "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 --vocab-size 129280 "
+        "--normalization RMSNorm --swiglu --untie-embeddings-and-output-weights --multi-latent-attention --q-lora-rank 1536 "
+        "--kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1 "
+        "--num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 "
+        "--moe-layer-freq '([0]*3+[1]*58)' --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 "
+        "--expert-model-parallel-size 64 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 1 "
+        "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --bf16 --fp8-format e4m3 "
+        "--fp8-recipe blockwise --seq-length 4096 --micro-batch-size 1 --global-batch-size 8192 --made-up-flag 3";
+    auto imported = import_megatron(split_command_line(args));
+    REQUIRE(imported.ok());
+    const std::string& json = imported.value().json;
+    CHECK(has(json, R"("moe": {"experts": 256, "top_k": 8, "expert_ffn_hidden": 2048, "shared_experts": 1, "dense_layers": 3})"));
+    CHECK(has(json, R"("mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})"));
+    CHECK(has(json, R"("mtp_layers": 1)"));
+    CHECK(has(json, R"("ffn_hidden": 18432)"));  // the 3 leading dense layers keep it
+    CHECK(has(json, R"("first_stage_layers": 4, "last_stage_layers": 1)"));
+    CHECK(has(json, R"("recompute": "full")"));
+    CHECK(has(json, R"("precision": {"preset": "fp8-mixed", "fp8_recipe": "blockwise"})"));
+    CHECK(has(json, R"("vocab": 129280)"));  // already a multiple of 128 x tp 2
+    CHECK(warned(imported.value(), "not understood, ignored: --made-up-flag"));
+    CHECK(warned(imported.value(), "GPU count"));
+
+    auto vp = import_megatron(split_command_line("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000 "
+                                                 "--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2 "
+                                                 "--recompute-activations --swiglu"));
+    REQUIRE(vp.ok());
+    CHECK(has(vp.value().json, R"("virtual_stages": 4, "schedule": "interleaved")"));
+    CHECK(has(vp.value().json, R"("recompute": "selective")"));
+    CHECK(has(vp.value().json, R"("ffn_hidden": 10880)"));  // int(4h * 2/3 / 64) * 64 = 10880 (arguments.py, --swiglu)
+    CHECK(has(vp.value().json, R"("vocab": 32000)"));
+    CHECK(has(vp.value().json, R"("precision": "fp32")"));  // neither --bf16 nor --fp16
+    auto padded = import_megatron(split_command_line("--num-layers 2 --hidden-size 64 --num-attention-heads 2 --vocab-size 50257 "
+                                                     "--tensor-model-parallel-size 2"));
+    REQUIRE(padded.ok());
+    CHECK(has(padded.value().json, R"("vocab": 50432)"));  // padded to a multiple of 128 x 2 (_vocab_size_with_padding)
+
+    const auto rejected = [](const std::string& text, const std::string& key) {
+        INFO(text);
+        auto result = import_megatron(split_command_line(text), R"({"model": "gpt2"})");
+        REQUIRE_FALSE(result.ok());
+        CHECK(result.error().key == key);
+    };
+    rejected("--recompute-granularity some", "--recompute-granularity");
+    rejected("--tensor-model-parallel-size x", "--tensor-model-parallel-size");
+    rejected("--nproc_per_node 8 --nnodes 1:4", "--nnodes");
+    rejected("--fp8-format e5m2", "--fp8-format");
+    rejected("--optimizer muon", "--optimizer");
+    auto freq = import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
+                                                   "--num-experts 4 --moe-layer-freq [1,0,1,1]"));
+    REQUIRE_FALSE(freq.ok());
+    CHECK(freq.error().key == "--moe-layer-freq");
+}
+
+TEST_CASE("command lines split like a shell") {
+    CHECK(split_command_line("a 'b c' \"d \\\"e\\\"\" f\\ g \\\n h # comment\n i") ==
+          std::vector<std::string>{"a", "b c", "d \"e\"", "f g", "h", "i"});
+}
+
+TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
+    const std::string toml = launch_file("torchtitan-llama3-70b.toml");
+    auto imported = import_torchtitan(toml, R"({"gpu": "a100-sxm4-80gb", "num_gpus": 64})");
+    REQUIRE(imported.ok());
+    CHECK(has(imported.value().json, R"("framework": "torchtitan")"));
+    auto config = load_imported(imported.value());
+    REQUIRE(config.ok());
+    const Config& c = config.value();
+    CHECK(c.model.name == "llama3.1-70b");  // [model] llama3 / 70B
+    CHECK(c.parallel.tp == 8);
+    CHECK(c.parallel.dp == 8);      // data_parallel_shard_degree -1: 64 / 8
+    CHECK(c.parallel.zero == 3);    // FSDP2
+    CHECK(c.training.micro_batch == 8);
+    CHECK(c.training.global_batch == 64);  // local_batch_size x dp
+    CHECK(c.training.recompute == Recompute::full);
+    CHECK(c.precision.name == "bf16-mixed");  // mixed_precision_param bfloat16, reduce float32 (defaults)
+    CHECK(c.training.tokens == Approx(1000.0 * 64 * 8192));
+    auto no_gpus = import_torchtitan(toml);
+    REQUIRE_FALSE(no_gpus.ok());
+    CHECK(no_gpus.error().key == "parallelism.data_parallel_shard_degree");
+    auto fp8 = import_torchtitan("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\n  \"float8\",\n]\n[parallelism]\n"
+                                 "data_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\nseq_len = 8192\ncompile = true\n");
+    REQUIRE(fp8.ok());
+    CHECK(has(fp8.value().json, R"("precision": "fp8-mixed")"));
+    CHECK(has(fp8.value().json, R"("num_gpus": 8)"));
+    CHECK(has(fp8.value().json, R"("recompute": "selective")"));  // ActivationCheckpoint.mode default
+    CHECK(warned(fp8.value(), "torch.compile"));
+    auto bad = import_torchtitan("[model]\nname = llama3\n");
+    REQUIRE_FALSE(bad.ok());  // an unquoted string is not a TOML value torchtitan writes
+    CHECK(import_torchtitan("just words\n").error().key == "line 1");
+    auto unknown = import_torchtitan("[model]\nname = \"mamba\"\nflavor = \"1B\"\n");
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().key == "model.flavor");
+}
+
+TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
+    auto offload = import_deepspeed(launch_file("deepspeed-zero2-cpu-offload.json"), R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb"})");
+    REQUIRE(offload.ok());
+    CHECK(has(offload.value().json, R"("framework": "deepspeed")"));
+    CHECK(warned(offload.value(), "cpu_offload not modelled"));
+    CHECK(warned(offload.value(), "train_micro_batch_size_per_gpu not given"));
+    CHECK(warned(offload.value(), "activation_checkpointing"));
+    auto config = load_imported(offload.value());
+    REQUIRE(config.ok());
+    CHECK(config.value().parallel.zero == 2);
+    CHECK(config.value().precision.name == "fp16-mixed");
+    CHECK(config.value().num_gpus == 16);  // train_batch_size 16 = micro 1 (assumed) x accumulation 1 x 16 ranks
+    CHECK(config.value().training.optimizer == "adamw");
+
+    auto zero3 = import_deepspeed(launch_file("deepspeed-zero3.json"), R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb", "num_gpus": 16})");
+    REQUIRE(zero3.ok());
+    auto c3 = load_imported(zero3.value());
+    REQUIRE(c3.ok());
+    CHECK(c3.value().parallel.zero == 3);
+    CHECK(c3.value().parallel.overlap_dp_comm);  // DeepSpeedZeroConfig: overlap_comm defaults to true for stage 3
+    CHECK(c3.value().training.micro_batch == 8);
+    CHECK(c3.value().training.global_batch == 128);  // 8 x 1 x 16
+
+    auto mismatch = import_deepspeed(R"({"train_batch_size": 10, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1})",
+                                     R"({"num_gpus": 4})");
+    REQUIRE_FALSE(mismatch.ok());
+    CHECK(mismatch.error().key == "train_batch_size");
+    auto bad_stage = import_deepspeed(R"({"zero_optimization": {"stage": 4}})");
+    REQUIRE_FALSE(bad_stage.ok());
+    CHECK(bad_stage.error().key == "zero_optimization.stage");
+    auto bf16 = import_deepspeed(R"({"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}, "new_feature": 1})");
+    REQUIRE(bf16.ok());
+    CHECK(has(bf16.value().json, R"("precision": "bf16-mixed")"));
+    CHECK(warned(bf16.value(), "not understood, ignored: new_feature"));
+    CHECK(warned(bf16.value(), "no model"));
 }

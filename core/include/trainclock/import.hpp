@@ -28,4 +28,22 @@ Result<Imported> import_hf_config(std::string_view hf_json);
 // Error keys are the HF keys (the caller prefixes its own path).
 Result<ModelSpec> model_from_hf_config(std::string_view hf_json);
 
+// Launch configs -> a full config/v1 document with "framework" set. `overrides_json` is a config/v1
+// fragment ({"model": ..., "gpu": ..., "num_gpus": ...}) whose top-level keys replace the imported
+// ones (the CLI's --model/--gpu/--gpus). What the importer cannot translate, and every default it
+// assumes that changes the cost, is listed in Imported::warnings; bad values are Errors naming the
+// argument or key.
+
+// Megatron-LM / NeMo pretraining arguments (pretrain_gpt.py; a torchrun prefix is read for the GPU
+// count). Framework "megatron-core", or "megatron-lm" with --transformer-impl local.
+Result<Imported> import_megatron(const std::vector<std::string>& args, std::string_view overrides_json = "");
+// A torchtitan job config (TOML: [model] [training] [parallelism] [activation_checkpoint] ...).
+Result<Imported> import_torchtitan(std::string_view toml, std::string_view overrides_json = "");
+// A DeepSpeed config JSON (ZeRO stage, offload, bf16/fp16, batch and accumulation); it names no
+// model, so overrides_json should give one.
+Result<Imported> import_deepspeed(std::string_view json, std::string_view overrides_json = "");
+
+// Words of a shell command line (quotes, backslash escapes and line continuations; no expansion).
+std::vector<std::string> split_command_line(std::string_view text);
+
 } // namespace trainclock
