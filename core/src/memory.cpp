@@ -76,8 +76,7 @@ double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute reco
     const double w_in = x.stored.quantized ? x.stored.w_gemm : w;
     if (recompute == Recompute::full) return T_sp * h * w;  // only the layer input (Korthikanti 2sbh)
     const double heads_l = x.heads_local, kv_l = x.kv_heads_local;
-    // (memory still keeps flash attention for relative-position models, unlike the operators)
-    const bool flash = x.stored.flash_kernel;
+    const bool flash = x.stored.flash;
     // Korthikanti sec. 4.1 term by term, generalised to GQA, head_dim, gated MLPs and dtype widths:
     // attention block: norm input, QKV input, Q and K, V, (softmax output, dropout mask, dropout
     // output: 5 a s^2 b), projection input, dropout mask; MLP block: norm input, MLP input, up output,

@@ -54,7 +54,6 @@ TEST_CASE("Op precision: FP8 attention in bf16, flash only for 16-bit attention 
     CHECK_FALSE(op_precision(fp32, fp32.precision).flash);
     Config relative = fixtures::config(body + R"("bf16-mixed")");
     relative.model.relative_position = true;
-    CHECK(op_precision(relative, relative.precision).flash_kernel);
     CHECK_FALSE(op_precision(relative, relative.precision).flash);
 }
 

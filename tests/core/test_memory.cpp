@@ -95,3 +95,20 @@ TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "
     CHECK(m.per_gpu_gib > 70e9 * 18 / (1024.0 * 1024 * 1024));
     CHECK(m.capacity_gib == Approx(80));
 }
+
+TEST_CASE("Relative-position attention stores its scores even with flash attention asked for", "[memory]") {
+    // Transformer-XL's relative scores need the materialised s x s matrix (operators.cpp runs it
+    // unfused), so memory must count the 5 a s / h term as without flash (Korthikanti eq. 2).
+    const std::string body = R"("model": {"architecture": "decoder", "layers": 4, "hidden": 512, "heads": 8, "kv_heads": 8,
+        "ffn_hidden": 2048, "vocab": 32000, "activation": "relu", "norm": "layernorm", "relative_position": true},
+        "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 512, "global_batch": 8, "micro_batch": 8, "flash_attention": )";
+    const Config flash = fixtures::config(body + "true}");
+    const Config materialised = fixtures::config(body + "false}");
+    const LayerKind kind = layer_kind_at(flash.model, 0);
+    const double a = activation_bytes_per_layer(make_execution(flash), kind);
+    CHECK(a == activation_bytes_per_layer(make_execution(materialised), kind));
+    // The score term alone: b a s^2 (2 w + 1) = 8 * 8 * 512^2 * 5 bytes.
+    Config absolute = flash;
+    absolute.model.relative_position = false;
+    CHECK(a - activation_bytes_per_layer(make_execution(absolute), kind) == Approx(8.0 * 8 * 512 * 512 * 5));
+}

@@ -42,8 +42,7 @@ struct OpPrecision {
     double w_act = 2, w_gemm = 2, w_attn = 2, w_param = 2, w_grad = 4;  // storage bytes per element
     bool quantized = false;           // FP8/FP4 GEMMs (cast + transpose of every operand)
     bool autocast = false;            // torch.autocast casts at op boundaries
-    bool flash_kernel = false;        // flash attention asked for and a fused kernel exists for the attention dtype
-    bool flash = false;               // fused attention runs (also needs absolute positions)
+    bool flash = false;               // fused attention runs: asked for, a kernel for the dtype, absolute positions
 };
 OpPrecision op_precision(const Config& config, const PrecisionSpec& precision);
 
