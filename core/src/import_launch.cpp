@@ -657,42 +657,34 @@ public:
         const auto it = values_.find(std::string(key));
         return it == values_.end() ? nullptr : &it->second;
     }
-    // The first of several keys present (torchtitan moved keys between tables across versions).
-    std::optional<int64_t> integer(std::initializer_list<std::string_view> keys) {
+    // The first of several keys present (torchtitan moved keys between tables across versions);
+    // nullptr when none is, or (recording the error) when it is not of `kind`.
+    const TomlValue* first(std::initializer_list<std::string_view> keys, TomlValue::Kind kind, const char* expected) {
         for (const std::string_view key : keys) {
             const TomlValue* v = find(key);
             if (!v) continue;
-            if (v->kind != TomlValue::number || v->value != std::floor(v->value)) {
-                fail(key, "expected an integer");
-                return std::nullopt;
-            }
-            return static_cast<int64_t>(v->value);
+            if (v->kind == kind) return v;
+            fail(key, expected);
+            return nullptr;
         }
-        return std::nullopt;
+        return nullptr;
+    }
+    std::optional<int64_t> integer(std::initializer_list<std::string_view> keys) {
+        const TomlValue* v = first(keys, TomlValue::number, "expected an integer");
+        if (!v) return std::nullopt;
+        if (v->value != std::floor(v->value)) {
+            fail(*keys.begin(), "expected an integer");
+            return std::nullopt;
+        }
+        return static_cast<int64_t>(v->value);
     }
     std::optional<std::string> text(std::initializer_list<std::string_view> keys) {
-        for (const std::string_view key : keys) {
-            const TomlValue* v = find(key);
-            if (!v) continue;
-            if (v->kind != TomlValue::string) {
-                fail(key, "expected a string");
-                return std::nullopt;
-            }
-            return v->text;
-        }
-        return std::nullopt;
+        const TomlValue* v = first(keys, TomlValue::string, "expected a string");
+        return v ? std::optional<std::string>(v->text) : std::nullopt;
     }
     std::optional<bool> flag(std::initializer_list<std::string_view> keys) {
-        for (const std::string_view key : keys) {
-            const TomlValue* v = find(key);
-            if (!v) continue;
-            if (v->kind != TomlValue::boolean) {
-                fail(key, "expected true or false");
-                return std::nullopt;
-            }
-            return v->flag;
-        }
-        return std::nullopt;
+        const TomlValue* v = first(keys, TomlValue::boolean, "expected true or false");
+        return v ? std::optional<bool>(v->flag) : std::nullopt;
     }
     std::string array(std::string_view key) {  // the raw text, "" when absent
         const TomlValue* v = find(key);
