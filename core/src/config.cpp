@@ -178,6 +178,10 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         p.read_enum("schedule", kScheduleNames, s.schedule);
         p.read("overlap_dp_comm", s.overlap_dp_comm);
         p.read("overlap_tp_comm", s.overlap_tp_comm);
+        p.read("first_stage_layers", s.stage_split.first_stage_layers);
+        p.read("last_stage_layers", s.stage_split.last_stage_layers);
+        p.read("embedding_in_stage_split", s.stage_split.embedding_in_stage_split);
+        p.read("loss_in_stage_split", s.stage_split.loss_in_stage_split);
         reader.adopt(p.finish());
     }
     if (const auto training = reader.read_object("training")) {
@@ -362,19 +366,15 @@ std::optional<Error> check_layout(Config& c) {
         return Error{"parallel.tp", str(p.tp) + " does not divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden)};
     }
     const int64_t layers = m.layers + m.decoder_layers;
-    if (p.pp > layers) {
+    // The embedding and loss may take a stage's place in the split (stage_split.hpp).
+    const int64_t split_slots = layers + (p.stage_split.embedding_in_stage_split ? 1 : 0) + (p.stage_split.loss_in_stage_split ? 1 : 0);
+    if (p.pp > split_slots) {
         return Error{"parallel.pp", str(p.pp) + " exceeds the " + str(layers) + " layers of model " + m.name};
     }
-    if (p.virtual_stages > 1) {
-        if (p.schedule != PipelineSchedule::interleaved) {
-            return Error{"parallel.virtual_stages", str(p.virtual_stages) + " needs parallel.schedule = interleaved"};
-        }
-        if (layers % (p.pp * p.virtual_stages) != 0) {
-            return Error{"parallel.virtual_stages", "the " + str(layers) + " layers of model " + m.name +
-                                                        " do not split into pp*virtual_stages = " + str(p.pp) + "*" +
-                                                        str(p.virtual_stages) + " equal chunks"};
-        }
+    if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::interleaved) {
+        return Error{"parallel.virtual_stages", str(p.virtual_stages) + " needs parallel.schedule = interleaved"};
     }
+    TRAINCLOCK_TRY(stage_split_error(layers, p.pp, p.virtual_stages, p.stage_split));
     if (p.schedule == PipelineSchedule::interleaved && p.pp < 2) {
         return Error{"parallel.schedule", "interleaved needs parallel.pp >= 2"};
     }
@@ -567,6 +567,12 @@ void write_config(JsonWriter& out, const Config& c) {
     out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero).field("virtual_stages", p.virtual_stages);
     out.field("schedule", schedule_name(p.schedule));
     out.field("overlap_dp_comm", p.overlap_dp_comm).field("overlap_tp_comm", p.overlap_tp_comm);
+    // Written only when set, so configs without an uneven split keep their canonical text.
+    const StageSplit& split = p.stage_split;
+    if (split.first_stage_layers != 0) out.field("first_stage_layers", split.first_stage_layers);
+    if (split.last_stage_layers != 0) out.field("last_stage_layers", split.last_stage_layers);
+    if (split.embedding_in_stage_split) out.field("embedding_in_stage_split", true);
+    if (split.loss_in_stage_split) out.field("loss_in_stage_split", true);
     out.end_object();
     const TrainingSpec& t = c.training;
     out.key("training").begin_object();

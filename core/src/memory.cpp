@@ -33,7 +33,7 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
     };
     std::array<PerKind, 4> memo{};
     for (int64_t chunk = 0; chunk < v; ++chunk) {
-        const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
+        const LayerRange r = stage_layer_range(layers, p, v, c.parallel.stage_split, chunk * p + stage);
         for (int64_t i = r.first; i < r.first + r.count;) {
             const LayerKind kind = layer_kind_at(m, i);
             const double n = double(layer_kind_run_end(m, i, r.first + r.count) - i);
@@ -51,6 +51,12 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
     double units = 1;  // the last stage finishes each micro-batch's forward before the next
     if (stage == 0) units = double(stage0_units_in_flight(sh));
     else if (sh.schedule == PipelineSchedule::gpipe) units = double(sh.micro_batches);
+    else if (stage < p - 1) {
+        // A middle stage (read only for uneven splits): stage s warms up as stage 0 of a pipeline of
+        // p - s stages (1F1B: p - s micro-batches; interleaved: 2 (p - s - 1) + (v - 1) p + 1 chunks).
+        const int64_t m_units = std::max<int64_t>(sh.micro_batches, 1) * v;
+        units = double(v == 1 ? std::min(p - stage, m_units) : std::min(2 * (p - stage - 1) + (v - 1) * p + 1, m_units));
+    }
     const double cp = double(std::max<int64_t>(c.parallel.cp, 1));
     const double tokens = double(c.training.micro_batch) * double(c.training.seq_len) / cp;
     const bool sp = c.parallel.sequence_parallel && c.parallel.tp > 1;
@@ -133,7 +139,10 @@ MemoryBreakdown memory_per_gpu(const Config& c, const PipelineShape& sh) {
     const double states = opt == "sgd" ? 1 : 2;  // momentum; Adam/LAMB m and v
     MemoryBreakdown best;
     const int64_t last = std::max<int64_t>(sh.stages, 1) - 1;
-    for (int64_t stage : {int64_t(0), last}) {
+    // The first stage holds the most micro-batches, the last the LM head; with an uneven split the
+    // second may hold more layers than the first.
+    const int64_t second = c.parallel.stage_split.any() && last > 1 ? 1 : 0;
+    for (int64_t stage : {int64_t(0), second, last}) {
         const StageState st = stage_state(c, sh, stage);
         const double all = st.dense_params + st.expert_params;
         // ZeRO (Rajbhandari et al. 2020, fig. 1): stage 1 shards optimizer states (and the fp32

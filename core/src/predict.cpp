@@ -204,7 +204,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     const double vocab_params = double(m.vocab) * double(m.hidden) / double(std::max<int64_t>(c.parallel.tp, 1));
     for (int64_t j = 0; j < vs; ++j) {
         const int64_t stage = j % p;
-        const LayerRange r = virtual_stage_layers(layers, vs, j);
+        const LayerRange r = stage_layer_range(layers, p, v, c.parallel.stage_split, j);
         for (int64_t i = r.first; i < r.first + r.count;) {
             // A run of layers of one kind costs its count times the kind's cost.
             const LayerKind kind = layer_kind_at(m, i);
@@ -405,6 +405,8 @@ Prediction predict(const Config& c, const PredictOptions& options) {
             out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
                                    " runs materialised attention (s x s scores)");
     }
+    const std::string split_note = stage_split_note(layers, p, v, c.parallel.stage_split);
+    if (!split_note.empty()) out.warnings.push_back(split_note);
     if (c.parallel.pp > 1 && mb < c.parallel.pp)
         out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
                                       double(mb), double(c.parallel.pp)));

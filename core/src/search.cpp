@@ -632,7 +632,7 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
         for (int64_t stage = 0; stage < p; ++stage) {
             double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
             for (int64_t chunk = 0; chunk < v; ++chunk) {
-                const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
+                const LayerRange r = stage_layer_range(layers, p, v, c.parallel.stage_split, chunk * p + stage);
                 for (int64_t i = r.first; i < r.first + r.count;) {
                     const int64_t end = layer_kind_run_end(c.model, i, r.first + r.count);
                     s += double(end - i) * f.layer_s[size_t(kind_slot(layer_kind_at(c.model, i)))];

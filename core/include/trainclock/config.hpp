@@ -14,6 +14,7 @@
 #include "trainclock/hardware.hpp"
 #include "trainclock/model.hpp"
 #include "trainclock/precision.hpp"
+#include "trainclock/stage_split.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
@@ -39,6 +40,7 @@ struct ParallelSpec {
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
     bool overlap_dp_comm = true;         // DP gradient reduction overlapped with backward
     bool overlap_tp_comm = false;        // TP collectives overlapped with GEMMs (userbuffers/TE comm overlap)
+    StageSplit stage_split;              // uneven pipeline stages (JSON: parallel.first_stage_layers, ...; stage_split.hpp)
 
     // Ranks holding the same weights: the DP replicas and, as CP splits only the sequence, the CP
     // ranks. Gradients are reduced and ZeRO shards over them (Megatron-Core's data-parallel group
