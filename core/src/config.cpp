@@ -286,6 +286,11 @@ std::optional<Error> check_gpu(const GpuSpec& g) {
 
 std::optional<Error> check_node(const NodeSpec& n) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("node.gpus_per_node", n.gpus_per_node, 1, 100000));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("node.gpus_per_host", n.gpus_per_host, 0, n.gpus_per_node));
+    if (n.gpus_per_host > 0 && n.gpus_per_node % n.gpus_per_host != 0) {
+        return Error{"node.gpus_per_host", str(n.gpus_per_host) + " does not divide node.gpus_per_node = " + str(n.gpus_per_node) +
+                                               " (an NVLink domain holds whole hosts)"};
+    }
     TRAINCLOCK_TRY(out_of_range("node.intra_bw_gbps", n.intra_bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.intra_latency_us", n.intra_latency_us, 0.0, 1e6));
     // Per-group figures replace intra_bw_gbps (communication.cpp): same bounds, or 1e-320 is an infinite step.
@@ -398,9 +403,13 @@ std::optional<Error> check_layout(Config& c) {
                                      str(model_parallel * p.dp)};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 1, kMaxGpus));
-    if (c.num_gpus > c.node.gpus_per_node && c.num_gpus % c.node.gpus_per_node != 0) {
-        return Error{"num_gpus", str(c.num_gpus) + " is not a multiple of the " + str(c.node.gpus_per_node) +
-                                     " GPUs per node of node " + c.node.name};
+    // Jobs are allocated in whole hosts (GB200/GB300 NVL72: 4-GPU compute trays inside a 72-GPU
+    // NVLink domain), or less than one host.
+    const int64_t host = c.node.host_gpus();
+    if (c.num_gpus > host && c.num_gpus % host != 0) {
+        return Error{"num_gpus", str(c.num_gpus) + " is not a multiple of the " + str(host) +
+                                     (c.node.gpus_per_host > 0 ? " GPUs per host (node.gpus_per_host) of node " : " GPUs per node of node ") +
+                                     c.node.name};
     }
 
     // Expert parallelism is carved out of data parallelism (config.hpp); each rank holds experts/ep.

@@ -201,6 +201,19 @@ TEST_CASE("the parallel layout must multiply to num_gpus") {
     CHECK(load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 4})").ok());               // a partial node is fine
 }
 
+TEST_CASE("NVL72 jobs are allocated in 4-GPU compute trays, not whole 72-GPU racks") {
+    for (const int gpus : {4, 64, 128, 256, 512}) {
+        INFO(gpus);
+        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb200", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}").ok());
+        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb300", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}").ok());
+    }
+    const Error partial = load_error(R"({"model": "llama3-70b", "gpu": "gb200", "num_gpus": 130})");
+    CHECK(partial.key == "num_gpus");
+    CHECK(partial.message.find("gpus_per_host") != std::string::npos);
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 3}})").key == "node.gpus_per_host");
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 16}})").key == "node.gpus_per_host");
+}
+
 TEST_CASE("pipeline rules: stages, virtual stages and schedules") {
     CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 16, "parallel": {"pp": 16}})").key == "parallel.pp");
     CHECK(load_error(config_with(R"(, "virtual_stages": 2)")).key == "parallel.virtual_stages");  // needs interleaved
