@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "spec_json.hpp"
 #include "trainclock/link.hpp"
@@ -201,6 +202,16 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
             if (price < 0) t.fail("price_per_gpu_hour", "must be >= 0 USD, got " + str(price));
             s.price_per_gpu_hour_usd = price;
         }
+        t.read("checkpoint_interval_s", s.checkpoint_interval_s);
+        t.read("checkpoint_interval_steps", s.checkpoint_interval_steps);
+        t.read("storage_bw_gbps", s.storage_bw_gbps);
+        // Present = given: 0 is a valid restart time and failure rate (their defaults are < 0).
+        for (auto [key, value] : {std::pair<const char*, double*>{"restart_s", &s.restart_s}, {"failure_rate_per_gpu_hour", &s.failure_rate_per_gpu_hour}}) {
+            if (!t.find(key)) continue;
+            t.read(key, *value);
+            if (*value < 0) t.fail(key, "must be >= 0, got " + str(*value));
+        }
+        t.read("ideal", s.ideal);
         reader.adopt(t.finish());
     }
     if (const auto calibration = reader.read_object("calibration")) {
@@ -484,6 +495,15 @@ std::optional<Error> check_training(const Config& c) {
     }
     TRAINCLOCK_TRY(out_of_range("training.tokens", t.tokens, 0.0, 1e18));
     if (t.price_per_gpu_hour_usd >= 0) TRAINCLOCK_TRY(out_of_range("training.price_per_gpu_hour", t.price_per_gpu_hour_usd, 0.0, 1e6));
+    // The whole run (run.hpp): 0 = default for the interval and the storage; < 0 = default for the rest.
+    TRAINCLOCK_TRY(out_of_range("training.checkpoint_interval_s", t.checkpoint_interval_s, 0.0, 1e10));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("training.checkpoint_interval_steps", t.checkpoint_interval_steps, 0, int64_t(1) << 40));
+    if (t.checkpoint_interval_s > 0 && t.checkpoint_interval_steps > 0) {
+        return Error{"training.checkpoint_interval_steps", "give training.checkpoint_interval_s or checkpoint_interval_steps, not both"};
+    }
+    TRAINCLOCK_TRY(out_of_range("training.storage_bw_gbps", t.storage_bw_gbps, 0.0, 1e9));
+    if (t.restart_s >= 0) TRAINCLOCK_TRY(out_of_range("training.restart_s", t.restart_s, 0.0, 1e8));
+    if (t.failure_rate_per_gpu_hour >= 0) TRAINCLOCK_TRY(out_of_range("training.failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour, 0.0, 1.0));
     return std::nullopt;
 }
 
@@ -590,6 +610,13 @@ void write_config(JsonWriter& out, const Config& c) {
     out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
     out.field("optimizer", t.optimizer).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
+    // Whole-run keys only when set, so configs without them keep their canonical text.
+    if (t.checkpoint_interval_s > 0) out.field("checkpoint_interval_s", t.checkpoint_interval_s);
+    if (t.checkpoint_interval_steps > 0) out.field("checkpoint_interval_steps", t.checkpoint_interval_steps);
+    if (t.storage_bw_gbps > 0) out.field("storage_bw_gbps", t.storage_bw_gbps);
+    if (t.restart_s >= 0) out.field("restart_s", t.restart_s);
+    if (t.failure_rate_per_gpu_hour >= 0) out.field("failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour);
+    if (t.ideal) out.field("ideal", true);
     out.end_object();
     if (!calibration_is_default(c.calibration)) {
         out.key("calibration");

@@ -130,13 +130,24 @@ double activation_bytes_per_layer(const Config& c, LayerKind kind) {
     return layer_activation_bytes(c, kind, c.training.recompute);
 }
 
+namespace {
+bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
+double optimizer_states(const std::string& optimizer) { return optimizer == "sgd" ? 1 : 2; }  // momentum; Adam/LAMB m and v
+} // namespace
+
+double checkpoint_bytes(const Config& c) {
+    const PrecisionSpec& p = c.precision;
+    const double per_param = dtype_storage_bytes(p.params) + (keeps_master(p) ? 4.0 : 0.0) +
+                             optimizer_states(c.training.optimizer) * dtype_storage_bytes(p.optimizer_states);
+    return double(parameter_count(c.model)) * per_param;
+}
+
 MemoryBreakdown memory_per_gpu(const Config& c, const PipelineShape& sh) {
     const PrecisionSpec& p = c.precision;
     const double dp = double(c.parallel.weight_replicas()), edp = double(c.parallel.expert_weight_replicas());
     const int64_t zero = c.parallel.zero;
-    const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
-    const std::string& opt = c.training.optimizer;
-    const double states = opt == "sgd" ? 1 : 2;  // momentum; Adam/LAMB m and v
+    const bool master = keeps_master(p);
+    const double states = optimizer_states(c.training.optimizer);
     MemoryBreakdown best;
     const int64_t last = std::max<int64_t>(sh.stages, 1) - 1;
     // The first stage holds the most micro-batches, the last the LM head; with an uneven split the

@@ -16,6 +16,7 @@
 #include "trainclock/memory.hpp"
 #include "trainclock/operators.hpp"
 #include "trainclock/pipeline.hpp"
+#include "trainclock/run.hpp"
 
 namespace trainclock {
 namespace {
@@ -383,12 +384,17 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
 
     out.steps = c.training.tokens > 0 ? c.training.tokens / tokens_per_step : 1.0;  // 0 tokens: one step
-    out.total_time_s = out.steps * iteration_s;
+    // Wall time of the run: checkpoints, interruptions and restarts around the steps (run.hpp).
+    out.run = whole_run(c, iteration_s, out.steps);
+    out.total_time_s = out.run.ideal_time_s / out.run.goodput;
     out.gpu_hours = out.total_time_s * gpus / 3600.0;
+    // A price or TDP of 0 is unknown (presets/README.md): no figure rather than $0 or 0 kWh.
     const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd : c.gpu.price_per_gpu_hour_usd;
-    out.cost_usd = out.gpu_hours * price;
+    out.cost_known = c.training.price_per_gpu_hour_usd >= 0 || c.gpu.price_per_gpu_hour_usd > 0;
+    out.cost_usd = out.cost_known ? out.gpu_hours * price : 0;
     // Energy at board power (TDP) times the node overhead (CPUs, NICs, fans) for the whole run.
     const double overhead = c.node.power_overhead > 0 ? c.node.power_overhead : 1.0;
+    out.energy_known = c.gpu.tdp_w > 0;
     out.energy_kwh = gpus * c.gpu.tdp_w * overhead * out.total_time_s / 3.6e6;
 
     out.memory = memory_per_gpu(c, shape);
@@ -405,6 +411,11 @@ Prediction predict(const Config& c, const PredictOptions& options) {
             out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
                                    " runs materialised attention (s x s scores)");
     }
+    if (!out.cost_known && c.training.tokens > 0)
+        out.warnings.push_back("cost unknown: gpu " + c.gpu.name + " has no price (give training.price_per_gpu_hour / --price)");
+    if (!out.energy_known && c.training.tokens > 0) out.warnings.push_back("energy unknown: gpu " + c.gpu.name + " has no tdp_w");
+    const std::string run_note = whole_run_note(out.run);
+    if (!run_note.empty()) out.warnings.push_back(run_note);
     const std::string split_note = stage_split_note(layers, p, v, c.parallel.stage_split);
     if (!split_note.empty()) out.warnings.push_back(split_note);
     if (c.parallel.pp > 1 && mb < c.parallel.pp)
