@@ -35,13 +35,18 @@ inline std::string work_path(const std::string& name) {
     return std::string(TRAINCLOCK_CLI_WORK_DIR) + "/" + std::to_string(getpid()) + "-" + name;
 }
 
-// Runs the CLI with `args` (shell words, already quoted where needed) and optional stdin text,
-// in the folder `cwd` when one is given.
-inline Run trainclock(const std::string& args, const std::string& input = "", const std::string& cwd = "") {
+// The binary under test: TRAINCLOCK_CLI from the environment, else this build's.
+inline std::string cli_path() {
+    const char* cli = std::getenv("TRAINCLOCK_CLI");
+    return cli && *cli ? cli : TRAINCLOCK_CLI;
+}
+
+// Runs a shell command line (sh -c) with optional stdin text, in the folder `cwd` when one is given.
+inline Run shell(const std::string& command_line, const std::string& input = "", const std::string& cwd = "") {
     const std::string in = work_path("stdin.txt"), out = work_path("stdout.txt"), err = work_path("stderr.txt");
     std::ofstream(in) << input;
-    const char* cli = std::getenv("TRAINCLOCK_CLI");
-    const std::string command = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + "'" + (cli && *cli ? cli : TRAINCLOCK_CLI) + "' " + args + " <'" + in + "' >'" + out + "' 2>'" + err + "'";
+    const std::string command = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + "{ " + command_line + "; } <'" + in + "' >'" + out +
+                                "' 2>'" + err + "'";
     const int status = std::system(command.c_str());
     Run run;
     run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -49,6 +54,12 @@ inline Run trainclock(const std::string& args, const std::string& input = "", co
     run.err = slurp(err);
     for (const std::string& path : {in, out, err}) std::remove(path.c_str());
     return run;
+}
+
+// Runs the CLI with `args` (shell words, already quoted where needed) and optional stdin text,
+// in the folder `cwd` when one is given.
+inline Run trainclock(const std::string& args, const std::string& input = "", const std::string& cwd = "") {
+    return shell("'" + cli_path() + "' " + args, input, cwd);
 }
 
 inline bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }

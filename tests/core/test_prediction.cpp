@@ -63,7 +63,10 @@ TEST_CASE("Throughput, FLOPs, totals and cost follow from the step time", "[pred
     CHECK(p.tokens_per_s_per_gpu == Approx(p.tokens_per_s / 64));
     CHECK(p.samples_per_s == Approx(64 / p.iteration_time_s));
     CHECK(p.steps == std::ceil(1e12 / tokens));  // whole steps: 1e12 / 524288 = 1907348.6 -> 1907349
-    CHECK(p.total_time_s == Approx(p.steps * p.iteration_time_s));
+    // Wall time = steps x step time / goodput (checkpoints, interruptions: test_run.cpp).
+    CHECK(p.run.ideal_time_s == Approx(p.steps * p.iteration_time_s));
+    CHECK(p.total_time_s == Approx(p.run.ideal_time_s / p.run.goodput));
+    CHECK(p.run.goodput < 1);
     CHECK(p.gpu_hours == Approx(p.total_time_s * 64 / 3600));
     CHECK(p.cost_usd == Approx(p.gpu_hours * 2.0));
     CHECK(p.energy_kwh == Approx(64 * c.gpu.tdp_w * c.node.power_overhead * p.total_time_s / 3.6e6));
@@ -184,12 +187,12 @@ TEST_CASE("Steps are whole and rounded up; an unknown GPU price gives no cost", 
     const Config c = fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"tokens": 1e9})");
     const Prediction p = predict(c);
     CHECK(p.steps == 954);  // 1e9 / 1048576 = 953.67
-    CHECK(p.total_time_s == Approx(954 * p.iteration_time_s));
-    CHECK(std::isnan(p.cost_usd));  // h200-sxm: price_per_gpu_hour_usd 0 = unknown
+    CHECK(p.run.ideal_time_s == Approx(954 * p.iteration_time_s));
+    CHECK_FALSE(p.cost_known);  // h200-sxm: price_per_gpu_hour_usd 0 = unknown
     bool rounded = false, no_price = false;
     for (const std::string& w : p.warnings) {
         rounded = rounded || w.find("rounded up to 954 whole steps") != std::string::npos;
-        no_price = no_price || w.rfind("no price for gpu h200-sxm", 0) == 0;
+        no_price = no_price || w.rfind("cost unknown: gpu h200-sxm has no price", 0) == 0;
     }
     CHECK(rounded);
     CHECK(no_price);
@@ -197,5 +200,6 @@ TEST_CASE("Steps are whole and rounded up; an unknown GPU price gives no cost", 
     CHECK(exact.steps == 1000);
     CHECK(exact.cost_usd == Approx(exact.gpu_hours * 3.24));  // h100-sxm's preset price
     const Prediction free_run = predict(fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"price_per_gpu_hour": 0})"));
-    CHECK(free_run.cost_usd == 0);  // an explicit price of 0 is a price
+    CHECK(free_run.cost_known);  // an explicit price of 0 is a price
+    CHECK(free_run.cost_usd == 0);
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "trainclock/config.hpp"
+#include "trainclock/import.hpp"
 #include "trainclock/status.hpp"
 
 // Defines LLVMFuzzerTestOneInput over the input as text; the body follows the macro.
@@ -59,5 +60,16 @@ inline void check_config_result(const Result<Config>& result) {
     const Result<Config> valid = validate_config(result.value());
     if (ok_or_well_formed_error(valid)) check_round_trip(valid.value());
 }
+
+// An importer's result: a well-formed error, or config/v1 JSON that check_config_result accepts;
+// `wrap` turns the imported text into a whole config (e.g. a model object into {"model": ...}).
+template <class Wrap> void check_imported(const Result<Imported>& imported, Wrap wrap) {
+    if (!ok_or_well_formed_error(imported)) return;
+    for (const std::string& warning : imported.value().warnings) {
+        if (warning.empty() || warning.find_first_of("\r\n") != std::string::npos) fail("a warning that is not one line", warning);
+    }
+    check_config_result(parse_config(wrap(imported.value().json)));
+}
+inline std::string whole_config(const std::string& json) { return json; }
 
 } // namespace trainclock::fuzz

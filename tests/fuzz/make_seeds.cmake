@@ -12,6 +12,16 @@ endfunction()
 file(REMOVE_RECURSE "${OUTPUT_DIR}")
 file(MAKE_DIRECTORY "${OUTPUT_DIR}/config" "${OUTPUT_DIR}/link" "${OUTPUT_DIR}/calibration")
 
+# Importers: the real files of the importer tests (tests/core/hf, tests/core/launch).
+foreach(pair "import_hf:hf/*.json" "import_megatron:launch/megatron-*.txt" "import_torchtitan:launch/*.toml"
+             "import_deepspeed:launch/deepspeed-*.json")
+    string(REPLACE ":" ";" pair "${pair}")
+    list(GET pair 0 target)
+    list(GET pair 1 pattern)
+    file(GLOB files "${SOURCE_DIR}/tests/core/${pattern}")
+    file(COPY ${files} DESTINATION "${OUTPUT_DIR}/${target}")
+endforeach()
+
 # Presets: each one inline in a config, and by id in a link.
 foreach(kind models gpus nodes precisions)
     file(GLOB presets "${SOURCE_DIR}/presets/${kind}/*.json")
