@@ -38,11 +38,22 @@ void App::draw_results() {
         ImGui::TextDisabled("The results below are those of the last valid state.");
     }
     draw_summary();
+    // The panels' rectangles are published too (tests and web-report screenshots).
+    const auto panel = [this](const char* key, void (App::*draw)()) {
+        ImGui::BeginGroup();
+        (this->*draw)();
+        ImGui::EndGroup();
+        annotate(key);
+    };
+    panel("panel.ab", &App::draw_ab);
     draw_memory();
     draw_breakdown();
     draw_comparison();
+    panel("panel.scaling", &App::draw_scaling);
     draw_timeline();
-    draw_search();
+    panel("panel.search", &App::draw_search);
+    panel("panel.search_plot", &App::draw_search_plot);
+    draw_export();
     if (!result_.warnings.empty()) {
         heading("Warnings");
         for (const std::string& warning : result_.warnings) widgets::error_text(warning);

@@ -6,6 +6,7 @@
 #include "trainclock/compare.hpp"
 #include "trainclock/link.hpp"
 #include "trainclock/presets.hpp"
+#include "trainclock/scaling.hpp"
 
 namespace trainclock {
 namespace {
@@ -16,6 +17,18 @@ std::string error_json(const Error& error) {
     out.field("key", error.key).field("message", error.message);
     out.end_object().end_object();
     return out.take();
+}
+
+// One precision row of compare_json / scaling_json: its name, GEMM type, and the error or result.
+void write_row_members(JsonWriter& out, const PrecisionRow& row) {
+    out.field("precision", row.config.precision.name);
+    out.field("gemm", dtype_name(row.config.precision.gemm));
+    if (row.error) {
+        out.key("error").begin_object().field("key", row.error->key).field("message", row.error->message).end_object();
+    } else {
+        out.field("speedup", row.speedup);
+        write_prediction_members(out, row.prediction, nullptr);
+    }
 }
 
 template <class Spec, class Lookup, class Write>
@@ -53,19 +66,34 @@ std::string compare_json(std::string_view config_json) {
     out.key("rows").begin_array();
     for (const PrecisionRow& row : comparison.rows) {
         out.begin_object();
-        out.field("precision", row.config.precision.name);
-        out.field("gemm", dtype_name(row.config.precision.gemm));
-        if (row.error) {
-            out.key("error").begin_object().field("key", row.error->key).field("message", row.error->message).end_object();
-        } else {
-            out.field("speedup", row.speedup);
-            write_prediction_members(out, row.prediction, nullptr);
-        }
+        write_row_members(out, row);
         out.end_object();
     }
     out.end_array();
     out.key("unsupported").begin_array();
     for (const std::string& name : comparison.unsupported) out.value(name);
+    out.end_array();
+    out.end_object();
+    return out.take();
+}
+
+std::string scaling_json(std::string_view config_json) {
+    auto config = load_config(config_json);
+    if (!config) return error_json(config.error());
+    const ScalingSweep sweep = scaling_sweep(config.value(), scaling_gpu_counts(config.value().num_gpus));
+    JsonWriter out;
+    out.begin_object();
+    out.key("gpu_counts").begin_array();
+    for (int64_t count : sweep.gpu_counts) out.value(count);
+    out.end_array();
+    out.key("points").begin_array();
+    for (size_t i = 0; i < sweep.at.size(); ++i) {
+        for (const PrecisionRow& row : sweep.at[i].rows) {
+            out.begin_object().field("num_gpus", sweep.gpu_counts[i]);
+            write_row_members(out, row);
+            out.end_object();
+        }
+    }
     out.end_array();
     out.end_object();
     return out.take();

@@ -58,3 +58,11 @@ TEST_CASE("encode_link and decode_link round-trip through JSON") {
     const std::string config = decoded.substr(10, decoded.size() - 11);
     CHECK(predict_json(config) == predict_json(kConfig));
 }
+
+TEST_CASE("scaling_json lists every GPU count and precision, with results or errors") {
+    const std::string json = scaling_json(kConfig);
+    CHECK(json.rfind(R"({"gpu_counts":[1,2,4,8,16,32,64,128,256,512],"points":[)", 0) == 0);
+    CHECK(has(json, R"({"num_gpus":1,"precision":"fp32","gemm":"fp32","error":{"key":)"));  // PP=2 needs 2 GPUs
+    CHECK(has(json, R"({"num_gpus":8,"precision":"bf16-mixed","gemm":"bf16","speedup":)"));
+    CHECK(has(scaling_json("{"), R"("error")"));
+}

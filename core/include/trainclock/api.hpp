@@ -10,6 +10,7 @@ namespace trainclock {
 
 std::string predict_json(std::string_view config_json);  // result/v1 JSON (with "timeline")
 std::string compare_json(std::string_view config_json);  // {"rows": [{precision, result...}]} across the GPU's precisions
+std::string scaling_json(std::string_view config_json);  // {"gpu_counts", "points": [{num_gpus, precision, result...}]} (scaling.hpp)
 std::string presets_json(std::string_view kind);         // kind "" = all: {"models": [...], "gpus": [...], ...}
 std::string encode_link(std::string_view config_json);   // {"fragment": "v=1&m=..."}
 std::string decode_link(std::string_view fragment);      // {"config": {...}} (a config/v1 object)
