@@ -88,7 +88,8 @@ import_hf.warnings = []
 
 # Result fields a sweep row carries (scalars of result/v1, memory flattened).
 _ROW_FIELDS = ("iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "model_tflops_per_gpu",
-               "hardware_tflops_per_gpu", "mfu", "total_time_s", "gpu_hours", "cost_usd", "energy_kwh")
+               "hardware_tflops_per_gpu", "mfu", "total_time_s", "gpu_hours", "cost_usd", "energy_kwh", "goodput",
+               "expected_interruptions")
 
 
 def _with(config, path, value):
