@@ -94,6 +94,7 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     out.field("checkpoint_write_s", r.checkpoint_write_s).field("checkpoint_interval_s", r.checkpoint_interval_s);
     out.field("checkpoints", r.checkpoints).field("restart_s", r.restart_s);
     out.field("failure_rate_per_gpu_hour", r.failure_rate_per_gpu_hour).field("storage_bw_gbps", r.storage_bw_gbps);
+    out.field("stalls", r.stalls);
     out.key("defaults").begin_array();
     for (const std::string& key : r.defaults) out.value(key);
     out.end_array();

@@ -64,6 +64,7 @@ struct WholeRun {
     double restart_s = 0;                // per interruption, without the checkpoint load and the lost work
     double failure_rate_per_gpu_hour = 0;
     double storage_bw_gbps = 0;
+    bool stalls = false;                 // interruptions outpace checkpoint + restart: the run would not finish (capped at 1 % progress)
     std::vector<std::string> defaults;   // training.* keys that took their default (stated in the warnings)
 };
 
