@@ -312,7 +312,8 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
     if (const auto k = parse_integer(*text)) {
         if (*k != 1) {
             d.moe.set("every", number(*k));
-            d.warn("--moe-layer-freq " + *text + ": Megatron puts MoE on layers i % " + *text + " == 0 (0-based); model.moe.every counts the same period");
+            d.warn("--moe-layer-freq " + *text + ": Megatron's MoE layers are i % " + *text + " == 0 (0-based), model.moe.every's (i + 1) % " +
+                   *text + " == 0: the same number of MoE layers when num-layers is a multiple of " + *text);
         }
         return;
     }
