@@ -22,6 +22,8 @@
 #include <tuple>
 
 #include "json_writer.hpp"
+#include "phases.hpp"
+#include "trainclock/execution.hpp"
 #include "trainclock/memory.hpp"
 #include "trainclock/communication.hpp"
 #include "trainclock/operators.hpp"
@@ -108,14 +110,6 @@ std::vector<int64_t> divisors(int64_t n) {
     return low;
 }
 
-// Price of one step when the run length is unknown: GPUs x hours x price (the cost_usd formula
-// of the prediction restricted to one step).
-double step_cost_usd(const Config& config, double iteration_time_s) {
-    const double price = config.training.price_per_gpu_hour_usd >= 0 ? config.training.price_per_gpu_hour_usd
-                                                                      : config.gpu.price_per_gpu_hour_usd;
-    return iteration_time_s / 3600.0 * double(config.num_gpus) * price;
-}
-
 std::string format_gib(double gib) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.1f", gib);
@@ -158,7 +152,9 @@ namespace {
 auto layout_key(const SearchLayout& l) {
     return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep,
                            l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule),
-                           l.parallel.virtual_stages, l.micro_batch, static_cast<int>(l.recompute));
+                           l.parallel.virtual_stages, l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
+                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split,
+                           l.micro_batch, static_cast<int>(l.recompute));
 }
 
 // (objective, secondary) of a, strictly before that of b.
@@ -189,7 +185,7 @@ namespace {
 
 // First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
 std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp,
-                                       int64_t cp, int64_t dp, int64_t ep, int64_t v) {
+                                       int64_t cp, int64_t dp, int64_t ep, int64_t v, const StageSplit& split) {
     const ModelSpec& m = base.model;
     const int64_t layers = m.layers + m.decoder_layers;  // as config.cpp counts them
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
@@ -197,8 +193,8 @@ std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& 
     if (m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) || m.ffn_hidden % tp != 0 ||
         (m.is_moe() && m.moe.expert_ffn_hidden % tp != 0))
         return RejectReason::tp_split;
-    if (pp > layers) return RejectReason::pp_layers;
-    if (v > 1 && layers % (pp * v) != 0) return RejectReason::virtual_stages;
+    if (pp > layers + (split.embedding_in_stage_split ? 1 : 0) + (split.loss_in_stage_split ? 1 : 0)) return RejectReason::pp_layers;
+    if (stage_split_error(layers, pp, v, split)) return RejectReason::virtual_stages;
     if (ep < 1 || dp % ep != 0 || (m.is_moe() ? m.moe.experts % ep != 0 : ep != 1)) return RejectReason::ep_experts;
     // Load-balanced CP cuts the sequence into 2*CP chunks (Megatron-Core CP docs).
     if (cp > 1 && base.training.seq_len % (2 * cp) != 0) return RejectReason::seq_split;
@@ -284,7 +280,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                                                   PipelineSchedule::interleaved}
                                   : options.schedules;
     // A GPU count beyond one node must fill whole nodes (config.cpp): then no layout passes.
-    const int64_t per_node = base.node.gpus_per_node;
+    const int64_t per_node = base.node.host_gpus();
     const bool node_ok = !(per_node > 0 && n > per_node && n % per_node != 0);
     auto reject = [&space](RejectReason reason, int64_t count) {
         space.enumeration_.rejected[size_t(reason)] += count;
@@ -334,28 +330,39 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     const std::vector<int64_t> eps =
                         options.ep.empty() ? (base.model.is_moe() ? divisors(dp) : std::vector<int64_t>{1}) : options.ep;
                     // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
-                    std::vector<std::pair<PipelineSchedule, int64_t>> schedule_v;
+                    std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>> schedule_v;
+                    // Where the layers do not divide into pp x v, the splits Megatron-Core makes
+                    // instead (stage_split.hpp); none found: the even split (rejected for v > 1,
+                    // trainclock's balanced one for v = 1).
+                    auto add_splits = [&](PipelineSchedule schedule, int64_t v) {
+                        const std::vector<StageSplit> splits = megatron_stage_splits(layers, pp, v);
+                        if (splits.empty()) schedule_v.push_back({schedule, v, StageSplit{}});
+                        for (const StageSplit& split : splits) schedule_v.push_back({schedule, v, split});
+                    };
                     if (pp == 1) {
-                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1});
+                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1, StageSplit{}});
                     } else {
                         for (PipelineSchedule schedule : schedules) {
                             if (schedule != PipelineSchedule::interleaved) {
-                                schedule_v.push_back({schedule, 1});
+                                add_splits(schedule, 1);
                                 continue;
                             }
-                            // Virtual stages: divisors >= 2 of the layers per stage (equal chunks).
-                            const std::vector<int64_t> vs = !options.virtual_stages.empty() ? options.virtual_stages
-                                                            : layers % pp == 0         ? divisors(layers / pp)
-                                                                                       : std::vector<int64_t>{};
-                            for (int64_t v : vs)
-                                if (v >= 2) schedule_v.push_back({schedule, v});
+                            // Virtual stages >= 2 that split the layers into equal chunks, or that
+                            // one of Megatron's uneven splits fits (v <= (layers + 2) / pp).
+                            if (!options.virtual_stages.empty()) {
+                                for (int64_t v : options.virtual_stages)
+                                    if (v >= 2) add_splits(schedule, v);
+                                continue;
+                            }
+                            for (int64_t v = 2; v * pp <= layers + 2; ++v)
+                                if (layers % (pp * v) == 0 || !megatron_stage_splits(layers, pp, v).empty()) add_splits(schedule, v);
                         }
                     }
 
                     for (int64_t ep : eps) {
-                        for (const auto& [schedule, v] : schedule_v) {
+                        for (const auto& [schedule, v, split] : schedule_v) {
                             std::optional<RejectReason> reason =
-                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v)
+                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v, split)
                                         : RejectReason::node_fill;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
@@ -367,6 +374,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                             g.ep = ep;
                             g.schedule = schedule;
                             g.virtual_stages = v;
+                            g.stage_split = split;
                             if (tp > 1 && !sp_splits(base, tp, cp)) {
                                 const auto on = std::find(g.sequence_parallel.begin(), g.sequence_parallel.end(), 1);
                                 if (on != g.sequence_parallel.end()) {
@@ -472,7 +480,7 @@ const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     }
     ++stats_.predicted;
     const double time_s = last_.prediction.iteration_time_s;
-    const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
+    const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : phases::step_cost_usd(scratch_, time_s);
     const bool by_time = space_->options().objective == SearchObjective::time;
     last_.objective = by_time ? time_s : cost;
     last_.secondary = by_time ? cost : time_s;
@@ -486,18 +494,6 @@ namespace {
 bool less_memory(const MemoryNeed& a, const MemoryNeed& b) {
     if (a.memory.per_gpu_gib != b.memory.per_gpu_gib) return a.memory.per_gpu_gib < b.memory.per_gpu_gib;
     return layout_key(a.layout) < layout_key(b.layout);
-}
-
-// The pipeline shape predict() gives a validated config: M = global batch / (micro-batch x DP),
-// chunks = virtual stages when interleaved (DESIGN.md 2.4; validate_config guarantees M % PP == 0
-// for interleaving, so predict's 1F1B fallback never applies).
-PipelineShape pipeline_shape(const Config& c) {
-    PipelineShape shape;
-    shape.schedule = c.parallel.schedule;
-    shape.stages = c.parallel.pp;
-    shape.micro_batches = c.training.global_batch / (c.training.micro_batch * c.parallel.dp);
-    shape.chunks = c.parallel.schedule == PipelineSchedule::interleaved ? c.parallel.virtual_stages : 1;
-    return shape;
 }
 
 } // namespace
@@ -567,45 +563,23 @@ void SearchState::offer(const SearchHit& hit) {
 
 namespace {
 
-// Floor of predict()'s cost of one phase (predict.cpp phase_cost): the ops' roofline time and
-// launches (cost_ops), plus the collectives phase_cost always exposes: TP when TP comm overlap is
-// off, EP all-to-all, and the CP ring beyond the attention it hides behind. Every other term of
-// phase_cost (ZeRO-3 gathers beyond the compute, comm-SM slowdown, comm launches, host-bound
-// excess) is non-negative and left out.
-double phase_floor_s(const OpList& ops, const CommList& comm, const Config& c, const Calibration& cal) {
-    const OpCost cost = cost_ops(ops, c.gpu, cal);
-    double tp_s = 0, cp_s = 0, ep_s = 0;
-    for (const CommOp& op : comm) {
-        if (op.group != Group::tp && op.group != Group::cp && op.group != Group::ep) continue;
-        const GroupPlacement place = group_placement(c.parallel, op.group);
-        if (place.size <= 1) continue;
-        const double s = op.count * collective_time_s(op.collective, op.bytes, place.size, group_link(c.node, cal, place));
-        (op.group == Group::tp ? tp_s : op.group == Group::cp ? cp_s : ep_s) += s;
-    }
-    const double attention_s = cost.seconds[size_t(OpKind::attention)];
-    return cost.total_s() + (c.parallel.overlap_tp_comm ? 0.0 : tp_s) + ep_s + std::max(0.0, cp_s - attention_s);
-}
-
-double piece_floor_s(const PieceOps& ops, const Config& c, const Calibration& cal) {
-    return phase_floor_s(ops.forward, ops.comm_forward, c, cal) + phase_floor_s(ops.backward, ops.comm_backward, c, cal);
-}
-
-int kind_slot(LayerKind k) { return (k.cross_attention ? 2 : 0) + (k.moe ? 1 : 0); }  // as predict.cpp
-
 } // namespace
 
+// The floors of predict()'s phases (phases.hpp phase_floor_s) of one micro-batch through each
+// piece of the model.
 MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
     MicroBatchFloor f;
     if (cal.precision_blind) return f;  // predict() then costs another precision: no bound
-    f.embedding_s = piece_floor_s(embedding_ops(c, c.precision), c, cal);
-    f.head_s = piece_floor_s(head_ops(c, c.precision), c, cal);
+    const Execution x = make_execution(c, cal);
+    const phases::Network net = phases::make_network(x);
+    f.embedding_s = phases::piece_floor_s(embedding_ops(x), x, net);
+    f.head_s = phases::piece_floor_s(head_ops(x), x, net);
     f.all_s = f.embedding_s + f.head_s;
-    const int64_t layers = total_layers(c.model);
-    for (int64_t i = 0; i < layers;) {
+    for (int64_t i = 0; i < x.layers;) {
         const LayerKind kind = layer_kind_at(c.model, i);
-        const int64_t end = layer_kind_run_end(c.model, i, layers);
+        const int64_t end = layer_kind_run_end(c.model, i, x.layers);
         double& layer_s = f.layer_s[size_t(kind_slot(kind))];
-        if (layer_s == 0) layer_s = piece_floor_s(layer_ops(c, c.precision, kind), c, cal);
+        if (layer_s == 0) layer_s = phases::piece_floor_s(layer_ops(x, kind), x, net);
         f.all_s += double(end - i) * layer_s;
         i = end;
     }
@@ -614,35 +588,22 @@ MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
 
 namespace {
 
-// M as predict() derives it.
-double micro_batches(const Config& c) {
-    const int64_t per_step = std::max<int64_t>(c.training.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
-    return double(std::max<int64_t>(c.training.global_batch / per_step, 1));
-}
-
 // M x (floor of the busiest stage's micro-batch), less 1e-6 relative (the summation order differs
 // from predict()'s, and its own pipeline bound is exact to 1e-9), plus the step overhead. `exact`:
 // walk the stages as predict() does; else the average stage (a weaker bound, O(1)).
-double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
-    const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
+double bound_from_floor_s(const Execution& x, const MicroBatchFloor& f, bool exact) {
+    const int64_t p = x.stages;
     double busiest_s = f.all_s / double(p);
     if (exact && p > 1) {
-        const int64_t v = c.parallel.schedule == PipelineSchedule::interleaved ? std::max<int64_t>(c.parallel.virtual_stages, 1) : 1;
-        const int64_t layers = total_layers(c.model);
         for (int64_t stage = 0; stage < p; ++stage) {
             double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
-            for (int64_t chunk = 0; chunk < v; ++chunk) {
-                const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
-                for (int64_t i = r.first; i < r.first + r.count;) {
-                    const int64_t end = layer_kind_run_end(c.model, i, r.first + r.count);
-                    s += double(end - i) * f.layer_s[size_t(kind_slot(layer_kind_at(c.model, i)))];
-                    i = end;
-                }
-            }
+            for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
+                for_each_layer_run(x, chunk * p + stage,
+                                   [&](int64_t, int64_t n, LayerKind kind) { s += double(n) * f.layer_s[size_t(kind_slot(kind))]; });
             busiest_s = std::max(busiest_s, s);
         }
     }
-    return micro_batches(c) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
+    return double(x.micro_batches) * busiest_s * (1.0 - 1e-6) + x.cal.step_overhead_s;
 }
 
 } // namespace
@@ -658,8 +619,8 @@ SearchSpace::FloorKey floor_key(const SearchLayout& l) {
 } // namespace
 
 double step_time_lower_bound_s(const Config& config) {
-    const Calibration cal = resolve_calibration(config.gpu, config.calibration, config.training.attention_kernel);
-    return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
+    const Execution x = make_execution(config);
+    return bound_from_floor_s(x, micro_batch_floor(config, x.cal), true);
 }
 
 size_t SearchSpace::FloorKeyHash::operator()(const FloorKey& k) const {
@@ -677,10 +638,10 @@ const MicroBatchFloor& SearchState::floor_of(const SearchLayout& l) {
 
 bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
     const MicroBatchFloor& f = floor_of(layout);
-    const Calibration& cal = space_->calibration();
-    *bound_s = bound_from_floor_s(scratch_, cal, f, false);
+    const Execution x = make_execution(scratch_, space_->calibration());
+    *bound_s = bound_from_floor_s(x, f, false);
     if (*bound_s > cutoff_s) return false;
-    *bound_s = bound_from_floor_s(scratch_, cal, f, true);
+    *bound_s = bound_from_floor_s(x, f, true);
     return *bound_s <= cutoff_s;
 }
 
@@ -735,6 +696,7 @@ void SearchSpace::run_pilot(int64_t steps) {
         l.parallel.dp = c.parallel.dp = g.dp;
         l.parallel.cp = c.parallel.cp = g.cp;
         l.parallel.ep = c.parallel.ep = g.ep;
+        l.parallel.stage_split = c.parallel.stage_split = g.stage_split;
         const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
         double best = std::numeric_limits<double>::infinity();
         for (int sp : g.sequence_parallel) {
@@ -744,8 +706,9 @@ void SearchSpace::run_pilot(int64_t steps) {
                 l.micro_batch = c.training.micro_batch = mbs;
                 auto [it, inserted] = floors_.try_emplace(floor_key(l));
                 if (inserted) it->second = micro_batch_floor(c, cal_);
-                const double m = double(c.training.global_batch / (mbs * g.dp));
-                best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
+                const Execution x = make_execution(c, cal_);
+                const double m = double(x.micro_batches);
+                best = std::min(best, bound_from_floor_s(x, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
         }
         pilot.estimates.push_back({best, g.first_cell});
@@ -802,7 +765,7 @@ size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout,
         char& verdict = rules[si * n_mbs + i];
         if (verdict == 0) verdict = rule_violation(layout) ? 2 : 1;
         load(layout);
-        const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
+        const MemoryBreakdown memory = memory_per_gpu(make_execution(scratch_, space_->calibration()));
         if (verdict == 1) note_memory(layout, memory);
         if (memory.fits) lo = mid + 1;
         else hi = mid;
@@ -835,6 +798,7 @@ void SearchState::run_cell(const SearchSpace::Group& g) {
     layout.parallel.cp = g.cp;
     layout.parallel.ep = g.ep;
     layout.parallel.virtual_stages = g.virtual_stages;
+    layout.parallel.stage_split = g.stage_split;
     layout.parallel.schedule = g.schedule;
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
@@ -947,6 +911,11 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
     if (p.pp > 1) {
         out += " " + std::string(schedule_name(p.schedule));
         if (p.schedule == PipelineSchedule::interleaved) out += "(v=" + std::to_string(p.virtual_stages) + ")";
+        const StageSplit& split = p.stage_split;
+        if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
+            out += " stages " + std::to_string(split.first_stage_layers) + "/.../" + std::to_string(split.last_stage_layers);
+        if (split.embedding_in_stage_split) out += " +embedding";
+        if (split.loss_in_stage_split) out += " +loss";
     }
     out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(recompute_name(l.recompute));
     out += " " + space.precisions()[size_t(l.precision)].name;
@@ -972,8 +941,8 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
                format_gib(base.gpu.memory_gib) + " GiB";
     }
     if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
-        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.gpus_per_node) +
-               " GPUs per node of node " + base.node.name + " (use whole nodes, or at most one node)";
+        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.host_gpus()) +
+               " GPUs per host of node " + base.node.name + " (use whole hosts, or at most one host)";
     const int64_t unsupported = report.stats.rejected[size_t(RejectReason::precision)];
     if (unsupported == report.stats.layouts) {
         std::string names;
@@ -1050,11 +1019,14 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
         out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero);
         out.field("virtual_stages", p.virtual_stages).field("schedule", schedule_name(p.schedule));
+        out.field("first_stage_layers", p.stage_split.first_stage_layers).field("last_stage_layers", p.stage_split.last_stage_layers);
+        out.field("embedding_in_stage_split", p.stage_split.embedding_in_stage_split);
+        out.field("loss_in_stage_split", p.stage_split.loss_in_stage_split);
         out.field("micro_batch", h.layout.micro_batch).field("recompute", recompute_name(h.layout.recompute));
         out.end_object();
         out.key("result").begin_object();
         out.field("iteration_time_s", r.iteration_time_s).field("total_time_s", r.total_time_s);
-        out.field("cost_usd", r.cost_usd).field("step_cost_usd", step_cost_usd(space.base(), r.iteration_time_s));
+        out.field("cost_usd", r.cost_usd).field("step_cost_usd", phases::step_cost_usd(space.base(), r.iteration_time_s));
         out.field("mfu", r.mfu).field("tokens_per_s", r.tokens_per_s);
         out.field("memory_per_gpu_gib", r.memory.per_gpu_gib).field("capacity_gib", r.memory.capacity_gib);
         out.end_object();
