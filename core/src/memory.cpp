@@ -114,8 +114,7 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
     const double dp = double(c.parallel.weight_replicas()), edp = double(c.parallel.expert_weight_replicas());
     const int64_t zero = c.parallel.zero;
     const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
-    const std::string& opt = c.training.optimizer;
-    const double states = opt == "sgd" ? 1 : 2;  // momentum; Adam/LAMB m and v
+    const double states = double(optimizer_state_count(c.training.optimizer));
     MemoryBreakdown best;
     const int64_t last = x.stages - 1;
     for (int64_t stage : {int64_t(0), last}) {

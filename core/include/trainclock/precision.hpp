@@ -24,6 +24,8 @@ inline constexpr int kDTypeCount = 7;
 std::string_view dtype_name(DType dtype);                   // "bf16"
 std::optional<DType> dtype_from_name(std::string_view name);  // nullopt when unknown
 double dtype_storage_bytes(DType dtype);                     // bytes per element incl. block scales (tf32 -> 4, mxfp8 -> 1 + 1/32)
+// FP8 and FP4 GEMM formats: scaled, with cast/amax/transpose ops around every GEMM (Transformer Engine).
+bool is_quantized(DType dtype);
 
 enum class LossScaling { none, dynamic };
 enum class MasterWeights { none, fp32 };
