@@ -103,6 +103,10 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
     Args args;
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& arg = argv[i];
+        if (arg == "--") {  // the rest are positionals (`import megatron -- --num-layers 32 ...`)
+            for (++i; i < argv.size(); ++i) args.add_positional(argv[i]);
+            break;
+        }
         if (arg == "-h") {
             args.add_flag("--help", "true");
             continue;
@@ -204,8 +208,11 @@ Result<Config> config_draft_from_args(const Args& args) {
         const ConfigField* field = find_field_by_flag(flag);
         if (!field) continue;
         std::string text = value;
-        if (field->type == FieldType::object && value.rfind('~', 0) != 0 && value.rfind('{', 0) != 0) {
-            auto contents = read_text_file(value);  // --calibration FILE (else inline JSON or ~base64url)
+        const bool inline_text = value.rfind('~', 0) == 0 || value.rfind('{', 0) == 0;
+        // --calibration FILE; --model/--gpu/... FILE when it names a file (a config/v1 object or an HF config.json).
+        const bool spec_file = field->type == FieldType::spec && names_file(value);
+        if ((field->type == FieldType::object || spec_file) && !inline_text) {
+            auto contents = read_text_file(value);
             if (!contents) return contents.error();
             text = std::move(contents).value();
         }
@@ -221,6 +228,11 @@ Result<Config> config_draft_from_args(const Args& args) {
 int report_error(const Error& error) {
     std::cerr << "trainclock: error: " << error.to_string() << "\n";
     return kExitBadInput;
+}
+
+bool names_file(std::string_view value) {
+    return value == "-" || value.find('/') != std::string_view::npos ||
+           (value.size() > 5 && value.substr(value.size() - 5) == ".json");
 }
 
 Result<std::string> read_text_file(const std::string& path) {

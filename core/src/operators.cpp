@@ -404,7 +404,7 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     OpList ops;
     const double wg = dtype_storage_bytes(p.grads), ws = dtype_storage_bytes(p.optimizer_states);
     const double wp = dtype_storage_bytes(p.params);
-    const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
+    const bool master = keeps_master(p);
     const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).

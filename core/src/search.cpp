@@ -167,8 +167,10 @@ std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& 
     const ModelSpec& m = base.model;
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
     if (tp_rule(m, tp)) return RejectReason::tp_split;
-    if (pp_rule(m, pp)) return RejectReason::pp_layers;
-    if (virtual_stages_rule(m, pp, v, PipelineSchedule::interleaved)) return RejectReason::virtual_stages;
+    // Search layouts split the layers evenly (no parallel.*_stage_layers keys).
+    if (pp_rule(m, pp, StageSplit{})) return RejectReason::pp_layers;
+    if (virtual_stages_rule(m, pp, v, v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b, StageSplit{}))
+        return RejectReason::virtual_stages;
     if (ep_rule(m, dp, ep)) return RejectReason::ep_experts;
     if (cp_rule(base.training.seq_len, cp)) return RejectReason::seq_split;
     if (gemm_shape_rule(m, precision.gemm, tp)) return RejectReason::gemm_shape;
@@ -232,7 +234,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                                                   PipelineSchedule::interleaved}
                                   : options.schedules;
     // A GPU count beyond one node must fill whole nodes: then no layout passes.
-    const bool node_ok = base.node.gpus_per_node <= 0 || !node_fill_rule(n, base.node);
+    const bool node_ok = base.node.host_gpus() <= 0 || !node_fill_rule(n, base.node);
     auto reject = [&space](RejectReason reason, int64_t count) {
         space.enumeration_.rejected[size_t(reason)] += count;
         space.layouts_ += count;
@@ -875,8 +877,8 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
                format_gib(base.gpu.memory_gib) + " GiB";
     }
     if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
-        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.gpus_per_node) +
-               " GPUs per node of node " + base.node.name + " (use whole nodes, or at most one node)";
+        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.host_gpus()) +
+               " GPUs per host of node " + base.node.name + " (use whole hosts, or at most one host)";
     const int64_t unsupported = report.stats.rejected[size_t(RejectReason::precision)];
     if (unsupported == report.stats.layouts) {
         std::string names;

@@ -14,6 +14,7 @@
 #include "trainclock/hardware.hpp"
 #include "trainclock/model.hpp"
 #include "trainclock/precision.hpp"
+#include "trainclock/stage_split.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
@@ -46,6 +47,7 @@ struct ParallelSpec {
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
     bool overlap_dp_comm = true;         // DP gradient reduction overlapped with backward
     bool overlap_tp_comm = false;        // TP collectives overlapped with GEMMs (userbuffers/TE comm overlap)
+    StageSplit stage_split;              // uneven pipeline stages (JSON: parallel.first_stage_layers, ...; stage_split.hpp)
 
     // Ranks holding the same weights: the DP replicas and, as CP splits only the sequence, the CP
     // ranks. Gradients are reduced and ZeRO shards over them (Megatron-Core's data-parallel group
@@ -66,6 +68,13 @@ struct TrainingSpec {
     Optimizer optimizer = Optimizer::adamw;
     double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
+    // The whole run around the steps (run.hpp): checkpoints, interruptions, restarts. Unset = default.
+    double checkpoint_interval_s = 0;    // training seconds between checkpoints (0 = Young's optimum, unless _steps)
+    int64_t checkpoint_interval_steps = 0;  // optimizer steps between checkpoints (0 = unset)
+    double storage_bw_gbps = 0;          // checkpoint storage write/read bandwidth of the job, GB/s (0 = default per GPU)
+    double restart_s = -1;               // interruption -> training again, before the checkpoint load, s (< 0 = default)
+    double failure_rate_per_gpu_hour = -1;  // unexpected interruptions per GPU-hour (< 0 = Llama 3's rate)
+    bool ideal = false;                  // no checkpoints, interruptions or restarts: total_time_s = steps x step time
 };
 
 // Efficiency parameters of the cost model. Every field is optional: unset ones take the
@@ -105,9 +114,10 @@ inline constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 18;
 // The layout and training rules of validate_config one by one, each with its message (the search
 // checks them per group of layouts and counts which one a group breaks).
 std::optional<Error> tp_rule(const ModelSpec& model, int64_t tp);  // heads, KV heads, MLP and expert widths
-std::optional<Error> pp_rule(const ModelSpec& model, int64_t pp);  // at most one stage per layer
-std::optional<Error> virtual_stages_rule(const ModelSpec& model, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule);
-std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);  // whole nodes beyond one
+std::optional<Error> pp_rule(const ModelSpec& model, int64_t pp, const StageSplit& split);  // a layer (or embedding/loss slot) per stage
+std::optional<Error> virtual_stages_rule(const ModelSpec& model, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule,
+                                         const StageSplit& split);  // interleaved only; a split Megatron-Core can make
+std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);  // whole hosts beyond one
 std::optional<Error> ep_rule(const ModelSpec& model, int64_t dp, int64_t ep);  // EP divides experts and DP
 std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule);
 std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                 // 2*cp load-balanced chunks

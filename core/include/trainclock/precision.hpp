@@ -45,4 +45,7 @@ struct PrecisionSpec {
     bool autocast = false;                  // torch-autocast style: casts at op boundaries, fp32 weights recast per forward
 };
 
+// An fp32 master copy distinct from the working weights (updated by the optimizer, copied back).
+inline bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
+
 } // namespace trainclock
