@@ -114,15 +114,10 @@ double activation_bytes_per_layer(const Execution& x, LayerKind kind) {
     return layer_activation_bytes(x, kind, x.recompute);
 }
 
-namespace {
-bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
-double optimizer_states(const std::string& optimizer) { return optimizer == "sgd" ? 1 : 2; }  // momentum; Adam/LAMB m and v
-} // namespace
-
 double checkpoint_bytes(const Config& c) {
     const PrecisionSpec& p = c.precision;
     const double per_param = dtype_storage_bytes(p.params) + (keeps_master(p) ? 4.0 : 0.0) +
-                             optimizer_states(c.training.optimizer) * dtype_storage_bytes(p.optimizer_states);
+                             double(optimizer_state_count(c.training.optimizer)) * dtype_storage_bytes(p.optimizer_states);
     return double(parameter_count(c.model)) * per_param;
 }
 
@@ -132,7 +127,7 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
     const double dp = double(c.parallel.weight_replicas()), edp = double(c.parallel.expert_weight_replicas());
     const int64_t zero = c.parallel.zero;
     const bool master = keeps_master(p);
-    const double states = optimizer_states(c.training.optimizer);
+    const double states = double(optimizer_state_count(c.training.optimizer));
     MemoryBreakdown best;
     const int64_t last = x.stages - 1;
     // The first stage holds the most micro-batches, the last the LM head; with an uneven split the

@@ -7,13 +7,11 @@
 #include "trainclock/model.hpp"
 
 namespace trainclock {
-namespace {
 
-// Matrices of one MLP: gated units (SwiGLU/GeGLU, Shazeer 2020 arXiv 2002.05202) have gate, up and
-// down projections; the others up and down.
-int64_t mlp_matrices(Activation activation) {
-    return (activation == Activation::swiglu || activation == Activation::geglu) ? 3 : 2;
-}
+bool gated_mlp(Activation a) { return a == Activation::swiglu || a == Activation::geglu; }
+int64_t mlp_matrices(Activation a) { return gated_mlp(a) ? 3 : 2; }
+
+namespace {
 
 // Gain (+ bias for LayerNorm, Ba et al. 2016; RMSNorm has no bias, Zhang & Sennrich 2019).
 int64_t norm_params(const ModelSpec& m) { return (m.norm == Norm::layernorm ? 2 : 1) * m.hidden; }

@@ -299,7 +299,7 @@ double layer_params_local(const Execution& x, LayerKind kind) {
     const double h = double(m.hidden), d = double(m.effective_head_dim());
     const double kv = double(m.kv_heads > 0 ? m.kv_heads : m.heads);
     const double attn = (2 * h * double(m.heads) * d + 2 * h * kv * d) / t;  // as model.cpp
-    const double mats = x.gated ? 3 : 2;
+    const double mats = double(mlp_matrices(m.activation));
     double mlp = mats * h * double(m.ffn_hidden) / t;
     if (kind.moe) {
         const double ep = x.ep;
@@ -314,7 +314,7 @@ double layer_expert_params_local(const Execution& x, LayerKind kind) {
     if (!kind.moe) return 0;
     const ModelSpec& m = x.config->model;
     const double t = x.tp, ep = x.ep;
-    return (x.gated ? 3 : 2) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
+    return double(mlp_matrices(m.activation)) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
 }
 
 PieceOps layer_ops(const Execution& x, LayerKind kind) {
@@ -380,7 +380,7 @@ PieceOps head_ops(const Execution& x) {
 
 double per_tensor_optimizer_kernels(const Execution& x) {
     const Config& c = *x.config;
-    if (c.training.optimizer != "lamb-per-tensor") return 0;
+    if (c.training.optimizer != Optimizer::lamb_per_tensor) return 0;
     // Parameter tensors per layer: two norms (scale, + bias for LayerNorm), fused QKV and output
     // projections (no biases: Transformer-XL's qkv_net/o_net/r_net, Megatron's default keeps them in
     // the GEMM epilogue), FFN matrices (3 gated) with biases when not gated, the relative-position
@@ -404,14 +404,13 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     OpList ops;
     const double wg = dtype_storage_bytes(p.grads), ws = dtype_storage_bytes(p.optimizer_states);
     const double wp = dtype_storage_bytes(p.params);
-    const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
+    const bool master = keeps_master(p);
     const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
-    const std::string& name = c.training.optimizer;
-    const double states = name == "sgd" ? 1 : 2;
+    const double states = double(optimizer_state_count(c.training.optimizer));
     double bytes = params_shard * (wg + 2 * wu + 2 * states * ws);
-    if (name == "lamb" || name == "lamb-per-tensor") bytes += params_shard * (wg + wu);
+    if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));
     ops.add(make_op("zero_grad", OpKind::optimizer, p.activations, 0, params_local * wg));

@@ -4,6 +4,8 @@
 #include <array>
 
 namespace trainclock {
+
+bool is_quantized(DType d) { return d == DType::fp8 || d == DType::mxfp8 || d == DType::nvfp4; }
 namespace {
 
 struct DTypeInfo {

@@ -23,6 +23,9 @@ const EnumName<Recompute> kRecomputeNames[3] = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 const EnumName<AttentionKernel> kAttentionKernelNames[2] = {
     {"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
+const EnumName<Optimizer> kOptimizerNames[5] = {
+    {"adamw", Optimizer::adamw}, {"adam", Optimizer::adam}, {"lamb", Optimizer::lamb},
+    {"lamb-per-tensor", Optimizer::lamb_per_tensor}, {"sgd", Optimizer::sgd}};
 const EnumName<DType> kDTypeNames[kDTypeCount] = {
     {"fp32", DType::fp32}, {"tf32", DType::tf32},   {"fp16", DType::fp16},   {"bf16", DType::bf16},
     {"fp8", DType::fp8},   {"mxfp8", DType::mxfp8}, {"nvfp4", DType::nvfp4},
@@ -78,6 +81,7 @@ std::string_view architecture_name(Architecture value) { return name_of(kArchite
 std::string_view activation_name(Activation value) { return name_of(kActivations, value); }
 std::string_view norm_name(Norm value) { return name_of(kNorms, value); }
 std::string_view schedule_name(PipelineSchedule value) { return name_of(kScheduleNames, value); }
+std::string_view optimizer_name(Optimizer value) { return name_of(kOptimizerNames, value); }
 std::string_view recompute_name(Recompute value) { return name_of(kRecomputeNames, value); }
 std::string_view attention_kernel_name(AttentionKernel value) { return name_of(kAttentionKernelNames, value); }
 

@@ -60,9 +60,11 @@ std::string_view norm_name(Norm value);
 std::string_view schedule_name(PipelineSchedule value);
 std::string_view recompute_name(Recompute value);
 std::string_view attention_kernel_name(AttentionKernel value);
+std::string_view optimizer_name(Optimizer value);
 extern const EnumName<PipelineSchedule> kScheduleNames[3];
 extern const EnumName<Recompute> kRecomputeNames[3];
 extern const EnumName<AttentionKernel> kAttentionKernelNames[2];
+extern const EnumName<Optimizer> kOptimizerNames[5];
 extern const EnumName<DType> kDTypeNames[kDTypeCount];
 
 // Names a preset by its id, with a did-you-mean on failure (key = `key`).

@@ -488,7 +488,7 @@ TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
     CHECK(config.value().parallel.zero == 2);
     CHECK(config.value().precision.name == "fp16-mixed");
     CHECK(config.value().num_gpus == 16);  // train_batch_size 16 = micro 1 (assumed) x accumulation 1 x 16 ranks
-    CHECK(config.value().training.optimizer == "adamw");
+    CHECK(config.value().training.optimizer == Optimizer::adamw);
 
     auto zero3 = import_deepspeed(launch_file("deepspeed-zero3.json"), R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb", "num_gpus": 16})");
     REQUIRE(zero3.ok());

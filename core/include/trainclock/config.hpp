@@ -26,6 +26,13 @@ enum class Recompute { none, selective, full };
 // Generation of the fused-attention kernel: FlashAttention-1/2 and Triton-era kernels (mma.sync), or
 // Hopper-native ones (FlashAttention-3, cuDNN fused attention through Transformer Engine: wgmma + TMA).
 enum class AttentionKernel { flash2, flash3 };
+// JSON: "adamw", "adam", "lamb", "lamb-per-tensor" (a Python loop over tensors, not multi-tensor
+// fused), "sgd" (with momentum).
+enum class Optimizer { adamw, adam, lamb, lamb_per_tensor, sgd };
+// State buffers per weight: SGD's momentum 1, Adam(W)'s and LAMB's m and v 2.
+inline int optimizer_state_count(Optimizer o) { return o == Optimizer::sgd ? 1 : 2; }
+// LAMB reads gradient and weight once more for its trust ratio (You et al. 2019).
+inline bool optimizer_trust_ratio(Optimizer o) { return o == Optimizer::lamb || o == Optimizer::lamb_per_tensor; }
 
 // How the work is split over GPUs (the execution strategy).
 struct ParallelSpec {
@@ -58,7 +65,7 @@ struct TrainingSpec {
     Recompute recompute = Recompute::none;
     bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
     AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
-    std::string optimizer = "adamw";     // adamw | adam | lamb | lamb-per-tensor (a Python loop over tensors, not multi-tensor fused) | sgd
+    Optimizer optimizer = Optimizer::adamw;
     double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
     // The whole run around the steps (run.hpp): checkpoints, interruptions, restarts. Unset = default.
@@ -98,6 +105,28 @@ struct Config {
     TrainingSpec training;
     CalibrationSpec calibration;
 };
+
+// Micro-batches x pipeline chunks per step the schedule simulates: 2^18 covers 32768 micro-batches
+// on 8 stages (Megatron runs use tens to a few thousand) and keeps a requested timeline (2 spans per
+// slot) to tens of MB.
+inline constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 18;
+
+// The layout and training rules of validate_config one by one, each with its message (the search
+// checks them per group of layouts and counts which one a group breaks).
+std::optional<Error> tp_rule(const ModelSpec& model, int64_t tp);  // heads, KV heads, MLP and expert widths
+std::optional<Error> pp_rule(const ModelSpec& model, int64_t pp, const StageSplit& split);  // a layer (or embedding/loss slot) per stage
+std::optional<Error> virtual_stages_rule(const ModelSpec& model, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule,
+                                         const StageSplit& split);  // interleaved only; a split Megatron-Core can make
+std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);  // whole hosts beyond one
+std::optional<Error> ep_rule(const ModelSpec& model, int64_t dp, int64_t ep);  // EP divides experts and DP
+std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule);
+std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                 // 2*cp load-balanced chunks
+std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp);     // each CP rank's tokens over TP
+std::optional<Error> gemm_shape_rule(const ModelSpec& model, DType gemm, int64_t tp);  // FP8/FP4: multiples of 16
+// The defaults validate_config fills in: the GPU's default node, and the first of bf16-mixed,
+// fp16-mixed, fp32 the GPU runs (nothing when already set or unavailable).
+void fill_node_default(Config& config);
+void fill_precision_default(Config& config);
 
 // Parse a config JSON document (presets by name or inline objects); unknown keys, wrong types and
 // unknown preset names are errors naming the key. Does not check cross-field rules: see validate_config.

@@ -24,6 +24,8 @@ inline constexpr int kDTypeCount = 7;
 std::string_view dtype_name(DType dtype);                   // "bf16"
 std::optional<DType> dtype_from_name(std::string_view name);  // nullopt when unknown
 double dtype_storage_bytes(DType dtype);                     // bytes per element incl. block scales (tf32 -> 4, mxfp8 -> 1 + 1/32)
+// FP8 and FP4 GEMM formats: scaled, with cast/amax/transpose ops around every GEMM (Transformer Engine).
+bool is_quantized(DType dtype);
 
 enum class LossScaling { none, dynamic };
 enum class MasterWeights { none, fp32 };
@@ -42,5 +44,8 @@ struct PrecisionSpec {
     LossScaling loss_scaling = LossScaling::none;  // dynamic: unscale + inf/nan check every step
     bool autocast = false;                  // torch-autocast style: casts at op boundaries, fp32 weights recast per forward
 };
+
+// An fp32 master copy distinct from the working weights (updated by the optimizer, copied back).
+inline bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
 
 } // namespace trainclock
