@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "trainclock/fit.hpp"
 #include "trainclock/validation.hpp"
 
 namespace trainclock::cli {
@@ -31,6 +32,7 @@ std::string value_text(MeasuredMetric metric, double value) {
         case MeasuredMetric::tokens_per_s: return format_si(value, "tok/s");
         case MeasuredMetric::tokens_per_s_per_gpu: return format_si(value, "tok/s/GPU");
         case MeasuredMetric::samples_per_s: return format_si(value, "seq/s");
+        case MeasuredMetric::peak_memory_gib: return format_fixed(value, 2) + " GiB";
     }
     return format_fixed(value, 3);
 }
@@ -47,6 +49,9 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     std::cout << "MAPE by GPU generation\n" << group_table(report, "gpu_generation", "cases") << "\n";
     std::cout << "Precision speed-ups (iteration time of the wider / the narrower precision, same config)\n"
               << group_table(report, "pairs", "pairs") << "\n";
+    if (report.find("set", "memory"))
+        std::cout << "Peak memory per GPU (memory cases, by source; not in the time MAPE above)\n"
+                  << group_table(report, "memory", "cases") << "\n";
 
     std::vector<CaseResult> sorted = report.cases;
     std::stable_sort(sorted.begin(), sorted.end(), [](const CaseResult& a, const CaseResult& b) { return a.ape > b.ape; });
@@ -60,6 +65,52 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     }
     std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "")
               << "\n" << table.render("  ");
+}
+
+// In-sample (shipped constants), refitted on every family, and cross-source MAPE side by side.
+std::string comparison_table(const CrossSourceReport& r, std::string_view kind, std::string_view unit) {
+    TextTable table({std::string(kind), std::string(unit), "in-sample", "refit (all)", "cross-source", "bias (cross)"});
+    for (const auto& g : r.cross_source.groups) {
+        if (g.kind != kind) continue;
+        const GroupError* in = r.in_sample.find(kind, g.name);
+        const GroupError* refit = r.refit.find(kind, g.name);
+        table.add({g.name, std::to_string(g.count), in ? format_percent(in->mape) : "-",
+                   refit ? format_percent(refit->mape) : "-", format_percent(g.mape), signed_percent(g.bias)});
+    }
+    return table.render("  ");
+}
+
+void print_cross_source(const CrossSourceReport& r) {
+    std::cout << "trainclock validate --cross-source: every fitted constant (validate --refit) refitted "
+              << r.families.size() << " times,\neach time without one source family, which is then scored "
+                 "(leave-one-source-out)\n\n";
+    std::cout << "MAPE by set\n" << comparison_table(r, "set", "cases") << "\n";
+    std::cout << "MAPE by source (cross-source: the family of the file was left out of the fit)\n"
+              << comparison_table(r, "source", "cases") << "\n";
+    std::cout << "MAPE by precision\n" << comparison_table(r, "precision", "cases") << "\n";
+    std::cout << "MAPE by GPU generation\n" << comparison_table(r, "gpu_generation", "cases") << "\n";
+    std::cout << "Precision speed-ups\n" << comparison_table(r, "pairs", "pairs") << "\n";
+}
+
+void print_refit_table(const CrossSourceReport& r) {
+    const std::vector<FittedConstant> table = fitted_constants();
+    TextTable out({"constant", "shipped", "bounds", "refit (all)", "sensitivity", "unit", "held in"});
+    for (size_t j = 0; j < table.size(); ++j) {
+        const FittedConstant& c = table[j];
+        const double m = r.all_fit.multipliers[j];
+        auto value = [](double v) { return v < 1e-2 ? format_seconds(v) : format_fixed(v, 3); };
+        out.add({c.parameter.name, value(c.shipped),
+                 value(c.shipped * c.parameter.lo) + " .. " + value(c.shipped * c.parameter.hi),
+                 r.all_fit.fitted[j] ? value(c.shipped * m) : "(not constrained)", format_fixed(r.all_fit.sensitivity[j], 3),
+                 c.unit, c.where});
+    }
+    std::cout << "Fitted constants (data set: " << table.front().data_set << "; refit: " << table.front().refit_command << ")\n"
+              << out.render("  ") << "\n"
+              << "Fit objective (weighted mean |log(predicted / measured)|, a file of n cases weighs sqrt(n)): "
+              << format_percent(r.all_fit.error_before) << " shipped -> " << format_percent(r.all_fit.error_after)
+              << " refit (" << r.all_fit.predictions << " predictions)\n"
+              << "The shipped values stay in calibration.cpp until a physics change moves them; this refit is what\n"
+              << "--cross-source does with one family left out.\n";
 }
 
 int run(const Args& args) {
@@ -88,6 +139,15 @@ int run(const Args& args) {
     }
 
     const ValidationSuite suite = load_validation_suite();
+    if (args.has("--cross-source") || args.has("--refit")) {
+        if (options.calibration || options.precision_blind || !options.source_prefix.empty())
+            return report_error({"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
+        const CrossSourceReport cross = run_cross_source(suite);
+        if (args.has("--refit")) print_refit_table(cross);
+        if (args.has("--cross-source")) print_cross_source(cross);
+        for (const auto& issue : suite.issues) std::cerr << "trainclock: validation case skipped: " << issue.to_string() << "\n";
+        return suite.issues.empty() ? kExitOk : kExitInternal;
+    }
     const ValidationReport report = run_validation(suite, options);
     if (report.cases.empty()) {
         return report_error({"--source", "no validation case matches '" + options.source_prefix + "'"});
@@ -105,7 +165,8 @@ int run(const Args& args) {
 const CommandRegistrar registrar({
     "validate",
     "accuracy against published measurements (MAPE per source, precision, GPU)",
-    "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]",
+    "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]\n"
+    "       trainclock validate --cross-source | --refit",
     "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
     "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
     "per case and the MAPE over the public set (llm_public + precision_public rows), vTrain's ground truth\n"
@@ -116,7 +177,9 @@ const CommandRegistrar registrar({
      {"--precision-blind", "", "the static-graph baseline: every op at one reference dtype"},
      {"--source", "PREFIX", "only cases whose id or source file starts with PREFIX (MEG21, PT-BERT, vtrain, ...)"},
      {"--calibration", "FILE|JSON", "calibration overrides (the config's \"calibration\" keys; \"gpus\": {GPU: {...}} per GPU) for every case"},
-     {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"}},
+     {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"},
+     {"--cross-source", "", "refit every fitted constant without each source family and score that family (leave-one-source-out), beside the in-sample MAPE"},
+     {"--refit", "", "print the table of fitted constants (shipped value, bounds, data set) and their refit on every source"}},
     false,
     run,
 });

@@ -34,6 +34,7 @@ void apply_overrides(const CalibrationOverrides& o, Calibration& c) {
     if (o.intra_node_efficiency) c.intra_node_efficiency = *o.intra_node_efficiency;
     if (o.inter_node_efficiency) c.inter_node_efficiency = *o.inter_node_efficiency;
     if (o.kernel_launch_s) c.kernel_launch_s = *o.kernel_launch_s;
+    if (o.host_op_s) c.host_op_s = *o.host_op_s;
     if (o.step_overhead_s) c.step_overhead_s = *o.step_overhead_s;
 }
 

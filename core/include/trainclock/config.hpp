@@ -70,6 +70,7 @@ struct CalibrationOverrides {
     std::optional<double> intra_node_efficiency;        // achievable fraction of the intra-node link
     std::optional<double> inter_node_efficiency;        // achievable fraction of the NICs
     std::optional<double> kernel_launch_s;              // fixed cost per kernel
+    std::optional<double> host_op_s;                    // CPU time to dispatch one kernel (binds small kernels)
     std::optional<double> step_overhead_s;              // fixed cost per optimizer step (framework, data loader)
 };
 
