@@ -75,8 +75,8 @@ std::string presets_json(std::string_view kind) {
     std::string_view singular = kind;
     if (!singular.empty() && singular.back() == 's') singular.remove_suffix(1);
     const bool all = singular.empty();
-    if (!all && singular != "model" && singular != "gpu" && singular != "node" && singular != "precision") {
-        return error_json({"kind", "unknown preset kind '" + std::string(kind) + "' (models, gpus, nodes or precisions)"});
+    if (!all && singular != "model" && singular != "gpu" && singular != "node" && singular != "precision" && singular != "framework") {
+        return error_json({"kind", "unknown preset kind '" + std::string(kind) + "' (models, gpus, nodes, precisions or frameworks)"});
     }
     JsonWriter out;
     out.begin_object();
@@ -84,6 +84,8 @@ std::string presets_json(std::string_view kind) {
     if (all || singular == "gpu") write_presets<GpuSpec>(out, PresetKind::gpu, gpu_preset, write_gpu);
     if (all || singular == "node") write_presets<NodeSpec>(out, PresetKind::node, node_preset, write_node);
     if (all || singular == "precision") write_presets<PrecisionSpec>(out, PresetKind::precision, precision_preset, write_precision);
+    if (all || singular == "framework") write_presets<FrameworkSpec>(out, PresetKind::framework, framework_preset,
+                                                            [](JsonWriter& w, const FrameworkSpec& f) { write_framework(w, f, true); });
     out.end_object();
     return out.take();
 }
