@@ -45,12 +45,9 @@ int run(const Args& args) {
     if (!path) return report_error({"--measurements", "missing: a file of measured runs in the presets/validation case format"});
     auto text = read_text_file(*path);
     if (!text) return report_error(text.error());
-    ValidationSuite suite;
-    std::string name = *path == "-" ? "measurements.json" : *path;
-    const size_t slash = name.find_last_of('/');
-    if (slash != std::string::npos) name = name.substr(slash + 1);
-    parse_validation_file(name, text.value(), suite);
-    if (!suite.issues.empty()) return report_error({*path, suite.issues.front().to_string()});
+    auto parsed = parse_measurements(text.value());
+    if (!parsed) return report_error({*path, parsed.error().message});
+    const ValidationSuite& suite = parsed.value();
     auto report = calibrate(suite);
     if (!report) return report_error({*path + ": " + report.error().key, report.error().message});
     const std::string json = calibration_json(report.value().calibration);

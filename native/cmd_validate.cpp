@@ -3,6 +3,7 @@
 // predicted precision speed-ups; --precision-blind gives the static-graph baseline.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "cli_common.hpp"
@@ -139,12 +140,20 @@ int run(const Args& args) {
     }
 
     const ValidationSuite suite = load_validation_suite();
+    if (args.has("--write-intervals") && !args.has("--cross-source"))
+        return report_error({"--write-intervals", "needs --cross-source (the intervals come from its residuals)"});
     if (args.has("--cross-source") || args.has("--refit")) {
         if (options.calibration || options.precision_blind || !options.source_prefix.empty())
             return report_error({"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
         const CrossSourceReport cross = run_cross_source(suite);
         if (args.has("--refit")) print_refit_table(cross);
         if (args.has("--cross-source")) print_cross_source(cross);
+        if (const auto out = args.value("--write-intervals")) {
+            const std::string json = interval_table_json(cross_source_intervals(suite, cross));
+            std::ofstream file(*out);
+            if (!(file << json)) return report_error({"--write-intervals", "cannot write '" + *out + "'"});
+            std::cout << "Prediction intervals written to " << *out << "\n";
+        }
         for (const auto& issue : suite.issues) std::cerr << "trainclock: validation case skipped: " << issue.to_string() << "\n";
         return suite.issues.empty() ? kExitOk : kExitInternal;
     }
@@ -166,7 +175,7 @@ const CommandRegistrar registrar({
     "validate",
     "accuracy against published measurements (MAPE per source, precision, GPU)",
     "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]\n"
-    "       trainclock validate --cross-source | --refit",
+    "       trainclock validate [--cross-source [--write-intervals FILE]] [--refit]",
     "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
     "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
     "per case and the MAPE over the public set (llm_public + precision_public rows), vTrain's ground truth\n"
@@ -179,6 +188,7 @@ const CommandRegistrar registrar({
      {"--calibration", "FILE|JSON", "calibration overrides (the config's \"calibration\" keys; \"gpus\": {GPU: {...}} per GPU) for every case"},
      {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"},
      {"--cross-source", "", "refit every fitted constant without each source family and score that family (leave-one-source-out), beside the in-sample MAPE"},
+     {"--write-intervals", "FILE", "with --cross-source: write the prediction-interval table (presets/intervals/cross-source.json)"},
      {"--refit", "", "print the table of fitted constants (shipped value, bounds, data set) and their refit on every source"}},
     false,
     run,

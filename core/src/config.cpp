@@ -53,6 +53,14 @@ struct PrecisionKind {
     static void write(JsonWriter& w, const Spec& s) { write_precision(w, s); }
 };
 
+struct FrameworkKind {
+    using Spec = FrameworkSpec;
+    static constexpr std::string_view kind = "framework";
+    static Result<Spec> preset(std::string_view name) { return framework_preset(name); }
+    static void read(ObjectReader& r, Spec& s, bool required) { read_framework(r, s, required); }
+    static void write(JsonWriter& w, const Spec& s) { write_framework(w, s); }
+};
+
 template <class Kind> std::string text_of(const typename Kind::Spec& spec) { return spec_text(spec, Kind::write); }
 
 template <class Kind> void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& out) {
@@ -163,6 +171,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
     read_spec<GpuKind>(reader, "gpu", config.gpu);
     read_spec<NodeKind>(reader, "node", config.node);
     read_spec<PrecisionKind>(reader, "precision", config.precision);
+    read_spec<FrameworkKind>(reader, "framework", config.framework);
     reader.read("num_gpus", config.num_gpus);
     if (const auto parallel = reader.read_object("parallel")) {
         ObjectReader p(*parallel, "parallel");
@@ -176,6 +185,9 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         p.read("zero", s.zero);
         p.read("virtual_stages", s.virtual_stages);
         p.read_enum("schedule", kScheduleNames, s.schedule);
+        // Knobs a framework defaults: given here they win over the framework (config.hpp ExplicitKnobs).
+        if (p.has("overlap_dp_comm")) config.explicit_knobs.overlap_dp_comm = true;
+        if (p.has("overlap_tp_comm")) config.explicit_knobs.overlap_tp_comm = true;
         p.read("overlap_dp_comm", s.overlap_dp_comm);
         p.read("overlap_tp_comm", s.overlap_tp_comm);
         reader.adopt(p.finish());
@@ -188,6 +200,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("micro_batch", s.micro_batch);
         t.read_enum("recompute", kRecomputeNames, s.recompute);
         t.read("flash_attention", s.flash_attention);
+        if (t.has("attention_kernel")) config.explicit_knobs.attention_kernel = true;
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
         t.read("optimizer", s.optimizer);
         t.read("tokens", s.tokens);
@@ -528,6 +541,7 @@ std::optional<Error> check_config(Config& c) {
     }
     TRAINCLOCK_TRY(check_precision(c.precision));
     TRAINCLOCK_TRY(precision_support_error(c.precision, c.gpu));
+    apply_framework_defaults(c);
     TRAINCLOCK_TRY(check_layout(c));
     TRAINCLOCK_TRY(check_training(c));
     TRAINCLOCK_TRY(check_calibration(c.calibration));
@@ -561,18 +575,23 @@ void write_config(JsonWriter& out, const Config& c) {
     write_spec<NodeKind>(out, "node", c.node);
     out.field("num_gpus", c.num_gpus);
     write_spec<PrecisionKind>(out, "precision", c.precision);
+    // With a framework, the knobs it defaults are written only when the config set them, so that
+    // reading the JSON back gives the same explicit/framework split (and the same stated defaults).
+    const bool framework = !c.framework.name.empty();
+    if (framework) write_spec<FrameworkKind>(out, "framework", c.framework);
     const ParallelSpec& p = c.parallel;
     out.key("parallel").begin_object();
     out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
     out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero).field("virtual_stages", p.virtual_stages);
     out.field("schedule", schedule_name(p.schedule));
-    out.field("overlap_dp_comm", p.overlap_dp_comm).field("overlap_tp_comm", p.overlap_tp_comm);
+    if (!framework || c.explicit_knobs.overlap_dp_comm) out.field("overlap_dp_comm", p.overlap_dp_comm);
+    if (!framework || c.explicit_knobs.overlap_tp_comm) out.field("overlap_tp_comm", p.overlap_tp_comm);
     out.end_object();
     const TrainingSpec& t = c.training;
     out.key("training").begin_object();
     out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
     out.field("recompute", recompute_name(t.recompute)).field("flash_attention", t.flash_attention);
-    out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
+    if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
     out.field("optimizer", t.optimizer).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
     out.end_object();

@@ -4,8 +4,7 @@
 //   [SECTION] The table of fitted constants
 //   [SECTION] Applying multipliers to a case
 //   [SECTION] The fitter (Gauss-Newton on log errors, Huber loss by IRLS, box bounds)
-//   [SECTION] Cross-source refit
-//   [SECTION] Prediction intervals
+//   [SECTION] Cross-source refit (and the interval rows of its residuals)
 //   [SECTION] calibrate
 #include "trainclock/fit.hpp"
 
@@ -14,6 +13,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+
+#include <simdjson.h>
 
 #include "json_writer.hpp"
 #include "spec_json.hpp"
@@ -128,7 +129,8 @@ FitProblem::FitProblem(const ValidationSuite& suite, std::vector<FitParameter> p
     : suite_(suite), parameters_(std::move(parameters)) {
     base_.reserve(suite.cases.size());
     for (const ValidationCase& c : suite.cases)
-        base_.push_back(resolve_calibration(c.config.gpu, c.config.calibration, c.config.training.attention_kernel));
+        base_.push_back(resolve_calibration(c.config.gpu, c.config.calibration, c.config.training.attention_kernel,
+                                            &c.config.framework));
 }
 
 void FitProblem::apply(size_t index, const std::vector<double>& multipliers, Config& config) const {
@@ -152,7 +154,7 @@ CalibrationSpec FitProblem::calibration(const std::vector<double>& multipliers) 
         const Config& config = suite_.cases[i].config;
         if (!done.insert(config.gpu.name).second) continue;
         // Absolute values on this GPU from its shipped record (no user overrides of the case).
-        const Calibration base = resolve_calibration(config.gpu, {}, config.training.attention_kernel);
+        const Calibration base = resolve_calibration(config.gpu, {}, config.training.attention_kernel, &config.framework);
         CalibrationOverrides o = scaled_overrides(parameters_, multipliers, base, config);
         if (any_override(o)) spec.per_gpu.emplace_back(config.gpu.name, o);
     }
@@ -420,6 +422,54 @@ CrossSourceReport run_cross_source(const ValidationSuite& suite, const FitOption
     return report;
 }
 
+std::string cross_source_report_json(const CrossSourceReport& report) {
+    JsonWriter out(2);
+    out.begin_object();
+    out.field("schema", "trainclock/cross-source/v1");
+    out.key("families").begin_array();
+    for (const auto& family : report.families) out.value(family);
+    out.end_array();
+    out.key("constants").begin_array();
+    const std::vector<FittedConstant> table = fitted_constants();
+    for (size_t j = 0; j < table.size(); ++j) {
+        out.begin_object();
+        out.field("name", table[j].parameter.name).field("shipped", table[j].shipped);
+        out.field("refit", table[j].shipped * report.all_fit.multipliers[j]);
+        out.field("fitted", static_cast<bool>(report.all_fit.fitted[j])).field("sensitivity", report.all_fit.sensitivity[j]);
+        out.field("data_set", table[j].data_set).field("refit_command", table[j].refit_command);
+        out.end_object();
+    }
+    out.end_array();
+    out.key("groups").begin_array();
+    for (const GroupError& g : report.cross_source.groups) {
+        const GroupError* in = report.in_sample.find(g.kind, g.name);
+        const GroupError* refit = report.refit.find(g.kind, g.name);
+        out.begin_object();
+        out.field("kind", g.kind).field("name", g.name).field("count", g.count);
+        out.field("in_sample", in ? in->mape : 0.0).field("refit", refit ? refit->mape : 0.0);
+        out.field("cross_source", g.mape).field("bias", g.bias);
+        out.end_object();
+    }
+    out.end_array();
+    out.end_object();
+    return out.take();
+}
+
+std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report) {
+    std::vector<std::pair<std::vector<std::string>, double>> residuals;
+    const std::vector<size_t> cases = fit_cases(suite);
+    std::vector<bool> in_fit(suite.cases.size(), false);
+    for (size_t i : cases) in_fit[i] = true;
+    for (const CaseResult& r : report.cross_source.cases) {
+        if (!in_fit[r.case_index]) continue;
+        const ValidationCase& c = suite.cases[r.case_index];
+        // measured / predicted time: a throughput's ratio is the inverse.
+        const double ratio = c.metric == MeasuredMetric::iteration_time_s ? c.measured / r.predicted : r.predicted / c.measured;
+        residuals.emplace_back(interval_groups(c.config), ratio);
+    }
+    return interval_rows(residuals);
+}
+
 } // namespace trainclock
 
 namespace trainclock {
@@ -487,6 +537,21 @@ double mean_abs(const std::vector<CalibrateCase>& cases, double CalibrateCase::*
 }
 
 } // namespace
+
+Result<ValidationSuite> parse_measurements(std::string_view json) {
+    // The file's own "name" stands for the stem that presets/validation files must match.
+    std::string name = "measurements";
+    simdjson::dom::parser parser;
+    simdjson::dom::element document;
+    std::string_view given;
+    if (parser.parse(json.data(), json.size()).get(document) == simdjson::SUCCESS &&
+        document["name"].get_string().get(given) == simdjson::SUCCESS)
+        name = std::string(given);
+    ValidationSuite suite;
+    parse_validation_file(name + ".json", json, suite);
+    if (!suite.issues.empty()) return Error{"", suite.issues.front().to_string()};
+    return suite;
+}
 
 Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const FitOptions& options) {
     std::vector<size_t> cases;

@@ -161,7 +161,7 @@ std::string format(const char* fmt, double a, double b = 0) {
 
 Prediction predict(const Config& c, const PredictOptions& options) {
     Prediction out;
-    const Calibration cal = resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel);
+    const Calibration cal = resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel, &c.framework);
     const PrecisionSpec blind = cal.precision_blind ? blind_precision(c.gpu) : PrecisionSpec{};
     const PrecisionSpec& prec = cal.precision_blind ? blind : c.precision;
     const Network net = make_network(c, cal);
@@ -408,6 +408,11 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     if (c.parallel.pp > 1 && mb < c.parallel.pp)
         out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
                                       double(mb), double(c.parallel.pp)));
+    if (!c.framework_defaults.empty()) {  // no silent assumption: what the framework preset set
+        std::string applied;
+        for (const std::string& d : c.framework_defaults) applied += (applied.empty() ? "" : ", ") + d;
+        out.warnings.push_back("framework " + c.framework.name + " defaults: " + applied);
+    }
     return out;
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "spec_json.hpp"
+#include "trainclock/intervals.hpp"
 #include "trainclock/prediction.hpp"
 
 namespace trainclock {
@@ -92,6 +93,16 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     for (const auto& warning : p.warnings) out.value(warning);
     out.end_array();
     if (config) {
+        // Likely range from the cross-source residuals of the config's group (intervals.hpp).
+        if (const IntervalRow* interval = find_interval(*config)) {
+            out.field("iteration_time_s_low", p.iteration_time_s * interval->low);
+            out.field("iteration_time_s_high", p.iteration_time_s * interval->high);
+            out.field("total_time_s_low", p.total_time_s * interval->low);
+            out.field("total_time_s_high", p.total_time_s * interval->high);
+            out.field("cost_usd_low", p.cost_usd * interval->low);
+            out.field("cost_usd_high", p.cost_usd * interval->high);
+            out.field("interval_cases", interval->cases).field("interval_group", interval->group);
+        }
         out.key("config");
         write_config(out, *config);
     }

@@ -386,7 +386,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         }
     }
     space.enumeration_.layouts = space.layouts_;
-    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel);
+    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel, &base.framework);
     if (options.prune) {
         space.pilot_ = std::make_shared<Pilot>();
         if (!options.deferred_pilot) space.run_pilot(std::numeric_limits<int64_t>::max());
@@ -658,7 +658,7 @@ SearchSpace::FloorKey floor_key(const SearchLayout& l) {
 } // namespace
 
 double step_time_lower_bound_s(const Config& config) {
-    const Calibration cal = resolve_calibration(config.gpu, config.calibration, config.training.attention_kernel);
+    const Calibration cal = resolve_calibration(config.gpu, config.calibration, config.training.attention_kernel, &config.framework);
     return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
 }
 

@@ -16,7 +16,7 @@ import re
 import sys
 
 # The config key "framework" (issue 9 item 1): written into every case once the core reads it.
-FRAMEWORK_KEY = False
+FRAMEWORK_KEY = True
 # Precision key "fp8_recipe" (issue 9 item 2): until the core reads it, FP8 rows whose recipe is
 # not the default (rowwise, rowwise_with_gw_hp) go to the unrepresentable set.
 FP8_RECIPE_KEY = False

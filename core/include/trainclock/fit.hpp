@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "trainclock/calibration.hpp"
+#include "trainclock/intervals.hpp"
 #include "trainclock/validation.hpp"
 
 namespace trainclock {
@@ -98,21 +99,15 @@ struct CrossSourceReport {
 };
 // Leave-one-source-family-out over fitted_constants() (validate --cross-source).
 CrossSourceReport run_cross_source(const ValidationSuite& suite, const FitOptions& options = {});
+// {"schema": "trainclock/cross-source/v1", "families", "constants": [{name, shipped, refit, fitted,
+//  sensitivity}], "groups": [{kind, name, count, in_sample, refit, cross_source, bias}]}
+std::string cross_source_report_json(const CrossSourceReport& report);
 
 // [SECTION] Prediction intervals -----------------------------------------------------------------
 
-// Interval group of a prediction: framework x GPU generation x precision family ("16-bit", "fp8", ...).
-std::string interval_group(const Config& config);
-struct IntervalRow {
-    std::string group;            // interval_group(), or a coarser fallback ("*|Hopper|fp8", "*|*|fp8", "*|*|*")
-    int64_t cases = 0;            // cross-source residuals behind it
-    double low = 1, high = 1;     // multipliers of the predicted time: [predicted * low, predicted * high]
-};
-// The 10th-90th percentile band of measured / predicted time per group (cross-source residuals).
-std::vector<IntervalRow> interval_table(const ValidationSuite& suite, const ValidationReport& cross_source);
-std::string interval_table_json(const std::vector<IntervalRow>& rows);  // presets/intervals file contents
-// The row for a config from the embedded table (most specific group with cases; nullptr if none).
-const IntervalRow* find_interval(const Config& config);
+// The interval rows of a cross-source report (intervals.hpp): per case of the fits, measured /
+// predicted time at the constants fitted without its family.
+std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report);
 
 // [SECTION] calibrate ----------------------------------------------------------------------------
 
@@ -130,6 +125,9 @@ struct CalibrateReport {
     double mape_before = 0, mape_after = 0, mape_leave_one_out = 0;
     CalibrationSpec calibration;                 // per-GPU sections (calibration JSON)
 };
+// A user's measurements file (the presets/validation file format; its "name" need not match a file
+// name): the cases, or the first unusable case or header as the error.
+Result<ValidationSuite> parse_measurements(std::string_view json);
 // Fit the per-GPU factors the measured cases constrain (trainclock calibrate).
 Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const FitOptions& options = {});
 std::string calibration_json(const CalibrationSpec& calibration);  // the JSON predict/validate read

@@ -25,6 +25,13 @@ std::string_view dtype_name(DType dtype);                   // "bf16"
 std::optional<DType> dtype_from_name(std::string_view name);  // nullopt when unknown
 double dtype_storage_bytes(DType dtype);                     // bytes per element incl. block scales (tf32 -> 4, mxfp8 -> 1 + 1/32)
 
+// FP8 scaling recipes (Transformer Engine, torchao, DeepSeek-V3): where the scales live and how
+// they are found. delayed: per-tensor scale from an amax history; tensorwise: per-tensor scale from
+// the current amax; rowwise: one scale per row; blockwise: 1x128 activation / 128x128 weight blocks;
+// mxfp8: one e8m0 scale per 32 elements in the tensor core; nvfp4: fp4 with one e4m3 scale per 16.
+enum class Fp8Recipe { delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4 };
+std::string_view fp8_recipe_name(Fp8Recipe recipe);
+
 enum class LossScaling { none, dynamic };
 enum class MasterWeights { none, fp32 };
 
