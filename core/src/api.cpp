@@ -109,35 +109,6 @@ std::string decode_link(std::string_view fragment) {
     return out.take();
 }
 
-std::string validate_json(std::string_view options_json) {
-    simdjson::dom::parser parser;
-    auto document = parse_json_document(parser, options_json.empty() ? std::string_view("{}") : options_json);
-    if (!document) return error_json(document.error());
-    simdjson::dom::object object;
-    if (document.value().get_object().get(object) != simdjson::SUCCESS) return error_json({"", "expected an options object"});
-    ObjectReader reader(object, "");
-    bool cross_source = false;
-    reader.read("cross_source", cross_source);
-    ValidationOptions options;
-    if (const auto calibration = reader.read_object("calibration")) {
-        CalibrationSpec spec;
-        ObjectReader one(*calibration, "calibration");
-        read_calibration(one, spec);
-        reader.adopt(one.finish());
-        options.calibration = spec;
-    }
-    if (auto error = reader.finish()) return error_json(*error);
-    if (options.calibration) {
-        if (auto error = check_calibration(*options.calibration)) return error_json(*error);
-    }
-    const ValidationSuite suite = load_validation_suite();
-    if (cross_source) {
-        if (options.calibration) return error_json({"calibration", "cross_source refits the shipped constants: not with a calibration"});
-        return cross_source_report_json(run_cross_source(suite));
-    }
-    return validation_report_json(suite, run_validation(suite, options));
-}
-
 std::string calibrate_json(std::string_view measurements_json) {
     auto suite = parse_measurements(measurements_json);
     if (!suite) return error_json({"measurements", suite.error().message});

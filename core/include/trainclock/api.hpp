@@ -13,9 +13,6 @@ std::string compare_json(std::string_view config_json);  // {"rows": [{precision
 std::string presets_json(std::string_view kind);         // kind "" = all: {"models": [...], "gpus": [...], ...}
 std::string encode_link(std::string_view config_json);   // {"fragment": "v=1&m=..."}
 std::string decode_link(std::string_view fragment);      // {"config": {...}} (a config/v1 object)
-// {} -> the validation report (trainclock/validation/v1); {"cross_source": true} -> the
-// leave-one-source-out report (trainclock/cross-source/v1); "calibration": {...} applies one.
-std::string validate_json(std::string_view options_json);
 // A measurements file (presets/validation case format) -> the calibrate report (trainclock/calibrate/v1).
 std::string calibrate_json(std::string_view measurements_json);
 
