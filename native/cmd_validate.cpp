@@ -146,8 +146,12 @@ int run(const Args& args) {
         if (options.calibration || options.precision_blind || !options.source_prefix.empty())
             return report_error({"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
         const CrossSourceReport cross = run_cross_source(suite);
-        if (args.has("--refit")) print_refit_table(cross);
-        if (args.has("--cross-source")) print_cross_source(cross);
+        if (args.has("--json")) {
+            std::cout << cross_source_report_json(cross) << "\n";
+        } else {
+            if (args.has("--refit")) print_refit_table(cross);
+            if (args.has("--cross-source")) print_cross_source(cross);
+        }
         if (const auto out = args.value("--write-intervals")) {
             const std::string json = interval_table_json(cross_source_intervals(suite, cross));
             std::ofstream file(*out);

@@ -31,12 +31,16 @@ constexpr int kBf16 = static_cast<int>(DType::bf16);
 constexpr const char* kGlobalDataSet = "presets/validation sets public, public-2 and vtrain (time metrics)";
 constexpr const char* kRefitCommand = "trainclock validate --refit";
 
-FitParameter global(std::string name, FitKnob knob, double lo, double hi, int attention_kernel = -1) {
+// One fitted factor (fit.hpp FitParameter): global unless a GPU, dtype or attention kernel is named.
+FitParameter factor(std::string name, FitKnob knob, double lo, double hi, std::string gpu = "", int dtype = -1,
+                    int attention_kernel = -1) {
     FitParameter p;
     p.name = std::move(name);
     p.knob = knob;
     p.lo = lo;
     p.hi = hi;
+    p.gpu = std::move(gpu);
+    p.dtype = dtype;
     p.attention_kernel = attention_kernel;
     return p;
 }
@@ -57,23 +61,23 @@ std::vector<FittedConstant> fitted_constants() {
     // Bounds: physical ranges (a fraction never above 1: apply() caps it), wide enough not to bind
     // on the public set, narrow enough that an unconstrained direction cannot run away.
     return {
-        row(global("gemm_sustained", FitKnob::gemm, 0.6 / 0.85, 1.0 / 0.85), "calibration.cpp gemm_sustained",
+        row(factor("gemm_sustained", FitKnob::gemm, 0.6 / 0.85, 1.0 / 0.85), "calibration.cpp gemm_sustained",
             a.gemm_sustained, "fraction of the large-GEMM (MAMF) figure, tensor-core dtypes"),
-        row(global("attention_flash2", FitKnob::attention, 0.5, 2.0, flash2), "calibration.cpp attention_efficiency (0.4 / 0.25 x bf16 GEMM)",
+        row(factor("attention_flash2", FitKnob::attention, 0.5, 2.0, "", -1, flash2), "calibration.cpp attention_efficiency (0.4 / 0.25 x bf16 GEMM)",
             a.attention_efficiency / a.gemm_efficiency[kBf16], "fraction of the bf16 large-GEMM figure (A100; 0.25 on GPUs with FP8)"),
-        row(global("attention_flash3", FitKnob::attention, 0.5, 1.6, flash3), "calibration.cpp kHopperFusedAttentionOfPeak",
+        row(factor("attention_flash3", FitKnob::attention, 0.5, 1.6, "", -1, flash3), "calibration.cpp kHopperFusedAttentionOfPeak",
             h3.attention_efficiency / h3.gemm_sustained, "fraction of the bf16 peak (Hopper-native kernels)"),
-        row(global("memory_efficiency", FitKnob::memory, 0.6, 1.4), "calibration.cpp kTrainingKernelsOfStream (x stream 0.85)",
+        row(factor("memory_efficiency", FitKnob::memory, 0.6, 1.4), "calibration.cpp kTrainingKernelsOfStream (x stream 0.85)",
             a.memory_efficiency, "fraction of HBM bandwidth, memory-bound kernels (A100)"),
-        row(global("intra_node_efficiency", FitKnob::intra_node, 0.6, 1.2), "calibration.cpp intra_node_efficiency",
+        row(factor("intra_node_efficiency", FitKnob::intra_node, 0.6, 1.2), "calibration.cpp intra_node_efficiency",
             a.intra_node_efficiency, "fraction of the NVLink line rate"),
-        row(global("inter_node_efficiency", FitKnob::inter_node, 0.5, 1.2), "calibration.cpp inter_node_efficiency",
+        row(factor("inter_node_efficiency", FitKnob::inter_node, 0.5, 1.2), "calibration.cpp inter_node_efficiency",
             a.inter_node_efficiency, "fraction of the NIC line rate"),
-        row(global("kernel_launch_s", FitKnob::kernel_launch, 0.25, 4.0), "calibration.cpp kernel_launch_s",
+        row(factor("kernel_launch_s", FitKnob::kernel_launch, 0.25, 4.0), "calibration.cpp kernel_launch_s",
             a.kernel_launch_s, "s per kernel (GPU side)"),
-        row(global("host_op_s", FitKnob::host_op, 0.25, 4.0), "calibration.cpp host_op_s", a.host_op_s,
+        row(factor("host_op_s", FitKnob::host_op, 0.25, 4.0), "calibration.cpp host_op_s", a.host_op_s,
             "s per op dispatched (host side)"),
-        row(global("step_overhead_s", FitKnob::step_overhead, 0.1, 5.0), "calibration.cpp step_overhead_s",
+        row(factor("step_overhead_s", FitKnob::step_overhead, 0.1, 5.0), "calibration.cpp step_overhead_s",
             a.step_overhead_s, "s per optimizer step"),
     };
 }
@@ -487,17 +491,6 @@ std::string fixed_text(double value, int digits) {
 constexpr double kCalibrateMinSensitivity = 0.02;  // a 5 % change of the factor moves the cases < 0.1 %
 constexpr double kCalibratePrior = 1e-3;           // ridge toward the shipped value (per unit log-multiplier^2)
 
-FitParameter on_gpu(const std::string& gpu, const std::string& name, FitKnob knob, double lo, double hi, int dtype = -1) {
-    FitParameter p;
-    p.name = name;
-    p.knob = knob;
-    p.gpu = gpu;
-    p.lo = lo;
-    p.hi = hi;
-    p.dtype = dtype;
-    return p;
-}
-
 // The factors a set of runs could constrain, per GPU: GEMM efficiency of each dtype they run,
 // attention, memory-bound kernels, the links they use, and the fixed costs.
 std::vector<FitParameter> calibration_candidates(const ValidationSuite& suite, const std::vector<size_t>& cases) {
@@ -518,14 +511,14 @@ std::vector<FitParameter> calibration_candidates(const ValidationSuite& suite, c
             multi_node = multi_node || c.num_gpus > c.node.gpus_per_node;
         }
         for (int d : dtypes)
-            out.push_back(on_gpu(g, "gemm_efficiency." + std::string(dtype_name(DType(d))), FitKnob::gemm, 0.5, 1.5, d));
-        out.push_back(on_gpu(g, "attention_efficiency", FitKnob::attention, 0.5, 2.0));
-        out.push_back(on_gpu(g, "memory_efficiency", FitKnob::memory, 0.5, 1.5));
-        if (multi_gpu) out.push_back(on_gpu(g, "intra_node_efficiency", FitKnob::intra_node, 0.5, 1.25));
-        if (multi_node) out.push_back(on_gpu(g, "inter_node_efficiency", FitKnob::inter_node, 0.4, 1.25));
-        out.push_back(on_gpu(g, "kernel_launch_s", FitKnob::kernel_launch, 0.25, 4.0));
-        out.push_back(on_gpu(g, "host_op_s", FitKnob::host_op, 0.25, 4.0));
-        out.push_back(on_gpu(g, "step_overhead_s", FitKnob::step_overhead, 0.1, 10.0));
+            out.push_back(factor("gemm_efficiency." + std::string(dtype_name(DType(d))), FitKnob::gemm, 0.5, 1.5, g, d));
+        out.push_back(factor("attention_efficiency", FitKnob::attention, 0.5, 2.0, g));
+        out.push_back(factor("memory_efficiency", FitKnob::memory, 0.5, 1.5, g));
+        if (multi_gpu) out.push_back(factor("intra_node_efficiency", FitKnob::intra_node, 0.5, 1.25, g));
+        if (multi_node) out.push_back(factor("inter_node_efficiency", FitKnob::inter_node, 0.4, 1.25, g));
+        out.push_back(factor("kernel_launch_s", FitKnob::kernel_launch, 0.25, 4.0, g));
+        out.push_back(factor("host_op_s", FitKnob::host_op, 0.25, 4.0, g));
+        out.push_back(factor("step_overhead_s", FitKnob::step_overhead, 0.1, 10.0, g));
     }
     return out;
 }

@@ -188,3 +188,21 @@ TEST_CASE("calibrate refuses measurements without a time and never fits more fac
     CHECK(fitted == 1);
     CHECK(report.value().mape_after < 0.01);  // one factor reproduces one run
 }
+
+// Issue 9's cross-source targets, gated as far as met when this gate was set (cross-source public
+// 13.6 %, precision speed-ups 6.9 %, in-sample 9.5 % / 6.5 %): public <= 15 % and speed-ups <= 8 %
+// (the issue's target for speed-ups); the public target of 10 % is not met yet.
+TEST_CASE("cross-source accuracy on the public set", "[fit][accuracy]") {
+    const ValidationSuite suite = load_validation_suite();
+    const CrossSourceReport report = run_cross_source(suite);
+    const GroupError* pub = report.cross_source.find("set", "public");
+    const GroupError* pairs = report.cross_source.find("pairs", "all");
+    REQUIRE(pub != nullptr);
+    REQUIRE(pairs != nullptr);
+    INFO("cross-source public " << 100 * pub->mape << " %, speed-ups " << 100 * pairs->mape << " %");
+    CHECK(pub->mape <= 0.15);
+    CHECK(pairs->mape <= 0.08);
+    // Every family was left out once, and a fold never saw its own family.
+    CHECK(report.families.size() == report.fold_fits.size());
+    CHECK(report.families.size() >= 8);
+}
