@@ -32,7 +32,8 @@ std::string layout_line(const Config& c) {
 
 void print_table(const Config& c, const Prediction& r) {
     std::cout << c.model.name << " (" << format_count(double(parameter_count(c.model)), "params") << ") on "
-              << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << "\n"
+              << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name
+              << ", framework " << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
               << "layout: " << layout_line(c) << "\n\n";
 
     TextTable speed({"throughput", ""});
@@ -47,7 +48,8 @@ void print_table(const Config& c, const Prediction& r) {
     speed.add({"samples/s", format_fixed(r.samples_per_s, 2) + " samples/s"});
     speed.add({"model TFLOP/s per GPU", format_fixed(r.model_tflops_per_gpu, 1) + " TFLOP/s"});
     speed.add({"hardware TFLOP/s per GPU", format_fixed(r.hardware_tflops_per_gpu, 1) + " TFLOP/s"});
-    speed.add({"MFU", format_percent(r.mfu)});
+    speed.add({"MFU (dense BF16 peak)", format_percent(r.mfu)});
+    speed.add({"MFU (" + std::string(dtype_name(c.precision.gemm)) + " peak)", format_percent(r.mfu_precision_peak)});
     std::cout << speed.render();
     if (interval)
         std::cout << "likely range: 10th-90th percentile of the cross-source errors of " << interval->cases

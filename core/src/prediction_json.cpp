@@ -13,7 +13,7 @@ struct ScalarField {
     std::string_view key;
     double Prediction::*member;
 };
-constexpr std::array<ScalarField, 12> kScalars = {{
+constexpr std::array<ScalarField, 13> kScalars = {{
     {"iteration_time_s", &Prediction::iteration_time_s},
     {"tokens_per_s", &Prediction::tokens_per_s},
     {"tokens_per_s_per_gpu", &Prediction::tokens_per_s_per_gpu},
@@ -21,6 +21,7 @@ constexpr std::array<ScalarField, 12> kScalars = {{
     {"model_tflops_per_gpu", &Prediction::model_tflops_per_gpu},
     {"hardware_tflops_per_gpu", &Prediction::hardware_tflops_per_gpu},
     {"mfu", &Prediction::mfu},
+    {"mfu_precision_peak", &Prediction::mfu_precision_peak},
     {"steps", &Prediction::steps},
     {"total_time_s", &Prediction::total_time_s},
     {"gpu_hours", &Prediction::gpu_hours},

@@ -86,3 +86,23 @@ TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "
     CHECK(m.per_gpu_gib > 70e9 * 18 / (1024.0 * 1024 * 1024));
     CHECK(m.capacity_gib == Approx(80));
 }
+
+TEST_CASE("Memory outside the tensors: CUDA context, one NCCL communicator per group, allocator reserve", "[memory]") {
+    // 64 GPUs as tp 8 x pp 2 x dp 4: three communicators (TP, PP, DP) of a dense model.
+    const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},
+                                         "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1})");
+    PipelineShape shape;
+    shape.stages = 2;
+    shape.micro_batches = 16;
+    const MemoryBreakdown m = memory_per_gpu(c, shape);
+    CHECK(m.other_gib == Approx(0.5 + 3 * 0.25 + 0.10 * (m.activations_gib + m.grads_gib)));
+    // One GPU: no communicator at all.
+    const Config one = fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 8})");
+    PipelineShape single;
+    single.micro_batches = 8;
+    const MemoryBreakdown s = memory_per_gpu(one, single);
+    CHECK(s.other_gib == Approx(0.5 + 0.10 * (s.activations_gib + s.grads_gib)));
+    // "fits" keeps the reserve: tensors alone at 99.9 % of capacity do not fit.
+    const double tensors = m.weights_gib + m.grads_gib + m.master_gib + m.optimizer_gib + m.activations_gib;
+    CHECK(m.per_gpu_gib > tensors + 0.5);
+}
