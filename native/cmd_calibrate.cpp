@@ -9,10 +9,6 @@
 namespace trainclock::cli {
 namespace {
 
-std::string signed_percent(double fraction) {
-    return (fraction >= 0 ? "+" : "") + format_fixed(100 * fraction, 1) + " %";
-}
-
 void print_report(const ValidationSuite& suite, const CalibrateReport& r, const std::string& file) {
     std::cout << "trainclock calibrate: " << r.cases.size() << " measured runs from " << file << "\n\n";
     TextTable factors({"gpu", "factor", "multiplier", "sensitivity"});
@@ -32,7 +28,7 @@ void print_report(const ValidationSuite& suite, const CalibrateReport& r, const 
     for (const auto& c : r.cases) {
         const ValidationCase& v = suite.cases[c.index];
         runs.add({v.id, v.config.gpu.name, std::to_string(v.config.num_gpus), v.config.precision.name,
-                  signed_percent(c.before), signed_percent(c.after), signed_percent(c.leave_one_out)});
+                  format_signed_percent(c.before), format_signed_percent(c.after), format_signed_percent(c.leave_one_out)});
     }
     std::cout << "Error per run (predicted vs measured)\n" << runs.render("  ") << "\n";
     std::cout << "MAPE: shipped " << format_percent(r.mape_before) << ", calibrated " << format_percent(r.mape_after)

@@ -13,15 +13,11 @@
 namespace trainclock::cli {
 namespace {
 
-std::string signed_percent(double fraction) {
-    return (fraction >= 0 ? "+" : "") + format_fixed(100 * fraction, 1) + " %";
-}
-
 std::string group_table(const ValidationReport& report, std::string_view kind, std::string_view unit) {
     TextTable table({std::string(kind), std::string(unit), "MAPE", "bias", "max"});
     for (const auto& g : report.groups) {
         if (g.kind != kind) continue;
-        table.add({g.name, std::to_string(g.count), format_percent(g.mape), signed_percent(g.bias),
+        table.add({g.name, std::to_string(g.count), format_percent(g.mape), format_signed_percent(g.bias),
                    format_percent(g.max_ape)});
     }
     return table.render("  ");
@@ -61,7 +57,7 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     for (const CaseResult& r : sorted) {
         const ValidationCase& c = suite.cases[r.case_index];
         table.add({c.id, c.file, c.config.gpu.name, std::to_string(c.config.num_gpus), c.config.precision.name,
-                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), signed_percent(r.signed_error),
+                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), format_signed_percent(r.signed_error),
                    r.fits ? "yes" : "no"});
     }
     std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "")
@@ -76,7 +72,7 @@ std::string comparison_table(const CrossSourceReport& r, std::string_view kind, 
         const GroupError* in = r.in_sample.find(kind, g.name);
         const GroupError* refit = r.refit.find(kind, g.name);
         table.add({g.name, std::to_string(g.count), in ? format_percent(in->mape) : "-",
-                   refit ? format_percent(refit->mape) : "-", format_percent(g.mape), signed_percent(g.bias)});
+                   refit ? format_percent(refit->mape) : "-", format_percent(g.mape), format_signed_percent(g.bias)});
     }
     return table.render("  ");
 }
