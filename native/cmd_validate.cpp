@@ -39,7 +39,8 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     std::cout << "trainclock validate: " << (all ? all->count : 0) << " published measurements, "
               << report.pairs.size() << " precision pairs"
               << (report.precision_blind ? "  [precision-blind baseline]" : "  [precision-aware]") << "\n\n";
-    std::cout << "MAPE by set (public = llm_public + precision_public rows; in_pairs = cases of a precision pair)\n"
+    std::cout << "MAPE by set (public = llm_public + precision_public rows; public-2 = the second batch; in_pairs = cases\n"
+                 "of a precision pair; memory = peak-memory cases, not in the other sets)\n"
               << group_table(report, "set", "cases") << "\n";
     std::cout << "MAPE by source\n" << group_table(report, "source", "cases") << "\n";
     std::cout << "MAPE by precision\n" << group_table(report, "precision", "cases") << "\n";
@@ -178,7 +179,8 @@ const CommandRegistrar registrar({
     "       trainclock validate [--cross-source [--write-intervals FILE]] [--refit]",
     "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
     "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
-    "per case and the MAPE over the public set (llm_public + precision_public rows), vTrain's ground truth\n"
+    "per case and the MAPE over the public set (llm_public + precision_public rows), the second batch\n"
+    "(public-2: llm_public_2 + precision_public_2), peak-memory cases apart, vTrain's ground truth\n"
     "and all cases, per source, per precision, per GPU generation, and for precision speed-ups (pairs of\n"
     "cases identical except for the precision). --precision-blind costs every op at one reference dtype\n"
     "(the static-graph baseline). Cases that cannot be used are listed on stderr (exit status 1).",
