@@ -1,7 +1,7 @@
 // trainclock: operator lists of one micro-batch and their roofline costs (operators.hpp).
 //
 // Index
-//   [SECTION] Context: per-GPU shapes and dtype widths of one micro-batch
+//   [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
 //   [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
 //   [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
 //   [SECTION] Cost: dtype fallback, GEMM shape efficiency, roofline
@@ -21,61 +21,10 @@ namespace trainclock {
 namespace {
 
 // =====================================================================================
-// [SECTION] Context: per-GPU shapes and dtype widths of one micro-batch
+// [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
 // =====================================================================================
 
 enum class Phase { forward, backward };
-
-struct Ctx {
-    const Config* config = nullptr;
-    double b = 1, s_q = 1, s_kv = 1, T = 1, T_sp = 1, t = 1;
-    double h = 0, hd = 0, heads_l = 0, kv_l = 0, vocab_l = 0;
-    DType gemm = DType::bf16, act = DType::bf16, attn = DType::bf16;
-    double w_act = 2, w_gemm = 2, w_param = 2, w_grad = 4, w_attn = 2;
-    double mem = 0;  // Transformer-XL memory tokens per sample (model.memory_len)
-    bool flash = true, autocast = false, quantized = false, sp = false, relative = false;
-    Recompute recompute = Recompute::none;
-};
-
-bool is_quantized(DType d) { return d == DType::fp8 || d == DType::mxfp8 || d == DType::nvfp4; }
-
-Ctx make_ctx(const Config& c, const PrecisionSpec& p) {
-    Ctx x;
-    x.config = &c;
-    const ModelSpec& m = c.model;
-    const double cp = double(std::max<int64_t>(c.parallel.cp, 1));
-    x.t = double(std::max<int64_t>(c.parallel.tp, 1));
-    x.b = double(std::max<int64_t>(c.training.micro_batch, 1));
-    x.s_kv = double(std::max<int64_t>(c.training.seq_len, 1));
-    x.s_q = x.s_kv / cp;  // context parallelism splits the queries; K/V circulate (ring attention)
-    x.T = x.b * x.s_q;
-    x.sp = c.parallel.sequence_parallel && c.parallel.tp > 1;
-    x.T_sp = x.sp ? x.T / x.t : x.T;
-    x.h = double(m.hidden);
-    x.hd = double(m.effective_head_dim());
-    x.heads_l = double(m.heads) / x.t;
-    x.kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / x.t, 1.0);  // KV heads replicate when kv < tp
-    x.vocab_l = double(m.softmax_head > 0 ? m.softmax_head : m.vocab) / x.t;  // logits actually computed
-    x.mem = double(m.memory_len);
-    x.relative = m.relative_position;
-    x.gemm = p.gemm;
-    x.act = p.activations;
-    x.quantized = is_quantized(p.gemm);
-    // Attention matmuls: FP8 recipes keep attention in bf16 (Transformer Engine runs DotProductAttention
-    // in bf16/fp16 unless fp8_dpa); fp32/tf32 run it in their own dtype.
-    x.attn = x.quantized ? (c.gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16) : p.gemm;
-    // Fused flash attention exists for fp16/bf16 only (Dao et al. 2022, arXiv 2205.14135; FA2 2307.08691).
-    // Relative-position scores (Transformer-XL) need the materialised score matrix.
-    x.flash = c.training.flash_attention && (x.attn == DType::fp16 || x.attn == DType::bf16) && !x.relative;
-    x.w_act = dtype_storage_bytes(p.activations);
-    x.w_gemm = dtype_storage_bytes(p.gemm);
-    x.w_attn = dtype_storage_bytes(x.attn);
-    x.w_param = dtype_storage_bytes(p.params);
-    x.w_grad = dtype_storage_bytes(p.grads);
-    x.autocast = p.autocast;
-    x.recompute = c.training.recompute;
-    return x;
-}
 
 struct Target {  // where a block emits its ops
     OpList& ops;
@@ -117,56 +66,56 @@ void add_comm(Target& out, const char* name, Collective collective, Group group,
 
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
-void linear(const Ctx& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
+void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
             bool after_norm) {
-    const double wg = x.w_gemm;
+    const double wg = x.ops.w_gemm;
     if (phase == Phase::forward) {
-        if (x.autocast) {
+        if (x.ops.autocast) {
             // torch.autocast re-casts fp32 weights to the half dtype in every forward (the cast cache
             // lives for one autocast region), and casts fp32 inputs at op boundaries.
-            out.ops.add(make_op("autocast_weight_cast", OpKind::precision_overhead, x.act, 0, k * n * (x.w_param + wg), count));
-            if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.act, 0, m * k * (4.0 + wg), count));
+            out.ops.add(make_op("autocast_weight_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + wg), count));
+            if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
         }
-        if (x.quantized) {
+        if (x.ops.quantized) {
             // Transformer Engine: cast + transpose (+ amax) of the input and of the weight for every
             // micro-batch (TE fp8 docs: FP8 GEMM operands need both layouts for fprop and wgrad).
-            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.act, 0, m * k * (x.w_act + 2 * wg), count));
-            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.act, 0, k * n * (x.w_param + 2 * wg), count));
+            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * k * (x.ops.w_act + 2 * wg), count));
+            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + 2 * wg), count));
         }
-        out.ops.add(make_gemm(name, OpKind::gemm, x.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.w_act, count));
+        out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
         return;
     }
-    if (x.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
-        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.act, 0, m * n * (x.w_act + 2 * wg), count));
-    out.ops.add(make_gemm("dgrad", OpKind::gemm, x.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.w_act, count));
+    if (x.ops.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
+        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * n * (x.ops.w_act + 2 * wg), count));
+    out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
-    out.ops.add(make_gemm("wgrad", OpKind::gemm, x.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.w_grad, count));
-    if (x.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
-        out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.act, 0, k * n * (wg + x.w_grad), count));
+    out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
+    if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
+        out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
 }
 
 // LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
 // reads the gradient and the saved input and writes the input gradient.
-void norm(const Ctx& x, Target& out, Phase phase, double tokens) {
-    const double e = tokens * x.h;
-    const double w_out = x.autocast ? 4.0 : x.w_act;
-    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.act, 0, e * (x.w_act + w_out)));
-    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.act, 0, e * 3 * x.w_act));
+void norm(const Execution& x, Target& out, Phase phase, double tokens) {
+    const double e = tokens * x.hidden;
+    const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
+    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + w_out)));
+    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * x.ops.w_act));
 }
 
 // Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1).
-void dropout_residual(const Ctx& x, Target& out, Phase phase) {
-    const double e = x.T_sp * x.h;
+void dropout_residual(const Execution& x, Target& out, Phase phase) {
+    const double e = x.tokens_sp * x.hidden;
     out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
-                        x.act, 0, e * (3 * x.w_act + 1)));
+                        x.ops.activations, 0, e * (3 * x.ops.w_act + 1)));
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
 // GEMM; with sequence parallelism an all-gather before the block and a reduce-scatter after it
 // (Korthikanti et al. 2022, sec. 4.2.2). Backward mirrors them.
-void tp_block_comm(const Ctx& x, Target& out, double tokens) {
-    if (x.t <= 1) return;
-    const double bytes = tokens * x.h * x.w_act;
+void tp_block_comm(const Execution& x, Target& out, double tokens) {
+    if (x.tp <= 1) return;
+    const double bytes = tokens * x.hidden * x.ops.w_act;
     if (x.sp) {
         add_comm(out, "tp_all_gather", Collective::all_gather, Group::tp, bytes);
         add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
@@ -176,150 +125,149 @@ void tp_block_comm(const Ctx& x, Target& out, double tokens) {
 }
 
 // Attention core for queries of `s_q` and keys of `s_kv` tokens.
-void attention_core(const Ctx& x, Target& out, Phase phase, double s_kv, bool causal) {
-    const double bh = x.b * x.heads_l;
-    const double q_bytes = x.T * x.heads_l * x.hd * x.w_attn;
-    const double kv_bytes = x.b * s_kv * x.kv_l * x.hd * x.w_attn;
-    if (x.flash) {
+void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, bool causal) {
+    const double bh = x.micro_batch * x.heads_local;
+    const double q_bytes = x.tokens * x.heads_local * x.head_dim * x.ops.w_attn;
+    const double kv_bytes = x.micro_batch * s_kv * x.kv_heads_local * x.head_dim * x.ops.w_attn;
+    if (x.ops.flash) {
         // FlashAttention: 4 b h s_q s_kv d FLOPs forward (QK^T and PV), half when causal (masked
         // blocks skipped); backward recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
-        const double f = 4.0 * bh * x.s_q * s_kv * x.hd * (causal ? 0.5 : 1.0);
+        const double f = 4.0 * bh * x.s_q * s_kv * x.head_dim * (causal ? 0.5 : 1.0);
         const double io = 2 * q_bytes + 2 * kv_bytes;  // read Q, K, V; write O
-        if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.attn, f, io));
-        else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.attn, 2.5 * f, 2 * io + q_bytes));
+        if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.ops.attention, f, io));
+        else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.ops.attention, 2.5 * f, 2 * io + q_bytes));
         return;
     }
     // Materialised attention (Vaswani et al. 2017): batched QK^T, scale-mask-softmax and dropout over
     // the s_q x s_kv score matrix (memory-bound), batched PV. The full matrix is computed even when causal.
     const double scores = bh * x.s_q * s_kv;
-    const double wa = x.w_attn;
-    const double w_soft = x.autocast ? 4.0 : x.w_act;  // softmax is on autocast's fp32 list
+    const double wa = x.ops.w_attn;
+    const double w_soft = x.ops.autocast ? 4.0 : x.ops.w_act;  // softmax is on autocast's fp32 list
     // Transformer-XL relative attention (Dai et al. 2019 sec. 3.3; reference code kimiyoung/transformer-xl
     // pytorch/mem_transformer.py RelPartialLearnableMultiHeadAttn, which NVIDIA's DeepLearningExamples
     // version keeps): besides the content scores AC a position projection r_net (s_kv x h x h, shared by
     // the batch), the position scores BD (a second QK^T-sized matmul), _rel_shift (zero-pad concat and
     // a strided copy: read + write of the padded matrix), then AC + BD (read 2, write 1), scale and
     // mask as separate passes (read 1, write 1 each). Backward mirrors the matmuls and copies.
-    const double w_s = x.w_act;
+    const double w_s = x.ops.w_act;
     if (x.relative && phase == Phase::forward) {
-        out.ops.add(make_gemm("rel_pos_proj", OpKind::gemm, x.gemm, s_kv, x.heads_l * x.hd, x.h,
-                              s_kv * x.h * 2 * x.w_gemm + s_kv * x.heads_l * x.hd * x.w_act, 1));
-        out.ops.add(make_gemm("attn_pos_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
-                              (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
-        out.ops.add(make_op("rel_shift", OpKind::elementwise, x.act, 0, scores * 3 * w_s));
-        out.ops.add(make_op("score_add_scale_mask", OpKind::elementwise, x.act, 0, scores * 7 * w_s));
+        out.ops.add(make_gemm("rel_pos_proj", OpKind::gemm, x.ops.gemm, s_kv, x.heads_local * x.head_dim, x.hidden,
+                              s_kv * x.hidden * 2 * x.ops.w_gemm + s_kv * x.heads_local * x.head_dim * x.ops.w_act, 1));
+        out.ops.add(make_gemm("attn_pos_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, x.head_dim,
+                              (x.s_q + s_kv) * x.head_dim * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        out.ops.add(make_op("rel_shift", OpKind::elementwise, x.ops.activations, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_add_scale_mask", OpKind::elementwise, x.ops.activations, 0, scores * 7 * w_s));
     }
     if (x.relative && phase == Phase::backward) {
-        out.ops.add(make_op("rel_shift_bwd", OpKind::elementwise, x.act, 0, scores * 3 * w_s));
-        out.ops.add(make_op("score_scale_bwd", OpKind::elementwise, x.act, 0, scores * 2 * w_s));
-        out.ops.add(make_gemm("attn_pos_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
-                              x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
-        out.ops.add(make_gemm("attn_pos_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
-                              x.s_q * s_kv * wa + x.s_q * x.hd * wa + s_kv * x.hd * x.w_act, bh));
-        out.ops.add(make_gemm("rel_pos_proj_wgrad", OpKind::gemm, x.gemm, x.h, x.heads_l * x.hd, s_kv,
-                              s_kv * (x.h + x.heads_l * x.hd) * x.w_gemm + x.h * x.heads_l * x.hd * x.w_grad, 1));
+        out.ops.add(make_op("rel_shift_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_scale_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
+        out.ops.add(make_gemm("attn_pos_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, x.head_dim, s_kv,
+                              x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
+        out.ops.add(make_gemm("attn_pos_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
+                              x.s_q * s_kv * wa + x.s_q * x.head_dim * wa + s_kv * x.head_dim * x.ops.w_act, bh));
+        out.ops.add(make_gemm("rel_pos_proj_wgrad", OpKind::gemm, x.ops.gemm, x.hidden, x.heads_local * x.head_dim, s_kv,
+                              s_kv * (x.hidden + x.heads_local * x.head_dim) * x.ops.w_gemm + x.hidden * x.heads_local * x.head_dim * x.ops.w_grad, 1));
     }
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
-                              (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
-        out.ops.add(make_op("softmax", OpKind::elementwise, x.act, 0, scores * (x.w_act + w_soft)));
-        if (x.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.act, 0, scores * (4.0 + wa)));
-        out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
-        out.ops.add(make_gemm("attn_context", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
-                              x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
+        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, x.head_dim,
+                              (x.s_q + s_kv) * x.head_dim * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (x.ops.w_act + w_soft)));
+        if (x.ops.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
+        out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
+        out.ops.add(make_gemm("attn_context", OpKind::attention, x.ops.attention, x.s_q, x.head_dim, s_kv,
+                              x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
         return;
     }
-    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
-                          (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
-    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
-                          (x.s_q * s_kv + x.s_q * x.hd) * wa + s_kv * x.hd * x.w_act, bh));
-    out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
-    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.act, 0, scores * (2 * w_soft + x.w_act)));
-    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
-                          x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
-    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
-                          x.s_q * s_kv * wa + x.s_q * x.hd * wa + s_kv * x.hd * x.w_act, bh));
+    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.ops.attention, x.s_q, s_kv, x.head_dim,
+                          (x.s_q + s_kv) * x.head_dim * wa + x.s_q * s_kv * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
+                          (x.s_q * s_kv + x.s_q * x.head_dim) * wa + s_kv * x.head_dim * x.ops.w_act, bh));
+    out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
+    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * w_soft + x.ops.w_act)));
+    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, x.head_dim, s_kv,
+                          x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
+                          x.s_q * s_kv * wa + x.s_q * x.head_dim * wa + s_kv * x.head_dim * x.ops.w_act, bh));
 }
 
 // Attention block: [SP all-gather] norm, QKV (or Q and KV for cross-attention), core, output
 // projection, [all-reduce | reduce-scatter], dropout + residual.
-void attention_block(const Ctx& x, Target& out, Phase phase, bool causal, bool cross) {
-    const double q_out = x.heads_l * x.hd, kv_out = 2 * x.kv_l * x.hd;
-    if (phase == Phase::forward) norm(x, out, phase, x.T_sp);
+void attention_block(const Execution& x, Target& out, Phase phase, bool causal, bool cross) {
+    const double q_out = x.heads_local * x.head_dim, kv_out = 2 * x.kv_heads_local * x.head_dim;
+    if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
     if (cross) {  // Q from the decoder, K and V from the encoder output (same length here)
-        linear(x, out, phase, "q", x.T, x.h, q_out, 1, true);
-        linear(x, out, phase, "kv", x.T, x.h, kv_out, 1, false);
+        linear(x, out, phase, "q", x.tokens, x.hidden, q_out, 1, true);
+        linear(x, out, phase, "kv", x.tokens, x.hidden, kv_out, 1, false);
     } else {
         // Transformer-XL projects the concatenated [memory, segment] (Dai et al. 2019 eq. in sec. 3.3;
         // reference code: qkv_net(cat([mems, w]))), so Q, K and V run over b (s + memory_len) tokens.
-        linear(x, out, phase, "qkv", x.T + x.b * x.mem, x.h, q_out + kv_out, 1, true);
+        linear(x, out, phase, "qkv", x.tokens + x.micro_batch * x.memory_len, x.hidden, q_out + kv_out, 1, true);
     }
-    attention_core(x, out, phase, x.s_kv + x.mem, causal && !cross);
-    linear(x, out, phase, "attn_out", x.T, q_out, x.h, 1, false);
+    attention_core(x, out, phase, x.seq_len + x.memory_len, causal && !cross);
+    linear(x, out, phase, "attn_out", x.tokens, q_out, x.hidden, 1, false);
     dropout_residual(x, out, phase);
-    if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
-    tp_block_comm(x, out, x.T);
+    if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+    tp_block_comm(x, out, x.tokens);
     // Context parallelism: ring exchange of the local K/V chunk with the other cp-1 ranks forward;
     // K/V again plus dK/dV backward (Liu et al. 2023 Ring Attention; Megatron-Core CP).
     const int64_t cp = x.config->parallel.cp;
     if (cp > 1) {
-        const double bytes = x.b * x.s_q * kv_out * x.w_act;
+        const double bytes = x.micro_batch * x.s_q * kv_out * x.ops.w_act;
         add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
     }
 }
 
 // Dense MLP of width `ffn` (already TP-split) over m tokens, `count` copies (experts).
-void mlp_core(const Ctx& x, Target& out, Phase phase, double m, double ffn, double count) {
-    const Activation a = x.config->model.activation;
-    const double up = (a == Activation::swiglu || a == Activation::geglu) ? 2.0 : 1.0;  // gate + up fused
+void mlp_core(const Execution& x, Target& out, Phase phase, double m, double ffn, double count) {
+    const double up = x.gated ? 2.0 : 1.0;  // gate + up fused
     const double act_in = m * ffn * up, act_out = m * ffn;
     if (phase == Phase::forward) {
-        linear(x, out, phase, "mlp_up", m, x.h, ffn * up, count, true);
-        out.ops.add(make_op("activation", OpKind::elementwise, x.act, 0, (act_in + act_out) * x.w_act, count));
-        linear(x, out, phase, "mlp_down", m, ffn, x.h, count, false);
+        linear(x, out, phase, "mlp_up", m, x.hidden, ffn * up, count, true);
+        out.ops.add(make_op("activation", OpKind::elementwise, x.ops.activations, 0, (act_in + act_out) * x.ops.w_act, count));
+        linear(x, out, phase, "mlp_down", m, ffn, x.hidden, count, false);
     } else {
-        linear(x, out, phase, "mlp_down", m, ffn, x.h, count, false);
-        out.ops.add(make_op("activation_bwd", OpKind::elementwise, x.act, 0, (2 * act_in + act_out) * x.w_act, count));
-        linear(x, out, phase, "mlp_up", m, x.h, ffn * up, count, true);
+        linear(x, out, phase, "mlp_down", m, ffn, x.hidden, count, false);
+        out.ops.add(make_op("activation_bwd", OpKind::elementwise, x.ops.activations, 0, (2 * act_in + act_out) * x.ops.w_act, count));
+        linear(x, out, phase, "mlp_up", m, x.hidden, ffn * up, count, true);
     }
 }
 
 // Routed-expert MLP (Shazeer et al. 2017; Fedus et al. 2021): router GEMM, top-k, permute, EP
 // all-to-all dispatch, the local experts' GEMMs on top_k T ep / E tokens each, all-to-all combine,
 // weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
-void moe_mlp(const Ctx& x, Target& out, Phase phase) {
+void moe_mlp(const Execution& x, Target& out, Phase phase) {
     const MoeSpec& moe = x.config->model.moe;
     const double E = double(std::max<int64_t>(moe.experts, 1));
-    const double ep = double(std::max<int64_t>(x.config->parallel.ep, 1));
+    const double ep = x.ep;
     const double k = double(std::max<int64_t>(moe.top_k, 1));
-    const double routed = x.T * k;
-    const double f_local = double(moe.expert_ffn_hidden) / x.t;  // expert tensor parallelism = TP
-    const DType router_dtype = x.attn;                            // routers are not quantised to fp8
+    const double routed = x.tokens * k;
+    const double f_local = double(moe.expert_ffn_hidden) / x.tp;  // expert tensor parallelism = TP
+    const DType router_dtype = x.ops.attention;                            // routers are not quantised to fp8
     const double wr = dtype_storage_bytes(router_dtype);
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.T, E, x.h, (x.T * x.h + x.h * E) * wr + x.T * E * 4, 1));
-        out.ops.add(make_op("router_topk", OpKind::elementwise, x.act, 0, x.T * E * 8));
+        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden, (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
+        out.ops.add(make_op("router_topk", OpKind::elementwise, x.ops.activations, 0, x.tokens * E * 8));
     } else {
-        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.T, x.h, E, (x.T * E + x.h * E) * wr + x.T * x.h * x.w_act, 1));
-        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.h, E, x.T, (x.T * x.h + x.T * E) * wr + x.h * E * 4, 1));
+        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E, (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
+        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens, (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
     }
-    out.ops.add(make_op("permute", OpKind::elementwise, x.act, 0, 2 * routed * x.h * x.w_act));
-    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, routed * x.h * x.w_act, 2);  // dispatch + combine
+    out.ops.add(make_op("permute", OpKind::elementwise, x.ops.activations, 0, 2 * routed * x.hidden * x.ops.w_act));
+    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
     mlp_core(x, out, phase, routed * ep / E, f_local, E / ep);
-    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.act, 0, (routed + x.T) * x.h * x.w_act));
-    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.T, f_local * double(moe.shared_experts), 1);
+    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
+    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
 }
 
-void mlp_block(const Ctx& x, Target& out, Phase phase, bool moe) {
-    if (phase == Phase::forward) norm(x, out, phase, x.T_sp);
+void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
+    if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
     if (moe) moe_mlp(x, out, phase);
-    else mlp_core(x, out, phase, x.T, double(x.config->model.ffn_hidden) / x.t, 1);
+    else mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
     dropout_residual(x, out, phase);
-    if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
-    tp_block_comm(x, out, x.T);
+    if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+    tp_block_comm(x, out, x.tokens);
 }
 
-void layer(const Ctx& x, Target& out, Phase phase, LayerKind kind) {
+void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
     attention_block(x, out, phase, kind.causal, false);
     if (kind.cross_attention) attention_block(x, out, phase, false, true);
     mlp_block(x, out, phase, kind.moe);
@@ -329,7 +277,9 @@ void layer(const Ctx& x, Target& out, Phase phase, LayerKind kind) {
 // gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
 // Expert weights shard over the expert data-parallel group (dp / ep ranks, Megatron-Core
 // expert_data_parallel_group), as the ZeRO-1/2 reduction does (predict.cpp), the rest over dp.
-void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList& bwd, double params, double expert_params) {
+void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double expert_params) {
+    const Config& c = *x.config;
+    const PrecisionSpec& p = x.precision();
     if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
     const std::pair<Group, double> shards[2] = {{Group::dp, params - expert_params}, {Group::expert_dp, expert_params}};
     for (const auto& [group, n] : shards) {
@@ -347,42 +297,16 @@ void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList
 
 } // namespace
 
-int64_t total_layers(const ModelSpec& m) {
-    return m.layers + (m.architecture == Architecture::encoder_decoder ? m.decoder_layers : 0);
-}
-
-LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
-    LayerKind kind;
-    const bool second_stack = m.architecture == Architecture::encoder_decoder && index >= m.layers;
-    const int64_t in_stack = second_stack ? index - m.layers : index;
-    kind.causal = m.architecture == Architecture::decoder || second_stack;
-    kind.cross_attention = second_stack;
-    kind.moe = m.is_moe() && in_stack >= m.moe.dense_layers;  // as model.cpp: leading dense layers per stack
-    return kind;
-}
-
-int64_t layer_kind_run_end(const ModelSpec& m, int64_t index, int64_t limit) {
-    // Kinds change only where the dense leading layers end and where the second stack starts.
-    const int64_t dense = m.is_moe() ? m.moe.dense_layers : 0;
-    const bool two_stacks = m.architecture == Architecture::encoder_decoder;
-    const int64_t bounds[3] = {dense, two_stacks ? m.layers : limit, two_stacks ? m.layers + dense : limit};
-    int64_t end = limit;
-    for (int64_t b : bounds)
-        if (b > index) end = std::min(end, b);
-    return end;
-}
-
-double layer_params_local(const Config& c, LayerKind kind) {
-    const ModelSpec& m = c.model;
-    const double t = double(std::max<int64_t>(c.parallel.tp, 1));
+double layer_params_local(const Execution& x, LayerKind kind) {
+    const ModelSpec& m = x.config->model;
+    const double t = x.tp;
     const double h = double(m.hidden), d = double(m.effective_head_dim());
     const double kv = double(m.kv_heads > 0 ? m.kv_heads : m.heads);
     const double attn = (2 * h * double(m.heads) * d + 2 * h * kv * d) / t;  // as model.cpp
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
-    const double mats = gated ? 3 : 2;
+    const double mats = x.gated ? 3 : 2;
     double mlp = mats * h * double(m.ffn_hidden) / t;
     if (kind.moe) {
-        const double ep = double(std::max<int64_t>(c.parallel.ep, 1));
+        const double ep = x.ep;
         const double expert = mats * h * double(m.moe.expert_ffn_hidden) / t;
         mlp = h * double(m.moe.experts) + expert * (double(m.moe.experts) / ep + double(m.moe.shared_experts));
     }
@@ -390,16 +314,14 @@ double layer_params_local(const Config& c, LayerKind kind) {
     return attn * (kind.cross_attention ? 2 : 1) + mlp + norms;
 }
 
-double layer_expert_params_local(const Config& c, LayerKind kind) {
+double layer_expert_params_local(const Execution& x, LayerKind kind) {
     if (!kind.moe) return 0;
-    const ModelSpec& m = c.model;
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
-    const double t = double(std::max<int64_t>(c.parallel.tp, 1)), ep = double(std::max<int64_t>(c.parallel.ep, 1));
-    return (gated ? 3 : 2) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
+    const ModelSpec& m = x.config->model;
+    const double t = x.tp, ep = x.ep;
+    return (x.gated ? 3 : 2) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
 }
 
-PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
-    const Ctx x = make_ctx(c, p);
+PieceOps layer_ops(const Execution& x, LayerKind kind) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
@@ -410,79 +332,79 @@ PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
     if (x.recompute == Recompute::full) {
         for (const Op& op : out.forward) out.backward.add(op);
         for (const CommOp& op : out.comm_forward) out.comm_backward.add(op);
-    } else if (x.recompute == Recompute::selective && !x.flash) {
+    } else if (x.recompute == Recompute::selective && !x.ops.flash) {
         CommList unused;
         Target re{out.backward, unused};
-        attention_core(x, re, Phase::forward, x.s_kv + x.mem, kind.causal);
-        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.s_kv, false);
+        attention_core(x, re, Phase::forward, x.seq_len + x.memory_len, kind.causal);
+        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.seq_len, false);
     }
     layer(x, bwd, Phase::backward, kind);
-    zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind), layer_expert_params_local(c, kind));
+    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind));
     return out;
 }
 
-PieceOps embedding_ops(const Config& c, const PrecisionSpec& p) {
-    const Ctx x = make_ctx(c, p);
+PieceOps embedding_ops(const Execution& x) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
-    const double e = x.T * x.h;
+    const double e = x.tokens * x.hidden;
     // Vocab-parallel lookup: gather rows, write activations, embedding dropout; partial rows are
     // all-reduced (reduce-scattered with SP) over TP (Megatron VocabParallelEmbedding).
-    out.forward.add(make_op("embedding", OpKind::elementwise, x.act, 0, e * (x.w_param + x.w_act)));
-    out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.act, 0, x.T_sp * x.h * (2 * x.w_act + 1)));
-    if (x.t > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.w_act);
+    out.forward.add(make_op("embedding", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_param + x.ops.w_act)));
+    out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.ops.activations, 0, x.tokens_sp * x.hidden * (2 * x.ops.w_act + 1)));
+    if (x.tp > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.ops.w_act);
     // Backward: scatter-add of the token gradients into the fp32 main gradient.
-    out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.act, 0, e * (x.w_act + 2 * x.w_grad)));
+    out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * x.ops.w_grad)));
     if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);  // re-run the lookup
     return out;
 }
 
-PieceOps head_ops(const Config& c, const PrecisionSpec& p) {
-    const Ctx x = make_ctx(c, p);
+PieceOps head_ops(const Execution& x) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
-    norm(x, fwd, Phase::forward, x.T_sp);  // final norm
-    if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.T * x.h * x.w_act);
-    linear(x, fwd, Phase::forward, "lm_head", x.T, x.h, x.vocab_l, 1, true);
+    norm(x, fwd, Phase::forward, x.tokens_sp);  // final norm
+    if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.tokens * x.hidden * x.ops.w_act);
+    linear(x, fwd, Phase::forward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
     // Vocab-parallel cross-entropy in fp32 (Megatron vocab_parallel_cross_entropy): logits to fp32,
     // max, exp-sum, normalise (3 small all-reduces of T floats over TP); backward writes softmax - 1.
-    const double logits = x.T * x.vocab_l;
-    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.act, 0, logits * (x.w_act + 3 * 4.0)));
-    if (x.t > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.T * 4.0, 3);
+    const double logits = x.tokens * x.logits_local;
+    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.ops.activations, 0, logits * (x.ops.w_act + 3 * 4.0)));
+    if (x.tp > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.tokens * 4.0, 3);
     // Backward: the fp32 loss gradient is written (4), the log-softmax backward reads it and the saved
     // fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the activation
     // dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward and Megatron's
     // softmax - one-hot alike.
-    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.act, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.w_act)));
-    linear(x, bwd, Phase::backward, "lm_head", x.T, x.h, x.vocab_l, 1, true);
-    if (x.t > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
-                          Group::tp, x.T * x.h * x.w_act);
-    norm(x, bwd, Phase::backward, x.T_sp);
+    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.ops.w_act)));
+    linear(x, bwd, Phase::backward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
+    if (x.tp > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
+                          Group::tp, x.tokens * x.hidden * x.ops.w_act);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
     return out;
 }
 
-double per_tensor_optimizer_kernels(const Config& c) {
+double per_tensor_optimizer_kernels(const Execution& x) {
+    const Config& c = *x.config;
     if (c.training.optimizer != "lamb-per-tensor") return 0;
     // Parameter tensors per layer: two norms (scale, + bias for LayerNorm), fused QKV and output
     // projections (no biases: Transformer-XL's qkv_net/o_net/r_net, Megatron's default keeps them in
     // the GEMM epilogue), FFN matrices (3 gated) with biases when not gated, the relative-position
     // projection; plus embedding, final norm and Transformer-XL's two global position biases.
     const ModelSpec& m = c.model;
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
     const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;
-    const double per_layer = 2 * norm_tensors + 2 + (gated ? 3 : 4) + (m.relative_position ? 1 : 0);
-    const double tensors = double(total_layers(m)) * per_layer + 1 + norm_tensors + (m.relative_position ? 2 : 0);
+    const double per_layer = 2 * norm_tensors + 2 + (x.gated ? 3 : 4) + (m.relative_position ? 1 : 0);
+    const double tensors = double(x.layers) * per_layer + 1 + norm_tensors + (m.relative_position ? 2 : 0);
     // NVIDIA DLE Transformer-XL's jitlamb (lamb.py) calls one TorchScript function per tensor from a
     // Python loop: the moment update, the weight and update norms and the apply run as ~3 dispatched
     // ops of our host_op_s size (several fused kernels each), so the loop is host-bound for small
     // tensors. 3 per tensor: TXL base fp16 on V100 misses ~30 ms per step (1 GPU, 16x192 tokens),
     // 179 tensors x 3 x 60 us = 32 ms; the fused (apex multi-tensor) FusedLAMB of BERT has none.
     constexpr double kOpsPerTensor = 3;
-    return tensors * kOpsPerTensor / double(std::max<int64_t>(c.parallel.pp, 1));
+    return tensors * kOpsPerTensor / double(x.stages);
 }
 
-OpList step_ops(const Config& c, const PrecisionSpec& p, double params_local, double params_shard) {
+OpList step_ops(const Execution& x, double params_local, double params_shard) {
+    const Config& c = *x.config;
+    const PrecisionSpec& p = x.precision();
     OpList ops;
     const double wg = dtype_storage_bytes(p.grads), ws = dtype_storage_bytes(p.optimizer_states);
     const double wp = dtype_storage_bytes(p.params);

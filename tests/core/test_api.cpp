@@ -59,7 +59,33 @@ TEST_CASE("encode_link and decode_link round-trip through JSON") {
     CHECK(predict_json(config) == predict_json(kConfig));
 }
 
+TEST_CASE("import_hf_json returns the model object and the warnings") {
+    const std::string json = import_hf_json(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
+                                                "quantization_config": {}})");
+    CHECK(json.rfind(R"({"model":{"name":"hf-gpt2",)", 0) == 0);
+    CHECK(has(json, R"("ffn_hidden":3072,)"));  // n_inner absent: 4 * n_embd (GPT2Config)
+    CHECK(has(json, R"("warnings":["quantization_config)"));
+    CHECK(has(import_hf_json(R"({"model_type": "rwkv"})"), R"({"error":{"key":"model_type","message":"'rwkv' is not supported)"));
+}
+
+TEST_CASE("search_json and validate_json") {
+    const std::string search = search_json(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8})", R"({"top": 3, "pin": ["tp"]})");
+    CHECK(search.rfind(R"({"schema":"trainclock/search/v1")", 0) == 0);
+    CHECK(has(search, R"("rank":3)"));
+    CHECK_FALSE(has(search, R"("rank":4)"));
+    CHECK_FALSE(has(search, R"("tp":2,)"));  // pinned to the config's tp = 1
+    CHECK(has(search_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb", "num_gpus": 8})", R"({"pin": ["dp"]})"),
+              R"({"error":{"key":"options.pin","message":"unknown layout key 'dp'"}})"));
+    CHECK(has(search_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb"})", ""), R"("key":"num_gpus")"));
+    const std::string validation = validate_json(R"({"source": "te-llama"})");
+    CHECK(has(validation, R"("schema": "trainclock/validation/v1")"));
+    CHECK(has(validation, R"("name": "te-llama")"));
+    CHECK(has(validate_json(R"({"calibration": {"memory_efficiency": 2}})"), R"({"error":{"key":"calibration.memory_efficiency")"));
+    CHECK(has(validate_json(R"({"sources": "x"})"), R"({"error":{"key":"options.sources")"));
+}
+
 TEST_CASE("calibrate_json: the report as JSON, errors as the error object", "[api][fit]") {
+    CHECK(validate_json(R"({"cross_source": true, "source": "MEG21"})").find("\"key\":\"options.cross_source\"") != std::string::npos);
     CHECK(calibrate_json("{").find("\"key\":\"measurements\"") != std::string::npos);
     const std::string runs = R"({"schema_version":1,"name":"mine","set":"public","source":"test","cases":[
 {"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.3},"citation":"test"}]})";

@@ -11,6 +11,15 @@ std::string gpt3_config(const char* parallel, const char* recompute, const char*
            parallel + R"(, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": false, "recompute": ")" +
            recompute + "\"" + extra + "}";
 }
+// memory_per_gpu of a config whose execution runs `shape` (checked).
+MemoryBreakdown memory_of(const Config& c, const PipelineShape& shape) {
+    const Execution x = make_execution(c);
+    CHECK(x.shape.schedule == shape.schedule);
+    CHECK(x.shape.stages == shape.stages);
+    CHECK(x.shape.micro_batches == shape.micro_batches);
+    CHECK(x.shape.chunks == shape.chunks);
+    return memory_per_gpu(x);
+}
 } // namespace
 
 TEST_CASE("Activations per layer match Korthikanti et al. 2022 eqs. for GPT-3 175B", "[memory]") {
@@ -18,19 +27,19 @@ TEST_CASE("Activations per layer match Korthikanti et al. 2022 eqs. for GPT-3 17
     const Config tp = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": false})", "none"));
     const LayerKind kind = layer_kind_at(tp.model, 0);
     // Tensor parallel: s b h (10 + 24 / t + 5 a s / (h t)).
-    CHECK(activation_bytes_per_layer(tp, kind) == Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
+    CHECK(activation_bytes_per_layer(make_execution(tp), kind) == Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
     // + sequence parallel: s b h / t (34 + 5 a s / h).
     const Config sp = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "none"));
-    CHECK(activation_bytes_per_layer(sp, kind) == Approx(s * b * h / t * (34 + 5 * a * s / h)));
+    CHECK(activation_bytes_per_layer(make_execution(sp), kind) == Approx(s * b * h / t * (34 + 5 * a * s / h)));
     // + selective recompute: 34 s b h / t.
     const Config sel = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "selective"));
-    CHECK(activation_bytes_per_layer(sel, kind) == Approx(34 * s * b * h / t));
+    CHECK(activation_bytes_per_layer(make_execution(sel), kind) == Approx(34 * s * b * h / t));
     // Full recompute keeps the layer input: 2 s b h (/ t with SP).
     const Config full = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "full"));
-    CHECK(activation_bytes_per_layer(full, kind) == Approx(2 * s * b * h / t));
+    CHECK(activation_bytes_per_layer(make_execution(full), kind) == Approx(2 * s * b * h / t));
     // Flash attention removes the 5 a s / h term, like selective recompute.
     const Config flash = fixtures::config(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": {"tp": 8, "sequence_parallel": true}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true, "recompute": "none"})");
-    CHECK(activation_bytes_per_layer(flash, kind) == Approx(34 * s * b * h / t));
+    CHECK(activation_bytes_per_layer(make_execution(flash), kind) == Approx(34 * s * b * h / t));
 }
 
 TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
@@ -39,18 +48,18 @@ TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
     const Config fp32 = fixtures::config(body + R"("fp32")");
     const Config fp8 = fixtures::config(R"("model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": "fp8-mixed")");
     const LayerKind kind = layer_kind_at(half.model, 0);
-    const double a16 = activation_bytes_per_layer(half, kind);
-    CHECK(activation_bytes_per_layer(fp32, kind) > 1.8 * a16);  // masks stay 1 byte; fp32 also loses flash
-    CHECK(activation_bytes_per_layer(fp8, kind) < a16);         // TE saves FP8 GEMM inputs
+    const double a16 = activation_bytes_per_layer(make_execution(half), kind);
+    CHECK(activation_bytes_per_layer(make_execution(fp32), kind) > 1.8 * a16);  // masks stay 1 byte; fp32 also loses flash
+    CHECK(activation_bytes_per_layer(make_execution(fp8), kind) < a16);         // TE saves FP8 GEMM inputs
 }
 
 TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memory]") {
     const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"dp": 8, "zero": )";
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 8, 1};
-    const MemoryBreakdown z0 = memory_per_gpu(fixtures::config(base + "0}"), sh);
-    const MemoryBreakdown z1 = memory_per_gpu(fixtures::config(base + "1}"), sh);
-    const MemoryBreakdown z2 = memory_per_gpu(fixtures::config(base + "2}"), sh);
-    const MemoryBreakdown z3 = memory_per_gpu(fixtures::config(base + "3}"), sh);
+    const MemoryBreakdown z0 = memory_of(fixtures::config(base + "0}"), sh);
+    const MemoryBreakdown z1 = memory_of(fixtures::config(base + "1}"), sh);
+    const MemoryBreakdown z2 = memory_of(fixtures::config(base + "2}"), sh);
+    const MemoryBreakdown z3 = memory_of(fixtures::config(base + "3}"), sh);
     CHECK(z1.optimizer_gib == Approx(z0.optimizer_gib / 8));
     CHECK(z1.master_gib == Approx(z0.master_gib / 8));
     CHECK(z1.grads_gib == Approx(z0.grads_gib));
@@ -64,8 +73,8 @@ TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memor
 
 TEST_CASE("ZeRO shards over DP x CP: context-parallel ranks hold the same weights", "[memory]") {
     const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"zero": 1, )";
-    const MemoryBreakdown dp8 = memory_per_gpu(fixtures::config(base + R"("dp": 8})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 8, 1});
-    const MemoryBreakdown dp4cp2 = memory_per_gpu(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
+    const MemoryBreakdown dp8 = memory_of(fixtures::config(base + R"("dp": 8})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 8, 1});
+    const MemoryBreakdown dp4cp2 = memory_of(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
     CHECK(dp4cp2.optimizer_gib == Approx(dp8.optimizer_gib));  // 8 shards either way
     CHECK(dp4cp2.master_gib == Approx(dp8.master_gib));
 }
@@ -76,31 +85,43 @@ TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "
         const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(tp * 4) +
                                           R"(, "precision": "bf16-mixed", "parallel": {"tp": )" + std::to_string(tp) +
                                           R"(, "pp": 4}, "training": {"seq_len": 4096, "global_batch": 32, "micro_batch": 1})");
-        const MemoryBreakdown m = memory_per_gpu(c, {PipelineSchedule::one_f_one_b, 4, 32, 1});
+        const MemoryBreakdown m = memory_of(c, {PipelineSchedule::one_f_one_b, 4, 32, 1});
         CHECK(m.weights_gib <= last);
         last = m.weights_gib;
     }
     const Config one = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
-    const MemoryBreakdown m = memory_per_gpu(one, {PipelineSchedule::one_f_one_b, 1, 8, 1});
+    const MemoryBreakdown m = memory_of(one, {PipelineSchedule::one_f_one_b, 1, 8, 1});
     CHECK_FALSE(m.fits);
     CHECK(m.per_gpu_gib > 70e9 * 18 / (1024.0 * 1024 * 1024));
     CHECK(m.capacity_gib == Approx(80));
+}
+
+TEST_CASE("Relative-position attention stores its scores even with flash attention asked for", "[memory]") {
+    // Transformer-XL's relative scores need the materialised s x s matrix (operators.cpp runs it
+    // unfused), so memory must count the 5 a s / h term as without flash (Korthikanti eq. 2).
+    const std::string body = R"("model": {"architecture": "decoder", "layers": 4, "hidden": 512, "heads": 8, "kv_heads": 8,
+        "ffn_hidden": 2048, "vocab": 32000, "activation": "relu", "norm": "layernorm", "relative_position": true},
+        "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 512, "global_batch": 8, "micro_batch": 8, "flash_attention": )";
+    const Config flash = fixtures::config(body + "true}");
+    const Config materialised = fixtures::config(body + "false}");
+    const LayerKind kind = layer_kind_at(flash.model, 0);
+    const double a = activation_bytes_per_layer(make_execution(flash), kind);
+    CHECK(a == activation_bytes_per_layer(make_execution(materialised), kind));
+    // The score term alone: b a s^2 (2 w + 1) = 8 * 8 * 512^2 * 5 bytes.
+    Config absolute = flash;
+    absolute.model.relative_position = false;
+    CHECK(a - activation_bytes_per_layer(make_execution(absolute), kind) == Approx(8.0 * 8 * 512 * 512 * 5));
 }
 
 TEST_CASE("Memory outside the tensors: CUDA context, one NCCL communicator per group, allocator reserve", "[memory]") {
     // 64 GPUs as tp 8 x pp 2 x dp 4: three communicators (TP, PP, DP) of a dense model.
     const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},
                                          "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1})");
-    PipelineShape shape;
-    shape.stages = 2;
-    shape.micro_batches = 16;
-    const MemoryBreakdown m = memory_per_gpu(c, shape);
+    const MemoryBreakdown m = memory_per_gpu(make_execution(c));
     CHECK(m.other_gib == Approx(0.5 + 3 * 0.25 + 0.10 * (m.activations_gib + m.grads_gib)));
     // One GPU: no communicator at all.
     const Config one = fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 8})");
-    PipelineShape single;
-    single.micro_batches = 8;
-    const MemoryBreakdown s = memory_per_gpu(one, single);
+    const MemoryBreakdown s = memory_per_gpu(make_execution(one));
     CHECK(s.other_gib == Approx(0.5 + 0.10 * (s.activations_gib + s.grads_gib)));
     // "fits" keeps the reserve: tensors alone at 99.9 % of capacity do not fit.
     const double tensors = m.weights_gib + m.grads_gib + m.master_gib + m.optimizer_gib + m.activations_gib;

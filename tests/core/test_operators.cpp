@@ -38,10 +38,10 @@ TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[opera
     // the logit layer 2 b s h V. Materialised attention computes the full s x s matrix.
     const Config c = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false})"));
     const double s = 2048, h = c.model.hidden, V = c.model.vocab, l = c.model.layers;
-    const PieceOps layer = layer_ops(c, c.precision, layer_kind_at(c.model, 0));
+    const PieceOps layer = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
     CHECK(flops(layer.forward, OpKind::gemm) == Approx(24 * s * h * h));
     CHECK(flops(layer.forward, OpKind::attention) == Approx(4 * s * s * h));
-    const PieceOps head = head_ops(c, c.precision);
+    const PieceOps head = head_ops(make_execution(c));
     const double model_fwd = l * all_flops(layer.forward) + all_flops(head.forward);
     const double N = 12 * l * h * h;  // non-embedding weights (biases and norms have no GEMM FLOPs)
     CHECK(model_fwd == Approx(2 * N * s + 4 * l * s * s * h + 2 * s * h * V));
@@ -50,23 +50,23 @@ TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[opera
 TEST_CASE("Backward GEMMs cost 2x forward; recompute adds the forward again", "[operators]") {
     const Config none = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "none"})"));
     const LayerKind kind = layer_kind_at(none.model, 0);
-    const PieceOps a = layer_ops(none, none.precision, kind);
+    const PieceOps a = layer_ops(make_execution(none), kind);
     CHECK(flops(a.backward, OpKind::gemm) == Approx(2 * flops(a.forward, OpKind::gemm)));
     CHECK(flops(a.backward, OpKind::attention) == Approx(2 * flops(a.forward, OpKind::attention)));
 
     const Config full = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "full"})"));
-    const PieceOps f = layer_ops(full, full.precision, kind);
+    const PieceOps f = layer_ops(make_execution(full), kind);
     CHECK(all_flops(f.backward) == Approx(3 * all_flops(f.forward)));  // Korthikanti et al. 2022: 4 passes total
 
     const Config sel = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "selective"})"));
-    const PieceOps s = layer_ops(sel, sel.precision, kind);
+    const PieceOps s = layer_ops(make_execution(sel), kind);
     CHECK(flops(s.backward, OpKind::attention) == Approx(3 * flops(s.forward, OpKind::attention)));
     CHECK(flops(s.backward, OpKind::gemm) == Approx(2 * flops(s.forward, OpKind::gemm)));
 }
 
 TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised attention", "[operators]") {
     const Config flash = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": true})"));
-    const PieceOps a = layer_ops(flash, flash.precision, layer_kind_at(flash.model, 0));
+    const PieceOps a = layer_ops(make_execution(flash), layer_kind_at(flash.model, 0));
     const double s = 2048, h = flash.model.hidden;
     CHECK(flops(a.forward, OpKind::attention) == Approx(0.5 * 4 * s * s * h));
     // Flash: memory-bound bytes grow linearly with s; the materialised fp32 softmax grows as s^2.
@@ -74,7 +74,7 @@ TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised 
         const Config c = fixtures::config(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" +
                                           std::string(precision) + R"(", "training": {"seq_len": )" + std::to_string(seq) +
                                           R"(, "global_batch": 1, "micro_batch": 1, "flash_attention": true})");
-        return bytes(layer_ops(c, c.precision, layer_kind_at(c.model, 0)).forward, OpKind::elementwise);
+        return bytes(layer_ops(make_execution(c), layer_kind_at(c.model, 0)).forward, OpKind::elementwise);
     };
     CHECK(elementwise_bytes("bf16-mixed", 4096) == Approx(2 * elementwise_bytes("bf16-mixed", 2048)));
     CHECK(elementwise_bytes("fp32", 4096) > 3 * elementwise_bytes("fp32", 2048));
@@ -86,19 +86,19 @@ TEST_CASE("Precision-only ops appear exactly when the precision asks for them", 
     const Config amp = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-amp", "training": )" + std::string(training));
     const Config fp8 = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "fp8-mixed", "training": )" + std::string(training));
     const LayerKind kind = layer_kind_at(mixed.model, 0);
-    CHECK(bytes(layer_ops(mixed, mixed.precision, kind).forward, OpKind::precision_overhead) == 0);
+    CHECK(bytes(layer_ops(make_execution(mixed), kind).forward, OpKind::precision_overhead) == 0);
     // Autocast: the fp32 weights of every GEMM are re-cast each forward: at least 6 bytes per weight.
-    const double weights = layer_params_local(amp, kind) - 2 * amp.model.hidden;
-    CHECK(bytes(layer_ops(amp, amp.precision, kind).forward, OpKind::precision_overhead) >= 6 * weights);
+    const double weights = layer_params_local(make_execution(amp), kind) - 2 * amp.model.hidden;
+    CHECK(bytes(layer_ops(make_execution(amp), kind).forward, OpKind::precision_overhead) >= 6 * weights);
     // FP8: cast-transpose of every GEMM input and weight forward and of the gradients backward.
-    const PieceOps f = layer_ops(fp8, fp8.precision, kind);
+    const PieceOps f = layer_ops(make_execution(fp8), kind);
     CHECK(bytes(f.forward, OpKind::precision_overhead) > 0);
     CHECK(bytes(f.backward, OpKind::precision_overhead) > 0);
     for (const Op& op : f.forward)
         if (op.kind == OpKind::gemm) CHECK(op.dtype == DType::fp8);
     // Optimizer step: master copy for mixed, unscale/check only with dynamic loss scaling.
     bool master = false, unscale = false;
-    for (const Op& op : step_ops(mixed, mixed.precision, 1e9, 1e9)) {
+    for (const Op& op : step_ops(make_execution(mixed), 1e9, 1e9)) {
         master = master || std::string(op.name) == "master_weight_copy";
         unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
     }
@@ -106,7 +106,7 @@ TEST_CASE("Precision-only ops appear exactly when the precision asks for them", 
     CHECK_FALSE(unscale);
     const Config fp16 = fixtures::config(R"("model": "llama3-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "fp16-mixed", "training": )" + std::string(training));
     unscale = false;
-    for (const Op& op : step_ops(fp16, fp16.precision, 1e9, 1e9)) unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
+    for (const Op& op : step_ops(make_execution(fp16), 1e9, 1e9)) unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
     CHECK(unscale);
 }
 
@@ -214,7 +214,7 @@ TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative positio
     const Config rel = fixtures::config(base + txl + R"(, "memory_len": 192, "relative_position": true, "softmax_head": 20000})");
     const LayerKind kind = layer_kind_at(plain.model, 0);
     const double b = 16, s = 192, m = 192, h = 512;
-    const PieceOps p = layer_ops(plain, plain.precision, kind), q = layer_ops(mem, mem.precision, kind), r = layer_ops(rel, rel.precision, kind);
+    const PieceOps p = layer_ops(make_execution(plain), kind), q = layer_ops(make_execution(mem), kind), r = layer_ops(make_execution(rel), kind);
     // QKV over b (s + m) tokens instead of b s: 2 b m h (3h) more forward GEMM FLOPs.
     CHECK(flops(q.forward, OpKind::gemm) - flops(p.forward, OpKind::gemm) == Approx(2 * b * m * h * 3 * h));
     // Scores and context over s + m keys: attention FLOPs scale by (s + m) / s.
@@ -223,7 +223,7 @@ TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative positio
     CHECK(flops(r.forward, OpKind::attention) == Approx(1.5 * flops(q.forward, OpKind::attention)));
     CHECK(bytes(r.forward, OpKind::elementwise) > bytes(q.forward, OpKind::elementwise));
     // Adaptive softmax head: the LM head computes softmax_head logits, not the 267k embedding rows.
-    const PieceOps head_full = head_ops(mem, mem.precision), head_adaptive = head_ops(rel, rel.precision);
+    const PieceOps head_full = head_ops(make_execution(mem)), head_adaptive = head_ops(make_execution(rel));
     CHECK(flops(head_adaptive.forward, OpKind::gemm) == Approx(flops(head_full.forward, OpKind::gemm) * 20000.0 / 267735.0));
 }
 
@@ -233,6 +233,7 @@ TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter
                                 R"(, "precision": "bf16-mixed", "parallel": {"pp": )" + std::to_string(pp) +
                                 R"(}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "optimizer": ")" + optimizer + R"("})");
     };
+    auto per_tensor_optimizer_kernels = [](const Config& c) { return trainclock::per_tensor_optimizer_kernels(make_execution(c)); };
     CHECK(per_tensor_optimizer_kernels(with("lamb", 1, "llama3-8b")) == 0);  // multi-tensor fused
     CHECK(per_tensor_optimizer_kernels(with("adamw", 1, "llama3-8b")) == 0);
     const double one = per_tensor_optimizer_kernels(with("lamb-per-tensor", 1, "llama3-8b"));

@@ -9,6 +9,7 @@
 #include "trainclock/calibration.hpp"
 #include "trainclock/communication.hpp"
 #include "trainclock/config.hpp"
+#include "trainclock/execution.hpp"
 
 namespace trainclock {
 
@@ -44,33 +45,21 @@ struct PieceOps {
     CommList comm_forward, comm_backward;
 };
 
-// What a transformer layer contains.
-struct LayerKind {
-    bool causal = true;           // decoder self-attention (encoder: bidirectional)
-    bool cross_attention = false; // decoder layer of an encoder-decoder
-    bool moe = false;             // routed-expert MLP instead of the dense one
-};
-
-// Layers in pipeline order: an encoder-decoder's encoder stack, then its decoder stack.
-int64_t total_layers(const ModelSpec& model);
-LayerKind layer_kind_at(const ModelSpec& model, int64_t index);
-// End (exclusive, at most `limit`) of the run of layers of the same kind that starts at `index`.
-int64_t layer_kind_run_end(const ModelSpec& model, int64_t index, int64_t limit);
-
-PieceOps layer_ops(const Config& config, const PrecisionSpec& precision, LayerKind kind);
-PieceOps embedding_ops(const Config& config, const PrecisionSpec& precision);  // first stage
-PieceOps head_ops(const Config& config, const PrecisionSpec& precision);       // last stage: norm, LM head, loss
+// The ops of one micro-batch at the execution's costed precision (Execution::ops).
+PieceOps layer_ops(const Execution& execution, LayerKind kind);
+PieceOps embedding_ops(const Execution& execution);  // first stage
+PieceOps head_ops(const Execution& execution);       // last stage: norm, LM head, loss
 // Once per optimizer step on one GPU: `params_local` weights held, `params_shard` updated by it
 // (params_local / dp under ZeRO >= 1).
-OpList step_ops(const Config& config, const PrecisionSpec& precision, double params_local, double params_shard);
+OpList step_ops(const Execution& execution, double params_local, double params_shard);
 // Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
 // time ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused) optimizers.
-double per_tensor_optimizer_kernels(const Config& config);
+double per_tensor_optimizer_kernels(const Execution& execution);
 
 // Parameters of one layer held by one GPU (TP- and EP-sharded), for gradients and ZeRO-3 gathers.
-double layer_params_local(const Config& config, LayerKind kind);
+double layer_params_local(const Execution& execution, LayerKind kind);
 // The routed experts' share of layer_params_local (sharded over the expert-DP group, dp / ep).
-double layer_expert_params_local(const Config& config, LayerKind kind);
+double layer_expert_params_local(const Execution& execution, LayerKind kind);
 
 // ---- cost (roofline, DESIGN.md 2.2) ----
 // Dtype that executes `dtype` on this GPU (tf32 without tensor cores runs as fp32, bf16 as fp16...).
