@@ -306,6 +306,7 @@ std::string format_count(double value, std::string_view unit) {
 }
 
 std::string format_percent(double fraction) { return format_fixed(fraction * 100, 1) + " %"; }
+std::string format_signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
 
 std::string TextTable::render(std::string_view indent) const {
     std::vector<size_t> widths;

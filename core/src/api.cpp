@@ -4,6 +4,7 @@
 
 #include "spec_json.hpp"
 #include "trainclock/compare.hpp"
+#include "trainclock/fit.hpp"
 #include "trainclock/import.hpp"
 #include "trainclock/link.hpp"
 #include "trainclock/presets.hpp"
@@ -106,8 +107,8 @@ std::string presets_json(std::string_view kind) {
     std::string_view singular = kind;
     if (!singular.empty() && singular.back() == 's') singular.remove_suffix(1);
     const bool all = singular.empty();
-    if (!all && singular != "model" && singular != "gpu" && singular != "node" && singular != "precision") {
-        return error_json({"kind", "unknown preset kind '" + std::string(kind) + "' (models, gpus, nodes or precisions)"});
+    if (!all && singular != "model" && singular != "gpu" && singular != "node" && singular != "precision" && singular != "framework") {
+        return error_json({"kind", "unknown preset kind '" + std::string(kind) + "' (models, gpus, nodes, precisions or frameworks)"});
     }
     JsonWriter out;
     out.begin_object();
@@ -115,6 +116,8 @@ std::string presets_json(std::string_view kind) {
     if (all || singular == "gpu") write_presets<GpuSpec>(out, PresetKind::gpu, gpu_preset, write_gpu);
     if (all || singular == "node") write_presets<NodeSpec>(out, PresetKind::node, node_preset, write_node);
     if (all || singular == "precision") write_presets<PrecisionSpec>(out, PresetKind::precision, precision_preset, write_precision);
+    if (all || singular == "framework") write_presets<FrameworkSpec>(out, PresetKind::framework, framework_preset,
+                                                            [](JsonWriter& w, const FrameworkSpec& f) { write_framework(w, f, true); });
     out.end_object();
     return out.take();
 }
@@ -239,14 +242,27 @@ std::string validate_json(std::string_view options_json) {
     ValidationOptions options;
     reader.read("source", options.source_prefix);
     reader.read("precision_blind", options.precision_blind);
+    bool cross_source = false;
+    reader.read("cross_source", cross_source);
     if (const auto calibration = reader.read_object("calibration")) {
         auto spec = parse_calibration_json(simdjson::minify(*calibration));  // what validate --calibration reads
         if (spec) options.calibration = std::move(spec).value();
         else reader.adopt(spec.error());
     }
+    if (cross_source && (options.calibration || options.precision_blind || !options.source_prefix.empty()))
+        reader.fail("cross_source", "refits the shipped constants on every source: not with source, precision_blind or calibration");
     if (auto error = reader.finish()) return error_json(*error);
     const ValidationSuite suite = load_validation_suite();
+    if (cross_source) return cross_source_report_json(run_cross_source(suite));
     return validation_report_json(suite, run_validation(suite, options));
+}
+
+std::string calibrate_json(std::string_view measurements_json) {
+    auto suite = parse_measurements(measurements_json);
+    if (!suite) return error_json({"measurements", suite.error().message});
+    auto report = calibrate(suite.value());
+    if (!report) return error_json(report.error());
+    return calibrate_report_json(suite.value(), report.value());
 }
 
 } // namespace trainclock

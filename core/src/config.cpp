@@ -56,6 +56,14 @@ struct PrecisionKind {
     static void write(JsonWriter& w, const Spec& s) { write_precision(w, s); }
 };
 
+struct FrameworkKind {
+    using Spec = FrameworkSpec;
+    static constexpr std::string_view kind = "framework";
+    static Result<Spec> preset(std::string_view name) { return framework_preset(name); }
+    static void read(ObjectReader& r, Spec& s, bool required) { read_framework(r, s, required); }
+    static void write(JsonWriter& w, const Spec& s) { write_framework(w, s); }
+};
+
 template <class Kind> std::string text_of(const typename Kind::Spec& spec) { return spec_text(spec, Kind::write); }
 
 template <class Kind> void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& out) {
@@ -183,6 +191,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
     read_spec<GpuKind>(reader, "gpu", config.gpu);
     read_spec<NodeKind>(reader, "node", config.node);
     read_spec<PrecisionKind>(reader, "precision", config.precision);
+    read_spec<FrameworkKind>(reader, "framework", config.framework);
     reader.read("num_gpus", config.num_gpus);
     if (const auto parallel = reader.read_object("parallel")) {
         ObjectReader p(*parallel, "parallel");
@@ -196,6 +205,9 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         p.read("zero", s.zero);
         p.read("virtual_stages", s.virtual_stages);
         p.read_enum("schedule", kScheduleNames, s.schedule);
+        // Knobs a framework defaults: given here they win over the framework (config.hpp ExplicitKnobs).
+        if (p.has("overlap_dp_comm")) config.explicit_knobs.overlap_dp_comm = true;
+        if (p.has("overlap_tp_comm")) config.explicit_knobs.overlap_tp_comm = true;
         p.read("overlap_dp_comm", s.overlap_dp_comm);
         p.read("overlap_tp_comm", s.overlap_tp_comm);
         p.read("first_stage_layers", s.stage_split.first_stage_layers);
@@ -212,6 +224,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("micro_batch", s.micro_batch);
         t.read_enum("recompute", kRecomputeNames, s.recompute);
         t.read("flash_attention", s.flash_attention);
+        if (t.has("attention_kernel")) config.explicit_knobs.attention_kernel = true;
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
         t.read_enum("optimizer", kOptimizerNames, s.optimizer);
         t.read("tokens", s.tokens);
@@ -611,6 +624,7 @@ std::optional<Error> check_config(Config& c) {
     if (c.precision.name.empty()) return Error{"precision", "missing (no default precision preset runs on gpu " + c.gpu.name + ")"};
     TRAINCLOCK_TRY(check_precision(c.precision));
     TRAINCLOCK_TRY(precision_support_error(c.precision, c.gpu));
+    apply_framework_defaults(c);
     TRAINCLOCK_TRY(check_layout(c));
     TRAINCLOCK_TRY(check_training(c));
     TRAINCLOCK_TRY(check_calibration(c.calibration));
@@ -644,12 +658,17 @@ void write_config(JsonWriter& out, const Config& c) {
     write_spec<NodeKind>(out, "node", c.node);
     out.field("num_gpus", c.num_gpus);
     write_spec<PrecisionKind>(out, "precision", c.precision);
+    // With a framework, the knobs it defaults are written only when the config set them, so that
+    // reading the JSON back gives the same explicit/framework split (and the same stated defaults).
+    const bool framework = !c.framework.name.empty();
+    if (framework) write_spec<FrameworkKind>(out, "framework", c.framework);
     const ParallelSpec& p = c.parallel;
     out.key("parallel").begin_object();
     out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
     out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero).field("virtual_stages", p.virtual_stages);
     out.field("schedule", schedule_name(p.schedule));
-    out.field("overlap_dp_comm", p.overlap_dp_comm).field("overlap_tp_comm", p.overlap_tp_comm);
+    if (!framework || c.explicit_knobs.overlap_dp_comm) out.field("overlap_dp_comm", p.overlap_dp_comm);
+    if (!framework || c.explicit_knobs.overlap_tp_comm) out.field("overlap_tp_comm", p.overlap_tp_comm);
     // Written only when set, so configs without an uneven split keep their canonical text.
     const StageSplit& split = p.stage_split;
     if (split.first_stage_layers != 0) out.field("first_stage_layers", split.first_stage_layers);
@@ -661,7 +680,7 @@ void write_config(JsonWriter& out, const Config& c) {
     out.key("training").begin_object();
     out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
     out.field("recompute", recompute_name(t.recompute)).field("flash_attention", t.flash_attention);
-    out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
+    if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
     out.field("optimizer", optimizer_name(t.optimizer)).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
     // Whole-run keys only when set, so configs without them keep their canonical text.

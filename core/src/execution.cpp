@@ -75,7 +75,7 @@ double price_per_gpu_hour_usd(const Config& c) {
 }
 
 Execution::Execution(const Config& c)
-    : resolved_(resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel)), cal(*resolved_) {
+    : resolved_(resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel, &c.framework)), cal(*resolved_) {
     derive(c);
 }
 

@@ -275,16 +275,20 @@ void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
 
 // ZeRO-3 / FSDP: gather the layer's weights for forward and again for backward, reduce-scatter its
 // gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
-void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params) {
+// Expert weights shard over the expert data-parallel group (dp / ep ranks, Megatron-Core
+// expert_data_parallel_group), as the ZeRO-1/2 reduction does (predict.cpp), the rest over dp.
+void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double expert_params) {
     const Config& c = *x.config;
     const PrecisionSpec& p = x.precision();
     if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
-    const double w = params * dtype_storage_bytes(p.params);
-    CommOp gather{"zero3_param_all_gather", Collective::all_gather, Group::dp, w, 1};
-    fwd.add(gather);
-    bwd.add(gather);
-    bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, Group::dp,
-                   params * dtype_storage_bytes(p.grad_reduce), 1});
+    const std::pair<Group, double> shards[2] = {{Group::dp, params - expert_params}, {Group::expert_dp, expert_params}};
+    for (const auto& [group, n] : shards) {
+        if (n <= 0) continue;
+        const CommOp gather{"zero3_param_all_gather", Collective::all_gather, group, n * dtype_storage_bytes(p.params), 1};
+        fwd.add(gather);
+        bwd.add(gather);
+        bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, group, n * dtype_storage_bytes(p.grad_reduce), 1});
+    }
 }
 
 // =====================================================================================
@@ -335,7 +339,7 @@ PieceOps layer_ops(const Execution& x, LayerKind kind) {
         if (kind.cross_attention) attention_core(x, re, Phase::forward, x.seq_len, false);
     }
     layer(x, bwd, Phase::backward, kind);
-    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind));
+    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind));
     return out;
 }
 

@@ -123,6 +123,24 @@ std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
     return out;
 }
 
+// Updates smaller than half a weight's ulp vanish when the weights themselves are 16-bit: an fp32
+// master copy keeps them (Micikevicius et al. 2018, arXiv 1710.03740, sec. 3.1), and pure bf16
+// needs stochastic rounding or Kahan summation to match it (Zamirai et al. 2020, arXiv 2010.06192).
+// Every recipe that pretrained a published LLM keeps fp32 masters (or fp32 weights under autocast).
+const char* const kNotPretrainingNote =
+    "pure fp16/bf16 (no fp32 master weights) left out: updates below half a weight's ulp are lost "
+    "(Micikevicius et al. 2018 sec. 3.1); --precision all includes them";
+
+bool used_to_pretrain(const PrecisionSpec& p) {
+    return p.master_weights == MasterWeights::fp32 || p.params == DType::fp32;
+}
+
+std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu) {
+    std::vector<PrecisionSpec> out = precisions_for_gpu(gpu);
+    out.erase(std::remove_if(out.begin(), out.end(), [](const PrecisionSpec& p) { return !used_to_pretrain(p); }), out.end());
+    return out;
+}
+
 // -----------------------------------------------------------------------------------------------
 // [SECTION] Ranking
 // -----------------------------------------------------------------------------------------------
@@ -348,7 +366,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         }
     }
     space.enumeration_.layouts = space.layouts_;
-    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel);
+    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel, &base.framework);
     if (options.prune) {
         space.pilot_ = std::make_shared<Pilot>();
         if (!options.deferred_pilot) space.run_pilot(std::numeric_limits<int64_t>::max());

@@ -328,3 +328,23 @@ TEST_CASE("import megatron, torchtitan and deepspeed print a config/v1 document"
     check_rejected("import deepspeed - --gpus x", "--gpus", "{}");
     check_rejected("import megatron", "import megatron");
 }
+
+TEST_CASE("calibrate: measured runs in, a calibration that predict and validate read out") {
+    const std::string runs = R"({"schema_version":1,"name":"runs","set":"public","source":"test","cases":[
+{"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.9},"citation":"test"},
+{"id":"R-2","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":2048,"global_batch":8,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":2.0},"citation":"test"}]})";
+    const std::string out = work_path("calibration.json");
+    const Run run = trainclock("calibrate --measurements - --out '" + out + "'", runs);
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(has(run.out, "leave-one-out"));
+    CHECK(has(run.out, "Not fitted"));
+    const std::string calibration = slurp(out);
+    CHECK(has(calibration, "\"a100-sxm4-80gb\""));
+    const Run predicted = trainclock("predict --model gpt2-medium --gpu a100-sxm4-80gb --seq 1024 --gbs 8 --mbs 8 --json --calibration '" + out + "'");
+    CHECK(predicted.exit_code == 0);
+    std::remove(out.c_str());
+    check_rejected("calibrate", "--measurements");
+    check_rejected("calibrate --measurements -", "-", R"({"schema_version":1,"name":"x","set":"public","source":"t","cases":[{"id":"B"}]})");
+    check_rejected("validate --write-intervals /tmp/x.json", "--write-intervals");
+}

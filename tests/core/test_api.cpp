@@ -91,3 +91,13 @@ TEST_CASE("search_json and validate_json") {
     CHECK(has(validate_json(R"({"calibration": {"memory_efficiency": 2}})"), R"({"error":{"key":"calibration.memory_efficiency")"));
     CHECK(has(validate_json(R"({"sources": "x"})"), R"({"error":{"key":"sources")"));
 }
+
+TEST_CASE("calibrate_json: the report as JSON, errors as the error object", "[api][fit]") {
+    CHECK(validate_json(R"({"cross_source": true, "source": "MEG21"})").find("\"key\":\"cross_source\"") != std::string::npos);
+    CHECK(calibrate_json("{").find("\"key\":\"measurements\"") != std::string::npos);
+    const std::string runs = R"({"schema_version":1,"name":"mine","set":"public","source":"test","cases":[
+{"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.3},"citation":"test"}]})";
+    const std::string report = calibrate_json(runs);
+    CHECK(report.find("\"trainclock/calibrate/v1\"") != std::string::npos);
+    CHECK(report.find("\"a100-sxm4-80gb\"") != std::string::npos);
+}

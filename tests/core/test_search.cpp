@@ -561,3 +561,22 @@ TEST_CASE("search: pruning agrees with exhaustive prediction on tight-memory and
         CHECK(brute.stats.rejected[size_t(RejectReason::memory)] > brute.stats.feasible / 10);
     }
 }
+
+TEST_CASE("the default precision set holds the recipes used to pretrain; all holds every preset", "[search]") {
+    const GpuSpec h100 = gpu_preset("h100-sxm").value();
+    auto names = [](const std::vector<PrecisionSpec>& set) {
+        std::vector<std::string> out;
+        for (const PrecisionSpec& p : set) out.push_back(p.name);
+        return out;
+    };
+    const std::vector<std::string> pretraining = names(pretraining_precisions_for_gpu(h100));
+    const std::vector<std::string> all = names(precisions_for_gpu(h100));
+    // Pure 16-bit weights lose small updates (Micikevicius et al. 2018 sec. 3.1): not a pretraining recipe.
+    for (const char* pure : {"fp16", "bf16"}) {
+        CHECK(std::find(pretraining.begin(), pretraining.end(), pure) == pretraining.end());
+        CHECK(std::find(all.begin(), all.end(), pure) != all.end());
+    }
+    for (const char* kept : {"fp32", "tf32", "fp16-amp", "bf16-amp", "fp16-mixed", "bf16-mixed", "fp8-mixed"})
+        CHECK(std::find(pretraining.begin(), pretraining.end(), kept) != pretraining.end());
+    CHECK(pretraining.size() + 2 == all.size());
+}

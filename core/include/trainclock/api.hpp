@@ -23,7 +23,10 @@ std::string import_launch_json(std::string_view kind, std::string_view text, std
 // "sequence_parallel", "micro_batch", "recompute"]}: pinned dimensions keep the config's value.
 std::string search_json(std::string_view config_json, std::string_view options_json);
 // trainclock/validation/v1 JSON over the embedded cases. options: {"source": "<id or file prefix>",
-// "precision_blind": false, "calibration": {...}} (all optional).
+// "precision_blind": false, "calibration": {...}} (all optional); {"cross_source": true} alone gives the
+// leave-one-source-out report instead (trainclock/cross-source/v1, as validate --cross-source --json).
 std::string validate_json(std::string_view options_json);
+// A measurements file (presets/validation case format) -> the calibrate report (trainclock/calibrate/v1).
+std::string calibrate_json(std::string_view measurements_json);
 
 } // namespace trainclock

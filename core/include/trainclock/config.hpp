@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainclock/framework.hpp"
 #include "trainclock/hardware.hpp"
 #include "trainclock/model.hpp"
 #include "trainclock/precision.hpp"
@@ -23,9 +24,6 @@ inline constexpr std::string_view kConfigSchema = "trainclock/config/v1";
 
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };  // JSON: "gpipe", "1f1b", "interleaved"
 enum class Recompute { none, selective, full };
-// Generation of the fused-attention kernel: FlashAttention-1/2 and Triton-era kernels (mma.sync), or
-// Hopper-native ones (FlashAttention-3, cuDNN fused attention through Transformer Engine: wgmma + TMA).
-enum class AttentionKernel { flash2, flash3 };
 // JSON: "adamw", "adam", "lamb", "lamb-per-tensor" (a Python loop over tensors, not multi-tensor
 // fused), "sgd" (with momentum).
 enum class Optimizer { adamw, adam, lamb, lamb_per_tensor, sgd };
@@ -86,6 +84,7 @@ struct CalibrationOverrides {
     std::optional<double> intra_node_efficiency;        // achievable fraction of the intra-node link
     std::optional<double> inter_node_efficiency;        // achievable fraction of the NICs
     std::optional<double> kernel_launch_s;              // fixed cost per kernel
+    std::optional<double> host_op_s;                    // CPU dispatch per op (framework); default: the framework's
     std::optional<double> step_overhead_s;              // fixed cost per optimizer step (framework, data loader)
 };
 
@@ -95,15 +94,26 @@ struct CalibrationSpec : CalibrationOverrides {
     std::vector<std::pair<std::string, CalibrationOverrides>> per_gpu;  // GPU preset name -> its overrides (last wins)
 };
 
+// Which framework-defaulted knobs the config set itself (explicit key > framework preset > default).
+struct ExplicitKnobs {
+    bool overlap_tp_comm = false;        // parallel.overlap_tp_comm given
+    bool overlap_dp_comm = false;        // parallel.overlap_dp_comm given
+    bool attention_kernel = false;       // training.attention_kernel given
+    bool fp8_recipe = false;             // precision.fp8_recipe given (inline precision object)
+};
+
 struct Config {
     ModelSpec model;
     GpuSpec gpu;
     NodeSpec node;
     int64_t num_gpus = 1;
     PrecisionSpec precision;
+    FrameworkSpec framework;             // name "" = none given: today's defaults (those of kDefaultFrameworkEquivalent)
     ParallelSpec parallel;
     TrainingSpec training;
     CalibrationSpec calibration;
+    ExplicitKnobs explicit_knobs;        // set by the parser and by front ends that edit a knob
+    std::vector<std::string> framework_defaults;  // "key = value" the framework set (filled by check_config)
 };
 
 // Micro-batches x pipeline chunks per step the schedule simulates: 2^18 covers 32768 micro-batches
@@ -148,6 +158,11 @@ std::optional<Error> check_layout_rules(Config& config);
 // The range rules of a calibration on their own (fractions in (0, 1], times >= 0), also of its
 // per-GPU sections; validate_config applies them too.
 std::optional<Error> check_calibration(const CalibrationSpec& calibration);
+
+// The framework's defaults for the knobs the config did not set (explicit key > framework preset >
+// today's default), listed in config.framework_defaults; nothing when no framework is given.
+// check_config applies it; idempotent.
+void apply_framework_defaults(Config& config);
 
 // parse_config + validate_config.
 Result<Config> load_config(std::string_view json);

@@ -54,5 +54,6 @@ int64_t mlp_matrices(Activation activation);  // 3 gated, else 2
 // Closed-form counts (exact integer arithmetic on the architecture).
 int64_t parameter_count(const ModelSpec& model);         // all weights incl. embeddings and every expert
 int64_t active_parameter_count(const ModelSpec& model);  // weights touched per token (top_k experts)
+int64_t active_matmul_parameter_count(const ModelSpec& model);  // the same without norm gains/biases (no matmul FLOPs)
 
 } // namespace trainclock

@@ -85,6 +85,11 @@ struct SearchOptions {
 
 // Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu);
+// The search's default set: those of precisions_for_gpu that are used to pretrain. Pure 16-bit
+// weights without an fp32 master copy (fp16, bf16) are left out (kNotPretrainingNote says why).
+std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu);
+bool used_to_pretrain(const PrecisionSpec& precision);
+extern const char* const kNotPretrainingNote;
 
 // One point of the space; with the base config it gives a full Config (SearchSpace::config_for).
 struct SearchLayout {
