@@ -64,6 +64,39 @@ void add_comm(Target& out, const char* name, Collective collective, Group group,
 // [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
 // =====================================================================================
 
+enum class Operand { activation, weight, gradient };
+
+// HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
+// GEMMs need (fprop / dgrad / wgrad read it row- and column-wise), by scaling recipe; q = the
+// quantised width with its block scales (dtype_storage_bytes).
+double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double w_in) {
+    const double q = o.w_gemm;
+    switch (o.recipe) {
+    // TE DelayedScaling: the scale comes from the amax history of earlier steps, so one fused
+    // cast-transpose reads the tensor once and records its amax on the way (TE docs "Using FP8 with
+    // Transformer Engine": delayed scaling).
+    case Fp8Recipe::delayed: return w_in + 2 * q;
+    // Current (tensorwise) scaling needs this tensor's amax before it can scale: a reduction pass,
+    // then the cast-transpose (TE Float8CurrentScaling; torchao float8 tensorwise dynamic scaling).
+    case Fp8Recipe::tensorwise: return 2 * w_in + 2 * q;
+    // Rowwise: the transpose of a row-scaled tensor is not row-scaled, so each layout is quantised
+    // from the high-precision tensor with its own per-row amax (torchao float8 rowwise recipe).
+    case Fp8Recipe::rowwise: return 2 * (w_in + q);
+    // Blockwise (DeepSeek-V3, arXiv 2412.19437 sec. 3.3.2): activations and gradients in 1x128 tiles,
+    // weights in 128x128 blocks, fp32 scales, both layouts from one read (TE Float8BlockScaling).
+    case Fp8Recipe::blockwise: return w_in + 2 * (q + 4.0 / (operand == Operand::weight ? 128.0 * 128.0 : 128.0));
+    // MXFP8: one e8m0 scale per 32 elements (in q), computed inside the block; rowwise and
+    // columnwise data from one read (TE MXFP8BlockScaling).
+    case Fp8Recipe::mxfp8: return w_in + 2 * q;
+    // NVFP4 (NVIDIA, "Pretraining LLMs with NVFP4", arXiv 2509.25149, sec. 4; TE NVFP4BlockScaling):
+    // a per-tensor fp32 scale above the e4m3 block scales needs the global amax first; wgrad's
+    // operands (activations, gradients) get a 16x16 random Hadamard transform, whose output needs
+    // its own amax; weights use 16x16 2D blocks without the transform.
+    case Fp8Recipe::nvfp4: return (operand == Operand::weight ? 2 : 3) * w_in + 2 * q;
+    }
+    return w_in + 2 * q;
+}
+
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
 void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
@@ -77,16 +110,19 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
             if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
         }
         if (x.ops.quantized) {
-            // Transformer Engine: cast + transpose (+ amax) of the input and of the weight for every
-            // micro-batch (TE fp8 docs: FP8 GEMM operands need both layouts for fprop and wgrad).
-            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * k * (x.ops.w_act + 2 * wg), count));
-            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + 2 * wg), count));
+            // Quantise the input and the weight for every micro-batch, both layouts (TE fp8 docs: FP8
+            // GEMM operands need both for fprop and wgrad), as the recipe does it.
+            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                m * k * quantize_bytes_per_element(x.ops, Operand::activation, x.ops.w_act), count));
+            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param), count));
         }
         out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
         return;
     }
-    if (x.ops.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
-        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * n * (x.ops.w_act + 2 * wg), count));
+    if (x.ops.quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
+        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                            m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act), count));
     out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
     out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
