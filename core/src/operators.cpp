@@ -128,22 +128,36 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
     out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
     if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
         out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
+    // The backward of autocast's input cast is a cast: the half dgrad goes back to the fp32 norm
+    // output it came from (autograd records the cast; torch.amp docs: backward ops run in the dtype
+    // autocast chose for their forward).
+    if (x.ops.autocast && after_norm)
+        out.ops.add(make_op("autocast_input_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (wg + 4.0), count));
 }
+
+// Width of the residual stream: under autocast it stays fp32, as the embedding output (fp32
+// weights) and every residual add (fp32 + half promotes to fp32: PyTorch type promotion; add is on
+// none of autocast's lists) are fp32; else the activation dtype.
+double residual_width(const Execution& x) { return x.ops.autocast ? 4.0 : x.ops.w_act; }
 
 // LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
 // reads the gradient and the saved input and writes the input gradient.
 void norm(const Execution& x, Target& out, Phase phase, double tokens) {
     const double e = tokens * x.hidden;
+    const double w_in = residual_width(x);  // norms read the residual stream
     const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
-    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + w_out)));
-    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * x.ops.w_act));
+    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
+    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * w_in));
 }
 
-// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1).
+// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1): forward reads the
+// branch output and the residual and writes the sum; backward reads the sum's gradient and writes
+// the branch's (the residual's passes through), both residual-stream wide except the branch.
 void dropout_residual(const Execution& x, Target& out, Phase phase) {
     const double e = x.tokens_sp * x.hidden;
+    const double w_res = residual_width(x);
     out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
-                        x.ops.activations, 0, e * (3 * x.ops.w_act + 1)));
+                        x.ops.activations, 0, e * (x.ops.w_act + 2 * w_res + 1)));
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
