@@ -80,10 +80,17 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
         const SearchHit& h = report.top[i];
         const ParallelSpec& p = h.layout.parallel;
         const Prediction& r = h.prediction;
-        const std::string schedule = p.pp == 1                                    ? "-"
-                                     : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
-                                     : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
-                                                                                   : "1f1b";
+        std::string schedule = p.pp == 1                                    ? "-"
+                               : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
+                               : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
+                                                                             : "1f1b";
+        // Megatron's uneven split where the layers do not divide: "+e+l" (embedding, loss in the
+        // split) or "7/../7" (first/last stage layers).
+        const StageSplit& split = p.stage_split;
+        if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
+            schedule += " " + std::to_string(split.first_stage_layers) + "/../" + std::to_string(split.last_stage_layers);
+        if (split.embedding_in_stage_split || split.loss_in_stage_split)
+            schedule += std::string(" +") + (split.embedding_in_stage_split ? "e" : "") + (split.loss_in_stage_split ? "l" : "");
         const char* recompute = h.layout.recompute == Recompute::none        ? "none"
                                 : h.layout.recompute == Recompute::selective ? "selective"
                                                                              : "full";

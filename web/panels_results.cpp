@@ -62,8 +62,18 @@ void App::draw_summary() {
         {"step time", widgets::duration(r.iteration_time_s)},
         {"total time", r.total_time_s > 0 ? widgets::duration(r.total_time_s) : "-"},
         {"GPU-hours", widgets::si(r.gpu_hours, "GPU-h")},
-        {"cost", widgets::money(r.cost_usd)},
-        {"energy", widgets::si(r.energy_kwh * 1e3, "Wh")},
+        {"cost", r.cost_known ? widgets::money(r.cost_usd) : "unknown"},
+        {"energy", r.energy_known ? widgets::si(r.energy_kwh * 1e3, "Wh") : "unknown"},
+        {"goodput", [&] {
+             char text[32];
+             std::snprintf(text, sizeof text, "%.1f %%", 100.0 * r.run.goodput);
+             return std::string(text);
+         }()},
+        {"interruptions", [&] {
+             char text[32];
+             std::snprintf(text, sizeof text, "%.1f", r.run.expected_interruptions);
+             return std::string(text);
+         }()},
         {"throughput", widgets::si(r.tokens_per_s, "tok/s")},
         {"per GPU", widgets::si(r.tokens_per_s_per_gpu, "tok/s")},
         {"MFU", [&] {

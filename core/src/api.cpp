@@ -111,17 +111,32 @@ std::string decode_link(std::string_view fragment) {
     return out.take();
 }
 
-std::string import_hf_json(std::string_view hf_json) {
-    auto imported = import_hf_config(hf_json);
+namespace {
+
+// {"<member>": <the importer's JSON>, "warnings": [...]}, or the error.
+std::string imported_json(const Result<Imported>& imported, std::string_view member) {
     if (!imported) return error_json(imported.error());
     simdjson::dom::parser parser;
-    auto model = parse_json_document(parser, imported.value().json);  // the importer's own output: always valid
-    std::string reply = "{\"model\":" + (model ? simdjson::minify(model.value()) : std::string("null")) + ",\"warnings\":[";
+    auto document = parse_json_document(parser, imported.value().json);  // the importer's own output: always valid
+    std::string reply = "{";
+    append_json_string(reply, member);
+    reply += ":" + (document ? simdjson::minify(document.value()) : std::string("null")) + ",\"warnings\":[";
     for (size_t i = 0; i < imported.value().warnings.size(); ++i) {
         if (i > 0) reply += ',';
         append_json_string(reply, imported.value().warnings[i]);
     }
     return reply + "]}";
+}
+
+} // namespace
+
+std::string import_hf_json(std::string_view hf_json) { return imported_json(import_hf_config(hf_json), "model"); }
+
+std::string import_launch_json(std::string_view kind, std::string_view text, std::string_view overrides_json) {
+    if (kind == "megatron") return imported_json(import_megatron(split_command_line(text), overrides_json), "config");
+    if (kind == "torchtitan") return imported_json(import_torchtitan(text, overrides_json), "config");
+    if (kind == "deepspeed") return imported_json(import_deepspeed(text, overrides_json), "config");
+    return error_json({"kind", "unknown launch config kind '" + std::string(kind) + "' (megatron, torchtitan, deepspeed)"});
 }
 
 namespace {
@@ -194,7 +209,7 @@ std::string validate_json(std::string_view options_json) {
     simdjson::dom::parser parser;
     auto object = options_object(parser, options_json);
     if (!object) return error_json(object.error());
-    ObjectReader reader(object.value(), "options");
+    ObjectReader reader(object.value(), "");
     ValidationOptions options;
     reader.read("source", options.source_prefix);
     reader.read("precision_blind", options.precision_blind);

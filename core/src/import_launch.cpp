@@ -49,6 +49,9 @@ public:
         }
         entries_.emplace_back(std::string(key), std::move(raw));
     }
+    void erase(std::string_view key) {
+        entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; }), entries_.end());
+    }
     bool empty() const { return entries_.empty(); }
     bool has(std::string_view key) const {
         return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; });
@@ -214,13 +217,87 @@ constexpr std::string_view kMegatronHarmless[] = {
     "create-attention-mask-in-dataloader", "num-dataset-builder-threads", "object-storage-", "nccl-", "use-legacy-models",
     "moe-pad-expert-input-to-capacity", "pretrained-checkpoint", "finetune", "use-checkpoint-", "async-save", "distribute-saved-activations",
     "transformer-impl", "attention-backend", "use-flash-attn", "make-vocab-size-divisible-by", "train-iters", "train-samples",
-    "node_rank", "max-tokens-to-oom", "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec"};
+    "node_rank", "max-tokens-to-oom", "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec",
+    // NeMo's (Hydra keys, dashed): runtime, logging and the nested data/optimizer/tokenizer settings
+    "nemo:model.data.", "nemo:model.optim.", "nemo:model.tokenizer.", "nemo:model.peft.", "nemo:tied", "nemo:activation", "mcore-gpt", "transformer-engine",
+    "megatron-amp-O2", "max-epochs", "val-check-interval", "log-every-n-steps",
+    "limit-val-batches", "limit-test-batches", "accumulate-grad-batches", "restore-from-path", "answer-only-loss",
+    "enable-checkpointing", "logger", "num-sanity-val-steps", "gradient-as-bucket-view", "grad-div-ar-fusion",
+    "gradient-accumulation-fusion", "bias-activation-fusion", "bias-dropout-add-fusion", "masked-softmax-fusion",
+    "apply-query-key-layer-scaling", "persist-layer-norm", "get-attention-mask-from-fusion", "nemo:precision"};
+
+// NeMo's Hydra overrides ("model.tensor_model_parallel_size=2", "trainer.devices=8",
+// "training.model.global_batch_size=32" through the NeMo launcher) as the Megatron argument they
+// set: name and values, or nullopt for words that are not a model./trainer. override. NeMo's YAML
+// keys are Megatron's with underscores (megatron_gpt_config.yaml), a few renamed (aliases below).
+std::optional<std::pair<std::string, std::vector<std::string>>> hydra_override(std::string word) {
+    while (!word.empty() && (word[0] == '+' || word[0] == '~')) word.erase(0, 1);
+    const size_t equals = word.find('=');
+    if (equals == std::string::npos || word.compare(0, 2, "--") == 0) return std::nullopt;
+    std::string path = word.substr(0, equals);
+    std::string value = word.substr(equals + 1);
+    if (path.compare(0, 9, "training.") == 0) path.erase(0, 9);  // NeMo-Framework-Launcher: training.<model|trainer>.key
+    std::string name;
+    if (path == "model.optim.name") {
+        if (value != "distributed_fused_adam") return std::nullopt;
+        return std::make_pair(std::string("use-distributed-optimizer"), std::vector<std::string>{});
+    }
+    if (path.compare(0, 6, "model.") == 0) name = path.substr(6);
+    else if (path.compare(0, 8, "trainer.") == 0) name = path.substr(8);
+    else return std::nullopt;
+    if (name.find('.') != std::string::npos) return std::make_pair("nemo:" + path, std::vector<std::string>{value});  // data.*, optim.*: reported
+    std::replace(name.begin(), name.end(), '_', '-');
+    static const std::pair<std::string_view, std::string_view> aliases[] = {
+        {"encoder-seq-length", "seq-length"}, {"devices", "nproc-per-node"}, {"num-nodes", "nnodes"},
+        {"activations-checkpoint-granularity", "recompute-granularity"}, {"activations-checkpoint-method", "recompute-method"},
+        {"activations-checkpoint-num-layers", "recompute-num-layers"}, {"num-moe-experts", "num-experts"},
+        {"ub-tp-comm-overlap", "tp-comm-overlap"}, {"max-steps", "train-iters"}, {"use-flash-attention", "use-flash-attn"}};
+    for (const auto& [from, to] : aliases) {
+        if (name == from) name = to;
+    }
+    const bool yes = value == "True" || value == "true";
+    const bool no = value == "False" || value == "false" || value == "null" || value == "None";
+    if (name == "precision") {  // trainer.precision: bf16 | bf16-mixed | 16 | 16-mixed | 32
+        if (value.rfind("bf16", 0) == 0) return std::make_pair(std::string("bf16"), std::vector<std::string>{});
+        if (value.rfind("16", 0) == 0) return std::make_pair(std::string("fp16"), std::vector<std::string>{});
+        return std::make_pair(std::string("nemo:precision"), std::vector<std::string>{value});
+    }
+    if (name == "share-embeddings-and-output-weights") {
+        return std::make_pair(std::string(no ? "untie-embeddings-and-output-weights" : "nemo:tied"), std::vector<std::string>{});
+    }
+    if (name == "transformer-engine" && no) return std::make_pair(std::string("transformer-impl"), std::vector<std::string>{"local"});
+    if (name == "fp8" && yes) return std::make_pair(std::string("fp8-format"), std::vector<std::string>{"e4m3"});
+    if (name == "fp8-hybrid" && yes) return std::make_pair(std::string("fp8-format"), std::vector<std::string>{"hybrid"});
+    if (name == "activation") {  // NeMo: gelu | swiglu | fast-swiglu | squared-relu | ...
+        if (value == "swiglu" || value == "fast-swiglu") return std::make_pair(std::string("swiglu"), std::vector<std::string>{});
+        if (value == "squared-relu") return std::make_pair(std::string("squared-relu"), std::vector<std::string>{});
+        if (value == "gelu") return std::make_pair(std::string("nemo:activation"), std::vector<std::string>{});
+    }
+    if (name == "normalization") {  // NeMo spells them in lower case
+        return std::make_pair(name, std::vector<std::string>{value == "rmsnorm" ? "RMSNorm" : value == "layernorm" ? "LayerNorm" : value});
+    }
+    if (yes) return std::make_pair(name, std::vector<std::string>{});
+    if (no) return std::make_pair("nemo-off:" + name, std::vector<std::string>{});  // a switch turned off
+    return std::make_pair(name, std::vector<std::string>{value});
+}
 
 class DashedArgs {
 public:
     explicit DashedArgs(const std::vector<std::string>& words) {
         for (size_t i = 0; i < words.size(); ++i) {
             const std::string& word = words[i];
+            if (auto hydra = hydra_override(word)) {
+                nemo_ = true;
+                if (hydra->first.rfind("nemo-off:", 0) == 0) {
+                    args_.erase(hydra->first.substr(9));
+                    continue;
+                }
+                // NeMo's num_query_groups alone means GQA (Megatron also wants --group-query-attention).
+                if (hydra->first == "num-query-groups") args_["group-query-attention"] = {};
+                args_[hydra->first] = hydra->second;
+                order_.push_back(hydra->first);
+                continue;
+            }
             if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;  // launcher words, the script path
             std::string name = word.substr(2);
             std::vector<std::string> values;
@@ -259,6 +336,15 @@ public:
         if (!parsed) fail(name, "expected an integer, got '" + *value + "'");
         return parsed;
     }
+    // An integer of at least 1 (sizes and degrees; 0 would divide by zero downstream).
+    std::optional<int64_t> positive(std::string_view name) {
+        const auto value = integer(name);
+        if (value && *value < 1) {
+            fail(name, "must be at least 1, got " + std::to_string(*value));
+            return std::nullopt;
+        }
+        return value;
+    }
     std::optional<double> real(std::string_view name) {
         const auto value = text(name);
         if (!value) return std::nullopt;
@@ -274,6 +360,9 @@ public:
         if (!error_) error_ = Error{"--" + std::string(name), std::move(message)};
     }
     const std::optional<Error>& error() const { return error_; }
+    // NeMo overrides seen: the rest of the run comes from a YAML config, not from Megatron's defaults.
+    bool nemo() const { return nemo_; }
+    bool given(std::string_view name) const { return args_.count(std::string(name)) > 0; }
     // Arguments neither read nor known to leave the cost unchanged.
     std::vector<std::string> not_understood() const {
         std::vector<std::string> out;
@@ -281,7 +370,7 @@ public:
             if (std::find(used_.begin(), used_.end(), name) != used_.end()) continue;
             if (std::find(out.begin(), out.end(), name) != out.end()) continue;
             const bool harmless = std::any_of(std::begin(kMegatronHarmless), std::end(kMegatronHarmless), [&](std::string_view h) {
-                return h == name || (h.back() == '-' && name.compare(0, h.size(), h) == 0);
+                return h == name || ((h.back() == '-' || h.back() == '.') && name.compare(0, h.size(), h) == 0);
             });
             if (!harmless) out.push_back(name);
         }
@@ -293,6 +382,7 @@ private:
     std::vector<std::string> order_;
     std::vector<std::string> used_;
     std::optional<Error> error_;
+    bool nemo_ = false;
 };
 
 // Megatron's --moe-layer-freq: an integer k (layer i is MoE iff i % k == 0) or a Python list
@@ -303,7 +393,8 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
     if (const auto k = parse_integer(*text)) {
         if (*k != 1) {
             d.moe.set("every", number(*k));
-            d.warn("--moe-layer-freq " + *text + ": Megatron puts MoE on layers i % " + *text + " == 0 (0-based); model.moe.every counts the same period");
+            d.warn("--moe-layer-freq " + *text + ": Megatron's MoE layers are i % " + *text + " == 0 (0-based), model.moe.every's (i + 1) % " +
+                   *text + " == 0: the same number of MoE layers when num-layers is a multiple of " + *text);
         }
         return;
     }
@@ -354,9 +445,9 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
 }
 
 void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
-    const int64_t layers = a.integer("num-layers").value_or(0);
-    const int64_t hidden = a.integer("hidden-size").value_or(0);
-    const int64_t heads = a.integer("num-attention-heads").value_or(0);
+    const int64_t layers = a.positive("num-layers").value_or(0);
+    const int64_t hidden = a.positive("hidden-size").value_or(0);
+    const int64_t heads = a.positive("num-attention-heads").value_or(0);
     if (layers <= 0 || hidden <= 0 || heads <= 0) {
         a.fail(layers <= 0 ? "num-layers" : hidden <= 0 ? "hidden-size" : "num-attention-heads",
                "missing (the model shape; or give trainclock's --model)");
@@ -364,18 +455,18 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     }
     const bool swiglu = a.flag("swiglu");
     // arguments.py: ffn_hidden_size defaults to 4h, or to int(4h * 2/3 / 64) * 64 with --swiglu.
-    const int64_t ffn = a.integer("ffn-hidden-size").value_or(swiglu ? static_cast<int64_t>(4.0 * hidden * 2 / 3 / 64) * 64 : 4 * hidden);
+    const int64_t ffn = a.positive("ffn-hidden-size").value_or(swiglu ? static_cast<int64_t>(4.0 * hidden * 2 / 3 / 64) * 64 : 4 * hidden);
     const bool gqa = a.flag("group-query-attention");
-    const int64_t groups = a.integer("num-query-groups").value_or(1);
+    const int64_t groups = a.positive("num-query-groups").value_or(1);
     const int64_t kv_heads = gqa ? groups : heads;
-    const int64_t head_dim = a.integer("kv-channels").value_or(hidden / heads);
-    std::optional<int64_t> vocab = a.integer("vocab-size");
+    const int64_t head_dim = a.positive("kv-channels").value_or(hidden / heads);
+    std::optional<int64_t> vocab = a.positive("vocab-size");
     if (!vocab) {
         a.fail("vocab-size", "missing: Megatron reads the vocabulary from the tokenizer; give --vocab-size N, or trainclock's --model");
         return;
     }
     // Megatron pads the embedding to a multiple of make-vocab-size-divisible-by x TP (_vocab_size_with_padding).
-    const int64_t multiple = a.integer("make-vocab-size-divisible-by").value_or(128) * std::max<int64_t>(tp, 1);
+    const int64_t multiple = a.positive("make-vocab-size-divisible-by").value_or(128) * std::max<int64_t>(tp, 1);
     const int64_t padded = (*vocab + multiple - 1) / multiple * multiple;
     if (padded != *vocab) d.warn("vocab " + std::to_string(*vocab) + " padded to " + std::to_string(padded) + " as Megatron does (multiple of " + std::to_string(multiple) + ")");
     d.model.set("name", json_text("megatron-args"));
@@ -393,10 +484,10 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     if (norm != "LayerNorm" && norm != "RMSNorm") a.fail("normalization", "'" + norm + "' is not understood (LayerNorm, RMSNorm)");
     d.model.set("norm", json_text(norm == "RMSNorm" ? "rmsnorm" : "layernorm"));
     d.model.set("tied_embeddings", boolean(!a.flag("untie-embeddings-and-output-weights")));  // Megatron ties by default
-    if (const auto experts = a.integer("num-experts")) {
-        const int64_t expert_ffn = a.integer("moe-ffn-hidden-size").value_or(ffn);
+    if (const auto experts = a.positive("num-experts")) {
+        const int64_t expert_ffn = a.positive("moe-ffn-hidden-size").value_or(ffn);
         d.moe.set("experts", number(*experts));
-        d.moe.set("top_k", number(a.integer("moe-router-topk").value_or(2)));
+        d.moe.set("top_k", number(a.positive("moe-router-topk").value_or(2)));
         d.moe.set("expert_ffn_hidden", number(expert_ffn));
         if (const auto shared = a.integer("moe-shared-expert-intermediate-size")) {
             if (expert_ffn <= 0 || *shared % expert_ffn != 0) {
@@ -428,8 +519,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     Draft d;
     const bool legacy = a.text("transformer-impl").value_or("transformer_engine") == "local" || a.flag("use-legacy-models");
     d.framework = legacy ? "megatron-lm" : "megatron-core";
-    const int64_t tp = a.integer("tensor-model-parallel-size").value_or(1);
-    const int64_t pp = a.integer("pipeline-model-parallel-size").value_or(1);
+    const int64_t tp = a.positive("tensor-model-parallel-size").value_or(1);
+    const int64_t pp = a.positive("pipeline-model-parallel-size").value_or(1);
     if (!overrides_have(overrides_json, "model")) {
         read_megatron_model(a, d, tp);
     } else {
@@ -444,7 +535,7 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     }
 
     // torchrun --nproc-per-node N --nnodes M: the job's GPU count.
-    const auto per_node = a.integer("nproc-per-node");
+    const auto per_node = a.positive("nproc-per-node");
     const auto nodes = a.text("nnodes");
     if (per_node) {
         const auto node_count = nodes ? parse_integer(*nodes) : std::optional<int64_t>(1);
@@ -456,8 +547,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
 
     d.parallel.set("tp", number(tp));
     d.parallel.set("pp", number(pp));
-    d.parallel.set("cp", number(a.integer("context-parallel-size").value_or(1)));
-    d.parallel.set("ep", number(a.integer("expert-model-parallel-size").value_or(1)));
+    d.parallel.set("cp", number(a.positive("context-parallel-size").value_or(1)));
+    d.parallel.set("ep", number(a.positive("expert-model-parallel-size").value_or(1)));
     d.parallel.set("sequence_parallel", boolean(a.flag("sequence-parallel")));
     int64_t zero = a.flag("use-distributed-optimizer") ? 1 : 0;
     if (a.flag("use-torch-fsdp2")) zero = 3;
@@ -466,9 +557,9 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
         zero = strategy == "optim_grads_params" ? 3 : strategy == "optim_grads" ? 2 : strategy == "optim" ? 1 : zero;
     }
     d.parallel.set("zero", number(zero));
-    int64_t virtual_stages = a.integer("virtual-pipeline-model-parallel-size").value_or(1);
-    if (const auto per_chunk = a.integer("num-layers-per-virtual-pipeline-stage")) {
-        const int64_t layers = a.integer("num-layers").value_or(0);
+    int64_t virtual_stages = a.positive("virtual-pipeline-model-parallel-size").value_or(1);
+    if (const auto per_chunk = a.positive("num-layers-per-virtual-pipeline-stage")) {
+        const int64_t layers = a.positive("num-layers").value_or(0);
         if (*per_chunk <= 0 || layers % (pp * *per_chunk) != 0) {
             a.fail("num-layers-per-virtual-pipeline-stage", "does not split the layers evenly over pp x chunks");
         } else {
@@ -488,9 +579,9 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
         d.warn("--expert-tensor-parallel-size " + std::to_string(*etp) + " differs from tp: experts are costed with tp " + std::to_string(tp));
     }
 
-    const auto seq = a.integer("seq-length");
-    const auto gbs = a.integer("global-batch-size");
-    const int64_t mbs = a.integer("micro-batch-size").value_or(1);
+    const auto seq = a.positive("seq-length");
+    const auto gbs = a.positive("global-batch-size");
+    const int64_t mbs = a.positive("micro-batch-size").value_or(1);
     if (seq) d.training.set("seq_len", number(*seq));
     if (gbs) d.training.set("global_batch", number(*gbs));
     d.training.set("micro_batch", number(mbs));
@@ -539,8 +630,31 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
         d.precision.pop_back();
         d.precision += ", " + precision.compact().substr(1);
     }
+    if (a.nemo()) {
+        // NeMo takes what the overrides do not set from its YAML config (--config-name, training=...),
+        // not from Megatron's argparse defaults: only the values given are written.
+        const std::pair<const char*, std::vector<const char*>> parallel_sources[] = {
+            {"tp", {"tensor-model-parallel-size"}}, {"pp", {"pipeline-model-parallel-size"}}, {"cp", {"context-parallel-size"}},
+            {"ep", {"expert-model-parallel-size"}}, {"sequence_parallel", {"sequence-parallel"}}, {"zero", {"use-distributed-optimizer"}},
+            {"overlap_dp_comm", {"overlap-grad-reduce"}}, {"overlap_tp_comm", {"tp-comm-overlap"}}};
+        const std::pair<const char*, std::vector<const char*>> training_sources[] = {
+            {"micro_batch", {"micro-batch-size"}}, {"recompute", {"recompute-granularity", "recompute-activations"}},
+            {"flash_attention", {"use-flash-attn", "attention-backend"}}, {"optimizer", {"optimizer"}}};
+        const auto keep_given = [&](JsonObjectOut& object, const auto& sources) {
+            for (const auto& [key, names] : sources) {
+                if (std::none_of(names.begin(), names.end(), [&](const char* name) { return a.given(name); })) object.erase(key);
+            }
+        };
+        keep_given(d.parallel, parallel_sources);
+        keep_given(d.training, training_sources);
+        if (!a.given("bf16") && !a.given("fp16") && !fp8) d.precision.clear();
+        d.warn("NeMo overrides: what they do not set comes from the run's YAML config, which trainclock does not read "
+               "(the printed config has trainclock's defaults there)");
+    }
     if (a.error()) return *a.error();
-    for (const std::string& name : a.not_understood()) d.warn("not understood, ignored: --" + name);
+    for (const std::string& name : a.not_understood()) {
+        d.warn("not understood, ignored: " + (name.rfind("nemo:", 0) == 0 ? name.substr(5) : "--" + name));
+    }
     return finish(d, overrides_json);
 }
 
@@ -657,42 +771,34 @@ public:
         const auto it = values_.find(std::string(key));
         return it == values_.end() ? nullptr : &it->second;
     }
-    // The first of several keys present (torchtitan moved keys between tables across versions).
-    std::optional<int64_t> integer(std::initializer_list<std::string_view> keys) {
+    // The first of several keys present (torchtitan moved keys between tables across versions);
+    // nullptr when none is, or (recording the error) when it is not of `kind`.
+    const TomlValue* first(std::initializer_list<std::string_view> keys, TomlValue::Kind kind, const char* expected) {
         for (const std::string_view key : keys) {
             const TomlValue* v = find(key);
             if (!v) continue;
-            if (v->kind != TomlValue::number || v->value != std::floor(v->value)) {
-                fail(key, "expected an integer");
-                return std::nullopt;
-            }
-            return static_cast<int64_t>(v->value);
+            if (v->kind == kind) return v;
+            fail(key, expected);
+            return nullptr;
         }
-        return std::nullopt;
+        return nullptr;
+    }
+    std::optional<int64_t> integer(std::initializer_list<std::string_view> keys) {
+        const TomlValue* v = first(keys, TomlValue::number, "expected an integer");
+        if (!v) return std::nullopt;
+        if (v->value != std::floor(v->value)) {
+            fail(*keys.begin(), "expected an integer");
+            return std::nullopt;
+        }
+        return static_cast<int64_t>(v->value);
     }
     std::optional<std::string> text(std::initializer_list<std::string_view> keys) {
-        for (const std::string_view key : keys) {
-            const TomlValue* v = find(key);
-            if (!v) continue;
-            if (v->kind != TomlValue::string) {
-                fail(key, "expected a string");
-                return std::nullopt;
-            }
-            return v->text;
-        }
-        return std::nullopt;
+        const TomlValue* v = first(keys, TomlValue::string, "expected a string");
+        return v ? std::optional<std::string>(v->text) : std::nullopt;
     }
     std::optional<bool> flag(std::initializer_list<std::string_view> keys) {
-        for (const std::string_view key : keys) {
-            const TomlValue* v = find(key);
-            if (!v) continue;
-            if (v->kind != TomlValue::boolean) {
-                fail(key, "expected true or false");
-                return std::nullopt;
-            }
-            return v->flag;
-        }
-        return std::nullopt;
+        const TomlValue* v = first(keys, TomlValue::boolean, "expected true or false");
+        return v ? std::optional<bool>(v->flag) : std::nullopt;
     }
     std::string array(std::string_view key) {  // the raw text, "" when absent
         const TomlValue* v = find(key);
@@ -767,6 +873,9 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
         int64_t n = 0;
         if (parser.parse(overrides_json.data(), overrides_json.size())["num_gpus"].get_int64().get(n) == simdjson::SUCCESS) num_gpus = n;
     }
+    if (tp < 1 || pp < 1 || cp < 1 || replicate < 1) {
+        return Error{"parallelism", "tensor, pipeline, context and replicate degrees must be at least 1"};
+    }
     if (shard < 0) {  // -1: every GPU left after the other degrees (ParallelDims)
         if (!num_gpus) {
             t.fail("parallelism.data_parallel_shard_degree", "-1 (the rest of the GPUs) needs the GPU count: give --gpus N");
@@ -776,6 +885,13 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
             shard = *num_gpus / (replicate * tp * pp * cp);
         }
     }
+    for (const auto& [key, value] : {std::pair<const char*, int64_t>{"parallelism.tensor_parallel_degree", tp},
+                                     {"parallelism.pipeline_parallel_degree", pp}, {"parallelism.context_parallel_degree", cp},
+                                     {"parallelism.expert_parallel_degree", ep},
+                                     {"parallelism.data_parallel_replicate_degree", replicate}}) {
+        if (value < 1) return Error{key, "must be at least 1, got " + std::to_string(value)};
+    }
+    if (shard == 0 || shard < -1) return Error{"parallelism.data_parallel_shard_degree", "must be -1 or at least 1, got " + std::to_string(shard)};
     const int64_t dp = replicate * std::max<int64_t>(shard, 1);
     if (!num_gpus) d.num_gpus = dp * tp * pp * cp;
     d.parallel.set("tp", number(tp));
@@ -889,6 +1005,12 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
     int64_t tp = 1;
     simdjson::dom::object tensor_parallel;
     if (ds["tensor_parallel"].get_object().get(tensor_parallel) == simdjson::SUCCESS) tp = ds_integer(tensor_parallel, "autotp_size", error).value_or(1);
+    for (const auto& [key, value] : {std::pair<const char*, std::optional<int64_t>>{"train_batch_size", train},
+                                     {"train_micro_batch_size_per_gpu", micro}, {"gradient_accumulation_steps", accumulation},
+                                     {"tensor_parallel.autotp_size", std::optional<int64_t>(tp)}}) {
+        if (value && *value < 1) return Error{key, "must be at least 1, got " + std::to_string(*value)};
+    }
+    if (gpus && *gpus < 1) return Error{"num_gpus", "must be at least 1"};
     // Solve train = micro x accumulation x dp for what is missing; state every value assumed.
     auto& T = train;
     auto& M = micro;

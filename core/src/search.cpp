@@ -170,7 +170,9 @@ namespace {
 auto layout_key(const SearchLayout& l) {
     return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep,
                            l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule),
-                           l.parallel.virtual_stages, l.micro_batch, static_cast<int>(l.recompute));
+                           l.parallel.virtual_stages, l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
+                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split,
+                           l.micro_batch, static_cast<int>(l.recompute));
 }
 
 // (objective, secondary) of a, strictly before that of b.
@@ -201,7 +203,7 @@ namespace {
 
 // First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
 std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp,
-                                       int64_t cp, int64_t dp, int64_t ep, int64_t v) {
+                                       int64_t cp, int64_t dp, int64_t ep, int64_t v, const StageSplit& split) {
     const ModelSpec& m = base.model;
     const int64_t layers = m.layers + m.decoder_layers;  // as config.cpp counts them
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
@@ -209,8 +211,8 @@ std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& 
     if (m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) || m.ffn_hidden % tp != 0 ||
         (m.is_moe() && m.moe.expert_ffn_hidden % tp != 0))
         return RejectReason::tp_split;
-    if (pp > layers) return RejectReason::pp_layers;
-    if (v > 1 && layers % (pp * v) != 0) return RejectReason::virtual_stages;
+    if (pp > layers + (split.embedding_in_stage_split ? 1 : 0) + (split.loss_in_stage_split ? 1 : 0)) return RejectReason::pp_layers;
+    if (stage_split_error(layers, pp, v, split)) return RejectReason::virtual_stages;
     if (ep < 1 || dp % ep != 0 || (m.is_moe() ? m.moe.experts % ep != 0 : ep != 1)) return RejectReason::ep_experts;
     // Load-balanced CP cuts the sequence into 2*CP chunks (Megatron-Core CP docs).
     if (cp > 1 && base.training.seq_len % (2 * cp) != 0) return RejectReason::seq_split;
@@ -296,7 +298,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                                                   PipelineSchedule::interleaved}
                                   : options.schedules;
     // A GPU count beyond one node must fill whole nodes (config.cpp): then no layout passes.
-    const int64_t per_node = base.node.gpus_per_node;
+    const int64_t per_node = base.node.host_gpus();
     const bool node_ok = !(per_node > 0 && n > per_node && n % per_node != 0);
     auto reject = [&space](RejectReason reason, int64_t count) {
         space.enumeration_.rejected[size_t(reason)] += count;
@@ -346,28 +348,39 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     const std::vector<int64_t> eps =
                         options.ep.empty() ? (base.model.is_moe() ? divisors(dp) : std::vector<int64_t>{1}) : options.ep;
                     // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
-                    std::vector<std::pair<PipelineSchedule, int64_t>> schedule_v;
+                    std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>> schedule_v;
+                    // Where the layers do not divide into pp x v, the splits Megatron-Core makes
+                    // instead (stage_split.hpp); none found: the even split (rejected for v > 1,
+                    // trainclock's balanced one for v = 1).
+                    auto add_splits = [&](PipelineSchedule schedule, int64_t v) {
+                        const std::vector<StageSplit> splits = megatron_stage_splits(layers, pp, v);
+                        if (splits.empty()) schedule_v.push_back({schedule, v, StageSplit{}});
+                        for (const StageSplit& split : splits) schedule_v.push_back({schedule, v, split});
+                    };
                     if (pp == 1) {
-                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1});
+                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1, StageSplit{}});
                     } else {
                         for (PipelineSchedule schedule : schedules) {
                             if (schedule != PipelineSchedule::interleaved) {
-                                schedule_v.push_back({schedule, 1});
+                                add_splits(schedule, 1);
                                 continue;
                             }
-                            // Virtual stages: divisors >= 2 of the layers per stage (equal chunks).
-                            const std::vector<int64_t> vs = !options.virtual_stages.empty() ? options.virtual_stages
-                                                            : layers % pp == 0         ? divisors(layers / pp)
-                                                                                       : std::vector<int64_t>{};
-                            for (int64_t v : vs)
-                                if (v >= 2) schedule_v.push_back({schedule, v});
+                            // Virtual stages >= 2 that split the layers into equal chunks, or that
+                            // one of Megatron's uneven splits fits (v <= (layers + 2) / pp).
+                            if (!options.virtual_stages.empty()) {
+                                for (int64_t v : options.virtual_stages)
+                                    if (v >= 2) add_splits(schedule, v);
+                                continue;
+                            }
+                            for (int64_t v = 2; v * pp <= layers + 2; ++v)
+                                if (layers % (pp * v) == 0 || !megatron_stage_splits(layers, pp, v).empty()) add_splits(schedule, v);
                         }
                     }
 
                     for (int64_t ep : eps) {
-                        for (const auto& [schedule, v] : schedule_v) {
+                        for (const auto& [schedule, v, split] : schedule_v) {
                             std::optional<RejectReason> reason =
-                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v)
+                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v, split)
                                         : RejectReason::node_fill;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
@@ -379,6 +392,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                             g.ep = ep;
                             g.schedule = schedule;
                             g.virtual_stages = v;
+                            g.stage_split = split;
                             if (tp > 1 && !sp_splits(base, tp, cp)) {
                                 const auto on = std::find(g.sequence_parallel.begin(), g.sequence_parallel.end(), 1);
                                 if (on != g.sequence_parallel.end()) {
@@ -700,6 +714,7 @@ void SearchSpace::run_pilot(int64_t steps) {
         l.parallel.dp = c.parallel.dp = g.dp;
         l.parallel.cp = c.parallel.cp = g.cp;
         l.parallel.ep = c.parallel.ep = g.ep;
+        l.parallel.stage_split = c.parallel.stage_split = g.stage_split;
         const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
         double best = std::numeric_limits<double>::infinity();
         for (int sp : g.sequence_parallel) {
@@ -801,6 +816,7 @@ void SearchState::run_cell(const SearchSpace::Group& g) {
     layout.parallel.cp = g.cp;
     layout.parallel.ep = g.ep;
     layout.parallel.virtual_stages = g.virtual_stages;
+    layout.parallel.stage_split = g.stage_split;
     layout.parallel.schedule = g.schedule;
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
@@ -913,6 +929,11 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
     if (p.pp > 1) {
         out += " " + std::string(schedule_name(p.schedule));
         if (p.schedule == PipelineSchedule::interleaved) out += "(v=" + std::to_string(p.virtual_stages) + ")";
+        const StageSplit& split = p.stage_split;
+        if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
+            out += " stages " + std::to_string(split.first_stage_layers) + "/.../" + std::to_string(split.last_stage_layers);
+        if (split.embedding_in_stage_split) out += " +embedding";
+        if (split.loss_in_stage_split) out += " +loss";
     }
     out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(recompute_name(l.recompute));
     out += " " + space.precisions()[size_t(l.precision)].name;
@@ -938,8 +959,8 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
                format_gib(base.gpu.memory_gib) + " GiB";
     }
     if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
-        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.gpus_per_node) +
-               " GPUs per node of node " + base.node.name + " (use whole nodes, or at most one node)";
+        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.host_gpus()) +
+               " GPUs per host of node " + base.node.name + " (use whole hosts, or at most one host)";
     const int64_t unsupported = report.stats.rejected[size_t(RejectReason::precision)];
     if (unsupported == report.stats.layouts) {
         std::string names;
@@ -1016,6 +1037,9 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
         out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero);
         out.field("virtual_stages", p.virtual_stages).field("schedule", schedule_name(p.schedule));
+        out.field("first_stage_layers", p.stage_split.first_stage_layers).field("last_stage_layers", p.stage_split.last_stage_layers);
+        out.field("embedding_in_stage_split", p.stage_split.embedding_in_stage_split);
+        out.field("loss_in_stage_split", p.stage_split.loss_in_stage_split);
         out.field("micro_batch", h.layout.micro_batch).field("recompute", recompute_name(h.layout.recompute));
         out.end_object();
         out.key("result").begin_object();

@@ -99,6 +99,34 @@ TEST_CASE("predict prints a readable table with units") {
     CHECK(has(run.out, "tp 8 x pp 4 x cp 1 x dp 32"));
 }
 
+TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Blackwell Ultra, the whole run") {
+    const std::string l405 = "predict --model llama3.1-405b --gpu h100-sxm --gpus 16384 --tp 8 --sp --zero 1 --seq 8192 --gbs 2048 "
+                             "--recompute full --tokens 15.6e12";
+    const Run pp16 = trainclock(l405 + " --pp 16 --first-stage-layers 7 --last-stage-layers 7 --json");
+    REQUIRE(pp16.exit_code == 0);
+    CHECK(has(pp16.out, "\"first_stage_layers\": 7"));
+    CHECK(has(pp16.out, "\"goodput\": 0.9"));
+    CHECK(has(pp16.out, "\"defaults\": ["));
+    const Run vp8 = trainclock(l405 + " --pp 8 --vpp 8 --schedule interleaved --embedding-in-stage-split --loss-in-stage-split");
+    CHECK(vp8.exit_code == 0);
+    CHECK(has(vp8.out, "goodput"));
+    const Run rejected = trainclock(l405 + " --pp 8 --vpp 8 --schedule interleaved");
+    CHECK(rejected.exit_code == 2);
+    CHECK(has(rejected.err, "parallel.first_stage_layers"));
+    const Run ideal = trainclock(l405 + " --pp 16 --first-stage-layers 7 --last-stage-layers 7 --ideal --json");
+    REQUIRE(ideal.exit_code == 0);
+    CHECK(has(ideal.out, "\"goodput\": 1,"));
+    for (const char* gpus : {"64", "128", "256", "512"}) {
+        INFO(gpus);
+        CHECK(trainclock(std::string("predict --model llama3-70b --gpu gb200 --tp 8 --gpus ") + gpus).exit_code == 0);
+        CHECK(trainclock(std::string("predict --model llama3-70b --gpu gb300 --tp 8 --gpus ") + gpus).exit_code == 0);
+    }
+    const Run b300 = trainclock("predict --model llama3-70b --gpu b300 --gpus 64 --tp 8 --tokens 1e12 --json");
+    REQUIRE(b300.exit_code == 0);
+    CHECK(has(b300.out, "\"cost_usd\": null"));  // no published price: null, never $0
+    CHECK(has(b300.out, "cost unknown"));
+}
+
 TEST_CASE("predict --json prints the result JSON with the config") {
     const Run run = trainclock("predict " + kDefault + " --json");
     REQUIRE(run.exit_code == 0);

@@ -202,11 +202,11 @@ TEST_CASE("FP8 recipes: precision key, framework default, dtype fit, and their q
     CHECK(predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "tensorwise"})"))).iteration_time_s > t_delayed);
 }
 
-TEST_CASE("--fp8-recipe and link key fr change the precision already chosen, in any order") {
+TEST_CASE("--fp8-recipe and link key f8 change the precision already chosen, in any order") {
     const ConfigField* recipe = find_field_by_flag("--fp8-recipe");
     REQUIRE(recipe);
-    CHECK(std::string(recipe->link_key) == "fr");
-    auto decoded = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&fr=blockwise");
+    CHECK(std::string(recipe->link_key) == "f8");
+    auto decoded = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&f8=blockwise");
     REQUIRE(decoded.ok());
     CHECK(decoded.value().precision.fp8_recipe == Fp8Recipe::blockwise);
     CHECK(decoded.value().precision.gemm == DType::fp8);
@@ -214,7 +214,7 @@ TEST_CASE("--fp8-recipe and link key fr change the precision already chosen, in 
     REQUIRE(again.ok());
     CHECK(config_to_json(again.value()) == config_to_json(decoded.value()));
     CHECK(load(config_to_json(decoded.value())).precision.fp8_recipe == Fp8Recipe::blockwise);
-    auto mismatched = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&fr=nvfp4");
+    auto mismatched = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&f8=nvfp4");
     REQUIRE_FALSE(mismatched.ok());
     CHECK(mismatched.error().key == "precision.fp8_recipe");
 }

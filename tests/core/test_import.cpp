@@ -405,6 +405,37 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK(freq.error().key == "--moe-layer-freq");
 }
 
+TEST_CASE("NeMo: Hydra overrides of the NeMo launcher's GPT-3 20B example") {
+    auto imported = import_megatron(split_command_line(launch_file("nemo-launcher-gpt3-20b-a100.txt")),
+                                    R"({"model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 8})");
+    REQUIRE(imported.ok());
+    CHECK(warned(imported.value(), "NeMo overrides"));
+    const std::string& json = imported.value().json;
+    CHECK(has(json, R"("parallel": {"tp": 2, "pp": 4})"));  // training.model.*_parallel_size; the rest from the YAML
+    CHECK(has(json, R"("training": {"global_batch": 32})"));
+    CHECK_FALSE(has(json, R"("precision")"));  // trainer.precision not overridden: not Megatron's fp32 default
+    auto config = load_imported(imported.value());
+    REQUIRE(config.ok());
+    CHECK(config.value().parallel.dp == 1);
+    // NeMo key names: underscores, encoder_seq_length, trainer.devices x num_nodes, activations_checkpoint_*,
+    // share_embeddings_and_output_weights, distributed_fused_adam, num_query_groups without a GQA switch.
+    auto keys = import_megatron(split_command_line(
+        "trainer.devices=8 trainer.num_nodes=2 trainer.precision=bf16-mixed model.num_layers=32 model.hidden_size=4096 "
+        "model.num_attention_heads=32 model.num_query_groups=8 model.ffn_hidden_size=14336 model.normalization=rmsnorm "
+        "model.activation=fast-swiglu model.share_embeddings_and_output_weights=False model.encoder_seq_length=8192 "
+        "model.micro_batch_size=1 model.global_batch_size=128 model.optim.name=distributed_fused_adam model.data.data_prefix=[1.0,x] "
+        "model.activations_checkpoint_granularity=selective model.sequence_parallel=False ++model.made_up_key=3 --vocab-size 128256"));
+    REQUIRE(keys.ok());
+    const std::string& k = keys.value().json;
+    CHECK(has(k, R"("num_gpus": 16)"));
+    CHECK(has(k, R"("kv_heads": 8)"));
+    CHECK(has(k, R"("activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false)"));
+    CHECK(has(k, R"("precision": "bf16-mixed")"));
+    CHECK(has(k, R"("parallel": {"zero": 1})"));
+    CHECK(has(k, R"("training": {"seq_len": 8192, "global_batch": 128, "micro_batch": 1, "recompute": "selective"})"));
+    CHECK(warned(keys.value(), "not understood, ignored: --made-up-key"));
+}
+
 TEST_CASE("command lines split like a shell") {
     CHECK(split_command_line("a 'b c' \"d \\\"e\\\"\" f\\ g \\\n h # comment\n i") ==
           std::vector<std::string>{"a", "b c", "d \"e\"", "f g", "h", "i"});
@@ -480,4 +511,35 @@ TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
     CHECK(has(bf16.value().json, R"("precision": "bf16-mixed")"));
     CHECK(warned(bf16.value(), "not understood, ignored: new_feature"));
     CHECK(warned(bf16.value(), "no model"));
+}
+
+TEST_CASE("importers answer every truncated or corrupted input with a value or an error, never a crash") {
+    int64_t calls = 0;
+    const auto check = [&](const Result<Imported>& result) {
+        ++calls;
+        if (!result.ok()) CHECK_FALSE(result.error().message.empty());
+    };
+    for (const auto& [file, text] : kHfConfigs) {
+        for (size_t cut = 0; cut < text.size(); cut += 17) check(import_hf_config(text.substr(0, cut)));
+        std::string corrupted(text);
+        for (size_t at = 1; at < corrupted.size(); at += 29) corrupted[at] = "0\"{}[],:-"[at % 9];
+        check(import_hf_config(corrupted));
+    }
+    for (const auto& [file, text] : kLaunchFiles) {
+        for (size_t cut = 0; cut < text.size(); cut += 23) {
+            const std::string_view part = text.substr(0, cut);
+            const std::string_view name = file;
+            if (name.find("megatron") == 0 || name.find("nemo") == 0) check(import_megatron(split_command_line(part), R"({"model": "gpt2"})"));
+            else if (name.find("torchtitan") == 0) check(import_torchtitan(part, R"({"num_gpus": 64})"));
+            else check(import_deepspeed(part));
+        }
+    }
+    CHECK(calls > 1000);
+    // Values at the edges of what the readers accept.
+    check(import_hf_config(R"({"model_type": "llama", "hidden_size": 1e300, "num_hidden_layers": -1, "num_attention_heads": 0, "vocab_size": 1})"));
+    check(import_hf_config(R"({"model_type": "gpt_oss", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 1, "vocab_size": 8,
+                               "layer_types": ["sliding_attention", 3]})"));
+    check(import_megatron(split_command_line("--num-layers 0 --hidden-size 64 --num-attention-heads 2 --vocab-size 8 --make-vocab-size-divisible-by 0")));
+    check(import_torchtitan("[parallelism]\ndata_parallel_shard_degree = 0\ntensor_parallel_degree = 0\n", R"({"model": "gpt2", "num_gpus": 8})"));
+    check(import_deepspeed(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 0, "gradient_accumulation_steps": 0})"));
 }

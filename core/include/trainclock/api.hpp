@@ -14,6 +14,9 @@ std::string presets_json(std::string_view kind);         // kind "" = all: {"mod
 std::string encode_link(std::string_view config_json);   // {"fragment": "v=1&m=..."}
 std::string decode_link(std::string_view fragment);      // {"config": {...}} (a config/v1 object)
 std::string import_hf_json(std::string_view hf_json);    // {"model": {...}, "warnings": [...]} from a Hugging Face config.json
+// {"config": {...}, "warnings": [...]} of a launch config: kind "megatron" (text = the command line),
+// "torchtitan" (TOML) or "deepspeed" (JSON); overrides_json as in import.hpp ({"model", "gpu", "num_gpus"}).
+std::string import_launch_json(std::string_view kind, std::string_view text, std::string_view overrides_json);
 // trainclock/search/v1 JSON of a single-threaded search. options: {"top": 10, "objective": "time" | "cost",
 // "all_precisions": false, "pin": ["tp", "pp", "cp", "ep", "zero", "virtual_stages", "schedule",
 // "sequence_parallel", "micro_batch", "recompute"]}: pinned dimensions keep the config's value.

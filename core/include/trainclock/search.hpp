@@ -23,7 +23,8 @@
 // Ranking (documented tie-breaks, best first):
 //   objective time: iteration_time_s, then cost, then memory per GPU (more headroom first), then
 //   the layout in the order precision index, TP, PP, CP, EP, SP off before on, ZeRO, schedule
-//   (gpipe, 1f1b, interleaved), virtual stages, micro-batch, recompute (none, selective, full).
+//   (gpipe, 1f1b, interleaved), virtual stages, stage split (first/last stage layers, embedding,
+//   loss), micro-batch, recompute (none, selective, full).
 //   objective cost: cost_usd (per step when training.tokens is 0), then iteration time, then the
 //   same tie-breaks. Layouts with equal objective, secondary and memory are equivalent to the
 //   model and listed once (the first in layout order). With a fixed GPU count and GPU type cost
@@ -154,6 +155,7 @@ public:
         int32_t precision = 0;
         int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
         PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+        StageSplit stage_split;              // Megatron's uneven split where the layers do not divide (stage_split.hpp)
         std::vector<int> sequence_parallel;  // values of the SP dimension
         std::vector<int64_t> zero;           // values of the ZeRO dimension
         std::vector<int64_t> micro_batch;    // ascending
