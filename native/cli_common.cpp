@@ -204,7 +204,13 @@ Result<Config> config_draft_from_args(const Args& args) {
         }
         config = std::move(merged).value();
     }
-    for (const auto& [flag, value] : args.flags()) {
+    // --fp8-recipe changes the precision, so it applies after --precision wherever it is given.
+    std::vector<std::pair<std::string, std::string>> flags;
+    for (const auto& [flag, value] : args.flags())
+        if (flag != "--fp8-recipe") flags.emplace_back(flag, value);
+    for (const auto& [flag, value] : args.flags())
+        if (flag == "--fp8-recipe") flags.emplace_back(flag, value);
+    for (const auto& [flag, value] : flags) {
         const ConfigField* field = find_field_by_flag(flag);
         if (!field) continue;
         std::string text = value;

@@ -105,7 +105,11 @@ template <class Kind> void read_spec(ObjectReader& reader, std::string_view key,
             base = std::move(imported).value();
         }
     }
-    if (inner.has("preset")) {
+    // --fp8-recipe / link key f8: {"fp8_recipe": R} alone changes the precision already set.
+    if constexpr (std::is_same_v<Kind, PrecisionKind>) {
+        if (object.size() == 1 && object["fp8_recipe"].error() == simdjson::SUCCESS && !out.name.empty()) base = out;
+    }
+    if (!base && inner.has("preset")) {
         inner.read("preset", base_name);
         auto preset = Kind::preset(base_name);
         if (preset) base = preset.value();
@@ -363,6 +367,13 @@ std::optional<Error> check_precision(const PrecisionSpec& p) {
     TRAINCLOCK_TRY(check_storage("precision.grads", p.grads, false));
     TRAINCLOCK_TRY(check_storage("precision.grad_reduce", p.grad_reduce, false));
     TRAINCLOCK_TRY(check_storage("precision.optimizer_states", p.optimizer_states, false));
+    if (p.fp8_recipe && !fp8_recipe_fits(*p.fp8_recipe, p.gemm)) {
+        const std::string recipe(fp8_recipe_name(*p.fp8_recipe));
+        if (!default_fp8_recipe(p.gemm))
+            return Error{"precision.fp8_recipe", recipe + " scales quantised GEMMs; precision.gemm is " + std::string(dtype_name(p.gemm))};
+        return Error{"precision.fp8_recipe", recipe + " does not scale " + std::string(dtype_name(p.gemm)) +
+                                                 " GEMMs (delayed, tensorwise, rowwise and blockwise need fp8; mxfp8 and nvfp4 their own gemm dtype)"};
+    }
     return std::nullopt;
 }
 

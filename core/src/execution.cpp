@@ -35,6 +35,7 @@ OpPrecision op_precision(const Config& c, const PrecisionSpec& p) {
     x.gemm = p.gemm;
     x.activations = p.activations;
     x.quantized = is_quantized(p.gemm);
+    if (x.quantized) x.recipe = p.fp8_recipe ? *p.fp8_recipe : effective_fp8_recipe(c).value_or(Fp8Recipe::delayed);
     // Attention matmuls: FP8 recipes keep attention in bf16 (Transformer Engine runs DotProductAttention
     // in bf16/fp16 unless fp8_dpa); fp32/tf32 run it in their own dtype.
     x.attention = x.quantized ? (c.gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16) : p.gemm;

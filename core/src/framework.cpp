@@ -18,6 +18,14 @@ GpuGeneration gpu_kernel_generation(const GpuSpec& gpu) {
     return GpuGeneration::pre_hopper;
 }
 
+std::optional<Fp8Recipe> effective_fp8_recipe(const Config& c) {
+    const DType gemm = c.precision.gemm;
+    if (!default_fp8_recipe(gemm)) return std::nullopt;
+    if (c.precision.fp8_recipe) return c.precision.fp8_recipe;
+    if (!c.framework.name.empty() && fp8_recipe_fits(c.framework.fp8_recipe, gemm)) return c.framework.fp8_recipe;
+    return default_fp8_recipe(gemm);
+}
+
 void apply_framework_defaults(Config& c) {
     c.framework_defaults.clear();
     const FrameworkSpec& f = c.framework;
@@ -36,6 +44,8 @@ void apply_framework_defaults(Config& c) {
         c.parallel.overlap_dp_comm = f.overlap_dp_comm;
         c.framework_defaults.push_back(std::string("parallel.overlap_dp_comm = ") + (f.overlap_dp_comm ? "true" : "false"));
     }
+    if (!c.precision.fp8_recipe && default_fp8_recipe(c.precision.gemm) && fp8_recipe_fits(f.fp8_recipe, c.precision.gemm))
+        c.framework_defaults.push_back("precision.fp8_recipe = " + std::string(fp8_recipe_name(f.fp8_recipe)));
     bool host_set = c.calibration.host_op_s.has_value();
     for (const auto& [gpu, overrides] : c.calibration.per_gpu) host_set = host_set || (gpu == c.gpu.name && overrides.host_op_s);
     if (!host_set) c.framework_defaults.push_back("calibration.host_op_s = " + json_number(f.host_op_s));

@@ -64,6 +64,39 @@ void add_comm(Target& out, const char* name, Collective collective, Group group,
 // [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
 // =====================================================================================
 
+enum class Operand { activation, weight, gradient };
+
+// HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
+// GEMMs need (fprop / dgrad / wgrad read it row- and column-wise), by scaling recipe; q = the
+// quantised width with its block scales (dtype_storage_bytes).
+double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double w_in) {
+    const double q = o.w_gemm;
+    switch (o.recipe) {
+    // TE DelayedScaling: the scale comes from the amax history of earlier steps, so one fused
+    // cast-transpose reads the tensor once and records its amax on the way (TE docs "Using FP8 with
+    // Transformer Engine": delayed scaling).
+    case Fp8Recipe::delayed: return w_in + 2 * q;
+    // Current (tensorwise) scaling needs this tensor's amax before it can scale: a reduction pass,
+    // then the cast-transpose (TE Float8CurrentScaling; torchao float8 tensorwise dynamic scaling).
+    case Fp8Recipe::tensorwise: return 2 * w_in + 2 * q;
+    // Rowwise: the transpose of a row-scaled tensor is not row-scaled, so each layout is quantised
+    // from the high-precision tensor with its own per-row amax (torchao float8 rowwise recipe).
+    case Fp8Recipe::rowwise: return 2 * (w_in + q);
+    // Blockwise (DeepSeek-V3, arXiv 2412.19437 sec. 3.3.2): activations and gradients in 1x128 tiles,
+    // weights in 128x128 blocks, fp32 scales, both layouts from one read (TE Float8BlockScaling).
+    case Fp8Recipe::blockwise: return w_in + 2 * (q + 4.0 / (operand == Operand::weight ? 128.0 * 128.0 : 128.0));
+    // MXFP8: one e8m0 scale per 32 elements (in q), computed inside the block; rowwise and
+    // columnwise data from one read (TE MXFP8BlockScaling).
+    case Fp8Recipe::mxfp8: return w_in + 2 * q;
+    // NVFP4 (NVIDIA, "Pretraining LLMs with NVFP4", arXiv 2509.25149, sec. 4; TE NVFP4BlockScaling):
+    // a per-tensor fp32 scale above the e4m3 block scales needs the global amax first; wgrad's
+    // operands (activations, gradients) get a 16x16 random Hadamard transform, whose output needs
+    // its own amax; weights use 16x16 2D blocks without the transform.
+    case Fp8Recipe::nvfp4: return (operand == Operand::weight ? 2 : 3) * w_in + 2 * q;
+    }
+    return w_in + 2 * q;
+}
+
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
 void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
@@ -77,37 +110,54 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
             if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
         }
         if (x.ops.quantized) {
-            // Transformer Engine: cast + transpose (+ amax) of the input and of the weight for every
-            // micro-batch (TE fp8 docs: FP8 GEMM operands need both layouts for fprop and wgrad).
-            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * k * (x.ops.w_act + 2 * wg), count));
-            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + 2 * wg), count));
+            // Quantise the input and the weight for every micro-batch, both layouts (TE fp8 docs: FP8
+            // GEMM operands need both for fprop and wgrad), as the recipe does it.
+            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                m * k * quantize_bytes_per_element(x.ops, Operand::activation, x.ops.w_act), count));
+            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param), count));
         }
         out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
         return;
     }
-    if (x.ops.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
-        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * n * (x.ops.w_act + 2 * wg), count));
+    if (x.ops.quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
+        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                            m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act), count));
     out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
     out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
     if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
         out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
+    // The backward of autocast's input cast is a cast: the half dgrad goes back to the fp32 norm
+    // output it came from (autograd records the cast; torch.amp docs: backward ops run in the dtype
+    // autocast chose for their forward).
+    if (x.ops.autocast && after_norm)
+        out.ops.add(make_op("autocast_input_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (wg + 4.0), count));
 }
+
+// Width of the residual stream: under autocast it stays fp32, as the embedding output (fp32
+// weights) and every residual add (fp32 + half promotes to fp32: PyTorch type promotion; add is on
+// none of autocast's lists) are fp32; else the activation dtype.
+double residual_width(const Execution& x) { return x.ops.autocast ? 4.0 : x.ops.w_act; }
 
 // LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
 // reads the gradient and the saved input and writes the input gradient.
 void norm(const Execution& x, Target& out, Phase phase, double tokens) {
     const double e = tokens * x.hidden;
+    const double w_in = residual_width(x);  // norms read the residual stream
     const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
-    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + w_out)));
-    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * x.ops.w_act));
+    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
+    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * w_in));
 }
 
-// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1).
+// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1): forward reads the
+// branch output and the residual and writes the sum; backward reads the sum's gradient and writes
+// the branch's (the residual's passes through), both residual-stream wide except the branch.
 void dropout_residual(const Execution& x, Target& out, Phase phase) {
     const double e = x.tokens_sp * x.hidden;
+    const double w_res = residual_width(x);
     out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
-                        x.ops.activations, 0, e * (3 * x.ops.w_act + 1)));
+                        x.ops.activations, 0, e * (x.ops.w_act + 2 * w_res + 1)));
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel

@@ -219,6 +219,11 @@ void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
     reader.read_enum("optimizer_states", kDTypeNames, spec.optimizer_states);
     reader.read_enum("loss_scaling", kLossScalings, spec.loss_scaling);
     reader.read("autocast", spec.autocast);
+    if (reader.has("fp8_recipe")) {
+        Fp8Recipe recipe = Fp8Recipe::delayed;
+        reader.read_enum("fp8_recipe", kFp8RecipeNames, recipe);
+        spec.fp8_recipe = recipe;
+    }
     std::string source;  // the framework behaviour the record follows; documentation only
     reader.read("source", source);
     std::string notes;
@@ -413,6 +418,7 @@ void write_precision(JsonWriter& out, const PrecisionSpec& spec) {
     out.field("optimizer_states", dtype_name(spec.optimizer_states));
     out.field("loss_scaling", name_of(kLossScalings, spec.loss_scaling));
     out.field("autocast", spec.autocast);
+    if (spec.fp8_recipe) out.field("fp8_recipe", fp8_recipe_name(*spec.fp8_recipe));
     out.end_object();
 }
 

@@ -2,7 +2,9 @@
 // the GPU generations they pick kernels by, and their round trips through JSON and links.
 #include <catch2/catch.hpp>
 
+#include "trainclock/execution.hpp"
 #include "trainclock/framework.hpp"
+#include "trainclock/operators.hpp"
 #include "trainclock/link.hpp"
 #include "trainclock/prediction.hpp"
 #include "trainclock/presets.hpp"
@@ -159,4 +161,60 @@ TEST_CASE("bad framework input names the key") {
     CHECK(recipe.error().key == "framework.fp8_recipe");
     auto partial = load_config(layout("h100-sxm", R"({"overlap_tp_comm": true})"));  // no base: every key needed
     REQUIRE_FALSE(partial.ok());
+}
+
+TEST_CASE("FP8 recipes: precision key, framework default, dtype fit, and their quantisation traffic") {
+    auto with = [](const std::string& precision, const std::string& framework = "") {
+        return R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "precision": )" + precision +
+               (framework.empty() ? "" : R"(, "framework": ")" + framework + "\"") + R"(, "training": {"seq_len": 4096, "global_batch": 64}})";
+    };
+    // Unset: the dtype's own (fp8: TE's delayed); the framework's when given; the key wins.
+    CHECK(effective_fp8_recipe(load(with(R"("fp8-mixed")"))) == Fp8Recipe::delayed);
+    CHECK(effective_fp8_recipe(load(with(R"("fp8-mixed")", "torchtitan"))) == Fp8Recipe::tensorwise);
+    CHECK(effective_fp8_recipe(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "rowwise"})", "torchtitan"))) == Fp8Recipe::rowwise);
+    CHECK_FALSE(effective_fp8_recipe(load(with(R"("bf16-mixed")"))).has_value());
+    CHECK(precision_preset("mxfp8-mixed").value().fp8_recipe == Fp8Recipe::mxfp8);
+    CHECK(precision_preset("nvfp4-mixed").value().fp8_recipe == Fp8Recipe::nvfp4);
+    // A recipe must scale the gemm dtype it is given with.
+    for (const char* bad : {R"({"preset": "fp8-mixed", "fp8_recipe": "mxfp8"})", R"({"preset": "bf16-mixed", "fp8_recipe": "delayed"})"}) {
+        auto config = load_config(with(bad));
+        REQUIRE_FALSE(config.ok());
+        CHECK(config.error().key == "precision.fp8_recipe");
+    }
+    // Traffic per element of an activation (bf16 in, fp8 out in two layouts): delayed 2 + 2 = 4 bytes,
+    // tensorwise and rowwise 2 x 2 + 2 = 6 (a second read), blockwise 2 + 2 (1 + 4/128) = 4.0625.
+    const auto cast_bytes = [&](const char* recipe) {
+        const Config c = load(with(std::string(R"({"preset": "fp8-mixed", "fp8_recipe": ")") + recipe + "\"}"));
+        const Execution x = make_execution(c);
+        const PieceOps ops = layer_ops(x, layer_kind_at(c.model, 0));
+        for (const Op& op : ops.forward)
+            if (std::string(op.name) == "fp8_input_cast_transpose") return op.bytes;
+        return 0.0;
+    };
+    const double delayed = cast_bytes("delayed");
+    REQUIRE(delayed > 0);
+    CHECK(cast_bytes("tensorwise") == Approx(delayed * 6 / 4));
+    CHECK(cast_bytes("rowwise") == Approx(delayed * 6 / 4));
+    CHECK(cast_bytes("blockwise") == Approx(delayed * 4.0625 / 4));
+    // More quantisation traffic, never less time; delayed (no framework) is today's prediction.
+    const double t_delayed = predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "delayed"})"))).iteration_time_s;
+    CHECK(t_delayed == predict(load(with(R"("fp8-mixed")"))).iteration_time_s);
+    CHECK(predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "tensorwise"})"))).iteration_time_s > t_delayed);
+}
+
+TEST_CASE("flag --fp8-recipe and link key f8 change the precision already chosen, in any order") {
+    const ConfigField* recipe = find_field_by_flag("--fp8-recipe");
+    REQUIRE(recipe);
+    CHECK(std::string(recipe->link_key) == "f8");
+    auto decoded = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&f8=blockwise");
+    REQUIRE(decoded.ok());
+    CHECK(decoded.value().precision.fp8_recipe == Fp8Recipe::blockwise);
+    CHECK(decoded.value().precision.gemm == DType::fp8);
+    auto again = decode_config_link(encode_config_link(decoded.value()));
+    REQUIRE(again.ok());
+    CHECK(config_to_json(again.value()) == config_to_json(decoded.value()));
+    CHECK(load(config_to_json(decoded.value())).precision.fp8_recipe == Fp8Recipe::blockwise);
+    auto mismatched = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&f8=nvfp4");
+    REQUIRE_FALSE(mismatched.ok());
+    CHECK(mismatched.error().key == "precision.fp8_recipe");
 }

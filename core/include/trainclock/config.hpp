@@ -164,6 +164,10 @@ std::optional<Error> check_calibration(const CalibrationSpec& calibration);
 // check_config applies it; idempotent.
 void apply_framework_defaults(Config& config);
 
+// The scaling recipe the config's quantised GEMMs run: precision.fp8_recipe, else the framework's
+// when it fits the gemm dtype, else the dtype's own (fp8: delayed). nullopt when nothing is quantised.
+std::optional<Fp8Recipe> effective_fp8_recipe(const Config& config);
+
 // parse_config + validate_config.
 Result<Config> load_config(std::string_view json);
 

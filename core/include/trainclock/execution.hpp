@@ -38,6 +38,7 @@ struct OpPrecision {
     DType attention = DType::bf16;    // attention matmuls (FP8 recipes keep them in bf16/fp16)
     double w_act = 2, w_gemm = 2, w_attn = 2, w_param = 2, w_grad = 4;  // storage bytes per element
     bool quantized = false;           // FP8/FP4 GEMMs (cast + transpose of every operand)
+    Fp8Recipe recipe = Fp8Recipe::delayed;  // their scaling recipe (effective_fp8_recipe)
     bool autocast = false;            // torch.autocast casts at op boundaries
     bool flash = false;               // fused attention runs: asked for, a kernel for the dtype, absolute positions
 };

@@ -50,9 +50,15 @@ struct PrecisionSpec {
     DType optimizer_states = DType::fp32;   // Adam m and v
     LossScaling loss_scaling = LossScaling::none;  // dynamic: unscale + inf/nan check every step
     bool autocast = false;                  // torch-autocast style: casts at op boundaries, fp32 weights recast per forward
+    std::optional<Fp8Recipe> fp8_recipe;    // scaling recipe of quantised GEMMs; unset: the framework's, else the dtype's (fp8: delayed)
 };
 
 // An fp32 master copy distinct from the working weights (updated by the optimizer, copied back).
 inline bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
+// The recipe a quantised GEMM dtype runs by itself: mxfp8 and nvfp4 have one each; fp8 is TE's
+// default, delayed scaling. nullopt for unquantised dtypes.
+std::optional<Fp8Recipe> default_fp8_recipe(DType gemm);
+// Whether `recipe` scales GEMMs of `gemm`: the four fp8 recipes need fp8, mxfp8 and nvfp4 their dtype.
+bool fp8_recipe_fits(Fp8Recipe recipe, DType gemm);
 
 } // namespace trainclock
