@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { cli, clickControl, colourCount, nativePredict, nativeSearch, openApp, startBrowser, startServer, writeTemp }
+import { cli, clickControl, colourCount, typeInto, nativePredict, nativeSearch, openApp, startBrowser, startServer, writeTemp }
   from './lib.mjs';
 
 let server;
@@ -40,20 +40,6 @@ async function download(page, key) {
   const [file] = await Promise.all([page.waitForEvent('download'), clickControl(page, key)]);
   return { name: file.suggestedFilename(), text: readFileSync(await file.path(), 'utf8') };
 }
-// Ctrl+click turns an ImGui slider or input into a text field: type a value and press Enter.
-async function typeInto(page, key, text) {
-  const [x0, y0, x1, y1] = (await view(page)).controls[key];
-  await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2);
-  await page.keyboard.down('Control');
-  await page.mouse.down();
-  await page.mouse.up();
-  await page.keyboard.up('Control');
-  await page.waitForTimeout(100);
-  await page.keyboard.press('Control+A');
-  await page.keyboard.type(text);
-  await page.keyboard.press('Enter');
-}
-
 describe('scaling plot', () => {
   it('its points equal `trainclock predict` at those GPU counts, and the page API returns the same', async () => {
     const { page, errors } = await openApp(browser.context, server.url);

@@ -130,6 +130,20 @@ export async function clickControl(page, key, dx) {
   await page.mouse.up();
 }
 
+// Ctrl+click turns an ImGui slider or input into a text field: type a value and press Enter.
+export async function typeInto(page, key, text) {
+  const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
+  await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2);
+  await page.keyboard.down('Control');
+  await page.mouse.down();
+  await page.mouse.up();
+  await page.keyboard.up('Control');
+  await page.waitForTimeout(100);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
 // Every numeric/boolean/string leaf of `expected` (except the skipped top-level keys) must be
 // identical in `actual`; returns a list of differences.
 export function leafDifferences(expected, actual, skip = [], path = '') {

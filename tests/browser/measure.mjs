@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { cli, desktopScreenshot, openApp, repo, siteDir, startBrowser, startServer } from './lib.mjs';
+import { cli, clickControl, desktopScreenshot, openApp, repo, siteDir, startBrowser, startServer } from './lib.mjs';
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
@@ -63,12 +63,10 @@ async function pageSearch(context, url, { config, all }) {
   if (!link.fragment) return { error: JSON.stringify(link) };
   await page.evaluate((f) => { location.hash = f; }, link.fragment);
   await page.waitForFunction((f) => window.trainclockView.fragment === f, link.fragment);
-  await page.setViewportSize({ width: 1280, height: 1400 });  // the panel is below the first 800 px
-  await page.waitForFunction(() => (window.trainclockView.controls.search?.[3] ?? 1e9) < 1400);
-  const click = async (key) => {
-    const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
-    await page.mouse.click(key === 'search' ? (x0 + x1) / 2 : x0 + 8, (y0 + y1) / 2);
-  };
+  await page.setViewportSize({ width: 1280, height: 2400 });  // the panel is below the first 800 px
+  await page.waitForFunction(() => (window.trainclockView.controls.search?.[3] ?? 1e9) < 2400);
+  await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, link.fragment, { timeout: 60000 });
+  const click = (key) => clickControl(page, key, key === 'search' ? undefined : 8);
   if (!all) {
     if (!(await page.evaluate(() => 'search.all_precisions' in window.trainclockView.controls))) {
       await page.close();
@@ -152,8 +150,10 @@ async function viewScreenshots(context, url) {
   const shots = [];
   const clip = async (page, key, name, pad = 6) => {
     const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
+    // To the right edge of the results panel: a group's rectangle may end before its table's columns.
+    const right = Math.max(x1 + pad, page.viewportSize().width - 12);
     await page.screenshot({ path: join(dir, name), clip: { x: Math.max(0, x0 - pad), y: Math.max(0, y0 - pad),
-                                                          width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad } });
+                                                          width: right - Math.max(0, x0 - pad), height: y1 - y0 + 2 * pad } });
     shots.push(`docs/screenshots/${name}`);
   };
   const { page } = await openApp(context, url);
@@ -162,17 +162,14 @@ async function viewScreenshots(context, url) {
   await page.waitForTimeout(400);
   await clip(page, 'panel.scaling', 'scaling.png');
   // A/B: pin, then switch to FP8 with sequence parallelism off.
-  const click = async (key, dx) => {
-    const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
-    await page.mouse.click(dx === undefined ? (x0 + x1) / 2 : x0 + dx, (y0 + y1) / 2);
-  };
+  const click = (key, dx) => clickControl(page, key, dx);
   await click('ab.pin');
   await page.waitForFunction(() => window.trainclockView.fragment.includes('&pin='));
   await click('parallel.sequence_parallel', 8);
   await page.waitForTimeout(400);
   await clip(page, 'panel.ab', 'ab.png');
   await click('ab.unpin');
-  await page.waitForTimeout(200);
+  await page.waitForFunction(() => !window.trainclockView.fragment.includes('&pin='));
   // A search at 8 and at 32 GPUs of one run: the time/cost points and their Pareto front.
   const run = { schema: 'trainclock/config/v1', model: 'gpt3-1.3b', gpu: 'a100-sxm4-80gb', num_gpus: 8,
                 precision: 'bf16-mixed', parallel: { tp: 1, pp: 1, dp: 0 },
@@ -181,11 +178,11 @@ async function viewScreenshots(context, url) {
     const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment,
       { ...run, num_gpus: gpus });
     await page.evaluate((f) => { location.hash = f; }, fragment);
-    await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
-    await page.waitForTimeout(200);
+    await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment, { timeout: 60000 });
+    await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, fragment, { timeout: 60000 });
     const count = await page.evaluate(() => window.trainclockData?.search?.points.length ?? 0);
     await click('search');
-    await page.waitForFunction((n) => (window.trainclockData?.search?.points.length ?? 0) > n, count, { timeout: 120000 });
+    await page.waitForFunction((n) => (window.trainclockData?.search?.points.length ?? 0) > n, count, { timeout: 240000 });
   }
   await page.waitForTimeout(400);
   await clip(page, 'panel.search_plot', 'search-plot.png');
