@@ -246,43 +246,58 @@ Cost busiest_stage_work(const Execution& x, const Stages& st) {
 // (Rajbhandari et al. 2020). Gradients reduce behind the last micro-batch's backward (bucketed,
 // Li et al. 2020 PyTorch DDP) except the first layers' bucket; the gather hides behind the next
 // forward (Megatron overlap_param_gather). Each stage syncs its own weights; the slowest counts.
+// The exposed once-per-step sync of stage s with ZeRO-stage `zero` (<= 2) volumes.
+double step_sync_exposed(const Execution& x, const Stages& st, const Network& net, int64_t s, int64_t zero) {
+    const PrecisionSpec& prec = x.precision();
+    const int64_t v = x.chunks;
+    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
+    const StageParams& sp = st.params[size_t(s)];
+    const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+    const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
+                             {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
+    double grad_s = 0, gather_s = 0;
+    for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
+    if (zero >= 1) {
+        const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
+                                   {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
+        for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
+    }
+    double exposed = grad_s + gather_s;
+    if (x.config->parallel.overlap_dp_comm && sp.layers > 0) {
+        double f1 = 0, b1 = 0;  // one micro-batch through this stage
+        for (int64_t ch = 0; ch < v; ++ch) {
+            f1 += st.fwd_s[size_t(s * v + ch)];
+            b1 += st.bwd_s[size_t(s * v + ch)];
+        }
+        // The last bucket holds the first layer and, on the first stage, the input embedding,
+        // whose gradient (tied or not) is complete only at the very end of backward: it
+        // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
+        const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
+        const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
+        exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
+        // The hidden part still slows the compute it hides behind (as in phase_cost).
+        const double f = comm_sm_share(x);
+        exposed += (grad_s + gather_s - exposed) * f / (1 - f);
+    }
+    return exposed;
+}
+
 double dp_sync_phase(const Execution& x, const Stages& st, const Network& net) {
     double dp_exposed = 0;
     const int64_t zero = x.config->parallel.zero;
-    const PrecisionSpec& prec = x.precision();
-    const int64_t p = x.stages, v = x.chunks;
-    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
-    if (zero >= 3) return 0;  // ZeRO-3 reduces every micro-batch (operators.cpp zero3_comm)
-    for (int64_t s = 0; s < p; ++s) {
-        const StageParams& sp = st.params[size_t(s)];
-        const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-        const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
-                                 {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
-        double grad_s = 0, gather_s = 0;
-        for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
-        if (zero >= 1) {
-            const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
-                                       {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
-            for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
+    for (int64_t s = 0; s < x.stages; ++s) {
+        if (zero < 3) {
+            dp_exposed = std::max(dp_exposed, step_sync_exposed(x, st, net, s, zero));
+            continue;
         }
-        double exposed = grad_s + gather_s;
-        if (x.config->parallel.overlap_dp_comm && sp.layers > 0) {
-            double f1 = 0, b1 = 0;  // one micro-batch through this stage
-            for (int64_t ch = 0; ch < v; ++ch) {
-                f1 += st.fwd_s[size_t(s * v + ch)];
-                b1 += st.bwd_s[size_t(s * v + ch)];
-            }
-            // The last bucket holds the first layer and, on the first stage, the input embedding,
-            // whose gradient (tied or not) is complete only at the very end of backward: it
-            // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
-            const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
-            const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
-            exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
-            // The hidden part still slows the compute it hides behind (as in phase_cost).
-            const double f = comm_sm_share(x);
-            exposed += (grad_s + gather_s - exposed) * f / (1 - f);
-        }
-        dp_exposed = std::max(dp_exposed, exposed);
+        // ZeRO-3 reduces and gathers every micro-batch (operators.cpp zero3_comm): it moves ZeRO-2's
+        // gradient reduce-scatter and parameter all-gather and more (1.5x the volume, Rajbhandari et
+        // al. 2020 sec. 7.2) on the same groups, so its exposed DP time is at least ZeRO-2's; the
+        // per-layer overlap of phase_cost already charged part of it inside the micro-batches.
+        double in_phases = 0;
+        for (int64_t j = s; j < x.virtual_stages; j += x.stages)
+            in_phases += double(x.micro_batches) * (st.fwd[size_t(j)].s[kDp] + st.bwd[size_t(j)].s[kDp]);
+        dp_exposed = std::max(dp_exposed, std::max(0.0, step_sync_exposed(x, st, net, s, 2) - in_phases));
     }
     return dp_exposed;
 }
@@ -349,17 +364,16 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     out.tokens_per_s = tokens_per_step / iteration_s;
     out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
     out.samples_per_s = double(c.training.global_batch) / iteration_s;
-    // Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022): 6 N + 12 L H Q T, N the
-    // weights a token passes through (the input embedding is a lookup; the LM head counts once);
-    // cross-attention layers add one more attention term.
-    const double attn_layers = double(m.layers) + (m.architecture == Architecture::encoder_decoder ? 2.0 * double(m.decoder_layers) : 0.0);
-    const double n_flop = double(active_parameter_count(m)) - (m.tied_embeddings ? 0.0 : double(m.vocab) * double(m.hidden));
-    const double flops_per_token = 6.0 * n_flop + 12.0 * attn_layers * double(m.heads) * double(m.effective_head_dim()) * double(c.training.seq_len);
-    out.model_tflops_per_gpu = flops_per_token * tokens_per_step / iteration_s / gpus / 1e12;
+    out.model_tflops_per_gpu = model_flops_per_token(c) * tokens_per_step / iteration_s / gpus / 1e12;
     // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
     out.hardware_tflops_per_gpu = stage_flops_sum * double(x.micro_batches) / double(x.stages) / iteration_s / 1e12;
-    const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, x.ops.gemm));  // the blind baseline runs the reference dtype
-    out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
+    // MFU against the dense 16-bit peak, whatever the precision (Llama 3, Dubey et al. 2024 sec. 3.3.4
+    // and PaLM appendix B report BF16 MFU for every run), so FP8 reads faster, not worse; beside it the
+    // fraction of the peak of the dtype the GEMMs actually run in (the blind baseline: its reference).
+    const double dense_peak = c.gpu.peak_flops(compute_dtype(c.gpu, reference_dtype(c.gpu)));
+    const double own_peak = c.gpu.peak_flops(compute_dtype(c.gpu, x.ops.gemm));
+    out.mfu = dense_peak > 0 ? out.model_tflops_per_gpu * 1e12 / dense_peak : 0;
+    out.mfu_precision_peak = own_peak > 0 ? out.model_tflops_per_gpu * 1e12 / own_peak : 0;
 
     // Whole optimizer steps: a run cannot stop inside a step, so a partial last batch counts as one.
     const double exact_steps = c.training.tokens / tokens_per_step;
@@ -404,6 +418,11 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
                       c.training.tokens, exact_steps, tokens_per_step, out.steps);
         out.warnings.push_back(text);
     }
+    if (!c.framework_defaults.empty()) {  // no silent assumption: what the framework preset set
+        std::string applied;
+        for (const std::string& d : c.framework_defaults) applied += (applied.empty() ? "" : ", ") + d;
+        out.warnings.push_back("framework " + c.framework.name + " defaults: " + applied);
+    }
 }
 
 } // namespace
@@ -437,6 +456,24 @@ double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Netw
 
 double phases::step_cost_usd(const Config& c, double iteration_time_s) {
     return iteration_time_s / 3600.0 * double(c.num_gpus) * price_per_gpu_hour_usd(c);
+}
+
+double model_flops_per_token(const Config& c) {
+    // PaLM appendix B (Chowdhery et al. 2022): 6 N + 12 L H Q T, N the matmul weights a token passes
+    // through (the input embedding is a lookup; norm gains do no matmul; the LM head counts once,
+    // over the logits actually computed). Causal self-attention needs half the score/context FLOPs
+    // (the masked half is never used; FlashAttention skips it, Dao 2023 sec. 3.1), so it counts
+    // 6 L H Q T (the convention of Megatron-LM's and torchtitan's MFU); bidirectional and
+    // cross-attention count the full 12.
+    const ModelSpec& m = c.model;
+    const bool enc_dec = m.architecture == Architecture::encoder_decoder;
+    const double causal_layers = m.architecture == Architecture::decoder ? double(m.layers) : enc_dec ? double(m.decoder_layers) : 0.0;
+    const double full_layers = double(m.layers) + (enc_dec ? 2.0 * double(m.decoder_layers) : 0.0) - causal_layers;
+    const double logits = double(m.softmax_head > 0 ? std::min(m.softmax_head, m.vocab) : m.vocab);
+    const double n_flop = double(active_matmul_parameter_count(m)) - double(m.vocab) * double(m.hidden) * (m.tied_embeddings ? 1.0 : 2.0)
+                          + logits * double(m.hidden);
+    const double hqt = double(m.heads) * double(m.effective_head_dim()) * double(c.training.seq_len);
+    return 6.0 * n_flop + (12.0 * full_layers + 6.0 * causal_layers) * hqt;
 }
 
 Prediction predict(const Config& c, const PredictOptions& options) {

@@ -32,6 +32,8 @@ const std::pair<const char*, const char*> kExampleFiles[] = {
     {"llama3_70b.toml", "tests/core/launch/torchtitan-llama3-70b.toml"},
     {"ds_config.json", "tests/core/launch/deepspeed-zero3.json"},
     {"calib.json", "tests/fuzz/seeds/calibration/readme-example.json"},
+    {"runs.json", "docs/examples/calibrate-llm-foundry-h100.json"},
+    {"docs/examples/calibrate-llm-foundry-h100.json", "docs/examples/calibrate-llm-foundry-h100.json"},
 };
 
 struct Block {
@@ -153,6 +155,7 @@ TEST_CASE("every command and JSON example of README.md and docs/ runs as documen
     const std::string dir = work_path("docs");
     std::filesystem::create_directories(dir);
     for (const auto& [name, fixture] : kExampleFiles) {
+        std::filesystem::create_directories(std::filesystem::path(dir + "/" + name).parent_path());
         std::ofstream(dir + "/" + name) << slurp(std::string(TRAINCLOCK_SOURCE_DIR) + "/" + fixture);
     }
     std::vector<Example> examples;

@@ -112,3 +112,18 @@ TEST_CASE("Relative-position attention stores its scores even with flash attenti
     absolute.model.relative_position = false;
     CHECK(a - activation_bytes_per_layer(make_execution(absolute), kind) == Approx(8.0 * 8 * 512 * 512 * 5));
 }
+
+TEST_CASE("Memory outside the tensors: CUDA context, one NCCL communicator per group, allocator reserve", "[memory]") {
+    // 64 GPUs as tp 8 x pp 2 x dp 4: three communicators (TP, PP, DP) of a dense model.
+    const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},
+                                         "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1})");
+    const MemoryBreakdown m = memory_per_gpu(make_execution(c));
+    CHECK(m.other_gib == Approx(0.5 + 3 * 0.25 + 0.10 * (m.activations_gib + m.grads_gib)));
+    // One GPU: no communicator at all.
+    const Config one = fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 8})");
+    const MemoryBreakdown s = memory_per_gpu(make_execution(one));
+    CHECK(s.other_gib == Approx(0.5 + 0.10 * (s.activations_gib + s.grads_gib)));
+    // "fits" keeps the reserve: tensors alone at 99.9 % of capacity do not fit.
+    const double tensors = m.weights_gib + m.grads_gib + m.master_gib + m.optimizer_gib + m.activations_gib;
+    CHECK(m.per_gpu_gib > tensors + 0.5);
+}

@@ -46,8 +46,14 @@ struct ModelSpec {
     bool is_moe() const { return moe.experts > 0; }
 };
 
+// Gated MLP units (SwiGLU/GeGLU, Shazeer 2020 arXiv 2002.05202) have gate, up and down matrices;
+// the others up and down.
+bool gated_mlp(Activation activation);
+int64_t mlp_matrices(Activation activation);  // 3 gated, else 2
+
 // Closed-form counts (exact integer arithmetic on the architecture).
 int64_t parameter_count(const ModelSpec& model);         // all weights incl. embeddings and every expert
 int64_t active_parameter_count(const ModelSpec& model);  // weights touched per token (top_k experts)
+int64_t active_matmul_parameter_count(const ModelSpec& model);  // the same without norm gains/biases (no matmul FLOPs)
 
 } // namespace trainclock
