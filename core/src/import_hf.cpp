@@ -13,6 +13,7 @@
 // RoPE bases, epsilons, soft-capping) are ignored; any other key that looks like a shape is refused.
 #include "trainclock/import.hpp"
 
+#include <cmath>
 #include <algorithm>
 #include <array>
 #include <iterator>
@@ -68,7 +69,8 @@ public:
         int64_t number = 0;
         double real = 0;
         if (value->get_int64().get(number) == simdjson::SUCCESS) return number;
-        if (value->get_double().get(real) == simdjson::SUCCESS && real == static_cast<double>(static_cast<int64_t>(real))) {
+        // Whole numbers written as reals (1e3); the range check keeps the cast defined (1e300 is no int64).
+        if (value->get_double().get(real) == simdjson::SUCCESS && std::fabs(real) < 9.2e18 && real == std::floor(real)) {
             return static_cast<int64_t>(real);
         }
         fail(key, "expected an integer, got " + json_type_phrase(*value));
