@@ -82,7 +82,7 @@ struct Draft {
     std::string top_model;                    // a model preset id (when no inline model was read)
     std::optional<int64_t> num_gpus;
     std::vector<std::string> warnings;
-    void warn(std::string line) { warnings.push_back(std::move(line)); }
+    void warn(std::string line) { warnings.push_back(Error::one_line(std::move(line))); }  // one line, as errors are
 };
 
 // The document in a fixed key order; the overrides' top-level keys then replace the imported ones.
