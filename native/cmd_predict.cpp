@@ -30,7 +30,9 @@ std::string layout_line(const Config& c) {
 }
 
 void print_table(const Config& c, const Prediction& r) {
-    std::cout << c.model.name << " (" << format_count(double(parameter_count(c.model)), "params") << ") on "
+    std::cout << c.model.name << " (" << format_count(r.params_total, "params")
+              << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string())
+              << ") on "
               << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << "\n"
               << "layout: " << layout_line(c) << "\n\n";
 

@@ -214,6 +214,39 @@ Result<Config> parse_config(std::string_view json) { return merge_config_json(co
 
 namespace {
 
+// MLA, local attention and MTP modules (model.hpp).
+std::optional<Error> check_attention_features(const ModelSpec& m) {
+    const MlaSpec& a = m.mla;
+    if (a.kv_lora_rank == 0) {
+        if (a.q_lora_rank || a.qk_nope_head_dim || a.qk_rope_head_dim || a.v_head_dim)
+            return Error{"model.mla.kv_lora_rank", "must be >= 1 when other model.mla keys are set"};
+    } else {
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.kv_lora_rank", a.kv_lora_rank, 1, kMaxDimension));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.q_lora_rank", a.q_lora_rank, 0, kMaxDimension));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.qk_nope_head_dim", a.qk_nope_head_dim, 1, 65536));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, 65536));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.v_head_dim", a.v_head_dim, 1, 65536));
+        if (m.kv_heads != m.heads)
+            return Error{"model.kv_heads", str(m.kv_heads) + " must equal model.heads = " + str(m.heads) +
+                                               " with model.mla (every head up-projects its own keys and values)"};
+    }
+    const LocalAttentionSpec& l = m.local_attention;
+    if (l.kind == LocalAttentionKind::none) {
+        if (l.window || l.full_every)
+            return Error{"model.local_attention.kind", "must be sliding or chunked when model.local_attention.window or full_every is set"};
+    } else {
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.local_attention.window", l.window, 1, int64_t(1) << 30));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.local_attention.full_every", l.full_every, 0, m.layers));
+        if (m.architecture != Architecture::decoder)
+            return Error{"model.local_attention", "only for decoder models (model.architecture is " +
+                                                      std::string(architecture_name(m.architecture)) + ")"};
+    }
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.mtp_layers", m.mtp_layers, 0, 64));
+    if (m.mtp_layers > 0 && m.architecture != Architecture::decoder)
+        return Error{"model.mtp_layers", "only for decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
+    return std::nullopt;
+}
+
 std::optional<Error> check_model(const ModelSpec& m) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.layers", m.layers, 1, kMaxLayers));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.hidden", m.hidden, 1, kMaxDimension));
@@ -239,9 +272,11 @@ std::optional<Error> check_model(const ModelSpec& m) {
         return Error{"model.decoder_layers", "only for encoder-decoder models (model.architecture is " +
                                                  std::string(architecture_name(m.architecture)) + ")"};
     }
+    TRAINCLOCK_TRY(check_attention_features(m));
     const MoeSpec& moe = m.moe;
     if (moe.experts == 0) {
-        if (moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers) {
+        if (moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers || moe.every != 1 ||
+            moe.capacity_factor != 0 || moe.imbalance != 1) {
             return Error{"model.moe.experts", "must be >= 1 when other model.moe keys are set"};
         }
         return std::nullopt;
@@ -251,9 +286,13 @@ std::optional<Error> check_model(const ModelSpec& m) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, 1, kMaxDimension));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.shared_experts", moe.shared_experts, 0, 1024));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.dense_layers", moe.dense_layers, 0, m.layers));
-    if (moe.dense_layers > 0 && m.ffn_hidden == 0) {
-        return Error{"model.ffn_hidden", "must be >= 1 when model.moe.dense_layers keep a dense MLP"};
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.every", moe.every, 1, m.layers));
+    if ((moe.dense_layers > 0 || moe.every > 1) && m.ffn_hidden == 0) {
+        return Error{"model.ffn_hidden", "must be >= 1 when model.moe.dense_layers or model.moe.every keep dense MLPs"};
     }
+    if (moe.capacity_factor != 0) TRAINCLOCK_TRY(out_of_range("model.moe.capacity_factor", moe.capacity_factor, 0.01, 1024.0));
+    // The busiest expert takes at most every token once: T over the mean T top_k / experts.
+    TRAINCLOCK_TRY(out_of_range("model.moe.imbalance", moe.imbalance, 1.0, double(moe.experts) / double(moe.top_k)));
     return std::nullopt;
 }
 

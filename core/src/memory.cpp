@@ -27,18 +27,22 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
     const double w_act = dtype_storage_bytes(c.precision.activations);
     // Activations of one micro-batch through this stage's chunk(s); units in flight from the schedule.
     double act_per_chunk = 0, layer_count = 0;
-    struct PerKind {  // memo per layer kind: (second stack) x (MoE)
+    struct PerKind {  // memo per layer kind (layer_kind_slot)
         bool known = false;
         double params = 0, experts = 0, activations = 0;
     };
-    std::array<PerKind, 4> memo{};
+    std::array<PerKind, kLayerKindSlots> memo{};
+    auto per_kind = [&](LayerKind kind) -> const PerKind& {
+        PerKind& k = memo[size_t(layer_kind_slot(kind))];
+        if (!k.known) k = {true, layer_params_local(c, kind), layer_expert_params_local(c, kind), activation_bytes_per_layer(c, kind)};
+        return k;
+    };
     for (int64_t chunk = 0; chunk < v; ++chunk) {
         const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
         for (int64_t i = r.first; i < r.first + r.count;) {
             const LayerKind kind = layer_kind_at(m, i);
             const double n = double(layer_kind_run_end(m, i, r.first + r.count) - i);
-            PerKind& k = memo[size_t((kind.cross_attention ? 2 : 0) + (kind.moe ? 1 : 0))];
-            if (!k.known) k = {true, layer_params_local(c, kind), layer_expert_params_local(c, kind), activation_bytes_per_layer(c, kind)};
+            const PerKind& k = per_kind(kind);
             st.dense_params += n * (k.params - k.experts);
             st.expert_params += n * k.experts;
             st.zero3_gather = std::max(st.zero3_gather, k.params);
@@ -70,6 +74,16 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
         if (!m.tied_embeddings || p > 1) st.dense_params += vocab_l * double(m.hidden);
         const double logits_l = double(m.softmax_head > 0 ? m.softmax_head : m.vocab) / t;  // adaptive softmax: head cluster
         st.activations += tokens * logits_l * (4.0 + w_act);
+        if (m.mtp_layers > 0) {
+            // MTP modules (arXiv 2412.19437 sec. 2.2): a layer of the last layer's kind, the projection
+            // (its 2h input kept) and a second set of logits each, for every micro-batch in flight.
+            const PerKind& k = per_kind(layer_kind_at(m, m.layers - 1));
+            const double n = double(m.mtp_layers);
+            st.dense_params += n * (k.params - k.experts + double(mtp_extra_parameter_count(m)) / t);
+            st.expert_params += n * k.experts;
+            st.activations += n * units * (k.activations + tokens * 2 * double(m.hidden) * w_act / (sp ? t : 1.0));
+            st.activations += n * tokens * logits_l * (4.0 + w_act);
+        }
     }
     return st;
 }
@@ -96,9 +110,19 @@ double layer_activation_bytes(const Config& c, LayerKind kind, Recompute recompu
     // attention block: norm input, QKV input, Q and K, V, (softmax output, dropout mask, dropout
     // output: 5 a s^2 b), projection input, dropout mask; MLP block: norm input, MLP input, up output,
     // activation output, dropout mask.
+    const MlaSpec& mla = m.mla;
     auto attention = [&](bool cross) {
         double bytes = T_sp * h * w + T_sp * h * w_in + T * (heads_l + kv_l) * hd * w + T * kv_l * hd * w
                        + T * heads_l * hd * w_in + T_sp * h;
+        if (mla.enabled() && !cross) {
+            // MLA (DeepSeek-V2 sec. 2.1): norm input, down-projection input, the latents before and
+            // after their norms (the latent KV c^KV and c^Q, up-projection inputs), the shared RoPE key,
+            // the up-projected Q, K (d_h + d_h^R) and V (d_v), the output-projection input, dropout mask.
+            const double ql = double(mla.q_lora_rank), kvl = double(mla.kv_lora_rank), rope = double(mla.qk_rope_head_dim);
+            const double dqk = double(mla.qk_nope_head_dim) + rope, dv = double(mla.v_head_dim);
+            bytes = T_sp * h * w + T_sp * h * w_in + T * (ql + kvl) * (w + w_in) + T * rope * w
+                    + T * heads_l * (2 * dqk + dv) * w + T * heads_l * dv * w_in + T_sp * h;
+        }
         if (cross) bytes += T * h * w_in;  // encoder output feeding K/V
         if (!flash && recompute != Recompute::selective) bytes += b * heads_l * s * s_kv * (2 * w + 1);
         return bytes;
@@ -107,7 +131,8 @@ double layer_activation_bytes(const Config& c, LayerKind kind, Recompute recompu
     const double up = gated ? 2.0 : 1.0;
     double mlp = T_sp * h * w + T_sp * h * w_in + T_sp * h;  // norm input, MLP input, dropout mask
     if (kind.moe) {
-        const double k = double(std::max<int64_t>(m.moe.top_k, 1)), f = double(m.moe.expert_ffn_hidden) / t;
+        // Routed tokens on the busiest EP rank (imbalance, capacity: expert_load_factor).
+        const double k = double(std::max<int64_t>(m.moe.top_k, 1)) * expert_load_factor(m, c.parallel), f = double(m.moe.expert_ffn_hidden) / t;
         mlp += T * k * h * w_in + T * k * f * (up * w + w_in);  // permuted tokens, expert up output, activation output
         if (m.moe.shared_experts > 0) mlp += T * f * double(m.moe.shared_experts) * (up * w + w_in);
         mlp += T * double(m.moe.experts) * 4;  // router probabilities (fp32)

@@ -30,10 +30,12 @@ struct Ctx {
     const Config* config = nullptr;
     double b = 1, s_q = 1, s_kv = 1, T = 1, T_sp = 1, t = 1;
     double h = 0, hd = 0, heads_l = 0, kv_l = 0, vocab_l = 0;
+    double hd_qk = 0, hd_v = 0;  // per-head widths of Q/K and V inside attention (differ under MLA)
     DType gemm = DType::bf16, act = DType::bf16, attn = DType::bf16;
     double w_act = 2, w_gemm = 2, w_param = 2, w_grad = 4, w_attn = 2;
     double mem = 0;  // Transformer-XL memory tokens per sample (model.memory_len)
     bool flash = true, autocast = false, quantized = false, sp = false, relative = false;
+    bool local = false;  // the layer being built attends locally (LayerKind::local)
     Recompute recompute = Recompute::none;
 };
 
@@ -55,6 +57,9 @@ Ctx make_ctx(const Config& c, const PrecisionSpec& p) {
     x.hd = double(m.effective_head_dim());
     x.heads_l = double(m.heads) / x.t;
     x.kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / x.t, 1.0);  // KV heads replicate when kv < tp
+    // MLA: queries and keys carry d_h + d_h^R per head, values d_v (DeepSeek-V2 eqs. 16-18).
+    x.hd_qk = m.mla.enabled() ? double(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : x.hd;
+    x.hd_v = m.mla.enabled() ? double(m.mla.v_head_dim) : x.hd;
     x.vocab_l = double(m.softmax_head > 0 ? m.softmax_head : m.vocab) / x.t;  // logits actually computed
     x.mem = double(m.memory_len);
     x.relative = m.relative_position;
@@ -175,16 +180,24 @@ void tp_block_comm(const Ctx& x, Target& out, double tokens) {
     }
 }
 
+// Keys per query of causal self-attention: s_kv / 2, or the local closed form (attended_keys).
+double attended_local_or_causal(const Ctx& x, double s_kv) {
+    LayerKind kind;
+    kind.local = x.local;
+    return attended_keys(x.config->model, kind, s_kv);
+}
+
 // Attention core for queries of `s_q` and keys of `s_kv` tokens.
 void attention_core(const Ctx& x, Target& out, Phase phase, double s_kv, bool causal) {
     const double bh = x.b * x.heads_l;
-    const double q_bytes = x.T * x.heads_l * x.hd * x.w_attn;
-    const double kv_bytes = x.b * s_kv * x.kv_l * x.hd * x.w_attn;
+    const double q_bytes = x.T * x.heads_l * x.hd_qk * x.w_attn;
+    const double io = q_bytes + x.T * x.heads_l * x.hd_v * x.w_attn + x.b * s_kv * x.kv_l * (x.hd_qk + x.hd_v) * x.w_attn;  // read Q, K, V; write O
     if (x.flash) {
-        // FlashAttention: 4 b h s_q s_kv d FLOPs forward (QK^T and PV), half when causal (masked
-        // blocks skipped); backward recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
-        const double f = 4.0 * bh * x.s_q * s_kv * x.hd * (causal ? 0.5 : 1.0);
-        const double io = 2 * q_bytes + 2 * kv_bytes;  // read Q, K, V; write O
+        // FlashAttention: 2 b h s_q keys (d_qk + d_v) FLOPs forward (QK^T and PV), keys = s_kv, s_kv / 2
+        // when causal (masked blocks skipped), the window on local layers (attended_keys); backward
+        // recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
+        const double keys = causal ? attended_local_or_causal(x, s_kv) : s_kv;
+        const double f = 2.0 * bh * x.s_q * keys * (x.hd_qk + x.hd_v);
         if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.attn, f, io));
         else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.attn, 2.5 * f, 2 * io + q_bytes));
         return;
@@ -220,32 +233,77 @@ void attention_core(const Ctx& x, Target& out, Phase phase, double s_kv, bool ca
                               s_kv * (x.h + x.heads_l * x.hd) * x.w_gemm + x.h * x.heads_l * x.hd * x.w_grad, 1));
     }
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
-                              (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
+        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd_qk,
+                              (x.s_q + s_kv) * x.hd_qk * wa + x.s_q * s_kv * x.w_act, bh));
         out.ops.add(make_op("softmax", OpKind::elementwise, x.act, 0, scores * (x.w_act + w_soft)));
         if (x.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.act, 0, scores * (4.0 + wa)));
         out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
-        out.ops.add(make_gemm("attn_context", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
-                              x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
+        out.ops.add(make_gemm("attn_context", OpKind::attention, x.attn, x.s_q, x.hd_v, s_kv,
+                              x.s_q * s_kv * wa + s_kv * x.hd_v * wa + x.s_q * x.hd_v * x.w_act, bh));
         return;
     }
-    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
-                          (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
-    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
-                          (x.s_q * s_kv + x.s_q * x.hd) * wa + s_kv * x.hd * x.w_act, bh));
+    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.attn, x.s_q, s_kv, x.hd_v,
+                          (x.s_q + s_kv) * x.hd_v * wa + x.s_q * s_kv * x.w_act, bh));
+    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.attn, s_kv, x.hd_v, x.s_q,
+                          (x.s_q * s_kv + x.s_q * x.hd_v) * wa + s_kv * x.hd_v * x.w_act, bh));
     out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
     out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.act, 0, scores * (2 * w_soft + x.w_act)));
-    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
-                          x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
-    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
-                          x.s_q * s_kv * wa + x.s_q * x.hd * wa + s_kv * x.hd * x.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd_qk, s_kv,
+                          x.s_q * s_kv * wa + s_kv * x.hd_qk * wa + x.s_q * x.hd_qk * x.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd_qk, x.s_q,
+                          x.s_q * s_kv * wa + x.s_q * x.hd_qk * wa + s_kv * x.hd_qk * x.w_act, bh));
 }
 
 // Attention block: [SP all-gather] norm, QKV (or Q and KV for cross-attention), core, output
 // projection, [all-reduce | reduce-scatter], dropout + residual.
+// MLA projections (DeepSeek-V2 eqs. 9-14 and 16-18; Megatron-Core MLASelfAttention): the down
+// projections of Q and of K/V (+ the shared RoPE key) are duplicated over TP and run on the block
+// input's T_sp tokens, their latents are RMS-normed and, with SP, all-gathered over TP; the up
+// projections split the heads. RoPE itself is an elementwise op on q^R, k^R, not costed (as for
+// every rotary model here).
+void mla_projections(const Ctx& x, Target& out, Phase phase) {
+    const MlaSpec& a = x.config->model.mla;
+    const double ql = double(a.q_lora_rank), kvl = double(a.kv_lora_rank), rope = double(a.qk_rope_head_dim);
+    auto latent_norm = [&](double width) {
+        const double e = x.T * width;
+        out.ops.add(make_op(phase == Phase::forward ? "mla_latent_norm" : "mla_latent_norm_bwd", OpKind::elementwise, x.act, 0,
+                            e * (phase == Phase::forward ? 2 : 3) * x.w_act));
+    };
+    if (ql > 0) {
+        linear(x, out, phase, "mla_q_down", x.T_sp, x.h, ql, 1, true);
+        latent_norm(ql);
+        linear(x, out, phase, "mla_q_up", x.T, ql, x.heads_l * x.hd_qk, 1, true);
+    } else {
+        linear(x, out, phase, "mla_q", x.T, x.h, x.heads_l * x.hd_qk, 1, true);
+    }
+    linear(x, out, phase, "mla_kv_down", x.T_sp, x.h, kvl + rope, 1, true);
+    latent_norm(kvl);
+    linear(x, out, phase, "mla_kv_up", x.T, kvl, x.heads_l * (double(a.qk_nope_head_dim) + x.hd_v), 1, true);
+    if (x.sp) add_comm(out, "tp_mla_latent_all_gather", Collective::all_gather, Group::tp, x.T * (ql + kvl + rope) * x.w_act);
+}
+
 void attention_block(const Ctx& x, Target& out, Phase phase, bool causal, bool cross) {
     const double q_out = x.heads_l * x.hd, kv_out = 2 * x.kv_l * x.hd;
     if (phase == Phase::forward) norm(x, out, phase, x.T_sp);
+    if (x.config->model.mla.enabled() && !cross) {
+        mla_projections(x, out, phase);
+        attention_core(x, out, phase, x.s_kv, causal);
+        linear(x, out, phase, "attn_out", x.T, x.heads_l * x.hd_v, x.h, 1, false);
+        dropout_residual(x, out, phase);
+        if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
+        // The latents are all-gathered instead of the block input; the output is reduced as usual.
+        if (x.t > 1) {
+            const double bytes = x.T * x.h * x.w_act;
+            if (x.sp) add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+            else add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
+        }
+        const int64_t cp = x.config->parallel.cp;
+        if (cp > 1) {  // ring exchange of the up-projected K and V, as below
+            const double bytes = x.b * x.s_q * x.heads_l * (x.hd_qk + x.hd_v) * x.w_act;
+            add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
+        }
+        return;
+    }
     if (cross) {  // Q from the decoder, K and V from the encoder output (same length here)
         linear(x, out, phase, "q", x.T, x.h, q_out, 1, true);
         linear(x, out, phase, "kv", x.T, x.h, kv_out, 1, false);
@@ -287,6 +345,8 @@ void mlp_core(const Ctx& x, Target& out, Phase phase, double m, double ffn, doub
 // Routed-expert MLP (Shazeer et al. 2017; Fedus et al. 2021): router GEMM, top-k, permute, EP
 // all-to-all dispatch, the local experts' GEMMs on top_k T ep / E tokens each, all-to-all combine,
 // weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
+constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
+
 void moe_mlp(const Ctx& x, Target& out, Phase phase) {
     const MoeSpec& moe = x.config->model.moe;
     const double E = double(std::max<int64_t>(moe.experts, 1));
@@ -294,6 +354,8 @@ void moe_mlp(const Ctx& x, Target& out, Phase phase) {
     const double k = double(std::max<int64_t>(moe.top_k, 1));
     const double routed = x.T * k;
     const double f_local = double(moe.expert_ffn_hidden) / x.t;  // expert tensor parallelism = TP
+    // The busiest EP rank sets the pace of the dispatch and of the experts (expert_load_factor).
+    const double load = expert_load_factor(x.config->model, x.config->parallel);
     const DType router_dtype = x.attn;                            // routers are not quantised to fp8
     const double wr = dtype_storage_bytes(router_dtype);
     if (phase == Phase::forward) {
@@ -304,8 +366,14 @@ void moe_mlp(const Ctx& x, Target& out, Phase phase) {
         out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.h, E, x.T, (x.T * x.h + x.T * E) * wr + x.h * E * 4, 1));
     }
     out.ops.add(make_op("permute", OpKind::elementwise, x.act, 0, 2 * routed * x.h * x.w_act));
-    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, routed * x.h * x.w_act, 2);  // dispatch + combine
-    mlp_core(x, out, phase, routed * ep / E, f_local, E / ep);
+    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.h * x.w_act, 2);  // dispatch + combine
+    // Several local experts run as one grouped GEMM whose groups have data-dependent row counts, each
+    // padded to the kernel's M tile: half a tile per group on average (DeepGEMM README, contiguous
+    // layout: each expert's segment aligned to the 128-row M block; CUTLASS grouped GEMM: one tile
+    // grid per problem). One expert per GPU is a plain GEMM (tile rounding in gemm_efficiency).
+    const double local_experts = E / ep;
+    const double rows = load * routed * ep / E + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0);
+    mlp_core(x, out, phase, rows, f_local, local_experts);
     out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.act, 0, (routed + x.T) * x.h * x.w_act));
     if (moe.shared_experts > 0) mlp_core(x, out, phase, x.T, f_local * double(moe.shared_experts), 1);
 }
@@ -353,11 +421,19 @@ LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
     const int64_t in_stack = second_stack ? index - m.layers : index;
     kind.causal = m.architecture == Architecture::decoder || second_stack;
     kind.cross_attention = second_stack;
-    kind.moe = m.is_moe() && in_stack >= m.moe.dense_layers;  // as model.cpp: leading dense layers per stack
+    kind.moe = m.is_moe_layer(in_stack);  // as model.cpp: leading dense layers per stack, every k-th after
+    kind.local = !second_stack && m.is_local_layer(in_stack);
     return kind;
 }
 
 int64_t layer_kind_run_end(const ModelSpec& m, int64_t index, int64_t limit) {
+    const bool periodic = m.local_attention.enabled() || (m.is_moe() && m.moe.every > 1);
+    if (periodic) {  // interleaved kinds: walk (runs are at most a period long)
+        const LayerKind first = layer_kind_at(m, index);
+        int64_t end = index + 1;
+        while (end < limit && layer_kind_slot(layer_kind_at(m, end)) == layer_kind_slot(first)) ++end;
+        return end;
+    }
     // Kinds change only where the dense leading layers end and where the second stack starts.
     const int64_t dense = m.is_moe() ? m.moe.dense_layers : 0;
     const bool two_stacks = m.architecture == Architecture::encoder_decoder;
@@ -368,12 +444,34 @@ int64_t layer_kind_run_end(const ModelSpec& m, int64_t index, int64_t limit) {
     return end;
 }
 
+double attended_keys(const ModelSpec& m, LayerKind kind, double s) {
+    if (!kind.causal) return s;
+    const double w = double(m.local_attention.window);
+    if (!kind.local || w >= s) return s / 2;  // causal: the average query sees half the sequence
+    // Sliding window (Beltagy et al. 2020, arXiv 2004.05150; Mistral, Jiang et al. 2023 sec. 2): query i
+    // sees min(i, w) keys; over i in [0, s] that is (w^2 / 2 + (s - w) w) / s = w - w^2 / (2 s).
+    if (m.local_attention.kind == LocalAttentionKind::sliding) return w - w * w / (2 * s);
+    // Chunked (Llama 4 attention_chunk_size): causal within chunks of w, n = floor(s / w) full chunks
+    // and a remainder r: (n w^2 / 2 + r^2 / 2) / s.
+    const double n = std::floor(s / w), r = s - n * w;
+    return (n * w * w / 2 + r * r / 2) / s;
+}
+
+double expert_load_factor(const ModelSpec& m, const ParallelSpec& parallel) {
+    const MoeSpec& moe = m.moe;
+    if (!m.is_moe()) return 1;
+    const double cap = moe.capacity_factor > 0 ? moe.capacity_factor : 1e300;  // 0 = dropless
+    const double busiest = std::min(moe.imbalance, cap), others = std::min(1.0, cap);
+    const double local = std::max(double(moe.experts) / double(std::max<int64_t>(parallel.ep, 1)), 1.0);
+    return (busiest + (local - 1) * others) / local;
+}
+
 double layer_params_local(const Config& c, LayerKind kind) {
     const ModelSpec& m = c.model;
     const double t = double(std::max<int64_t>(c.parallel.tp, 1));
-    const double h = double(m.hidden), d = double(m.effective_head_dim());
-    const double kv = double(m.kv_heads > 0 ? m.kv_heads : m.heads);
-    const double attn = (2 * h * double(m.heads) * d + 2 * h * kv * d) / t;  // as model.cpp
+    const double h = double(m.hidden);
+    const double replicated = double(attention_replicated_parameter_count(m));  // MLA down projections: whole on every TP rank
+    const double attn = replicated + (double(attention_parameter_count(m)) - replicated) / t;
     const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
     const double mats = gated ? 3 : 2;
     double mlp = mats * h * double(m.ffn_hidden) / t;
@@ -395,7 +493,8 @@ double layer_expert_params_local(const Config& c, LayerKind kind) {
 }
 
 PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
-    const Ctx x = make_ctx(c, p);
+    Ctx x = make_ctx(c, p);
+    x.local = kind.local;
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
@@ -414,6 +513,23 @@ PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
     }
     layer(x, bwd, Phase::backward, kind);
     zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind));
+    return out;
+}
+
+PieceOps mtp_ops(const Config& c, const PrecisionSpec& p) {
+    const Ctx x = make_ctx(c, p);
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    Target bwd{out.backward, out.comm_backward};
+    // h'_k = M [RMSNorm(h_{k-1}); RMSNorm(Emb(t_{i+k}))] (arXiv 2412.19437 eq. 21), per module.
+    norm(x, fwd, Phase::forward, x.T_sp);
+    norm(x, fwd, Phase::forward, x.T_sp);
+    linear(x, fwd, Phase::forward, "mtp_proj", x.T, 2 * x.h, x.h, 1, true);
+    linear(x, bwd, Phase::backward, "mtp_proj", x.T, 2 * x.h, x.h, 1, true);
+    norm(x, bwd, Phase::backward, x.T_sp);
+    norm(x, bwd, Phase::backward, x.T_sp);
+    if (x.recompute == Recompute::full)
+        for (const Op& op : out.forward) out.backward.add(op);
     return out;
 }
 

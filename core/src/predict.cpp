@@ -127,8 +127,6 @@ PieceCost piece_cost(const PieceOps& ops, const Config& c, const Calibration& ca
     return {phase_cost(ops.forward, ops.comm_forward, c, cal, net), phase_cost(ops.backward, ops.comm_backward, c, cal, net)};
 }
 
-// Kinds of layer: (second stack of an encoder-decoder) x (MoE).
-int kind_slot(LayerKind k) { return (k.cross_attention ? 2 : 0) + (k.moe ? 1 : 0); }
 
 // =====================================================================================
 // [SECTION] Stages: per virtual stage durations, pipeline simulation, DP sync and optimizer step
@@ -149,6 +147,21 @@ PrecisionSpec blind_precision(const GpuSpec& gpu) {
     p.loss_scaling = LossScaling::none;
     p.autocast = false;
     return p;
+}
+
+// The attention term of the model FLOPs per token (PaLM appendix B: 12 L H Q T).
+double model_attention_flops_per_token(const ModelSpec& m, double seq) {
+    const double d_qk = m.mla.enabled() ? double(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : double(m.effective_head_dim());
+    const double d_v = m.mla.enabled() ? double(m.mla.v_head_dim) : double(m.effective_head_dim());
+    const double per_key = 6.0 * double(m.heads) * (d_qk + d_v);
+    double sum = 0;
+    const int64_t layers = total_layers(m);
+    for (int64_t i = 0; i < layers; ++i) {
+        const LayerKind kind = layer_kind_at(m, i);
+        const double keys = kind.local ? 2.0 * attended_keys(m, kind, seq) : seq;
+        sum += per_key * keys * (kind.cross_attention ? 2.0 : 1.0);  // cross-attention layers attend twice
+    }
+    return sum + double(m.mtp_layers) * per_key * (layer_kind_at(m, m.layers - 1).local ? 2.0 * attended_keys(m, layer_kind_at(m, m.layers - 1), seq) : seq);
 }
 
 std::string format(const char* fmt, double a, double b = 0) {
@@ -184,8 +197,8 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     const int64_t p = shape.stages, v = shape.chunks, vs = p * v, mb = shape.micro_batches;
 
     // Each distinct layer kind, the embedding and the head are built and costed once.
-    std::array<PieceCost, 4> kinds{};
-    std::array<bool, 4> have{};
+    std::array<PieceCost, kLayerKindSlots> kinds{};
+    std::array<bool, kLayerKindSlots> have{};
     const int64_t layers = total_layers(m);
     const PieceCost embed = piece_cost(embedding_ops(c, prec), c, cal, net);
     const PieceCost head = piece_cost(head_ops(c, prec), c, cal, net);
@@ -208,7 +221,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         for (int64_t i = r.first; i < r.first + r.count;) {
             // A run of layers of one kind costs its count times the kind's cost.
             const LayerKind kind = layer_kind_at(m, i);
-            const int slot = kind_slot(kind);
+            const int slot = layer_kind_slot(kind);
             const int64_t n = layer_kind_run_end(m, i, r.first + r.count) - i;
             if (!have[size_t(slot)]) {
                 kinds[size_t(slot)] = piece_cost(layer_ops(c, prec, kind), c, cal, net);
@@ -232,6 +245,28 @@ Prediction predict(const Config& c, const PredictOptions& options) {
             vfwd[size_t(j)].add(head.fwd);
             vbwd[size_t(j)].add(head.bwd);
             if (!m.tied_embeddings || p > 1) params[size_t(p - 1)].dense += vocab_params;
+            if (m.mtp_layers > 0) {
+                // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
+                // sec. 3.2.1): per module its projection, a transformer layer of the last layer's kind
+                // and the shared output head with its loss.
+                const LayerKind kind = layer_kind_at(m, m.layers - 1);
+                const int slot = layer_kind_slot(kind);
+                if (!have[size_t(slot)]) {
+                    kinds[size_t(slot)] = piece_cost(layer_ops(c, prec, kind), c, cal, net);
+                    have[size_t(slot)] = true;
+                }
+                const PieceCost mtp = piece_cost(mtp_ops(c, prec), c, cal, net);
+                const double n = double(m.mtp_layers);
+                const PieceCost* parts[] = {&kinds[size_t(slot)], &mtp, &head};
+                for (const PieceCost* piece : parts) {
+                    vfwd[size_t(j)].add(piece->fwd, n);
+                    vbwd[size_t(j)].add(piece->bwd, n);
+                }
+                const double experts = layer_expert_params_local(c, kind);
+                params[size_t(p - 1)].dense += n * (layer_params_local(c, kind) - experts + double(mtp_extra_parameter_count(m)) / double(std::max<int64_t>(c.parallel.tp, 1)));
+                params[size_t(p - 1)].expert += n * experts;
+                params[size_t(p - 1)].layers += n;
+            }
         }
         if (j < vs - 1) vfwd[size_t(j)].s[kPp] += p2p_s;
         if (j > 0) vbwd[size_t(j)].s[kPp] += p2p_s;
@@ -373,9 +408,11 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     // Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022): 6 N + 12 L H Q T, N the
     // weights a token passes through (the input embedding is a lookup; the LM head counts once);
     // cross-attention layers add one more attention term.
-    const double attn_layers = double(m.layers) + (m.architecture == Architecture::encoder_decoder ? 2.0 * double(m.decoder_layers) : 0.0);
-    const double n_flop = double(active_parameter_count(m)) - (m.tied_embeddings ? 0.0 : double(m.vocab) * double(m.hidden));
-    const double flops_per_token = 6.0 * n_flop + 12.0 * attn_layers * double(m.heads) * double(m.effective_head_dim()) * double(c.training.seq_len);
+    // Generalised per layer: 6 H (d_qk + d_v) x keys, keys = T on full layers (PaLM's convention,
+    // causal or not) and 2 attended_keys on local ones; MTP modules add a layer and a head each.
+    const double n_flop = double(active_parameter_count(m)) - (m.tied_embeddings ? 0.0 : double(m.vocab) * double(m.hidden))
+                          + double(m.mtp_layers) * double(m.vocab) * double(m.hidden);
+    const double flops_per_token = 6.0 * n_flop + model_attention_flops_per_token(m, double(c.training.seq_len));
     out.model_tflops_per_gpu = flops_per_token * tokens_per_step / iteration_s / gpus / 1e12;
     // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
     out.hardware_tflops_per_gpu = stage_flops_sum * double(mb) / double(p) / iteration_s / 1e12;
@@ -391,6 +428,8 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     const double overhead = c.node.power_overhead > 0 ? c.node.power_overhead : 1.0;
     out.energy_kwh = gpus * c.gpu.tdp_w * overhead * out.total_time_s / 3.6e6;
 
+    out.params_total = double(parameter_count(m));
+    out.params_active = double(active_parameter_count(m));
     out.memory = memory_per_gpu(c, shape);
     if (!out.memory.fits)
         out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib));
@@ -405,6 +444,8 @@ Prediction predict(const Config& c, const PredictOptions& options) {
             out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
                                    " runs materialised attention (s x s scores)");
     }
+    if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
+        out.warnings.push_back("expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
     if (c.parallel.pp > 1 && mb < c.parallel.pp)
         out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
                                       double(mb), double(c.parallel.pp)));

@@ -12,7 +12,7 @@ struct ScalarField {
     std::string_view key;
     double Prediction::*member;
 };
-constexpr std::array<ScalarField, 12> kScalars = {{
+constexpr std::array<ScalarField, 14> kScalars = {{
     {"iteration_time_s", &Prediction::iteration_time_s},
     {"tokens_per_s", &Prediction::tokens_per_s},
     {"tokens_per_s_per_gpu", &Prediction::tokens_per_s_per_gpu},
@@ -25,6 +25,8 @@ constexpr std::array<ScalarField, 12> kScalars = {{
     {"gpu_hours", &Prediction::gpu_hours},
     {"cost_usd", &Prediction::cost_usd},
     {"energy_kwh", &Prediction::energy_kwh},
+    {"params_total", &Prediction::params_total},
+    {"params_active", &Prediction::params_active},
 }};
 
 struct MemoryField {

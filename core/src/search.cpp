@@ -590,8 +590,6 @@ double piece_floor_s(const PieceOps& ops, const Config& c, const Calibration& ca
     return phase_floor_s(ops.forward, ops.comm_forward, c, cal) + phase_floor_s(ops.backward, ops.comm_backward, c, cal);
 }
 
-int kind_slot(LayerKind k) { return (k.cross_attention ? 2 : 0) + (k.moe ? 1 : 0); }  // as predict.cpp
-
 } // namespace
 
 MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
@@ -604,7 +602,7 @@ MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
     for (int64_t i = 0; i < layers;) {
         const LayerKind kind = layer_kind_at(c.model, i);
         const int64_t end = layer_kind_run_end(c.model, i, layers);
-        double& layer_s = f.layer_s[size_t(kind_slot(kind))];
+        double& layer_s = f.layer_s[size_t(layer_kind_slot(kind))];
         if (layer_s == 0) layer_s = piece_floor_s(layer_ops(c, c.precision, kind), c, cal);
         f.all_s += double(end - i) * layer_s;
         i = end;
@@ -635,7 +633,7 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
                 const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
                 for (int64_t i = r.first; i < r.first + r.count;) {
                     const int64_t end = layer_kind_run_end(c.model, i, r.first + r.count);
-                    s += double(end - i) * f.layer_s[size_t(kind_slot(layer_kind_at(c.model, i)))];
+                    s += double(end - i) * f.layer_s[size_t(layer_kind_slot(layer_kind_at(c.model, i)))];
                     i = end;
                 }
             }

@@ -57,6 +57,7 @@ template <class Spec, class Writer> std::string spec_text(const Spec& spec, Writ
 std::string_view architecture_name(Architecture value);
 std::string_view activation_name(Activation value);
 std::string_view norm_name(Norm value);
+std::string_view local_attention_kind_name(LocalAttentionKind value);
 std::string_view schedule_name(PipelineSchedule value);
 std::string_view recompute_name(Recompute value);
 std::string_view attention_kernel_name(AttentionKernel value);

@@ -336,3 +336,41 @@ TEST_CASE("parse_config does not apply cross-field rules; validate_config does")
     CHECK(parsed.value().parallel.dp == 0);  // still to derive
     CHECK_FALSE(validate_config(parsed.value()).ok());
 }
+
+TEST_CASE("model features (MLA, local attention, MoE every/capacity/imbalance, MTP): round trip and errors naming keys") {
+    const auto config = load_config(R"({"model": {"preset": "deepseek-v2-lite", "mtp_layers": 2,
+        "moe": {"every": 2, "capacity_factor": 1.25, "imbalance": 1.5}, "mla": {"q_lora_rank": 768},
+        "local_attention": {"kind": "chunked", "window": 2048, "full_every": 3}}, "gpu": "h100-sxm"})");
+    REQUIRE(config.ok());
+    const std::string canonical = config_to_json(config.value());
+    const auto again = load_config(canonical);
+    REQUIRE(again.ok());
+    const ModelSpec& m = again.value().model;
+    CHECK(config_to_json(again.value()) == canonical);
+    CHECK(m.mtp_layers == 2);
+    CHECK(m.moe.every == 2);
+    CHECK(m.moe.capacity_factor == 1.25);
+    CHECK(m.moe.imbalance == 1.5);
+    CHECK(m.mla.q_lora_rank == 768);
+    CHECK(m.mla.kv_lora_rank == 512);  // kept from the preset
+    CHECK(m.local_attention.kind == LocalAttentionKind::chunked);
+    CHECK(m.local_attention.window == 2048);
+    CHECK(m.local_attention.full_every == 3);
+
+    auto key_of = [](const std::string& model) { return load_error(R"({"model": )" + model + R"(, "gpu": "h100-sxm"})").key; };
+    CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"q_lora_rank": 8}})") == "model.mla.kv_lora_rank");
+    CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}})") ==
+          "model.kv_heads");  // GQA with MLA
+    CHECK(key_of(R"({"preset": "deepseek-v3", "mla": {"v_head_dim": 0}})") == "model.mla.v_head_dim");
+    CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"window": 0}})") == "model.local_attention.window");
+    CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"kind": "none"}})") == "model.local_attention.kind");
+    CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"kind": "banded"}})") == "model.local_attention.kind");
+    CHECK(key_of(R"({"preset": "t5-base", "local_attention": {"kind": "sliding", "window": 64}})") == "model.local_attention");
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"every": 2}})") == "model.ffn_hidden");  // dense layers need a width
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"imbalance": 0.5}})") == "model.moe.imbalance");
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"imbalance": 5}})") == "model.moe.imbalance");  // > experts / top_k
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"capacity_factor": -1}})") == "model.moe.capacity_factor");
+    CHECK(key_of(R"({"preset": "llama3-8b", "moe": {"imbalance": 1.2}})") == "model.moe.experts");
+    CHECK(key_of(R"({"preset": "llama3-8b", "mtp_layers": -1})") == "model.mtp_layers");
+    CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512}})") == "model.mla.qk_nope_head_dim");  // required with it
+}

@@ -49,13 +49,27 @@ struct LayerKind {
     bool causal = true;           // decoder self-attention (encoder: bidirectional)
     bool cross_attention = false; // decoder layer of an encoder-decoder
     bool moe = false;             // routed-expert MLP instead of the dense one
+    bool local = false;           // sliding-window / chunked attention (model.local_attention)
 };
+inline constexpr int kLayerKindSlots = 8;
+// Index of a kind in per-kind tables (memo of costs, activations): cross x moe x local.
+inline int layer_kind_slot(LayerKind k) { return (k.cross_attention ? 4 : 0) + (k.moe ? 2 : 0) + (k.local ? 1 : 0); }
 
 // Layers in pipeline order: an encoder-decoder's encoder stack, then its decoder stack.
 int64_t total_layers(const ModelSpec& model);
 LayerKind layer_kind_at(const ModelSpec& model, int64_t index);
 // End (exclusive, at most `limit`) of the run of layers of the same kind that starts at `index`.
 int64_t layer_kind_run_end(const ModelSpec& model, int64_t index, int64_t limit);
+
+// Keys a query attends to on average, over a sequence of `s_kv` tokens: s_kv / 2 for full causal
+// attention (the convention of attention_core), fewer on local layers (closed forms in operators.cpp).
+double attended_keys(const ModelSpec& model, LayerKind kind, double s_kv);
+// Routed tokens on the busiest expert-parallel rank over the balanced mean: the busiest expert
+// (moe.imbalance, capped by moe.capacity_factor) beside experts / ep - 1 others at the mean.
+double expert_load_factor(const ModelSpec& model, const ParallelSpec& parallel);
+// The DeepSeek-V3 MTP modules' own ops besides their transformer layer and the shared LM head:
+// two RMSNorms and the 2h -> h projection per module (arXiv 2412.19437 sec. 2.2), last stage.
+PieceOps mtp_ops(const Config& config, const PrecisionSpec& precision);
 
 PieceOps layer_ops(const Config& config, const PrecisionSpec& precision, LayerKind kind);
 PieceOps embedding_ops(const Config& config, const PrecisionSpec& precision);  // first stage

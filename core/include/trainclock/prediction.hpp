@@ -64,6 +64,8 @@ struct Prediction {
     double gpu_hours = 0;
     double cost_usd = 0;
     double energy_kwh = 0;
+    double params_total = 0;             // every weight incl. embeddings, all experts and MTP modules (parameter_count)
+    double params_active = 0;            // weights a token passes through: top_k experts (active_parameter_count)
     MemoryBreakdown memory;
     StepBreakdown breakdown_s;
     std::vector<TimelineSpan> timeline;  // filled when requested (PredictOptions::timeline)
