@@ -191,6 +191,16 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
         t.read("optimizer", s.optimizer);
         t.read("tokens", s.tokens);
+        if (const auto finetune = t.read_object("finetune")) {
+            ObjectReader f(*finetune, "training.finetune");
+            f.read_enum("method", kFinetuneMethodNames, s.finetune.method);
+            f.read("lora_rank", s.finetune.lora_rank);
+            f.read_enum("lora_targets", kLoraTargetsNames, s.finetune.lora_targets);
+            f.read("frozen_layers", s.finetune.frozen_layers);
+            t.adopt(f.finish());
+        }
+        t.read("offload_optimizer", s.offload_optimizer);
+        t.read("offload_params", s.offload_params);
         if (t.find("price_per_gpu_hour")) {
             double price = 0;
             t.read("price_per_gpu_hour", price);
@@ -456,6 +466,27 @@ std::optional<Error> check_layout(Config& c) {
     return std::nullopt;
 }
 
+// training.finetune and the offload switches.
+std::optional<Error> check_finetune(const Config& c) {
+    const FinetuneSpec& f = c.training.finetune;
+    const ModelSpec& m = c.model;
+    TRAINCLOCK_TRY(out_of_range<int64_t>("training.finetune.frozen_layers", f.frozen_layers, 0, total_layers(m)));
+    if (f.adapters()) {
+        if (f.lora_rank == 0)
+            return Error{"training.finetune.lora_rank", "required with method " + std::string(finetune_method_name(f.method)) +
+                                                            " (the adapter rank r, e.g. 16; PEFT's default is 8)"};
+        TRAINCLOCK_TRY(out_of_range<int64_t>("training.finetune.lora_rank", f.lora_rank, 1, std::min<int64_t>(m.hidden, 65536)));
+        if (f.frozen_layers == total_layers(m))
+            return Error{"training.finetune.frozen_layers", "freezes every layer, leaving no adapter to train"};
+    } else if (f.lora_rank != 0) {
+        return Error{"training.finetune.lora_rank", "only with method lora or qlora (method is full)"};
+    }
+    // A frozen stack under pipeline parallelism still runs: the stages hold frozen layers forward-only.
+    if (c.training.offload_params && c.parallel.zero < 3 && c.parallel.weight_replicas() > 1)
+        return Error{"training.offload_params", "needs parallel.zero 3 with data parallelism (ZeRO-Infinity / FSDP offload the sharded weights)"};
+    return std::nullopt;
+}
+
 std::optional<Error> check_training(const Config& c) {
     const TrainingSpec& t = c.training;
     const ParallelSpec& p = c.parallel;
@@ -506,12 +537,13 @@ std::optional<Error> check_training(const Config& c) {
                                                  " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
         }
     }
-    static const std::vector<std::string> optimizers = {"adamw", "adam", "lamb", "lamb-per-tensor", "sgd"};
+    static const std::vector<std::string> optimizers = {"adamw", "adamw8bit", "adam", "lamb", "lamb-per-tensor", "sgd"};
     if (std::find(optimizers.begin(), optimizers.end(), t.optimizer) == optimizers.end()) {
         const std::string guess = did_you_mean(t.optimizer, optimizers);
         return Error{"training.optimizer", "unknown value '" + t.optimizer + "'; " +
-                                               (guess.empty() ? "expected one of adamw, adam, lamb, lamb-per-tensor, sgd" : "did you mean " + guess + "?")};
+                                               (guess.empty() ? "expected one of adamw, adamw8bit, adam, lamb, lamb-per-tensor, sgd" : "did you mean " + guess + "?")};
     }
+    TRAINCLOCK_TRY(check_finetune(c));
     TRAINCLOCK_TRY(out_of_range("training.tokens", t.tokens, 0.0, 1e18));
     if (t.price_per_gpu_hour_usd >= 0) TRAINCLOCK_TRY(out_of_range("training.price_per_gpu_hour", t.price_per_gpu_hour_usd, 0.0, 1e6));
     return std::nullopt;
@@ -614,6 +646,16 @@ void write_config(JsonWriter& out, const Config& c) {
     out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
     out.field("optimizer", t.optimizer).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
+    if (!t.finetune.is_default()) {
+        const FinetuneSpec& f = t.finetune;
+        out.key("finetune").begin_object();
+        out.field("method", finetune_method_name(f.method));
+        if (f.lora_rank != 0) out.field("lora_rank", f.lora_rank);
+        out.field("lora_targets", lora_targets_name(f.lora_targets)).field("frozen_layers", f.frozen_layers);
+        out.end_object();
+    }
+    if (t.offload_optimizer) out.field("offload_optimizer", true);
+    if (t.offload_params) out.field("offload_params", true);
     out.end_object();
     if (!calibration_is_default(c.calibration)) {
         out.key("calibration");

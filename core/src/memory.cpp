@@ -13,6 +13,8 @@ double layer_activation_bytes(const Config& c, LayerKind kind, Recompute recompu
 
 struct StageState {
     double dense_params = 0, expert_params = 0;  // held by one GPU of the stage (TP/EP-sharded)
+    double trainable_dense = 0, trainable_expert = 0;  // of which get gradients and optimizer states (+ LoRA adapters)
+    double nf4_params = 0;                       // of which stored as NF4 (QLoRA)
     double activations = 0;
     double zero3_gather = 0;                     // largest gathered layer (ZeRO-3 prefetch buffer)
 };
@@ -29,22 +31,33 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
     double act_per_chunk = 0, layer_count = 0;
     struct PerKind {  // memo per layer kind (layer_kind_slot)
         bool known = false;
-        double params = 0, experts = 0, activations = 0;
+        double params = 0, experts = 0, activations = 0, trainable = 0, adapters = 0, nf4 = 0;
     };
     std::array<PerKind, kLayerKindSlots> memo{};
+    const bool adapters = c.training.finetune.adapters();
     auto per_kind = [&](LayerKind kind) -> const PerKind& {
         PerKind& k = memo[size_t(layer_kind_slot(kind))];
-        if (!k.known) k = {true, layer_params_local(c, kind), layer_expert_params_local(c, kind), activation_bytes_per_layer(c, kind)};
+        // A frozen leading layer runs forward without autograd: it keeps no activations.
+        if (!k.known) k = {true, layer_params_local(c, kind), layer_expert_params_local(c, kind),
+                           kind.frozen ? 0.0 : activation_bytes_per_layer(c, kind), layer_trainable_params_local(c, kind),
+                           layer_adapter_params_local(c, kind), layer_nf4_params_local(c, kind)};
         return k;
+    };
+    auto add_layers = [&](const PerKind& k, double n) {
+        st.dense_params += n * (k.params - k.experts + k.adapters);
+        st.expert_params += n * k.experts;
+        st.nf4_params += n * k.nf4;
+        // LoRA adapters count as dense (replicated over the expert-DP group as well).
+        st.trainable_dense += n * (adapters ? k.trainable : k.trainable - (k.trainable > 0 ? k.experts : 0));
+        st.trainable_expert += n * (adapters || k.trainable == 0 ? 0 : k.experts);
     };
     for (int64_t chunk = 0; chunk < v; ++chunk) {
         const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
         for (int64_t i = r.first; i < r.first + r.count;) {
-            const LayerKind kind = layer_kind_at(m, i);
-            const double n = double(layer_kind_run_end(m, i, r.first + r.count) - i);
+            const LayerKind kind = layer_kind_at(c, i);
+            const double n = double(layer_kind_run_end(c, i, r.first + r.count) - i);
             const PerKind& k = per_kind(kind);
-            st.dense_params += n * (k.params - k.experts);
-            st.expert_params += n * k.experts;
+            add_layers(k, n);
             st.zero3_gather = std::max(st.zero3_gather, k.params);
             act_per_chunk += n * k.activations;
             layer_count += n;
@@ -66,12 +79,16 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
     const double vocab_l = double(m.vocab) / t;
     if (stage == 0) {  // embedding output + dropout mask per in-flight micro-batch
         st.dense_params += vocab_l * double(m.hidden);
+        if (embedding_trains(c)) st.trainable_dense += vocab_l * double(m.hidden);
         st.activations += units / double(v) * tokens * double(m.hidden) * (w_act + 1) / (sp ? t : 1.0);
     }
     if (stage == p - 1) {
         // LM head (a second copy when tied and PP > 1, Megatron keeps both ends in sync) and the fp32
         // softmax plus the logits of one micro-batch kept by the vocab-parallel cross-entropy.
-        if (!m.tied_embeddings || p > 1) st.dense_params += vocab_l * double(m.hidden);
+        if (!m.tied_embeddings || p > 1) {
+            st.dense_params += vocab_l * double(m.hidden);
+            if (head_trains(c)) st.trainable_dense += vocab_l * double(m.hidden);
+        }
         const double logits_l = double(m.softmax_head > 0 ? m.softmax_head : m.vocab) / t;  // adaptive softmax: head cluster
         st.activations += tokens * logits_l * (4.0 + w_act);
         if (m.mtp_layers > 0) {
@@ -79,8 +96,9 @@ StageState stage_state(const Config& c, const PipelineShape& sh, int64_t stage) 
             // (its 2h input kept) and a second set of logits each, for every micro-batch in flight.
             const PerKind& k = per_kind(layer_kind_at(m, m.layers - 1));
             const double n = double(m.mtp_layers);
-            st.dense_params += n * (k.params - k.experts + double(mtp_extra_parameter_count(m)) / t);
-            st.expert_params += n * k.experts;
+            add_layers(k, n);
+            st.dense_params += n * double(mtp_extra_parameter_count(m)) / t;
+            if (!adapters) st.trainable_dense += n * double(mtp_extra_parameter_count(m)) / t;
             st.activations += n * units * (k.activations + tokens * 2 * double(m.hidden) * w_act / (sp ? t : 1.0));
             st.activations += n * tokens * logits_l * (4.0 + w_act);
         }
@@ -154,8 +172,7 @@ MemoryBreakdown memory_per_gpu(const Config& c, const PipelineShape& sh) {
     const double dp = double(c.parallel.weight_replicas()), edp = double(c.parallel.expert_weight_replicas());
     const int64_t zero = c.parallel.zero;
     const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
-    const std::string& opt = c.training.optimizer;
-    const double states = opt == "sgd" ? 1 : 2;  // momentum; Adam/LAMB m and v
+    const double state_bytes = optimizer_state_bytes_per_param(c.training, p);
     MemoryBreakdown best;
     const int64_t last = std::max<int64_t>(sh.stages, 1) - 1;
     for (int64_t stage : {int64_t(0), last}) {
@@ -164,11 +181,16 @@ MemoryBreakdown memory_per_gpu(const Config& c, const PipelineShape& sh) {
         // ZeRO (Rajbhandari et al. 2020, fig. 1): stage 1 shards optimizer states (and the fp32
         // master copy), 2 also gradients, 3 also the weights, over the ranks holding the same weights.
         const double sharded = st.dense_params / dp + st.expert_params / edp;
+        // Only trainable weights have gradients, a master copy and optimizer states; QLoRA keeps the
+        // frozen linear weights as NF4.
+        const double trainable = st.trainable_dense + st.trainable_expert;
+        const double trainable_sharded = st.trainable_dense / dp + st.trainable_expert / edp;
+        const double weight_bytes = (all - st.nf4_params) * dtype_storage_bytes(p.params) + st.nf4_params * kNf4BytesPerParam;
         MemoryBreakdown mem;
-        mem.weights_gib = (zero >= 3 ? sharded : all) * dtype_storage_bytes(p.params) / kGiB;
-        mem.grads_gib = (zero >= 2 ? sharded : all) * dtype_storage_bytes(p.grads) / kGiB;
-        mem.master_gib = master ? (zero >= 1 ? sharded : all) * 4.0 / kGiB : 0;
-        mem.optimizer_gib = (zero >= 1 ? sharded : all) * states * dtype_storage_bytes(p.optimizer_states) / kGiB;
+        mem.weights_gib = (zero >= 3 ? sharded / std::max(all, 1.0) : 1.0) * weight_bytes / kGiB;
+        mem.grads_gib = (zero >= 2 ? trainable_sharded : trainable) * dtype_storage_bytes(p.grads) / kGiB;
+        mem.master_gib = master ? (zero >= 1 ? trainable_sharded : trainable) * 4.0 / kGiB : 0;
+        mem.optimizer_gib = (zero >= 1 ? trainable_sharded : trainable) * state_bytes / kGiB;
         mem.activations_gib = st.activations / kGiB;
         // CUDA context, cuBLAS workspace, NCCL buffers and allocator slack: ~1 GiB (physical default);
         // ZeRO-3 also holds two gathered layers (current + prefetch).

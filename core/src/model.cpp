@@ -61,33 +61,43 @@ int64_t mlp_params(const ModelSpec& m, bool moe_layer, int64_t experts_counted) 
     return router + (experts_counted + m.moe.shared_experts) * expert;
 }
 
+} // namespace
+
+int64_t layer_parameter_count(const ModelSpec& m, int64_t index, bool active_only) {
+    const int64_t experts_counted = active_only ? m.moe.top_k : m.moe.experts;
+    const int64_t attn = attention_parameter_count(m), norm = norm_params(m);
+    // Layer stack 1: decoder layers of a decoder, encoder layers otherwise (self-attn + MLP, 2 norms);
+    // decoder of an encoder-decoder: self-attn, cross-attn, MLP, 3 norms (Vaswani et al. 2017).
+    if (m.architecture == Architecture::encoder_decoder && index >= m.layers) {
+        const int64_t in_stack = index - m.layers;
+        return 2 * attn + mlp_params(m, m.is_moe_layer(in_stack), experts_counted) + 3 * norm;
+    }
+    return attn + mlp_params(m, m.is_moe_layer(index), experts_counted) + 2 * norm;
+}
+
+namespace {
+
 int64_t count(const ModelSpec& m, bool active_only) {
     const int64_t experts_counted = active_only ? m.moe.top_k : m.moe.experts;
     const int64_t attn = attention_parameter_count(m);
     const int64_t norm = norm_params(m);
     int64_t total = 0;
-    // Layer stack 1: decoder layers of a decoder, encoder layers otherwise (self-attn + MLP, 2 norms).
-    for (int64_t layer = 0; layer < m.layers; ++layer) {
-        total += attn + mlp_params(m, m.is_moe_layer(layer), experts_counted) + 2 * norm;
-    }
-    total += norm;  // final norm of the stack
+    for (int64_t layer = 0; layer < total_layers(m); ++layer) total += layer_parameter_count(m, layer, active_only);
+    total += norm * (m.architecture == Architecture::encoder_decoder ? 2 : 1);  // final norm of each stack
     // MTP modules: a transformer layer of the last layer's kind each, plus projection and norms.
     const bool last_moe = m.is_moe_layer(m.layers - 1);
     for (int64_t k = 0; k < m.mtp_layers; ++k)
         total += attn + mlp_params(m, last_moe, experts_counted) + 2 * norm + mtp_extra_parameter_count(m);
-    if (m.architecture == Architecture::encoder_decoder) {
-        // Decoder of an encoder-decoder: self-attn, cross-attn, MLP, 3 norms (Vaswani et al. 2017).
-        for (int64_t layer = 0; layer < m.decoder_layers; ++layer) {
-            total += 2 * attn + mlp_params(m, m.is_moe_layer(layer), experts_counted) + 3 * norm;
-        }
-        total += norm;
-    }
     // Token embedding (shared by encoder and decoder) and the output projection unless tied.
     total += m.vocab * m.hidden * (m.tied_embeddings ? 1 : 2);
     return total;
 }
 
 } // namespace
+
+int64_t total_layers(const ModelSpec& m) {
+    return m.layers + (m.architecture == Architecture::encoder_decoder ? m.decoder_layers : 0);
+}
 
 int64_t parameter_count(const ModelSpec& model) { return count(model, false); }
 int64_t active_parameter_count(const ModelSpec& model) { return count(model, true); }

@@ -37,6 +37,11 @@ struct Ctx {
     bool flash = true, autocast = false, quantized = false, sp = false, relative = false;
     bool local = false;  // the layer being built attends locally (LayerKind::local)
     Recompute recompute = Recompute::none;
+    // Fine-tuning (training.finetune): whether linear weights get gradients, and the adapters.
+    bool train_weights = true;       // false: frozen base (LoRA/QLoRA), no weight-gradient GEMM
+    bool nf4 = false;                // QLoRA: the frozen linear weights are NF4, dequantised per GEMM
+    double lora_rank = 0;            // adapters beside the linear layers (0 = none)
+    bool lora_mlp = false;           // adapters on the MLP too (lora_targets all-linear)
 };
 
 bool is_quantized(DType d) { return d == DType::fp8 || d == DType::mxfp8 || d == DType::nvfp4; }
@@ -79,6 +84,11 @@ Ctx make_ctx(const Config& c, const PrecisionSpec& p) {
     x.w_grad = dtype_storage_bytes(p.grads);
     x.autocast = p.autocast;
     x.recompute = c.training.recompute;
+    const FinetuneSpec& ft = c.training.finetune;
+    x.train_weights = !ft.adapters();
+    x.nf4 = ft.method == FinetuneMethod::qlora;
+    x.lora_rank = ft.adapters() ? double(ft.lora_rank) : 0;
+    x.lora_mlp = ft.lora_targets == LoraTargets::all_linear;
     return x;
 }
 
@@ -120,11 +130,42 @@ void add_comm(Target& out, const char* name, Collective collective, Group group,
 // [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
 // =====================================================================================
 
+// Separate projections a fused GEMM stands for, each with its own adapter (HF q/k/v_proj, gate/up_proj).
+double fused_parts(const ModelSpec& m, const char* name) {
+    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
+    if (std::strcmp(name, "qkv") == 0) return 3;
+    if (std::strcmp(name, "kv") == 0) return 2;
+    if (std::strcmp(name, "mlp_up") == 0 && gated) return 2;
+    return 1;
+}
+
+// LoRA beside a frozen k x n weight (Hu et al. 2021 eq. 3: h = W0 x + B A x, A r x k, B n x r), one
+// adapter per fused part: forward x A (parts A's side by side) then (x A) B (block-diagonal B's: m n r
+// FLOPs); backward dgrad and wgrad of both (PEFT runs them as plain GEMMs).
+void lora_adapter(const Ctx& x, Target& out, Phase phase, double m, double k, double n, double count, double parts) {
+    const double r = x.lora_rank, ra = parts * r, wa = x.w_act, wp = x.w_param, wgr = x.w_grad;
+    if (phase == Phase::forward) {
+        out.ops.add(make_gemm("lora_a", OpKind::gemm, x.act, m, ra, k, (m * k + k * ra) * wa + m * ra * wa, count));
+        out.ops.add(make_gemm("lora_b", OpKind::gemm, x.act, m, n, r, (m * ra + r * n) * wa + m * n * wa, count));
+        return;
+    }
+    out.ops.add(make_gemm("lora_b_dgrad", OpKind::gemm, x.act, m, r, n, (m * n + n * r) * wa + m * ra * wa, count));
+    out.ops.add(make_gemm("lora_b_wgrad", OpKind::gemm, x.act, r, n, m, (m * ra + m * n) * wa + r * n * (wp + wgr), count));
+    out.ops.add(make_gemm("lora_a_dgrad", OpKind::gemm, x.act, m, k, ra, (m * ra + ra * k) * wa + m * k * wa, count));
+    out.ops.add(make_gemm("lora_a_wgrad", OpKind::gemm, x.act, k, ra, m, (m * k + m * ra) * wa + k * ra * (wp + wgr), count));
+}
+
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
 void linear(const Ctx& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
             bool after_norm) {
     const double wg = x.w_gemm;
+    // Transformer-block weights only: the LM head and MTP projection keep plain frozen weights and no adapters.
+    const bool block = std::strcmp(name, "lm_head") != 0 && std::strcmp(name, "mtp_proj") != 0;
+    if (x.nf4 && block)  // bitsandbytes matmul_4bit: dequantize_4bit to the compute dtype, then a plain GEMM (forward and dgrad)
+        out.ops.add(make_op("nf4_dequantize", OpKind::precision_overhead, x.act, 0, k * n * (kNf4BytesPerParam + wg), count));
+    if (x.lora_rank > 0 && block && (x.lora_mlp || std::strncmp(name, "mlp_", 4) != 0))
+        lora_adapter(x, out, phase, m, k, n, count, fused_parts(x.config->model, name));
     if (phase == Phase::forward) {
         if (x.autocast) {
             // torch.autocast re-casts fp32 weights to the half dtype in every forward (the cast cache
@@ -144,6 +185,7 @@ void linear(const Ctx& x, Target& out, Phase phase, const char* name, double m, 
     if (x.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
         out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.act, 0, m * n * (x.w_act + 2 * wg), count));
     out.ops.add(make_gemm("dgrad", OpKind::gemm, x.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.w_act, count));
+    if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
     out.ops.add(make_gemm("wgrad", OpKind::gemm, x.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.w_grad, count));
     if (x.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
@@ -395,14 +437,18 @@ void layer(const Ctx& x, Target& out, Phase phase, LayerKind kind) {
 
 // ZeRO-3 / FSDP: gather the layer's weights for forward and again for backward, reduce-scatter its
 // gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
-void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList& bwd, double params) {
+// Only the trainable part has gradients to reduce; a frozen layer (no backward) gathers once.
+void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList& bwd, double params, double trainable,
+                bool backward) {
     if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
     const double w = params * dtype_storage_bytes(p.params);
     CommOp gather{"zero3_param_all_gather", Collective::all_gather, Group::dp, w, 1};
     fwd.add(gather);
+    if (!backward) return;
     bwd.add(gather);
-    bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, Group::dp,
-                   params * dtype_storage_bytes(p.grad_reduce), 1});
+    if (trainable > 0)
+        bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, Group::dp,
+                       trainable * dtype_storage_bytes(p.grad_reduce), 1});
 }
 
 // =====================================================================================
@@ -410,10 +456,6 @@ void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList
 // =====================================================================================
 
 } // namespace
-
-int64_t total_layers(const ModelSpec& m) {
-    return m.layers + (m.architecture == Architecture::encoder_decoder ? m.decoder_layers : 0);
-}
 
 LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
     LayerKind kind;
@@ -484,6 +526,96 @@ double layer_params_local(const Config& c, LayerKind kind) {
     return attn * (kind.cross_attention ? 2 : 1) + mlp + norms;
 }
 
+bool embedding_trains(const Config& c) { return !c.training.finetune.adapters() && c.training.finetune.frozen_layers == 0; }
+bool head_trains(const Config& c) { return !c.training.finetune.adapters(); }
+
+LayerKind layer_kind_at(const Config& c, int64_t index) {
+    LayerKind kind = layer_kind_at(c.model, index);
+    kind.frozen = index < c.training.finetune.frozen_layers;
+    return kind;
+}
+
+int64_t layer_kind_run_end(const Config& c, int64_t index, int64_t limit) {
+    const int64_t frozen = c.training.finetune.frozen_layers;
+    return layer_kind_run_end(c.model, index, index < frozen ? std::min(limit, frozen) : limit);
+}
+
+namespace {
+
+// The linear layers of one layer kind as (k, n, copies on this GPU, is MLP, separate projections
+// fused in it: LoRA gives each its own A), TP/EP-sharded.
+struct LinearShape { double k, n, count; bool mlp; double parts = 1; };
+FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, int64_t tp, int64_t ep) {
+    FixedList<LinearShape, 12> out;
+    const double t = double(std::max<int64_t>(tp, 1)), h = double(m.hidden);
+    const double heads_l = double(m.heads) / t, hd = double(m.effective_head_dim());
+    const double kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / t, 1.0);
+    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
+    auto attention = [&](bool cross) {
+        if (m.mla.enabled() && !cross) {  // as mla_projections
+            const MlaSpec& a = m.mla;
+            const double qk = heads_l * double(a.qk_nope_head_dim + a.qk_rope_head_dim);
+            if (a.q_lora_rank > 0) {
+                out.add({h, double(a.q_lora_rank), 1, false});
+                out.add({double(a.q_lora_rank), qk, 1, false});
+            } else {
+                out.add({h, qk, 1, false});
+            }
+            out.add({h, double(a.kv_lora_rank + a.qk_rope_head_dim), 1, false});
+            out.add({double(a.kv_lora_rank), heads_l * double(a.qk_nope_head_dim + a.v_head_dim), 1, false});
+            out.add({heads_l * double(a.v_head_dim), h, 1, false});
+            return;
+        }
+        if (cross) {
+            out.add({h, heads_l * hd, 1, false});
+            out.add({h, 2 * kv_l * hd, 1, false, 2});
+        } else {
+            out.add({h, heads_l * hd + 2 * kv_l * hd, 1, false, 3});  // fused QKV
+        }
+        out.add({heads_l * hd, h, 1, false});
+    };
+    attention(false);
+    if (kind.cross_attention) attention(true);
+    const double up = gated ? 2 : 1;
+    auto mlp = [&](double f, double copies) {
+        out.add({h, f * up, copies, true, up});
+        out.add({f, h, copies, true});
+    };
+    if (!kind.moe) {
+        mlp(double(m.ffn_hidden) / t, 1);
+    } else {
+        mlp(double(m.moe.expert_ffn_hidden) / t, double(m.moe.experts) / double(std::max<int64_t>(ep, 1)));
+        if (m.moe.shared_experts > 0) mlp(double(m.moe.expert_ffn_hidden * m.moe.shared_experts) / t, 1);
+    }
+    return out;
+}
+
+double adapter_params(const Config& c, LayerKind kind, int64_t tp, int64_t ep) {
+    const FinetuneSpec& ft = c.training.finetune;
+    if (!ft.adapters() || kind.frozen) return 0;
+    double params = 0;
+    for (const LinearShape& l : layer_linears(c.model, kind, tp, ep))
+        if (!l.mlp || ft.lora_targets == LoraTargets::all_linear) params += l.count * double(ft.lora_rank) * (l.parts * l.k + l.n);
+    return params;
+}
+
+} // namespace
+
+double layer_adapter_params_local(const Config& c, LayerKind kind) { return adapter_params(c, kind, c.parallel.tp, c.parallel.ep); }
+double layer_adapter_params(const Config& c, LayerKind kind) { return adapter_params(c, kind, 1, 1); }
+
+double layer_nf4_params_local(const Config& c, LayerKind kind) {
+    if (c.training.finetune.method != FinetuneMethod::qlora) return 0;
+    double params = 0;
+    for (const LinearShape& l : layer_linears(c.model, kind, c.parallel.tp, c.parallel.ep)) params += l.count * l.k * l.n;
+    return params;
+}
+
+double layer_trainable_params_local(const Config& c, LayerKind kind) {
+    if (kind.frozen) return 0;
+    return c.training.finetune.adapters() ? layer_adapter_params_local(c, kind) : layer_params_local(c, kind);
+}
+
 double layer_expert_params_local(const Config& c, LayerKind kind) {
     if (!kind.moe) return 0;
     const ModelSpec& m = c.model;
@@ -499,6 +631,10 @@ PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
     layer(x, fwd, Phase::forward, kind);
+    if (kind.frozen) {  // leading frozen layers: nothing before them needs a gradient, so no backward
+        zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind), 0, false);
+        return out;
+    }
     // Recompute (Korthikanti et al. 2022 sec. 5): full re-runs the layer forward (with its TP
     // collectives) before its backward; selective re-runs only the attention core, which flash
     // attention already recomputes inside its backward kernel.
@@ -512,7 +648,7 @@ PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
         if (kind.cross_attention) attention_core(x, re, Phase::forward, x.s_kv, false);
     }
     layer(x, bwd, Phase::backward, kind);
-    zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind));
+    zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind), layer_trainable_params_local(c, kind), true);
     return out;
 }
 
@@ -543,8 +679,8 @@ PieceOps embedding_ops(const Config& c, const PrecisionSpec& p) {
     out.forward.add(make_op("embedding", OpKind::elementwise, x.act, 0, e * (x.w_param + x.w_act)));
     out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.act, 0, x.T_sp * x.h * (2 * x.w_act + 1)));
     if (x.t > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.w_act);
-    // Backward: scatter-add of the token gradients into the fp32 main gradient.
-    out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.act, 0, e * (x.w_act + 2 * x.w_grad)));
+    // Backward: scatter-add of the token gradients into the fp32 main gradient (none when frozen).
+    if (embedding_trains(c)) out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.act, 0, e * (x.w_act + 2 * x.w_grad)));
     if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);  // re-run the lookup
     return out;
 }
@@ -594,17 +730,21 @@ double per_tensor_optimizer_kernels(const Config& c) {
     return tensors * kOpsPerTensor / double(std::max<int64_t>(c.parallel.pp, 1));
 }
 
+double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpec& p) {
+    if (t.optimizer == "adamw8bit") return 2 * (1.0 + 4.0 / 2048);
+    return (t.optimizer == "sgd" ? 1 : 2) * dtype_storage_bytes(p.optimizer_states);
+}
+
 OpList step_ops(const Config& c, const PrecisionSpec& p, double params_local, double params_shard) {
     OpList ops;
-    const double wg = dtype_storage_bytes(p.grads), ws = dtype_storage_bytes(p.optimizer_states);
+    const double wg = dtype_storage_bytes(p.grads);
     const double wp = dtype_storage_bytes(p.params);
     const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
     const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
     const std::string& name = c.training.optimizer;
-    const double states = name == "sgd" ? 1 : 2;
-    double bytes = params_shard * (wg + 2 * wu + 2 * states * ws);
+    double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
     if (name == "lamb" || name == "lamb-per-tensor") bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));

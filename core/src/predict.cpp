@@ -132,10 +132,20 @@ PieceCost piece_cost(const PieceOps& ops, const Config& c, const Calibration& ca
 // [SECTION] Stages: per virtual stage durations, pipeline simulation, DP sync and optimizer step
 // =====================================================================================
 
+// Weights that train on one GPU of a stage (gradients reduced over DP, updated by the optimizer).
 struct StageParams {
     double dense = 0, expert = 0, layers = 0;
     double embedding = 0;  // input embedding weights (their gradient is ready last in backward)
 };
+
+// `n` layers of `kind`: their trainable weights (all, none when frozen, the adapters under LoRA).
+void add_trainable(StageParams& sp, const Config& c, LayerKind kind, double n) {
+    const double trainable = layer_trainable_params_local(c, kind);
+    const double experts = c.training.finetune.adapters() || trainable == 0 ? 0.0 : layer_expert_params_local(c, kind);
+    sp.dense += n * (trainable - experts);
+    sp.expert += n * experts;
+    sp.layers += n;
+}
 
 PrecisionSpec blind_precision(const GpuSpec& gpu) {
     // The static-graph baseline: every op at one 16-bit tensor-core dtype, no precision-only ops.
@@ -149,19 +159,31 @@ PrecisionSpec blind_precision(const GpuSpec& gpu) {
     return p;
 }
 
-// The attention term of the model FLOPs per token (PaLM appendix B: 12 L H Q T).
-double model_attention_flops_per_token(const ModelSpec& m, double seq) {
+// Model FLOPs per token, PaLM appendix B (6 N + 12 L H Q T) generalised per layer: a layer that trains
+// costs 2 N_i forward + 2 N_i input gradients + 2 N_i weight gradients and 3x its attention forward
+// 2 H (d_qk + d_v) keys (keys = T on full layers, PaLM's convention causal or not; 2 attended_keys on
+// local ones; cross-attention layers attend twice); a frozen leading layer costs its forward only;
+// under LoRA the base gets no weight gradients (4 N_i) and the adapters train (6 A_i). N excludes the
+// input embedding (a lookup); the LM head counts, once more per MTP module.
+double model_flops_per_token(const Config& c) {
+    const ModelSpec& m = c.model;
+    const double seq = double(c.training.seq_len);
     const double d_qk = m.mla.enabled() ? double(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : double(m.effective_head_dim());
     const double d_v = m.mla.enabled() ? double(m.mla.v_head_dim) : double(m.effective_head_dim());
-    const double per_key = 6.0 * double(m.heads) * (d_qk + d_v);
-    double sum = 0;
-    const int64_t layers = total_layers(m);
-    for (int64_t i = 0; i < layers; ++i) {
-        const LayerKind kind = layer_kind_at(m, i);
+    const bool lora = c.training.finetune.adapters();
+    auto layer_flops = [&](LayerKind kind, double n_active) {
         const double keys = kind.local ? 2.0 * attended_keys(m, kind, seq) : seq;
-        sum += per_key * keys * (kind.cross_attention ? 2.0 : 1.0);  // cross-attention layers attend twice
-    }
-    return sum + double(m.mtp_layers) * per_key * (layer_kind_at(m, m.layers - 1).local ? 2.0 * attended_keys(m, layer_kind_at(m, m.layers - 1), seq) : seq);
+        const double attention = 2.0 * double(m.heads) * (d_qk + d_v) * keys * (kind.cross_attention ? 2.0 : 1.0);
+        if (kind.frozen) return 2 * n_active + attention;
+        return (lora ? 4 : 6) * n_active + 6 * layer_adapter_params(c, kind) + 3 * attention;
+    };
+    double sum = 0;
+    for (int64_t i = 0; i < total_layers(m); ++i)
+        sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true)));
+    const double head = double(m.vocab) * double(m.hidden) * (head_trains(c) ? 6 : 4);
+    const LayerKind last = layer_kind_at(m, m.layers - 1);
+    const double mtp_layer = double(layer_parameter_count(m, m.layers - 1, true)) + double(mtp_extra_parameter_count(m));
+    return sum + head + double(m.mtp_layers) * (layer_flops(last, mtp_layer) + head);
 }
 
 std::string format(const char* fmt, double a, double b = 0) {
@@ -220,31 +242,30 @@ Prediction predict(const Config& c, const PredictOptions& options) {
         const LayerRange r = virtual_stage_layers(layers, vs, j);
         for (int64_t i = r.first; i < r.first + r.count;) {
             // A run of layers of one kind costs its count times the kind's cost.
-            const LayerKind kind = layer_kind_at(m, i);
+            const LayerKind kind = layer_kind_at(c, i);
             const int slot = layer_kind_slot(kind);
-            const int64_t n = layer_kind_run_end(m, i, r.first + r.count) - i;
+            const int64_t n = layer_kind_run_end(c, i, r.first + r.count) - i;
             if (!have[size_t(slot)]) {
                 kinds[size_t(slot)] = piece_cost(layer_ops(c, prec, kind), c, cal, net);
                 have[size_t(slot)] = true;
             }
             vfwd[size_t(j)].add(kinds[size_t(slot)].fwd, double(n));
             vbwd[size_t(j)].add(kinds[size_t(slot)].bwd, double(n));
-            const double experts = layer_expert_params_local(c, kind);
-            params[size_t(stage)].dense += double(n) * (layer_params_local(c, kind) - experts);
-            params[size_t(stage)].expert += double(n) * experts;
-            params[size_t(stage)].layers += double(n);
+            add_trainable(params[size_t(stage)], c, kind, double(n));
             i += n;
         }
         if (j == 0) {
             vfwd[0].add(embed.fwd);
             vbwd[0].add(embed.bwd);
-            params[0].dense += vocab_params;
-            params[0].embedding = vocab_params;
+            if (embedding_trains(c)) {
+                params[0].dense += vocab_params;
+                params[0].embedding = vocab_params;
+            }
         }
         if (j == vs - 1) {
             vfwd[size_t(j)].add(head.fwd);
             vbwd[size_t(j)].add(head.bwd);
-            if (!m.tied_embeddings || p > 1) params[size_t(p - 1)].dense += vocab_params;
+            if ((!m.tied_embeddings || p > 1) && head_trains(c)) params[size_t(p - 1)].dense += vocab_params;
             if (m.mtp_layers > 0) {
                 // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
                 // sec. 3.2.1): per module its projection, a transformer layer of the last layer's kind
@@ -262,10 +283,9 @@ Prediction predict(const Config& c, const PredictOptions& options) {
                     vfwd[size_t(j)].add(piece->fwd, n);
                     vbwd[size_t(j)].add(piece->bwd, n);
                 }
-                const double experts = layer_expert_params_local(c, kind);
-                params[size_t(p - 1)].dense += n * (layer_params_local(c, kind) - experts + double(mtp_extra_parameter_count(m)) / double(std::max<int64_t>(c.parallel.tp, 1)));
-                params[size_t(p - 1)].expert += n * experts;
-                params[size_t(p - 1)].layers += n;
+                add_trainable(params[size_t(p - 1)], c, kind, n);
+                if (!c.training.finetune.adapters())
+                    params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / double(std::max<int64_t>(c.parallel.tp, 1));
             }
         }
         if (j < vs - 1) vfwd[size_t(j)].s[kPp] += p2p_s;
@@ -408,11 +428,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     // Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022): 6 N + 12 L H Q T, N the
     // weights a token passes through (the input embedding is a lookup; the LM head counts once);
     // cross-attention layers add one more attention term.
-    // Generalised per layer: 6 H (d_qk + d_v) x keys, keys = T on full layers (PaLM's convention,
-    // causal or not) and 2 attended_keys on local ones; MTP modules add a layer and a head each.
-    const double n_flop = double(active_parameter_count(m)) - (m.tied_embeddings ? 0.0 : double(m.vocab) * double(m.hidden))
-                          + double(m.mtp_layers) * double(m.vocab) * double(m.hidden);
-    const double flops_per_token = 6.0 * n_flop + model_attention_flops_per_token(m, double(c.training.seq_len));
+    const double flops_per_token = model_flops_per_token(c);
     out.model_tflops_per_gpu = flops_per_token * tokens_per_step / iteration_s / gpus / 1e12;
     // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
     out.hardware_tflops_per_gpu = stage_flops_sum * double(mb) / double(p) / iteration_s / 1e12;

@@ -600,8 +600,8 @@ MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
     f.all_s = f.embedding_s + f.head_s;
     const int64_t layers = total_layers(c.model);
     for (int64_t i = 0; i < layers;) {
-        const LayerKind kind = layer_kind_at(c.model, i);
-        const int64_t end = layer_kind_run_end(c.model, i, layers);
+        const LayerKind kind = layer_kind_at(c, i);
+        const int64_t end = layer_kind_run_end(c, i, layers);
         double& layer_s = f.layer_s[size_t(layer_kind_slot(kind))];
         if (layer_s == 0) layer_s = piece_floor_s(layer_ops(c, c.precision, kind), c, cal);
         f.all_s += double(end - i) * layer_s;
@@ -632,8 +632,8 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
             for (int64_t chunk = 0; chunk < v; ++chunk) {
                 const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
                 for (int64_t i = r.first; i < r.first + r.count;) {
-                    const int64_t end = layer_kind_run_end(c.model, i, r.first + r.count);
-                    s += double(end - i) * f.layer_s[size_t(layer_kind_slot(layer_kind_at(c.model, i)))];
+                    const int64_t end = layer_kind_run_end(c, i, r.first + r.count);
+                    s += double(end - i) * f.layer_s[size_t(layer_kind_slot(layer_kind_at(c, i)))];
                     i = end;
                 }
             }

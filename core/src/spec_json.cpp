@@ -23,6 +23,9 @@ const EnumName<Recompute> kRecomputeNames[3] = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 const EnumName<AttentionKernel> kAttentionKernelNames[2] = {
     {"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
+const EnumName<FinetuneMethod> kFinetuneMethodNames[3] = {
+    {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
+const EnumName<LoraTargets> kLoraTargetsNames[2] = {{"attention", LoraTargets::attention}, {"all-linear", LoraTargets::all_linear}};
 const EnumName<DType> kDTypeNames[kDTypeCount] = {
     {"fp32", DType::fp32}, {"tf32", DType::tf32},   {"fp16", DType::fp16},   {"bf16", DType::bf16},
     {"fp8", DType::fp8},   {"mxfp8", DType::mxfp8}, {"nvfp4", DType::nvfp4},
@@ -83,6 +86,8 @@ std::string_view local_attention_kind_name(LocalAttentionKind value) { return na
 std::string_view schedule_name(PipelineSchedule value) { return name_of(kScheduleNames, value); }
 std::string_view recompute_name(Recompute value) { return name_of(kRecomputeNames, value); }
 std::string_view attention_kernel_name(AttentionKernel value) { return name_of(kAttentionKernelNames, value); }
+std::string_view finetune_method_name(FinetuneMethod value) { return name_of(kFinetuneMethodNames, value); }
+std::string_view lora_targets_name(LoraTargets value) { return name_of(kLoraTargetsNames, value); }
 
 Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
                            const std::vector<std::string>& names) {

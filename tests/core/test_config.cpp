@@ -374,3 +374,36 @@ TEST_CASE("model features (MLA, local attention, MoE every/capacity/imbalance, M
     CHECK(key_of(R"({"preset": "llama3-8b", "mtp_layers": -1})") == "model.mtp_layers");
     CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512}})") == "model.mla.qk_nope_head_dim");  // required with it
 }
+
+TEST_CASE("training.finetune and offload: round trip and errors naming keys") {
+    const auto config = load_config(R"({"model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1,
+        "training": {"optimizer": "adamw8bit", "finetune": {"method": "qlora", "lora_rank": 64, "lora_targets": "attention", "frozen_layers": 2},
+                     "offload_optimizer": true}})");
+    REQUIRE(config.ok());
+    const std::string canonical = config_to_json(config.value());
+    const auto again = load_config(canonical);
+    REQUIRE(again.ok());
+    CHECK(config_to_json(again.value()) == canonical);
+    const TrainingSpec& t = again.value().training;
+    CHECK(t.finetune.method == FinetuneMethod::qlora);
+    CHECK(t.finetune.lora_rank == 64);
+    CHECK(t.finetune.lora_targets == LoraTargets::attention);
+    CHECK(t.finetune.frozen_layers == 2);
+    CHECK(t.offload_optimizer);
+    CHECK(t.optimizer == "adamw8bit");
+    // Pre-training configs keep their canonical form (no finetune object).
+    CHECK(config_to_json(load_config(R"({"model": "gpt2", "gpu": "h100-sxm"})").value()).find("finetune") == std::string::npos);
+
+    auto key_of = [](const std::string& training) {
+        return load_error(R"({"model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 2, "training": )" + training + "}").key;
+    };
+    CHECK(key_of(R"({"finetune": {"method": "lora"}})") == "training.finetune.lora_rank");
+    CHECK(key_of(R"({"finetune": {"method": "full", "lora_rank": 8}})") == "training.finetune.lora_rank");
+    CHECK(key_of(R"({"finetune": {"method": "lora", "lora_rank": 8, "frozen_layers": 32}})") == "training.finetune.frozen_layers");
+    CHECK(key_of(R"({"finetune": {"frozen_layers": 33}})") == "training.finetune.frozen_layers");
+    CHECK(key_of(R"({"finetune": {"method": "dora"}})") == "training.finetune.method");
+    CHECK(key_of(R"({"finetune": {"method": "lora", "lora_rank": 8, "lora_targets": "mlp"}})") == "training.finetune.lora_targets");
+    CHECK(key_of(R"({"finetune": {"rank": 8}})") == "training.finetune.rank");
+    CHECK(key_of(R"({"offload_params": true})") == "training.offload_params");  // dp 2 without zero 3
+    CHECK(key_of(R"({"optimizer": "adam8bit"})") == "training.optimizer");
+}

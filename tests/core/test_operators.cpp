@@ -331,3 +331,37 @@ TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's ex
         if (std::string(op.name) == "mlp_up" && op.count == 8) up += op.count * op.flops;
     CHECK(up == Approx(up_flops));
 }
+
+TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA dequantises per GEMM", "[operators]") {
+    const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 1, "micro_batch": 1)";
+    const Config full = fixtures::config(body + "}");
+    const Config lora = fixtures::config(body + R"(, "finetune": {"method": "lora", "lora_rank": 16}})");
+    const Config qlora = fixtures::config(body + R"(, "finetune": {"method": "qlora", "lora_rank": 16}})");
+    const LayerKind kind = layer_kind_at(full, 0);
+    const PieceOps f = layer_ops(full, full.precision, kind), l = layer_ops(lora, lora.precision, kind);
+    // Base GEMMs: backward is dgrad only (1x forward) instead of dgrad + wgrad (2x).
+    const double base_fwd = gemm_flops_named(f.forward, "qkv") + gemm_flops_named(f.forward, "attn_out") + gemm_flops_named(f.forward, "mlp_");
+    CHECK(gemm_flops_named(l.backward, "dgrad") == Approx(base_fwd));
+    CHECK(gemm_flops_named(l.backward, "wgrad") == 0);
+    CHECK(gemm_flops_named(f.backward, "wgrad") == Approx(base_fwd));
+    // Adapters: 2 T r (parts k + n) forward per projection = 2 T x adapter weights; backward twice that.
+    const double T = 2048, adapters = layer_adapter_params_local(lora, kind);
+    CHECK(gemm_flops_named(l.forward, "lora_") == Approx(2 * T * adapters));
+    CHECK(gemm_flops_named(l.backward, "lora_") == Approx(4 * T * adapters));
+    // QLoRA: every block weight dequantised (read NF4, write bf16) for the forward and again for dgrad.
+    const PieceOps q = layer_ops(qlora, qlora.precision, kind);
+    double dequant = 0;
+    for (const PieceOps* ops : {&q}) {
+        for (const Op& op : ops->forward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+        for (const Op& op : ops->backward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+    }
+    const double linear = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336;
+    CHECK(dequant == Approx(2 * linear * (kNf4BytesPerParam + 2)));
+    // A frozen leading layer runs forward only.
+    const Config frozen = fixtures::config(body + R"(, "finetune": {"frozen_layers": 4}})");
+    REQUIRE(layer_kind_at(frozen, 3).frozen);
+    CHECK_FALSE(layer_kind_at(frozen, 4).frozen);
+    CHECK(layer_kind_run_end(frozen, 0, 32) == 4);
+    CHECK(layer_ops(frozen, frozen.precision, layer_kind_at(frozen, 0)).backward.size == 0);
+}

@@ -49,6 +49,21 @@ struct ParallelSpec {
     }
 };
 
+// Fine-tuning (training.finetune). Frozen weights keep no gradients, master copy or optimizer states
+// and skip their weight-gradient GEMMs; LoRA (Hu et al. 2021, arXiv 2106.09685) trains rank-r
+// adapters beside frozen linear layers; QLoRA (Dettmers et al. 2023, arXiv 2305.14314) stores the
+// frozen linear weights in 4-bit NormalFloat and dequantises them to the compute dtype per GEMM.
+enum class FinetuneMethod { full, lora, qlora };
+enum class LoraTargets { attention, all_linear };  // JSON "attention" (q, k, v, o) | "all-linear" (+ MLP; PEFT's all-linear, no LM head)
+struct FinetuneSpec {
+    FinetuneMethod method = FinetuneMethod::full;
+    int64_t lora_rank = 0;                         // adapter rank r (required for lora and qlora)
+    LoraTargets lora_targets = LoraTargets::all_linear;
+    int64_t frozen_layers = 0;                     // the input embedding and the first N layers stay frozen (no adapters, no backward)
+    bool adapters() const { return method != FinetuneMethod::full; }
+    bool is_default() const { return method == FinetuneMethod::full && lora_rank == 0 && lora_targets == LoraTargets::all_linear && frozen_layers == 0; }
+};
+
 struct TrainingSpec {
     int64_t seq_len = 2048;              // tokens per sample
     int64_t global_batch = 512;          // samples per optimizer step
@@ -56,9 +71,12 @@ struct TrainingSpec {
     Recompute recompute = Recompute::none;
     bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
     AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
-    std::string optimizer = "adamw";     // adamw | adam | lamb | lamb-per-tensor (a Python loop over tensors, not multi-tensor fused) | sgd
+    std::string optimizer = "adamw";     // adamw | adamw8bit (bitsandbytes, 1-byte states) | adam | lamb | lamb-per-tensor (a Python loop over tensors, not multi-tensor fused) | sgd
     double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
+    FinetuneSpec finetune;               // method full and nothing frozen = pre-training
+    bool offload_optimizer = false;      // master weights, optimizer states and gradients in CPU memory; CPU step (ZeRO-Offload)
+    bool offload_params = false;         // weights in CPU memory, streamed to the GPU per layer each forward and backward (ZeRO-Infinity)
 };
 
 // Efficiency parameters of the cost model. Every field is optional: unset ones take the

@@ -81,9 +81,14 @@ struct ModelSpec {
     }
 };
 
+// Transformer layers of every stack: an encoder-decoder's encoder, then its decoder.
+int64_t total_layers(const ModelSpec& model);
+
 // Closed-form counts (exact integer arithmetic on the architecture).
 int64_t parameter_count(const ModelSpec& model);         // all weights incl. embeddings, every expert and MTP modules
 int64_t active_parameter_count(const ModelSpec& model);  // weights touched per token (top_k experts; MTP modules included)
+// Weights of layer `index` (pipeline order, total_layers); active_only: top_k experts.
+int64_t layer_parameter_count(const ModelSpec& model, int64_t index, bool active_only);
 // Weights of the attention block of one layer (Q, K, V, O or the MLA projections and latent norms).
 int64_t attention_parameter_count(const ModelSpec& model);
 // The part of it every tensor-parallel rank holds whole: MLA's down projections and latent norms
