@@ -103,6 +103,10 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
     Args args;
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& arg = argv[i];
+        if (arg == "--") {  // the rest are positionals (`import megatron -- --num-layers 32 ...`)
+            for (++i; i < argv.size(); ++i) args.add_positional(argv[i]);
+            break;
+        }
         if (arg == "-h") {
             args.add_flag("--help", "true");
             continue;
@@ -204,8 +208,12 @@ Result<Config> config_draft_from_args(const Args& args) {
         const ConfigField* field = find_field_by_flag(flag);
         if (!field) continue;
         std::string text = value;
-        if (field->type == FieldType::object && value.rfind('~', 0) != 0 && value.rfind('{', 0) != 0) {
-            auto contents = read_text_file(value);  // --calibration FILE (else inline JSON or ~base64url)
+        const bool inline_text = value.rfind('~', 0) == 0 || value.rfind('{', 0) == 0;
+        // --calibration FILE; --model/--gpu/... FILE when it names a file (a config/v1 object or an HF config.json).
+        const bool spec_file = field->type == FieldType::spec && (value.find('/') != std::string::npos ||
+                                                                  (value.size() > 5 && value.compare(value.size() - 5, 5, ".json") == 0));
+        if ((field->type == FieldType::object || spec_file) && !inline_text) {
+            auto contents = read_text_file(value);
             if (!contents) return contents.error();
             text = std::move(contents).value();
         }

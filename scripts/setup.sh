@@ -5,7 +5,7 @@
 set -euo pipefail
 
 native_packages=(build-essential cmake pkg-config libsimdjson-dev catch2 libbenchmark-dev
-                 libsdl2-dev libimgui-dev libgl-dev)
+                 libsdl2-dev libimgui-dev libgl-dev pybind11-dev python3-dev python3-pytest)
 web_packages=(emscripten nodejs npm chromium xvfb xauth imagemagick python3 dpkg-dev)
 
 wanted=("${native_packages[@]}")

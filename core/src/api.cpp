@@ -4,8 +4,11 @@
 
 #include "spec_json.hpp"
 #include "trainclock/compare.hpp"
+#include "trainclock/import.hpp"
 #include "trainclock/link.hpp"
 #include "trainclock/presets.hpp"
+#include "trainclock/search.hpp"
+#include "trainclock/validation.hpp"
 
 namespace trainclock {
 namespace {
@@ -104,6 +107,103 @@ std::string decode_link(std::string_view fragment) {
     write_config(out, config.value());
     out.end_object();
     return out.take();
+}
+
+std::string import_hf_json(std::string_view hf_json) {
+    auto imported = import_hf_config(hf_json);
+    if (!imported) return error_json(imported.error());
+    simdjson::dom::parser parser;
+    auto model = parse_json_document(parser, imported.value().json);  // the importer's own output: always valid
+    std::string reply = "{\"model\":" + (model ? simdjson::minify(model.value()) : std::string("null")) + ",\"warnings\":[";
+    for (size_t i = 0; i < imported.value().warnings.size(); ++i) {
+        if (i > 0) reply += ',';
+        append_json_string(reply, imported.value().warnings[i]);
+    }
+    return reply + "]}";
+}
+
+namespace {
+
+// The options object of search_json / validate_json ("" = every default).
+Result<simdjson::dom::object> options_object(simdjson::dom::parser& parser, std::string_view json) {
+    if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) json = "{}";
+    auto document = parse_json_document(parser, json);
+    if (!document) return Error{"options", document.error().message};
+    simdjson::dom::object object;
+    if (document.value().get_object().get(object) != simdjson::SUCCESS) {
+        return Error{"options", "expected an object, got " + json_type_phrase(document.value())};
+    }
+    return object;
+}
+
+} // namespace
+
+std::string search_json(std::string_view config_json, std::string_view options_json) {
+    auto draft = parse_config(config_json);
+    if (!draft) return error_json(draft.error());
+    const Config& c = draft.value();
+    if (c.num_gpus < 1) return error_json({"num_gpus", "required: the number of GPUs to lay out"});
+    simdjson::dom::parser parser;
+    auto object = options_object(parser, options_json);
+    if (!object) return error_json(object.error());
+    ObjectReader reader(object.value(), "options");
+    SearchOptions options;
+    std::string objective = "time";
+    bool all_precisions = false;
+    reader.read("top", options.top_k);
+    reader.read("objective", objective);
+    reader.read("all_precisions", all_precisions);
+    if (objective != "time" && objective != "cost") reader.fail("objective", "expected time or cost, got '" + objective + "'");
+    options.objective = objective == "cost" ? SearchObjective::cost : SearchObjective::time;
+    if (options.top_k < 1) reader.fail("top", "must be at least 1");
+    if (const auto pins = reader.find("pin")) {
+        simdjson::dom::array array;
+        if (pins->get_array().get(array) != simdjson::SUCCESS) reader.fail("pin", "expected an array of layout keys");
+        for (const auto item : array) {
+            std::string_view key;
+            if (item.get_string().get(key) != simdjson::SUCCESS) {
+                reader.fail("pin", "expected an array of layout keys");
+                break;
+            }
+            const ParallelSpec& p = c.parallel;
+            if (key == "tp") options.tp = {p.tp};
+            else if (key == "pp") options.pp = {p.pp};
+            else if (key == "cp") options.cp = {p.cp};
+            else if (key == "ep") options.ep = {p.ep};
+            else if (key == "zero") options.zero = {p.zero};
+            else if (key == "virtual_stages") options.virtual_stages = {p.virtual_stages};
+            else if (key == "schedule") options.schedules = {p.schedule};
+            else if (key == "sequence_parallel") options.sequence_parallel = {p.sequence_parallel ? 1 : 0};
+            else if (key == "micro_batch") options.micro_batch = {c.training.micro_batch};
+            else if (key == "recompute") options.recompute = {c.training.recompute};
+            else reader.fail("pin", "unknown layout key '" + std::string(key) + "'");
+        }
+    }
+    if (auto error = reader.finish()) return error_json(*error);
+    if (all_precisions) options.precisions = precisions_for_gpu(c.gpu);
+    auto space = SearchSpace::create(c, options);
+    if (!space) return error_json(space.error());
+    SearchState state(space.value());
+    state.run(0, space.value().cells());
+    return search_report_to_json(space.value(), finish(space.value(), state));
+}
+
+std::string validate_json(std::string_view options_json) {
+    simdjson::dom::parser parser;
+    auto object = options_object(parser, options_json);
+    if (!object) return error_json(object.error());
+    ObjectReader reader(object.value(), "options");
+    ValidationOptions options;
+    reader.read("source", options.source_prefix);
+    reader.read("precision_blind", options.precision_blind);
+    if (const auto calibration = reader.read_object("calibration")) {
+        auto spec = parse_calibration_json(simdjson::minify(*calibration));  // what validate --calibration reads
+        if (spec) options.calibration = std::move(spec).value();
+        else reader.adopt(spec.error());
+    }
+    if (auto error = reader.finish()) return error_json(*error);
+    const ValidationSuite suite = load_validation_suite();
+    return validation_report_json(suite, run_validation(suite, options));
 }
 
 } // namespace trainclock

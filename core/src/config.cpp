@@ -14,8 +14,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "spec_json.hpp"
+#include "trainclock/import.hpp"
 #include "trainclock/link.hpp"
 #include "trainclock/presets.hpp"
 
@@ -74,6 +76,26 @@ template <class Kind> void read_spec(ObjectReader& reader, std::string_view key,
     typename Kind::Spec spec;
     std::optional<typename Kind::Spec> base;
     std::string base_name;
+    if constexpr (std::is_same_v<Kind, ModelKind>) {
+        // A Hugging Face config.json (it names its model_type), whole or as {"hf_config": {...}, overrides}.
+        const bool bare = object["model_type"].error() == simdjson::SUCCESS;
+        const auto hf = bare ? std::optional<simdjson::dom::element>(value) : inner.find("hf_config");
+        if (hf) {
+            auto imported = model_from_hf_config(simdjson::minify(*hf));
+            if (!imported) {
+                const Error& error = imported.error();
+                std::string where = std::string(key) + (bare ? "" : ".hf_config");
+                if (!error.key.empty()) where += "." + error.key;
+                reader.fail(where, error.message);
+                return;
+            }
+            if (bare) {
+                out = std::move(imported).value();
+                return;
+            }
+            base = std::move(imported).value();
+        }
+    }
     if (inner.has("preset")) {
         inner.read("preset", base_name);
         auto preset = Kind::preset(base_name);

@@ -21,7 +21,7 @@ namespace trainclock {
 
 const std::vector<ConfigField>& config_fields() {
     static const std::vector<ConfigField> fields = {
-        {"m", "--model", "model", FieldType::spec, "model preset id, or an inline JSON object"},
+        {"m", "--model", "model", FieldType::spec, "model preset id, inline JSON object, or FILE (.json or a path): a model object or a Hugging Face config.json"},
         {"g", "--gpu", "gpu", FieldType::spec, "GPU preset id, or an inline JSON object"},
         {"n", "--node", "node", FieldType::spec, "node preset id or inline object (default: the GPU's default_node)"},
         {"N", "--gpus", "num_gpus", FieldType::integer, "number of GPUs (default tp*pp*cp*dp)"},

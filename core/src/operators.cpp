@@ -1,7 +1,7 @@
 // trainclock: operator lists of one micro-batch and their roofline costs (operators.hpp).
 //
 // Index
-//   [SECTION] Context: per-GPU shapes and dtype widths of one micro-batch
+//   [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
 //   [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
 //   [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
 //   [SECTION] Cost: dtype fallback, GEMM shape efficiency, roofline
@@ -21,76 +21,10 @@ namespace trainclock {
 namespace {
 
 // =====================================================================================
-// [SECTION] Context: per-GPU shapes and dtype widths of one micro-batch
+// [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
 // =====================================================================================
 
 enum class Phase { forward, backward };
-
-struct Ctx {
-    const Config* config = nullptr;
-    double b = 1, s_q = 1, s_kv = 1, T = 1, T_sp = 1, t = 1;
-    double h = 0, hd = 0, heads_l = 0, kv_l = 0, vocab_l = 0;
-    double hd_qk = 0, hd_v = 0;  // per-head widths of Q/K and V inside attention (differ under MLA)
-    DType gemm = DType::bf16, act = DType::bf16, attn = DType::bf16;
-    double w_act = 2, w_gemm = 2, w_param = 2, w_grad = 4, w_attn = 2;
-    double mem = 0;  // Transformer-XL memory tokens per sample (model.memory_len)
-    bool flash = true, autocast = false, quantized = false, sp = false, relative = false;
-    bool local = false;  // the layer being built attends locally (LayerKind::local)
-    Recompute recompute = Recompute::none;
-    // Fine-tuning (training.finetune): whether linear weights get gradients, and the adapters.
-    bool train_weights = true;       // false: frozen base (LoRA/QLoRA), no weight-gradient GEMM
-    bool nf4 = false;                // QLoRA: the frozen linear weights are NF4, dequantised per GEMM
-    double lora_rank = 0;            // adapters beside the linear layers (0 = none)
-    bool lora_mlp = false;           // adapters on the MLP too (lora_targets all-linear)
-};
-
-bool is_quantized(DType d) { return d == DType::fp8 || d == DType::mxfp8 || d == DType::nvfp4; }
-
-Ctx make_ctx(const Config& c, const PrecisionSpec& p) {
-    Ctx x;
-    x.config = &c;
-    const ModelSpec& m = c.model;
-    const double cp = double(std::max<int64_t>(c.parallel.cp, 1));
-    x.t = double(std::max<int64_t>(c.parallel.tp, 1));
-    x.b = double(std::max<int64_t>(c.training.micro_batch, 1));
-    x.s_kv = double(std::max<int64_t>(c.training.seq_len, 1));
-    x.s_q = x.s_kv / cp;  // context parallelism splits the queries; K/V circulate (ring attention)
-    x.T = x.b * x.s_q;
-    x.sp = c.parallel.sequence_parallel && c.parallel.tp > 1;
-    x.T_sp = x.sp ? x.T / x.t : x.T;
-    x.h = double(m.hidden);
-    x.hd = double(m.effective_head_dim());
-    x.heads_l = double(m.heads) / x.t;
-    x.kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / x.t, 1.0);  // KV heads replicate when kv < tp
-    // MLA: queries and keys carry d_h + d_h^R per head, values d_v (DeepSeek-V2 eqs. 16-18).
-    x.hd_qk = m.mla.enabled() ? double(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : x.hd;
-    x.hd_v = m.mla.enabled() ? double(m.mla.v_head_dim) : x.hd;
-    x.vocab_l = double(m.softmax_head > 0 ? m.softmax_head : m.vocab) / x.t;  // logits actually computed
-    x.mem = double(m.memory_len);
-    x.relative = m.relative_position;
-    x.gemm = p.gemm;
-    x.act = p.activations;
-    x.quantized = is_quantized(p.gemm);
-    // Attention matmuls: FP8 recipes keep attention in bf16 (Transformer Engine runs DotProductAttention
-    // in bf16/fp16 unless fp8_dpa); fp32/tf32 run it in their own dtype.
-    x.attn = x.quantized ? (c.gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16) : p.gemm;
-    // Fused flash attention exists for fp16/bf16 only (Dao et al. 2022, arXiv 2205.14135; FA2 2307.08691).
-    // Relative-position scores (Transformer-XL) need the materialised score matrix.
-    x.flash = c.training.flash_attention && (x.attn == DType::fp16 || x.attn == DType::bf16) && !x.relative;
-    x.w_act = dtype_storage_bytes(p.activations);
-    x.w_gemm = dtype_storage_bytes(p.gemm);
-    x.w_attn = dtype_storage_bytes(x.attn);
-    x.w_param = dtype_storage_bytes(p.params);
-    x.w_grad = dtype_storage_bytes(p.grads);
-    x.autocast = p.autocast;
-    x.recompute = c.training.recompute;
-    const FinetuneSpec& ft = c.training.finetune;
-    x.train_weights = !ft.adapters();
-    x.nf4 = ft.method == FinetuneMethod::qlora;
-    x.lora_rank = ft.adapters() ? double(ft.lora_rank) : 0;
-    x.lora_mlp = ft.lora_targets == LoraTargets::all_linear;
-    return x;
-}
 
 struct Target {  // where a block emits its ops
     OpList& ops;
@@ -131,89 +65,89 @@ void add_comm(Target& out, const char* name, Collective collective, Group group,
 // =====================================================================================
 
 // Separate projections a fused GEMM stands for, each with its own adapter (HF q/k/v_proj, gate/up_proj).
-double fused_parts(const ModelSpec& m, const char* name) {
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
+double fused_parts(const Execution& x, const char* name) {
     if (std::strcmp(name, "qkv") == 0) return 3;
     if (std::strcmp(name, "kv") == 0) return 2;
-    if (std::strcmp(name, "mlp_up") == 0 && gated) return 2;
+    if (std::strcmp(name, "mlp_up") == 0 && x.gated) return 2;
     return 1;
 }
 
 // LoRA beside a frozen k x n weight (Hu et al. 2021 eq. 3: h = W0 x + B A x, A r x k, B n x r), one
 // adapter per fused part: forward x A (parts A's side by side) then (x A) B (block-diagonal B's: m n r
 // FLOPs); backward dgrad and wgrad of both (PEFT runs them as plain GEMMs).
-void lora_adapter(const Ctx& x, Target& out, Phase phase, double m, double k, double n, double count, double parts) {
-    const double r = x.lora_rank, ra = parts * r, wa = x.w_act, wp = x.w_param, wgr = x.w_grad;
+void lora_adapter(const Execution& x, Target& out, Phase phase, double m, double k, double n, double count, double parts) {
+    const double r = x.lora_rank, ra = parts * r, wa = x.ops.w_act, wp = x.ops.w_param, wgr = x.ops.w_grad;
+    const DType d = x.ops.activations;
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("lora_a", OpKind::gemm, x.act, m, ra, k, (m * k + k * ra) * wa + m * ra * wa, count));
-        out.ops.add(make_gemm("lora_b", OpKind::gemm, x.act, m, n, r, (m * ra + r * n) * wa + m * n * wa, count));
+        out.ops.add(make_gemm("lora_a", OpKind::gemm, d, m, ra, k, (m * k + k * ra) * wa + m * ra * wa, count));
+        out.ops.add(make_gemm("lora_b", OpKind::gemm, d, m, n, r, (m * ra + r * n) * wa + m * n * wa, count));
         return;
     }
-    out.ops.add(make_gemm("lora_b_dgrad", OpKind::gemm, x.act, m, r, n, (m * n + n * r) * wa + m * ra * wa, count));
-    out.ops.add(make_gemm("lora_b_wgrad", OpKind::gemm, x.act, r, n, m, (m * ra + m * n) * wa + r * n * (wp + wgr), count));
-    out.ops.add(make_gemm("lora_a_dgrad", OpKind::gemm, x.act, m, k, ra, (m * ra + ra * k) * wa + m * k * wa, count));
-    out.ops.add(make_gemm("lora_a_wgrad", OpKind::gemm, x.act, k, ra, m, (m * k + m * ra) * wa + k * ra * (wp + wgr), count));
+    out.ops.add(make_gemm("lora_b_dgrad", OpKind::gemm, d, m, r, n, (m * n + n * r) * wa + m * ra * wa, count));
+    out.ops.add(make_gemm("lora_b_wgrad", OpKind::gemm, d, r, n, m, (m * ra + m * n) * wa + r * n * (wp + wgr), count));
+    out.ops.add(make_gemm("lora_a_dgrad", OpKind::gemm, d, m, k, ra, (m * ra + ra * k) * wa + m * k * wa, count));
+    out.ops.add(make_gemm("lora_a_wgrad", OpKind::gemm, d, k, ra, m, (m * k + m * ra) * wa + k * ra * (wp + wgr), count));
 }
 
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
-void linear(const Ctx& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
+void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
             bool after_norm) {
-    const double wg = x.w_gemm;
+    const double wg = x.ops.w_gemm;
     // Transformer-block weights only: the LM head and MTP projection keep plain frozen weights and no adapters.
     const bool block = std::strcmp(name, "lm_head") != 0 && std::strcmp(name, "mtp_proj") != 0;
     if (x.nf4 && block)  // bitsandbytes matmul_4bit: dequantize_4bit to the compute dtype, then a plain GEMM (forward and dgrad)
-        out.ops.add(make_op("nf4_dequantize", OpKind::precision_overhead, x.act, 0, k * n * (kNf4BytesPerParam + wg), count));
+        out.ops.add(make_op("nf4_dequantize", OpKind::precision_overhead, x.ops.activations, 0, k * n * (kNf4BytesPerParam + wg), count));
     if (x.lora_rank > 0 && block && (x.lora_mlp || std::strncmp(name, "mlp_", 4) != 0))
-        lora_adapter(x, out, phase, m, k, n, count, fused_parts(x.config->model, name));
+        lora_adapter(x, out, phase, m, k, n, count, fused_parts(x, name));
     if (phase == Phase::forward) {
-        if (x.autocast) {
+        if (x.ops.autocast) {
             // torch.autocast re-casts fp32 weights to the half dtype in every forward (the cast cache
             // lives for one autocast region), and casts fp32 inputs at op boundaries.
-            out.ops.add(make_op("autocast_weight_cast", OpKind::precision_overhead, x.act, 0, k * n * (x.w_param + wg), count));
-            if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.act, 0, m * k * (4.0 + wg), count));
+            out.ops.add(make_op("autocast_weight_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + wg), count));
+            if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
         }
-        if (x.quantized) {
+        if (x.ops.quantized) {
             // Transformer Engine: cast + transpose (+ amax) of the input and of the weight for every
             // micro-batch (TE fp8 docs: FP8 GEMM operands need both layouts for fprop and wgrad).
-            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.act, 0, m * k * (x.w_act + 2 * wg), count));
-            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.act, 0, k * n * (x.w_param + 2 * wg), count));
+            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * k * (x.ops.w_act + 2 * wg), count));
+            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + 2 * wg), count));
         }
-        out.ops.add(make_gemm(name, OpKind::gemm, x.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.w_act, count));
+        out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
         return;
     }
-    if (x.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
-        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.act, 0, m * n * (x.w_act + 2 * wg), count));
-    out.ops.add(make_gemm("dgrad", OpKind::gemm, x.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.w_act, count));
+    if (x.ops.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
+        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * n * (x.ops.w_act + 2 * wg), count));
+    out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
     if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
-    out.ops.add(make_gemm("wgrad", OpKind::gemm, x.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.w_grad, count));
-    if (x.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
-        out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.act, 0, k * n * (wg + x.w_grad), count));
+    out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
+    if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
+        out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
 }
 
 // LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
 // reads the gradient and the saved input and writes the input gradient.
-void norm(const Ctx& x, Target& out, Phase phase, double tokens) {
-    const double e = tokens * x.h;
-    const double w_out = x.autocast ? 4.0 : x.w_act;
-    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.act, 0, e * (x.w_act + w_out)));
-    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.act, 0, e * 3 * x.w_act));
+void norm(const Execution& x, Target& out, Phase phase, double tokens) {
+    const double e = tokens * x.hidden;
+    const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
+    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + w_out)));
+    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * x.ops.w_act));
 }
 
 // Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1).
-void dropout_residual(const Ctx& x, Target& out, Phase phase) {
-    const double e = x.T_sp * x.h;
+void dropout_residual(const Execution& x, Target& out, Phase phase) {
+    const double e = x.tokens_sp * x.hidden;
     out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
-                        x.act, 0, e * (3 * x.w_act + 1)));
+                        x.ops.activations, 0, e * (3 * x.ops.w_act + 1)));
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
 // GEMM; with sequence parallelism an all-gather before the block and a reduce-scatter after it
 // (Korthikanti et al. 2022, sec. 4.2.2). Backward mirrors them.
-void tp_block_comm(const Ctx& x, Target& out, double tokens) {
-    if (x.t <= 1) return;
-    const double bytes = tokens * x.h * x.w_act;
+void tp_block_comm(const Execution& x, Target& out, double tokens) {
+    if (x.tp <= 1) return;
+    const double bytes = tokens * x.hidden * x.ops.w_act;
     if (x.sp) {
         add_comm(out, "tp_all_gather", Collective::all_gather, Group::tp, bytes);
         add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
@@ -222,165 +156,161 @@ void tp_block_comm(const Ctx& x, Target& out, double tokens) {
     }
 }
 
-// Keys per query of causal self-attention: s_kv / 2, or the local closed form (attended_keys).
-double attended_local_or_causal(const Ctx& x, double s_kv) {
-    LayerKind kind;
-    kind.local = x.local;
-    return attended_keys(x.config->model, kind, s_kv);
-}
-
-// Attention core for queries of `s_q` and keys of `s_kv` tokens.
-void attention_core(const Ctx& x, Target& out, Phase phase, double s_kv, bool causal) {
-    const double bh = x.b * x.heads_l;
-    const double q_bytes = x.T * x.heads_l * x.hd_qk * x.w_attn;
-    const double io = q_bytes + x.T * x.heads_l * x.hd_v * x.w_attn + x.b * s_kv * x.kv_l * (x.hd_qk + x.hd_v) * x.w_attn;  // read Q, K, V; write O
-    if (x.flash) {
+// Attention core for queries of `s_q` and keys of `s_kv` tokens; `local`: the layer attends locally.
+void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, bool causal, bool local) {
+    const double bh = x.micro_batch * x.heads_local;
+    const double dqk = x.head_dim_qk, dv = x.head_dim_v;
+    const double q_bytes = x.tokens * x.heads_local * dqk * x.ops.w_attn;
+    if (x.ops.flash) {
         // FlashAttention: 2 b h s_q keys (d_qk + d_v) FLOPs forward (QK^T and PV), keys = s_kv, s_kv / 2
-        // when causal (masked blocks skipped), the window on local layers (attended_keys); backward
+        // when causal (masked blocks skipped), fewer on local layers (attended_keys); backward
         // recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
-        const double keys = causal ? attended_local_or_causal(x, s_kv) : s_kv;
-        const double f = 2.0 * bh * x.s_q * keys * (x.hd_qk + x.hd_v);
-        if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.attn, f, io));
-        else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.attn, 2.5 * f, 2 * io + q_bytes));
+        LayerKind kind;
+        kind.local = local;
+        const double keys = causal ? attended_keys(x.config->model, kind, s_kv) : s_kv;
+        const double f = 2.0 * bh * x.s_q * keys * (dqk + dv);
+        // Read Q, K, V; write O.
+        const double io = q_bytes + x.tokens * x.heads_local * dv * x.ops.w_attn + x.micro_batch * s_kv * x.kv_heads_local * (dqk + dv) * x.ops.w_attn;
+        if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.ops.attention, f, io));
+        else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.ops.attention, 2.5 * f, 2 * io + q_bytes));
         return;
     }
     // Materialised attention (Vaswani et al. 2017): batched QK^T, scale-mask-softmax and dropout over
     // the s_q x s_kv score matrix (memory-bound), batched PV. The full matrix is computed even when causal.
     const double scores = bh * x.s_q * s_kv;
-    const double wa = x.w_attn;
-    const double w_soft = x.autocast ? 4.0 : x.w_act;  // softmax is on autocast's fp32 list
+    const double wa = x.ops.w_attn;
+    const double w_soft = x.ops.autocast ? 4.0 : x.ops.w_act;  // softmax is on autocast's fp32 list
     // Transformer-XL relative attention (Dai et al. 2019 sec. 3.3; reference code kimiyoung/transformer-xl
     // pytorch/mem_transformer.py RelPartialLearnableMultiHeadAttn, which NVIDIA's DeepLearningExamples
     // version keeps): besides the content scores AC a position projection r_net (s_kv x h x h, shared by
     // the batch), the position scores BD (a second QK^T-sized matmul), _rel_shift (zero-pad concat and
     // a strided copy: read + write of the padded matrix), then AC + BD (read 2, write 1), scale and
     // mask as separate passes (read 1, write 1 each). Backward mirrors the matmuls and copies.
-    const double w_s = x.w_act;
+    const double w_s = x.ops.w_act;
     if (x.relative && phase == Phase::forward) {
-        out.ops.add(make_gemm("rel_pos_proj", OpKind::gemm, x.gemm, s_kv, x.heads_l * x.hd, x.h,
-                              s_kv * x.h * 2 * x.w_gemm + s_kv * x.heads_l * x.hd * x.w_act, 1));
-        out.ops.add(make_gemm("attn_pos_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd,
-                              (x.s_q + s_kv) * x.hd * wa + x.s_q * s_kv * x.w_act, bh));
-        out.ops.add(make_op("rel_shift", OpKind::elementwise, x.act, 0, scores * 3 * w_s));
-        out.ops.add(make_op("score_add_scale_mask", OpKind::elementwise, x.act, 0, scores * 7 * w_s));
+        out.ops.add(make_gemm("rel_pos_proj", OpKind::gemm, x.ops.gemm, s_kv, x.heads_local * x.head_dim, x.hidden,
+                              s_kv * x.hidden * 2 * x.ops.w_gemm + s_kv * x.heads_local * x.head_dim * x.ops.w_act, 1));
+        out.ops.add(make_gemm("attn_pos_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, x.head_dim,
+                              (x.s_q + s_kv) * x.head_dim * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        out.ops.add(make_op("rel_shift", OpKind::elementwise, x.ops.activations, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_add_scale_mask", OpKind::elementwise, x.ops.activations, 0, scores * 7 * w_s));
     }
     if (x.relative && phase == Phase::backward) {
-        out.ops.add(make_op("rel_shift_bwd", OpKind::elementwise, x.act, 0, scores * 3 * w_s));
-        out.ops.add(make_op("score_scale_bwd", OpKind::elementwise, x.act, 0, scores * 2 * w_s));
-        out.ops.add(make_gemm("attn_pos_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd, s_kv,
-                              x.s_q * s_kv * wa + s_kv * x.hd * wa + x.s_q * x.hd * x.w_act, bh));
-        out.ops.add(make_gemm("attn_pos_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd, x.s_q,
-                              x.s_q * s_kv * wa + x.s_q * x.hd * wa + s_kv * x.hd * x.w_act, bh));
-        out.ops.add(make_gemm("rel_pos_proj_wgrad", OpKind::gemm, x.gemm, x.h, x.heads_l * x.hd, s_kv,
-                              s_kv * (x.h + x.heads_l * x.hd) * x.w_gemm + x.h * x.heads_l * x.hd * x.w_grad, 1));
+        out.ops.add(make_op("rel_shift_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_scale_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
+        out.ops.add(make_gemm("attn_pos_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, x.head_dim, s_kv,
+                              x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
+        out.ops.add(make_gemm("attn_pos_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
+                              x.s_q * s_kv * wa + x.s_q * x.head_dim * wa + s_kv * x.head_dim * x.ops.w_act, bh));
+        out.ops.add(make_gemm("rel_pos_proj_wgrad", OpKind::gemm, x.ops.gemm, x.hidden, x.heads_local * x.head_dim, s_kv,
+                              s_kv * (x.hidden + x.heads_local * x.head_dim) * x.ops.w_gemm + x.hidden * x.heads_local * x.head_dim * x.ops.w_grad, 1));
     }
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.attn, x.s_q, s_kv, x.hd_qk,
-                              (x.s_q + s_kv) * x.hd_qk * wa + x.s_q * s_kv * x.w_act, bh));
-        out.ops.add(make_op("softmax", OpKind::elementwise, x.act, 0, scores * (x.w_act + w_soft)));
-        if (x.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.act, 0, scores * (4.0 + wa)));
-        out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
-        out.ops.add(make_gemm("attn_context", OpKind::attention, x.attn, x.s_q, x.hd_v, s_kv,
-                              x.s_q * s_kv * wa + s_kv * x.hd_v * wa + x.s_q * x.hd_v * x.w_act, bh));
+        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
+                              (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (x.ops.w_act + w_soft)));
+        if (x.ops.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
+        out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
+        out.ops.add(make_gemm("attn_context", OpKind::attention, x.ops.attention, x.s_q, dv, s_kv,
+                              x.s_q * s_kv * wa + s_kv * dv * wa + x.s_q * dv * x.ops.w_act, bh));
         return;
     }
-    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.attn, x.s_q, s_kv, x.hd_v,
-                          (x.s_q + s_kv) * x.hd_v * wa + x.s_q * s_kv * x.w_act, bh));
-    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.attn, s_kv, x.hd_v, x.s_q,
-                          (x.s_q * s_kv + x.s_q * x.hd_v) * wa + s_kv * x.hd_v * x.w_act, bh));
-    out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.act, 0, scores * (2 * x.w_act + 1)));
-    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.act, 0, scores * (2 * w_soft + x.w_act)));
-    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.attn, x.s_q, x.hd_qk, s_kv,
-                          x.s_q * s_kv * wa + s_kv * x.hd_qk * wa + x.s_q * x.hd_qk * x.w_act, bh));
-    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.attn, s_kv, x.hd_qk, x.s_q,
-                          x.s_q * s_kv * wa + x.s_q * x.hd_qk * wa + s_kv * x.hd_qk * x.w_act, bh));
+    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.ops.attention, x.s_q, s_kv, dv,
+                          (x.s_q + s_kv) * dv * wa + x.s_q * s_kv * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.ops.attention, s_kv, dv, x.s_q,
+                          (x.s_q * s_kv + x.s_q * dv) * wa + s_kv * dv * x.ops.w_act, bh));
+    out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
+    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * w_soft + x.ops.w_act)));
+    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, dqk, s_kv,
+                          x.s_q * s_kv * wa + s_kv * dqk * wa + x.s_q * dqk * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, dqk, x.s_q,
+                          x.s_q * s_kv * wa + x.s_q * dqk * wa + s_kv * dqk * x.ops.w_act, bh));
 }
 
-// Attention block: [SP all-gather] norm, QKV (or Q and KV for cross-attention), core, output
-// projection, [all-reduce | reduce-scatter], dropout + residual.
 // MLA projections (DeepSeek-V2 eqs. 9-14 and 16-18; Megatron-Core MLASelfAttention): the down
 // projections of Q and of K/V (+ the shared RoPE key) are duplicated over TP and run on the block
 // input's T_sp tokens, their latents are RMS-normed and, with SP, all-gathered over TP; the up
 // projections split the heads. RoPE itself is an elementwise op on q^R, k^R, not costed (as for
 // every rotary model here).
-void mla_projections(const Ctx& x, Target& out, Phase phase) {
+void mla_projections(const Execution& x, Target& out, Phase phase) {
     const MlaSpec& a = x.config->model.mla;
     const double ql = double(a.q_lora_rank), kvl = double(a.kv_lora_rank), rope = double(a.qk_rope_head_dim);
     auto latent_norm = [&](double width) {
-        const double e = x.T * width;
-        out.ops.add(make_op(phase == Phase::forward ? "mla_latent_norm" : "mla_latent_norm_bwd", OpKind::elementwise, x.act, 0,
-                            e * (phase == Phase::forward ? 2 : 3) * x.w_act));
+        const double e = x.tokens * width;
+        out.ops.add(make_op(phase == Phase::forward ? "mla_latent_norm" : "mla_latent_norm_bwd", OpKind::elementwise, x.ops.activations,
+                            0, e * (phase == Phase::forward ? 2 : 3) * x.ops.w_act));
     };
     if (ql > 0) {
-        linear(x, out, phase, "mla_q_down", x.T_sp, x.h, ql, 1, true);
+        linear(x, out, phase, "mla_q_down", x.tokens_sp, x.hidden, ql, 1, true);
         latent_norm(ql);
-        linear(x, out, phase, "mla_q_up", x.T, ql, x.heads_l * x.hd_qk, 1, true);
+        linear(x, out, phase, "mla_q_up", x.tokens, ql, x.heads_local * x.head_dim_qk, 1, true);
     } else {
-        linear(x, out, phase, "mla_q", x.T, x.h, x.heads_l * x.hd_qk, 1, true);
+        linear(x, out, phase, "mla_q", x.tokens, x.hidden, x.heads_local * x.head_dim_qk, 1, true);
     }
-    linear(x, out, phase, "mla_kv_down", x.T_sp, x.h, kvl + rope, 1, true);
+    linear(x, out, phase, "mla_kv_down", x.tokens_sp, x.hidden, kvl + rope, 1, true);
     latent_norm(kvl);
-    linear(x, out, phase, "mla_kv_up", x.T, kvl, x.heads_l * (double(a.qk_nope_head_dim) + x.hd_v), 1, true);
-    if (x.sp) add_comm(out, "tp_mla_latent_all_gather", Collective::all_gather, Group::tp, x.T * (ql + kvl + rope) * x.w_act);
+    linear(x, out, phase, "mla_kv_up", x.tokens, kvl, x.heads_local * (double(a.qk_nope_head_dim) + x.head_dim_v), 1, true);
+    if (x.sp) add_comm(out, "tp_mla_latent_all_gather", Collective::all_gather, Group::tp, x.tokens * (ql + kvl + rope) * x.ops.w_act);
 }
 
-void attention_block(const Ctx& x, Target& out, Phase phase, bool causal, bool cross) {
-    const double q_out = x.heads_l * x.hd, kv_out = 2 * x.kv_l * x.hd;
-    if (phase == Phase::forward) norm(x, out, phase, x.T_sp);
-    if (x.config->model.mla.enabled() && !cross) {
+// Attention block: [SP all-gather] norm, QKV (or Q and KV for cross-attention), core, output
+// projection, [all-reduce | reduce-scatter], dropout + residual.
+void attention_block(const Execution& x, Target& out, Phase phase, bool causal, bool cross, bool local) {
+    const double q_out = x.heads_local * x.head_dim, kv_out = 2 * x.kv_heads_local * x.head_dim;
+    if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
+    if (x.mla && !cross) {
         mla_projections(x, out, phase);
-        attention_core(x, out, phase, x.s_kv, causal);
-        linear(x, out, phase, "attn_out", x.T, x.heads_l * x.hd_v, x.h, 1, false);
+        attention_core(x, out, phase, x.seq_len, causal, local);
+        linear(x, out, phase, "attn_out", x.tokens, x.heads_local * x.head_dim_v, x.hidden, 1, false);
         dropout_residual(x, out, phase);
-        if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
+        if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
         // The latents are all-gathered instead of the block input; the output is reduced as usual.
-        if (x.t > 1) {
-            const double bytes = x.T * x.h * x.w_act;
+        if (x.tp > 1) {
+            const double bytes = x.tokens * x.hidden * x.ops.w_act;
             if (x.sp) add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
             else add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
         }
         const int64_t cp = x.config->parallel.cp;
         if (cp > 1) {  // ring exchange of the up-projected K and V, as below
-            const double bytes = x.b * x.s_q * x.heads_l * (x.hd_qk + x.hd_v) * x.w_act;
+            const double bytes = x.micro_batch * x.s_q * x.heads_local * (x.head_dim_qk + x.head_dim_v) * x.ops.w_act;
             add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
         }
         return;
     }
     if (cross) {  // Q from the decoder, K and V from the encoder output (same length here)
-        linear(x, out, phase, "q", x.T, x.h, q_out, 1, true);
-        linear(x, out, phase, "kv", x.T, x.h, kv_out, 1, false);
+        linear(x, out, phase, "q", x.tokens, x.hidden, q_out, 1, true);
+        linear(x, out, phase, "kv", x.tokens, x.hidden, kv_out, 1, false);
     } else {
         // Transformer-XL projects the concatenated [memory, segment] (Dai et al. 2019 eq. in sec. 3.3;
         // reference code: qkv_net(cat([mems, w]))), so Q, K and V run over b (s + memory_len) tokens.
-        linear(x, out, phase, "qkv", x.T + x.b * x.mem, x.h, q_out + kv_out, 1, true);
+        linear(x, out, phase, "qkv", x.tokens + x.micro_batch * x.memory_len, x.hidden, q_out + kv_out, 1, true);
     }
-    attention_core(x, out, phase, x.s_kv + x.mem, causal && !cross);
-    linear(x, out, phase, "attn_out", x.T, q_out, x.h, 1, false);
+    attention_core(x, out, phase, x.seq_len + x.memory_len, causal && !cross, local && !cross);
+    linear(x, out, phase, "attn_out", x.tokens, q_out, x.hidden, 1, false);
     dropout_residual(x, out, phase);
-    if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
-    tp_block_comm(x, out, x.T);
+    if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+    tp_block_comm(x, out, x.tokens);
     // Context parallelism: ring exchange of the local K/V chunk with the other cp-1 ranks forward;
     // K/V again plus dK/dV backward (Liu et al. 2023 Ring Attention; Megatron-Core CP).
     const int64_t cp = x.config->parallel.cp;
     if (cp > 1) {
-        const double bytes = x.b * x.s_q * kv_out * x.w_act;
+        const double bytes = x.micro_batch * x.s_q * kv_out * x.ops.w_act;
         add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
     }
 }
 
 // Dense MLP of width `ffn` (already TP-split) over m tokens, `count` copies (experts).
-void mlp_core(const Ctx& x, Target& out, Phase phase, double m, double ffn, double count) {
-    const Activation a = x.config->model.activation;
-    const double up = (a == Activation::swiglu || a == Activation::geglu) ? 2.0 : 1.0;  // gate + up fused
+void mlp_core(const Execution& x, Target& out, Phase phase, double m, double ffn, double count) {
+    const double up = x.gated ? 2.0 : 1.0;  // gate + up fused
     const double act_in = m * ffn * up, act_out = m * ffn;
     if (phase == Phase::forward) {
-        linear(x, out, phase, "mlp_up", m, x.h, ffn * up, count, true);
-        out.ops.add(make_op("activation", OpKind::elementwise, x.act, 0, (act_in + act_out) * x.w_act, count));
-        linear(x, out, phase, "mlp_down", m, ffn, x.h, count, false);
+        linear(x, out, phase, "mlp_up", m, x.hidden, ffn * up, count, true);
+        out.ops.add(make_op("activation", OpKind::elementwise, x.ops.activations, 0, (act_in + act_out) * x.ops.w_act, count));
+        linear(x, out, phase, "mlp_down", m, ffn, x.hidden, count, false);
     } else {
-        linear(x, out, phase, "mlp_down", m, ffn, x.h, count, false);
-        out.ops.add(make_op("activation_bwd", OpKind::elementwise, x.act, 0, (2 * act_in + act_out) * x.w_act, count));
-        linear(x, out, phase, "mlp_up", m, x.h, ffn * up, count, true);
+        linear(x, out, phase, "mlp_down", m, ffn, x.hidden, count, false);
+        out.ops.add(make_op("activation_bwd", OpKind::elementwise, x.ops.activations, 0, (2 * act_in + act_out) * x.ops.w_act, count));
+        linear(x, out, phase, "mlp_up", m, x.hidden, ffn * up, count, true);
     }
 }
 
@@ -389,26 +319,26 @@ void mlp_core(const Ctx& x, Target& out, Phase phase, double m, double ffn, doub
 // weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
 constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
 
-void moe_mlp(const Ctx& x, Target& out, Phase phase) {
+void moe_mlp(const Execution& x, Target& out, Phase phase) {
     const MoeSpec& moe = x.config->model.moe;
     const double E = double(std::max<int64_t>(moe.experts, 1));
-    const double ep = double(std::max<int64_t>(x.config->parallel.ep, 1));
+    const double ep = x.ep;
     const double k = double(std::max<int64_t>(moe.top_k, 1));
-    const double routed = x.T * k;
-    const double f_local = double(moe.expert_ffn_hidden) / x.t;  // expert tensor parallelism = TP
-    // The busiest EP rank sets the pace of the dispatch and of the experts (expert_load_factor).
-    const double load = expert_load_factor(x.config->model, x.config->parallel);
-    const DType router_dtype = x.attn;                            // routers are not quantised to fp8
+    const double routed = x.tokens * k;
+    const double f_local = double(moe.expert_ffn_hidden) / x.tp;  // expert tensor parallelism = TP
+    const DType router_dtype = x.ops.attention;                            // routers are not quantised to fp8
     const double wr = dtype_storage_bytes(router_dtype);
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.T, E, x.h, (x.T * x.h + x.h * E) * wr + x.T * E * 4, 1));
-        out.ops.add(make_op("router_topk", OpKind::elementwise, x.act, 0, x.T * E * 8));
+        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden, (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
+        out.ops.add(make_op("router_topk", OpKind::elementwise, x.ops.activations, 0, x.tokens * E * 8));
     } else {
-        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.T, x.h, E, (x.T * E + x.h * E) * wr + x.T * x.h * x.w_act, 1));
-        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.h, E, x.T, (x.T * x.h + x.T * E) * wr + x.h * E * 4, 1));
+        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E, (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
+        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens, (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
     }
-    out.ops.add(make_op("permute", OpKind::elementwise, x.act, 0, 2 * routed * x.h * x.w_act));
-    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.h * x.w_act, 2);  // dispatch + combine
+    out.ops.add(make_op("permute", OpKind::elementwise, x.ops.activations, 0, 2 * routed * x.hidden * x.ops.w_act));
+    // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
+    const double load = x.expert_load;
+    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
     // Several local experts run as one grouped GEMM whose groups have data-dependent row counts, each
     // padded to the kernel's M tile: half a tile per group on average (DeepGEMM README, contiguous
     // layout: each expert's segment aligned to the 128-row M block; CUTLASS grouped GEMM: one tile
@@ -416,30 +346,31 @@ void moe_mlp(const Ctx& x, Target& out, Phase phase) {
     const double local_experts = E / ep;
     const double rows = load * routed * ep / E + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0);
     mlp_core(x, out, phase, rows, f_local, local_experts);
-    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.act, 0, (routed + x.T) * x.h * x.w_act));
-    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.T, f_local * double(moe.shared_experts), 1);
+    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
+    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
 }
 
-void mlp_block(const Ctx& x, Target& out, Phase phase, bool moe) {
-    if (phase == Phase::forward) norm(x, out, phase, x.T_sp);
+void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
+    if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
     if (moe) moe_mlp(x, out, phase);
-    else mlp_core(x, out, phase, x.T, double(x.config->model.ffn_hidden) / x.t, 1);
+    else mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
     dropout_residual(x, out, phase);
-    if (phase == Phase::backward) norm(x, out, phase, x.T_sp);
-    tp_block_comm(x, out, x.T);
+    if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+    tp_block_comm(x, out, x.tokens);
 }
 
-void layer(const Ctx& x, Target& out, Phase phase, LayerKind kind) {
-    attention_block(x, out, phase, kind.causal, false);
-    if (kind.cross_attention) attention_block(x, out, phase, false, true);
+void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
+    attention_block(x, out, phase, kind.causal, false, kind.local);
+    if (kind.cross_attention) attention_block(x, out, phase, false, true, false);
     mlp_block(x, out, phase, kind.moe);
 }
 
 // ZeRO-3 / FSDP: gather the layer's weights for forward and again for backward, reduce-scatter its
-// gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
-// Only the trainable part has gradients to reduce; a frozen layer (no backward) gathers once.
-void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList& bwd, double params, double trainable,
-                bool backward) {
+// gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD). Only the
+// trainable part has gradients to reduce; a frozen layer (no backward) gathers once.
+void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double trainable, bool backward) {
+    const Config& c = *x.config;
+    const PrecisionSpec& p = x.precision();
     if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
     const double w = params * dtype_storage_bytes(p.params);
     CommOp gather{"zero3_param_all_gather", Collective::all_gather, Group::dp, w, 1};
@@ -451,106 +382,13 @@ void zero3_comm(const Config& c, const PrecisionSpec& p, CommList& fwd, CommList
                        trainable * dtype_storage_bytes(p.grad_reduce), 1});
 }
 
-// =====================================================================================
-// [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
-// =====================================================================================
-
-} // namespace
-
-LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
-    LayerKind kind;
-    const bool second_stack = m.architecture == Architecture::encoder_decoder && index >= m.layers;
-    const int64_t in_stack = second_stack ? index - m.layers : index;
-    kind.causal = m.architecture == Architecture::decoder || second_stack;
-    kind.cross_attention = second_stack;
-    kind.moe = m.is_moe_layer(in_stack);  // as model.cpp: leading dense layers per stack, every k-th after
-    kind.local = !second_stack && m.is_local_layer(in_stack);
-    return kind;
-}
-
-int64_t layer_kind_run_end(const ModelSpec& m, int64_t index, int64_t limit) {
-    const bool periodic = m.local_attention.enabled() || (m.is_moe() && m.moe.every > 1);
-    if (periodic) {  // interleaved kinds: walk (runs are at most a period long)
-        const LayerKind first = layer_kind_at(m, index);
-        int64_t end = index + 1;
-        while (end < limit && layer_kind_slot(layer_kind_at(m, end)) == layer_kind_slot(first)) ++end;
-        return end;
-    }
-    // Kinds change only where the dense leading layers end and where the second stack starts.
-    const int64_t dense = m.is_moe() ? m.moe.dense_layers : 0;
-    const bool two_stacks = m.architecture == Architecture::encoder_decoder;
-    const int64_t bounds[3] = {dense, two_stacks ? m.layers : limit, two_stacks ? m.layers + dense : limit};
-    int64_t end = limit;
-    for (int64_t b : bounds)
-        if (b > index) end = std::min(end, b);
-    return end;
-}
-
-double attended_keys(const ModelSpec& m, LayerKind kind, double s) {
-    if (!kind.causal) return s;
-    const double w = double(m.local_attention.window);
-    if (!kind.local || w >= s) return s / 2;  // causal: the average query sees half the sequence
-    // Sliding window (Beltagy et al. 2020, arXiv 2004.05150; Mistral, Jiang et al. 2023 sec. 2): query i
-    // sees min(i, w) keys; over i in [0, s] that is (w^2 / 2 + (s - w) w) / s = w - w^2 / (2 s).
-    if (m.local_attention.kind == LocalAttentionKind::sliding) return w - w * w / (2 * s);
-    // Chunked (Llama 4 attention_chunk_size): causal within chunks of w, n = floor(s / w) full chunks
-    // and a remainder r: (n w^2 / 2 + r^2 / 2) / s.
-    const double n = std::floor(s / w), r = s - n * w;
-    return (n * w * w / 2 + r * r / 2) / s;
-}
-
-double expert_load_factor(const ModelSpec& m, const ParallelSpec& parallel) {
-    const MoeSpec& moe = m.moe;
-    if (!m.is_moe()) return 1;
-    const double cap = moe.capacity_factor > 0 ? moe.capacity_factor : 1e300;  // 0 = dropless
-    const double busiest = std::min(moe.imbalance, cap), others = std::min(1.0, cap);
-    const double local = std::max(double(moe.experts) / double(std::max<int64_t>(parallel.ep, 1)), 1.0);
-    return (busiest + (local - 1) * others) / local;
-}
-
-double layer_params_local(const Config& c, LayerKind kind) {
-    const ModelSpec& m = c.model;
-    const double t = double(std::max<int64_t>(c.parallel.tp, 1));
-    const double h = double(m.hidden);
-    const double replicated = double(attention_replicated_parameter_count(m));  // MLA down projections: whole on every TP rank
-    const double attn = replicated + (double(attention_parameter_count(m)) - replicated) / t;
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
-    const double mats = gated ? 3 : 2;
-    double mlp = mats * h * double(m.ffn_hidden) / t;
-    if (kind.moe) {
-        const double ep = double(std::max<int64_t>(c.parallel.ep, 1));
-        const double expert = mats * h * double(m.moe.expert_ffn_hidden) / t;
-        mlp = h * double(m.moe.experts) + expert * (double(m.moe.experts) / ep + double(m.moe.shared_experts));
-    }
-    const double norms = (m.norm == Norm::layernorm ? 2 : 1) * h * (kind.cross_attention ? 3 : 2);
-    return attn * (kind.cross_attention ? 2 : 1) + mlp + norms;
-}
-
-bool embedding_trains(const Config& c) { return !c.training.finetune.adapters() && c.training.finetune.frozen_layers == 0; }
-bool head_trains(const Config& c) { return !c.training.finetune.adapters(); }
-
-LayerKind layer_kind_at(const Config& c, int64_t index) {
-    LayerKind kind = layer_kind_at(c.model, index);
-    kind.frozen = index < c.training.finetune.frozen_layers;
-    return kind;
-}
-
-int64_t layer_kind_run_end(const Config& c, int64_t index, int64_t limit) {
-    const int64_t frozen = c.training.finetune.frozen_layers;
-    return layer_kind_run_end(c.model, index, index < frozen ? std::min(limit, frozen) : limit);
-}
-
-namespace {
-
 // The linear layers of one layer kind as (k, n, copies on this GPU, is MLP, separate projections
 // fused in it: LoRA gives each its own A), TP/EP-sharded.
 struct LinearShape { double k, n, count; bool mlp; double parts = 1; };
-FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, int64_t tp, int64_t ep) {
+FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, double t, double ep) {
     FixedList<LinearShape, 12> out;
-    const double t = double(std::max<int64_t>(tp, 1)), h = double(m.hidden);
-    const double heads_l = double(m.heads) / t, hd = double(m.effective_head_dim());
+    const double h = double(m.hidden), heads_l = double(m.heads) / t, hd = double(m.effective_head_dim());
     const double kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / t, 1.0);
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
     auto attention = [&](bool cross) {
         if (m.mla.enabled() && !cross) {  // as mla_projections
             const MlaSpec& a = m.mla;
@@ -576,7 +414,7 @@ FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, int
     };
     attention(false);
     if (kind.cross_attention) attention(true);
-    const double up = gated ? 2 : 1;
+    const double up = gated_mlp(m.activation) ? 2 : 1;
     auto mlp = [&](double f, double copies) {
         out.add({h, f * up, copies, true, up});
         out.add({f, h, copies, true});
@@ -584,13 +422,13 @@ FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, int
     if (!kind.moe) {
         mlp(double(m.ffn_hidden) / t, 1);
     } else {
-        mlp(double(m.moe.expert_ffn_hidden) / t, double(m.moe.experts) / double(std::max<int64_t>(ep, 1)));
+        mlp(double(m.moe.expert_ffn_hidden) / t, double(m.moe.experts) / ep);
         if (m.moe.shared_experts > 0) mlp(double(m.moe.expert_ffn_hidden * m.moe.shared_experts) / t, 1);
     }
     return out;
 }
 
-double adapter_params(const Config& c, LayerKind kind, int64_t tp, int64_t ep) {
+double adapter_params(const Config& c, LayerKind kind, double tp, double ep) {
     const FinetuneSpec& ft = c.training.finetune;
     if (!ft.adapters() || kind.frozen) return 0;
     double params = 0;
@@ -599,40 +437,58 @@ double adapter_params(const Config& c, LayerKind kind, int64_t tp, int64_t ep) {
     return params;
 }
 
+// =====================================================================================
+// [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
+// =====================================================================================
+
 } // namespace
 
-double layer_adapter_params_local(const Config& c, LayerKind kind) { return adapter_params(c, kind, c.parallel.tp, c.parallel.ep); }
+double layer_adapter_params_local(const Execution& x, LayerKind kind) { return adapter_params(*x.config, kind, x.tp, x.ep); }
 double layer_adapter_params(const Config& c, LayerKind kind) { return adapter_params(c, kind, 1, 1); }
 
-double layer_nf4_params_local(const Config& c, LayerKind kind) {
-    if (c.training.finetune.method != FinetuneMethod::qlora) return 0;
+double layer_nf4_params_local(const Execution& x, LayerKind kind) {
+    if (!x.nf4) return 0;
     double params = 0;
-    for (const LinearShape& l : layer_linears(c.model, kind, c.parallel.tp, c.parallel.ep)) params += l.count * l.k * l.n;
+    for (const LinearShape& l : layer_linears(x.config->model, kind, x.tp, x.ep)) params += l.count * l.k * l.n;
     return params;
 }
 
-double layer_trainable_params_local(const Config& c, LayerKind kind) {
+double layer_trainable_params_local(const Execution& x, LayerKind kind) {
     if (kind.frozen) return 0;
-    return c.training.finetune.adapters() ? layer_adapter_params_local(c, kind) : layer_params_local(c, kind);
+    return x.config->training.finetune.adapters() ? layer_adapter_params_local(x, kind) : layer_params_local(x, kind);
 }
 
-double layer_expert_params_local(const Config& c, LayerKind kind) {
+double layer_params_local(const Execution& x, LayerKind kind) {
+    const ModelSpec& m = x.config->model;
+    const double t = x.tp;
+    const double h = double(m.hidden);
+    const double replicated = double(attention_replicated_parameter_count(m));  // MLA down projections: whole on every TP rank
+    const double attn = replicated + (double(attention_parameter_count(m)) - replicated) / t;
+    const double mats = x.gated ? 3 : 2;
+    double mlp = mats * h * double(m.ffn_hidden) / t;
+    if (kind.moe) {
+        const double ep = x.ep;
+        const double expert = mats * h * double(m.moe.expert_ffn_hidden) / t;
+        mlp = h * double(m.moe.experts) + expert * (double(m.moe.experts) / ep + double(m.moe.shared_experts));
+    }
+    const double norms = (m.norm == Norm::layernorm ? 2 : 1) * h * (kind.cross_attention ? 3 : 2);
+    return attn * (kind.cross_attention ? 2 : 1) + mlp + norms;
+}
+
+double layer_expert_params_local(const Execution& x, LayerKind kind) {
     if (!kind.moe) return 0;
-    const ModelSpec& m = c.model;
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
-    const double t = double(std::max<int64_t>(c.parallel.tp, 1)), ep = double(std::max<int64_t>(c.parallel.ep, 1));
-    return (gated ? 3 : 2) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
+    const ModelSpec& m = x.config->model;
+    const double t = x.tp, ep = x.ep;
+    return (x.gated ? 3 : 2) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
 }
 
-PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
-    Ctx x = make_ctx(c, p);
-    x.local = kind.local;
+PieceOps layer_ops(const Execution& x, LayerKind kind) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
     layer(x, fwd, Phase::forward, kind);
     if (kind.frozen) {  // leading frozen layers: nothing before them needs a gradient, so no backward
-        zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind), 0, false);
+        zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), 0, false);
         return out;
     }
     // Recompute (Korthikanti et al. 2022 sec. 5): full re-runs the layer forward (with its TP
@@ -641,93 +497,90 @@ PieceOps layer_ops(const Config& c, const PrecisionSpec& p, LayerKind kind) {
     if (x.recompute == Recompute::full) {
         for (const Op& op : out.forward) out.backward.add(op);
         for (const CommOp& op : out.comm_forward) out.comm_backward.add(op);
-    } else if (x.recompute == Recompute::selective && !x.flash) {
+    } else if (x.recompute == Recompute::selective && !x.ops.flash) {
         CommList unused;
         Target re{out.backward, unused};
-        attention_core(x, re, Phase::forward, x.s_kv + x.mem, kind.causal);
-        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.s_kv, false);
+        attention_core(x, re, Phase::forward, x.seq_len + x.memory_len, kind.causal, kind.local);
+        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.seq_len, false, false);
     }
     layer(x, bwd, Phase::backward, kind);
-    zero3_comm(c, p, out.comm_forward, out.comm_backward, layer_params_local(c, kind), layer_trainable_params_local(c, kind), true);
+    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_trainable_params_local(x, kind), true);
     return out;
 }
 
-PieceOps mtp_ops(const Config& c, const PrecisionSpec& p) {
-    const Ctx x = make_ctx(c, p);
+PieceOps mtp_ops(const Execution& x) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
     // h'_k = M [RMSNorm(h_{k-1}); RMSNorm(Emb(t_{i+k}))] (arXiv 2412.19437 eq. 21), per module.
-    norm(x, fwd, Phase::forward, x.T_sp);
-    norm(x, fwd, Phase::forward, x.T_sp);
-    linear(x, fwd, Phase::forward, "mtp_proj", x.T, 2 * x.h, x.h, 1, true);
-    linear(x, bwd, Phase::backward, "mtp_proj", x.T, 2 * x.h, x.h, 1, true);
-    norm(x, bwd, Phase::backward, x.T_sp);
-    norm(x, bwd, Phase::backward, x.T_sp);
+    norm(x, fwd, Phase::forward, x.tokens_sp);
+    norm(x, fwd, Phase::forward, x.tokens_sp);
+    linear(x, fwd, Phase::forward, "mtp_proj", x.tokens, 2 * x.hidden, x.hidden, 1, true);
+    linear(x, bwd, Phase::backward, "mtp_proj", x.tokens, 2 * x.hidden, x.hidden, 1, true);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
     if (x.recompute == Recompute::full)
         for (const Op& op : out.forward) out.backward.add(op);
     return out;
 }
 
-PieceOps embedding_ops(const Config& c, const PrecisionSpec& p) {
-    const Ctx x = make_ctx(c, p);
+PieceOps embedding_ops(const Execution& x) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
-    const double e = x.T * x.h;
+    const double e = x.tokens * x.hidden;
     // Vocab-parallel lookup: gather rows, write activations, embedding dropout; partial rows are
     // all-reduced (reduce-scattered with SP) over TP (Megatron VocabParallelEmbedding).
-    out.forward.add(make_op("embedding", OpKind::elementwise, x.act, 0, e * (x.w_param + x.w_act)));
-    out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.act, 0, x.T_sp * x.h * (2 * x.w_act + 1)));
-    if (x.t > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.w_act);
+    out.forward.add(make_op("embedding", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_param + x.ops.w_act)));
+    out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.ops.activations, 0, x.tokens_sp * x.hidden * (2 * x.ops.w_act + 1)));
+    if (x.tp > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.ops.w_act);
     // Backward: scatter-add of the token gradients into the fp32 main gradient (none when frozen).
-    if (embedding_trains(c)) out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.act, 0, e * (x.w_act + 2 * x.w_grad)));
+    if (embedding_trains(*x.config)) out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * x.ops.w_grad)));
     if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);  // re-run the lookup
     return out;
 }
 
-PieceOps head_ops(const Config& c, const PrecisionSpec& p) {
-    const Ctx x = make_ctx(c, p);
+PieceOps head_ops(const Execution& x) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
-    norm(x, fwd, Phase::forward, x.T_sp);  // final norm
-    if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.T * x.h * x.w_act);
-    linear(x, fwd, Phase::forward, "lm_head", x.T, x.h, x.vocab_l, 1, true);
+    norm(x, fwd, Phase::forward, x.tokens_sp);  // final norm
+    if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.tokens * x.hidden * x.ops.w_act);
+    linear(x, fwd, Phase::forward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
     // Vocab-parallel cross-entropy in fp32 (Megatron vocab_parallel_cross_entropy): logits to fp32,
     // max, exp-sum, normalise (3 small all-reduces of T floats over TP); backward writes softmax - 1.
-    const double logits = x.T * x.vocab_l;
-    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.act, 0, logits * (x.w_act + 3 * 4.0)));
-    if (x.t > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.T * 4.0, 3);
+    const double logits = x.tokens * x.logits_local;
+    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.ops.activations, 0, logits * (x.ops.w_act + 3 * 4.0)));
+    if (x.tp > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.tokens * 4.0, 3);
     // Backward: the fp32 loss gradient is written (4), the log-softmax backward reads it and the saved
     // fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the activation
     // dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward and Megatron's
     // softmax - one-hot alike.
-    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.act, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.w_act)));
-    linear(x, bwd, Phase::backward, "lm_head", x.T, x.h, x.vocab_l, 1, true);
-    if (x.t > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
-                          Group::tp, x.T * x.h * x.w_act);
-    norm(x, bwd, Phase::backward, x.T_sp);
+    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.ops.w_act)));
+    linear(x, bwd, Phase::backward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
+    if (x.tp > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
+                          Group::tp, x.tokens * x.hidden * x.ops.w_act);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
     return out;
 }
 
-double per_tensor_optimizer_kernels(const Config& c) {
+double per_tensor_optimizer_kernels(const Execution& x) {
+    const Config& c = *x.config;
     if (c.training.optimizer != "lamb-per-tensor") return 0;
     // Parameter tensors per layer: two norms (scale, + bias for LayerNorm), fused QKV and output
     // projections (no biases: Transformer-XL's qkv_net/o_net/r_net, Megatron's default keeps them in
     // the GEMM epilogue), FFN matrices (3 gated) with biases when not gated, the relative-position
     // projection; plus embedding, final norm and Transformer-XL's two global position biases.
     const ModelSpec& m = c.model;
-    const bool gated = m.activation == Activation::swiglu || m.activation == Activation::geglu;
     const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;
-    const double per_layer = 2 * norm_tensors + 2 + (gated ? 3 : 4) + (m.relative_position ? 1 : 0);
-    const double tensors = double(total_layers(m)) * per_layer + 1 + norm_tensors + (m.relative_position ? 2 : 0);
+    const double per_layer = 2 * norm_tensors + 2 + (x.gated ? 3 : 4) + (m.relative_position ? 1 : 0);
+    const double tensors = double(x.layers) * per_layer + 1 + norm_tensors + (m.relative_position ? 2 : 0);
     // NVIDIA DLE Transformer-XL's jitlamb (lamb.py) calls one TorchScript function per tensor from a
     // Python loop: the moment update, the weight and update norms and the apply run as ~3 dispatched
     // ops of our host_op_s size (several fused kernels each), so the loop is host-bound for small
     // tensors. 3 per tensor: TXL base fp16 on V100 misses ~30 ms per step (1 GPU, 16x192 tokens),
     // 179 tensors x 3 x 60 us = 32 ms; the fused (apex multi-tensor) FusedLAMB of BERT has none.
     constexpr double kOpsPerTensor = 3;
-    return tensors * kOpsPerTensor / double(std::max<int64_t>(c.parallel.pp, 1));
+    return tensors * kOpsPerTensor / double(x.stages);
 }
 
 double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpec& p) {
@@ -735,7 +588,9 @@ double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpe
     return (t.optimizer == "sgd" ? 1 : 2) * dtype_storage_bytes(p.optimizer_states);
 }
 
-OpList step_ops(const Config& c, const PrecisionSpec& p, double params_local, double params_shard) {
+OpList step_ops(const Execution& x, double params_local, double params_shard) {
+    const Config& c = *x.config;
+    const PrecisionSpec& p = x.precision();
     OpList ops;
     const double wg = dtype_storage_bytes(p.grads);
     const double wp = dtype_storage_bytes(p.params);

@@ -1,23 +1,32 @@
 // trainclock: predict() — operators, costs, collectives, pipeline schedule, memory (DESIGN.md 2).
+// predict() runs named phases in order, each a function below reading the Execution record:
+// stages -> (the search's early exit) -> simulate -> dp_sync -> optimizer step -> summarise.
 //
 // Index
 //   [SECTION] Cost vectors: seconds per breakdown category
-//   [SECTION] Pieces: one layer kind / embedding / head costed once per prediction
-//   [SECTION] Stages: per virtual stage durations, pipeline simulation, DP sync and optimizer step
-//   [SECTION] Prediction: throughput, FLOPs, MFU, totals, memory, warnings
+//   [SECTION] Phase costs: one phase of one piece (layer kind, embedding, head), and its floor
+//   [SECTION] Stages: per virtual stage durations and weights, the busiest stage
+//   [SECTION] DP sync and optimizer step
+//   [SECTION] Simulate and summarise: throughput, FLOPs, MFU, totals, memory, warnings
 #include "trainclock/prediction.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
+#include "phases.hpp"
 #include "trainclock/calibration.hpp"
 #include "trainclock/communication.hpp"
+#include "trainclock/execution.hpp"
 #include "trainclock/memory.hpp"
 #include "trainclock/operators.hpp"
 #include "trainclock/pipeline.hpp"
 
 namespace trainclock {
+
+using phases::Network;
+
 namespace {
 
 // =====================================================================================
@@ -49,21 +58,6 @@ Cost from_ops(const OpCost& oc) {
     return c;
 }
 
-struct Network {
-    std::array<Link, kGroupCount> link{};
-    std::array<int64_t, kGroupCount> ranks{};
-};
-
-Network make_network(const Config& c, const Calibration& cal) {
-    Network n;
-    for (int g = 0; g < kGroupCount; ++g) {
-        const GroupPlacement place = group_placement(c.parallel, Group(g));
-        n.link[size_t(g)] = group_link(c.node, cal, place);
-        n.ranks[size_t(g)] = place.size;
-    }
-    return n;
-}
-
 Cat comm_category(Group g) {
     switch (g) {
     case Group::tp: return kTp;
@@ -81,34 +75,50 @@ double comm_time_s(const CommOp& op, const Network& net) {
     return op.count * collective_time_s(op.collective, op.bytes, net.ranks[g], net.link[g]);
 }
 
+// Share of the SMs a running collective holds (its NCCL channels): compute overlapped with it runs
+// at (1 - share) speed.
+double comm_sm_share(const Execution& x) {
+    return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), 0.5);
+}
+
 // =====================================================================================
-// [SECTION] Pieces: one layer kind / embedding / head costed once per prediction
+// [SECTION] Phase costs: one phase of one piece (layer kind, embedding, head), and its floor
 // =====================================================================================
+
+// Seconds of a phase's collectives by category, before overlap; `launch_s` and `kernels` gain a
+// kernel per collective of a group with more than one rank.
+std::array<double, kCatCount> comm_seconds(const CommList& comm, const Execution& x, const Network& net, double& launch_s,
+                                           double& kernels) {
+    std::array<double, kCatCount> comm_s{};
+    for (const CommOp& op : comm) {
+        comm_s[size_t(comm_category(op.group))] += comm_time_s(op, net);
+        if (net.ranks[size_t(op.group)] > 1) {
+            launch_s += x.cal.kernel_launch_s;
+            kernels += op.count;
+        }
+    }
+    return comm_s;
+}
 
 // Compute plus the exposed part of each collective: TP is on the critical path unless TP comm
 // overlap is on (then hidden behind the phase's GEMMs); the CP ring hides behind attention
 // (Megatron-Core CP overlaps the K/V exchange with the block computation); ZeRO-3 gathers are
 // prefetched behind the phase's compute; EP all-to-all is exposed.
-Cost phase_cost(const OpList& ops, const CommList& comm, const Config& c, const Calibration& cal, const Network& net) {
-    Cost cost = from_ops(cost_ops(ops, c.gpu, cal));
+Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net) {
+    const Calibration& cal = x.cal;
+    Cost cost = from_ops(cost_ops(ops, x.config->gpu, cal));
     double kernels = double(ops.size);
-    std::array<double, kCatCount> comm_s{};
-    for (const CommOp& op : comm) {
-        comm_s[size_t(comm_category(op.group))] += comm_time_s(op, net);
-        if (net.ranks[size_t(op.group)] > 1) {
-            cost.s[kOverhead] += cal.kernel_launch_s;
-            kernels += op.count;
-        }
-    }
+    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, cost.s[kOverhead], kernels);
+    const bool overlap_tp = x.config->parallel.overlap_tp_comm;
     const double compute = cost.s[kGemm] + cost.s[kAttention] + cost.s[kElementwise] + cost.s[kPrecision];
-    cost.s[kTp] = c.parallel.overlap_tp_comm ? std::max(0.0, comm_s[kTp] - cost.s[kGemm]) : comm_s[kTp];
+    cost.s[kTp] = overlap_tp ? std::max(0.0, comm_s[kTp] - cost.s[kGemm]) : comm_s[kTp];
     cost.s[kCp] = std::max(0.0, comm_s[kCp] - cost.s[kAttention]);
     cost.s[kDp] = std::max(0.0, comm_s[kDp] - compute);
     cost.s[kEp] = comm_s[kEp];
-    // Overlap is not free: while a collective runs its channels hold cal.comm_sms SMs, so the
-    // compute that runs beside it proceeds at (1 - f) speed (charged to the collective's category).
-    const double f = std::min(cal.comm_sms / double(std::max<int64_t>(c.gpu.sm_count, 1)), 0.5);
-    const double overlapped_tp = c.parallel.overlap_tp_comm ? std::min(comm_s[kTp], cost.s[kGemm]) : 0.0;
+    // Overlap is not free: the compute that runs beside a collective proceeds at (1 - f) speed
+    // (charged to the collective's category).
+    const double f = comm_sm_share(x);
+    const double overlapped_tp = overlap_tp ? std::min(comm_s[kTp], cost.s[kGemm]) : 0.0;
     cost.s[kTp] += overlapped_tp * f / (1 - f);
     cost.s[kCp] += std::min(comm_s[kCp], cost.s[kAttention]) * f / (1 - f);
     cost.s[kDp] += std::min(comm_s[kDp], compute) * f / (1 - f);
@@ -123,13 +133,12 @@ struct PieceCost {
     Cost fwd, bwd;
 };
 
-PieceCost piece_cost(const PieceOps& ops, const Config& c, const Calibration& cal, const Network& net) {
-    return {phase_cost(ops.forward, ops.comm_forward, c, cal, net), phase_cost(ops.backward, ops.comm_backward, c, cal, net)};
+PieceCost piece_cost(const PieceOps& ops, const Execution& x, const Network& net) {
+    return {phase_cost(ops.forward, ops.comm_forward, x, net), phase_cost(ops.backward, ops.comm_backward, x, net)};
 }
 
-
 // =====================================================================================
-// [SECTION] Stages: per virtual stage durations, pipeline simulation, DP sync and optimizer step
+// [SECTION] Stages: per virtual stage durations and weights, the busiest stage
 // =====================================================================================
 
 // Weights that train on one GPU of a stage (gradients reduced over DP, updated by the optimizer).
@@ -139,24 +148,190 @@ struct StageParams {
 };
 
 // `n` layers of `kind`: their trainable weights (all, none when frozen, the adapters under LoRA).
-void add_trainable(StageParams& sp, const Config& c, LayerKind kind, double n) {
-    const double trainable = layer_trainable_params_local(c, kind);
-    const double experts = c.training.finetune.adapters() || trainable == 0 ? 0.0 : layer_expert_params_local(c, kind);
+void add_trainable(StageParams& sp, const Execution& x, LayerKind kind, double n) {
+    const double trainable = layer_trainable_params_local(x, kind);
+    const double experts = x.config->training.finetune.adapters() || trainable == 0 ? 0.0 : layer_expert_params_local(x, kind);
     sp.dense += n * (trainable - experts);
     sp.expert += n * experts;
     sp.layers += n;
 }
 
-PrecisionSpec blind_precision(const GpuSpec& gpu) {
-    // The static-graph baseline: every op at one 16-bit tensor-core dtype, no precision-only ops.
-    const DType ref = reference_dtype(gpu);
-    PrecisionSpec p;
-    p.name = "precision-blind";
-    p.gemm = p.activations = p.params = p.grads = p.grad_reduce = p.optimizer_states = ref;
-    p.master_weights = MasterWeights::none;
-    p.loss_scaling = LossScaling::none;
-    p.autocast = false;
-    return p;
+// One micro-batch through every virtual stage, and the weights of every stage.
+struct Stages {
+    std::vector<Cost> fwd, bwd;        // by virtual stage j = chunk * p + stage
+    std::vector<double> fwd_s, bwd_s;  // their totals by stage * v + chunk (simulate_pipeline's order)
+    std::vector<StageParams> params;   // by stage
+    int64_t busiest = 0;               // the stage with the most work per micro-batch
+    double busiest_s = -1;             // its forward + backward seconds of one micro-batch
+};
+
+// Each distinct layer kind, the embedding and the head are built and costed once; a run of layers
+// of one kind costs its count times the kind's cost.
+const Stages& stages_phase(const Execution& x, const Network& net) {
+    thread_local Stages st;  // reused: a search predicts millions of layouts
+    const ModelSpec& m = x.config->model;
+    const int64_t p = x.stages, v = x.chunks, vs = x.virtual_stages;
+    std::array<PieceCost, kLayerKindSlots> kinds{};
+    std::array<bool, kLayerKindSlots> have{};
+    const PieceCost embed = piece_cost(embedding_ops(x), x, net);
+    const PieceCost head = piece_cost(head_ops(x), x, net);
+    // P2P of one activation per micro-batch boundary, 1/tp of it per GPU (scatter-gather
+    // optimisation, Narayanan et al. SC'21 sec. 4.1); a blocking send on the producing stage.
+    const double p2p_bytes = x.tokens * x.hidden * x.ops.w_act / x.tp;
+    const double p2p_s = p > 1 ? collective_time_s(Collective::p2p, p2p_bytes, 2, net.link[size_t(Group::pp)]) + x.cal.kernel_launch_s : 0;
+
+    st.fwd.assign(size_t(vs), Cost{});
+    st.bwd.assign(size_t(vs), Cost{});
+    st.params.assign(size_t(p), StageParams{});
+    const double vocab_params = double(m.vocab) * x.hidden / x.tp;
+    for (int64_t j = 0; j < vs; ++j) {
+        const int64_t stage = j % p;
+        for_each_layer_run(x, j, [&](int64_t, int64_t count, LayerKind kind) {
+            const int slot = kind_slot(kind);
+            const double n = double(count);
+            if (!have[size_t(slot)]) {
+                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net);
+                have[size_t(slot)] = true;
+            }
+            st.fwd[size_t(j)].add(kinds[size_t(slot)].fwd, n);
+            st.bwd[size_t(j)].add(kinds[size_t(slot)].bwd, n);
+            add_trainable(st.params[size_t(stage)], x, kind, n);
+        });
+        if (j == 0) {
+            st.fwd[0].add(embed.fwd);
+            st.bwd[0].add(embed.bwd);
+            if (embedding_trains(*x.config)) {
+                st.params[0].dense += vocab_params;
+                st.params[0].embedding = vocab_params;
+            }
+        }
+        if (j == vs - 1) {
+            st.fwd[size_t(j)].add(head.fwd);
+            st.bwd[size_t(j)].add(head.bwd);
+            if ((!m.tied_embeddings || p > 1) && head_trains(*x.config)) st.params[size_t(p - 1)].dense += vocab_params;
+            if (m.mtp_layers > 0) {
+                // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
+                // sec. 3.2.1): per module its projection, a transformer layer of the last layer's kind
+                // and the shared output head with its loss.
+                const LayerKind kind = layer_kind_at(m, m.layers - 1);
+                const int slot = kind_slot(kind);
+                if (!have[size_t(slot)]) {
+                    kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net);
+                    have[size_t(slot)] = true;
+                }
+                const PieceCost mtp = piece_cost(mtp_ops(x), x, net);
+                const double n = double(m.mtp_layers);
+                const PieceCost* parts[] = {&kinds[size_t(slot)], &mtp, &head};
+                for (const PieceCost* piece : parts) {
+                    st.fwd[size_t(j)].add(piece->fwd, n);
+                    st.bwd[size_t(j)].add(piece->bwd, n);
+                }
+                add_trainable(st.params[size_t(p - 1)], x, kind, n);
+                if (!x.config->training.finetune.adapters()) st.params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
+            }
+        }
+        if (j < vs - 1) st.fwd[size_t(j)].s[kPp] += p2p_s;
+        if (j > 0) st.bwd[size_t(j)].s[kPp] += p2p_s;
+    }
+
+    st.fwd_s.resize(size_t(vs));
+    st.bwd_s.resize(size_t(vs));
+    for (int64_t j = 0; j < vs; ++j) {
+        const int64_t stage = j % p, chunk = j / p;
+        st.fwd_s[size_t(stage * v + chunk)] = st.fwd[size_t(j)].total();
+        st.bwd_s[size_t(stage * v + chunk)] = st.bwd[size_t(j)].total();
+    }
+    st.busiest = 0;
+    st.busiest_s = -1;
+    for (int64_t s = 0; s < p; ++s) {
+        double busy = 0;
+        for (int64_t ch = 0; ch < v; ++ch) busy += st.fwd_s[size_t(s * v + ch)] + st.bwd_s[size_t(s * v + ch)];
+        if (busy > st.busiest_s) {
+            st.busiest_s = busy;
+            st.busiest = s;
+        }
+    }
+    return st;
+}
+
+// The busiest stage sets the breakdown: M times its per-micro-batch work (the rest is bubble).
+Cost busiest_stage_work(const Execution& x, const Stages& st) {
+    Cost step;
+    for (int64_t j = 0; j < x.virtual_stages; ++j) {
+        if (j % x.stages != st.busiest) continue;
+        step.add(st.fwd[size_t(j)], double(x.micro_batches));
+        step.add(st.bwd[size_t(j)], double(x.micro_batches));
+    }
+    return step;
+}
+
+// =====================================================================================
+// [SECTION] DP sync and optimizer step
+// =====================================================================================
+
+// Data-parallel gradient sync once per step (ZeRO <= 2): all-reduce, or reduce-scatter of the
+// gradients + all-gather of the updated weights with a distributed optimizer / ZeRO 1-2
+// (Rajbhandari et al. 2020). Gradients reduce behind the last micro-batch's backward (bucketed,
+// Li et al. 2020 PyTorch DDP) except the first layers' bucket; the gather hides behind the next
+// forward (Megatron overlap_param_gather). Each stage syncs its own weights; the slowest counts.
+double dp_sync_phase(const Execution& x, const Stages& st, const Network& net) {
+    double dp_exposed = 0;
+    const int64_t zero = x.config->parallel.zero;
+    const PrecisionSpec& prec = x.precision();
+    const int64_t p = x.stages, v = x.chunks;
+    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
+    if (zero >= 3) return 0;  // ZeRO-3 reduces every micro-batch (operators.cpp zero3_comm)
+    for (int64_t s = 0; s < p; ++s) {
+        const StageParams& sp = st.params[size_t(s)];
+        const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+        const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
+                                 {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
+        double grad_s = 0, gather_s = 0;
+        for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
+        if (zero >= 1) {
+            const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
+                                       {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
+            for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
+        }
+        double exposed = grad_s + gather_s;
+        if (x.config->parallel.overlap_dp_comm && sp.layers > 0) {
+            double f1 = 0, b1 = 0;  // one micro-batch through this stage
+            for (int64_t ch = 0; ch < v; ++ch) {
+                f1 += st.fwd_s[size_t(s * v + ch)];
+                b1 += st.bwd_s[size_t(s * v + ch)];
+            }
+            // The last bucket holds the first layer and, on the first stage, the input embedding,
+            // whose gradient (tied or not) is complete only at the very end of backward: it
+            // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
+            const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
+            const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
+            exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
+            // The hidden part still slows the compute it hides behind (as in phase_cost).
+            const double f = comm_sm_share(x);
+            exposed += (grad_s + gather_s - exposed) * f / (1 - f);
+        }
+        dp_exposed = std::max(dp_exposed, exposed);
+    }
+    return dp_exposed;
+}
+
+// Optimizer step and per-step precision ops on the stage holding the most weights.
+Cost optimizer_step_phase(const Execution& x, const Stages& st) {
+    double most = 0;
+    for (const StageParams& sp : st.params) most = std::max(most, sp.dense + sp.expert);
+    double shard = most;
+    const ParallelSpec& par = x.config->parallel;
+    if (par.zero >= 1) {
+        const StageParams* heavy = &st.params[0];
+        for (const StageParams& sp : st.params)
+            if (sp.dense + sp.expert >= heavy->dense + heavy->expert) heavy = &sp;
+        shard = heavy->dense / double(par.weight_replicas()) + heavy->expert / double(par.expert_weight_replicas());
+    }
+    Cost cost = from_ops(cost_ops(step_ops(x, most, shard), x.config->gpu, x.cal));
+    // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
+    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s;
+    if (host_s > cost.total()) cost.s[kOverhead] += host_s - cost.total();
+    return cost;
 }
 
 // Model FLOPs per token, PaLM appendix B (6 N + 12 L H Q T) generalised per layer: a layer that trains
@@ -178,12 +353,24 @@ double model_flops_per_token(const Config& c) {
         return (lora ? 4 : 6) * n_active + 6 * layer_adapter_params(c, kind) + 3 * attention;
     };
     double sum = 0;
-    for (int64_t i = 0; i < total_layers(m); ++i)
-        sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true)));
+    for (int64_t i = 0; i < total_layers(m); ++i) sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true)));
     const double head = double(m.vocab) * double(m.hidden) * (head_trains(c) ? 6 : 4);
     const LayerKind last = layer_kind_at(m, m.layers - 1);
     const double mtp_layer = double(layer_parameter_count(m, m.layers - 1, true)) + double(mtp_extra_parameter_count(m));
     return sum + head + double(m.mtp_layers) * (layer_flops(last, mtp_layer) + head);
+}
+
+// =====================================================================================
+// [SECTION] Simulate and summarise: throughput, FLOPs, MFU, totals, memory, warnings
+// =====================================================================================
+
+// Pipeline (DESIGN.md 2.4). Asking for the timeline must not change a single bit of the numbers
+// (the page always asks, the CLI does not): with one stage the closed form (M forward/backward
+// pairs) is authoritative and the spans come extra.
+double simulate_phase(const Execution& x, const Stages& st, std::vector<TimelineSpan>* timeline) {
+    if (x.stages > 1) return simulate_pipeline(x.shape, st.fwd_s.data(), st.bwd_s.data(), timeline);
+    if (timeline) simulate_pipeline(x.shape, st.fwd_s.data(), st.bwd_s.data(), timeline);
+    return double(x.micro_batches) * (st.fwd_s[0] + st.bwd_s[0]);
 }
 
 std::string format(const char* fmt, double a, double b = 0) {
@@ -192,219 +379,10 @@ std::string format(const char* fmt, double a, double b = 0) {
     return buf;
 }
 
-} // namespace
-
-Prediction predict(const Config& c, const PredictOptions& options) {
-    Prediction out;
-    const Calibration cal = resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel);
-    const PrecisionSpec blind = cal.precision_blind ? blind_precision(c.gpu) : PrecisionSpec{};
-    const PrecisionSpec& prec = cal.precision_blind ? blind : c.precision;
-    const Network net = make_network(c, cal);
+void summarise_phase(const Execution& x, const Cost& step, double stage_flops_sum, double iteration_s, double bubble_s,
+                     Prediction& out) {
+    const Config& c = *x.config;
     const ModelSpec& m = c.model;
-
-    // Pipeline shape: M = global batch / (micro-batch x DP) (DESIGN.md 2.4).
-    PipelineShape shape;
-    shape.schedule = c.parallel.schedule;
-    shape.stages = std::max<int64_t>(c.parallel.pp, 1);
-    const int64_t per_step = std::max<int64_t>(c.training.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
-    shape.micro_batches = std::max<int64_t>(c.training.global_batch / per_step, 1);
-    shape.chunks = shape.schedule == PipelineSchedule::interleaved ? std::max<int64_t>(c.parallel.virtual_stages, 1) : 1;
-    if (shape.schedule == PipelineSchedule::interleaved && !interleaving_possible(shape)) {
-        if (shape.stages > 1 && shape.chunks > 1)
-            out.warnings.push_back(format("interleaved schedule needs micro-batches (%.0f) divisible by pp (%.0f); simulated as 1F1B",
-                                          double(shape.micro_batches), double(shape.stages)));
-        shape.schedule = PipelineSchedule::one_f_one_b;
-        shape.chunks = 1;
-    }
-    const int64_t p = shape.stages, v = shape.chunks, vs = p * v, mb = shape.micro_batches;
-
-    // Each distinct layer kind, the embedding and the head are built and costed once.
-    std::array<PieceCost, kLayerKindSlots> kinds{};
-    std::array<bool, kLayerKindSlots> have{};
-    const int64_t layers = total_layers(m);
-    const PieceCost embed = piece_cost(embedding_ops(c, prec), c, cal, net);
-    const PieceCost head = piece_cost(head_ops(c, prec), c, cal, net);
-    // P2P of one activation per micro-batch boundary, 1/tp of it per GPU (scatter-gather
-    // optimisation, Narayanan et al. SC'21 sec. 4.1); a blocking send on the producing stage.
-    const double tokens_mb = double(c.training.micro_batch) * double(c.training.seq_len) / double(std::max<int64_t>(c.parallel.cp, 1));
-    const double p2p_bytes = tokens_mb * double(m.hidden) * dtype_storage_bytes(prec.activations) / double(std::max<int64_t>(c.parallel.tp, 1));
-    const double p2p_s = p > 1 ? collective_time_s(Collective::p2p, p2p_bytes, 2, net.link[size_t(Group::pp)]) + cal.kernel_launch_s : 0;
-
-    thread_local std::vector<Cost> vfwd, vbwd;
-    thread_local std::vector<double> fwd_s, bwd_s;
-    thread_local std::vector<StageParams> params;
-    vfwd.assign(size_t(vs), Cost{});
-    vbwd.assign(size_t(vs), Cost{});
-    params.assign(size_t(p), StageParams{});
-    const double vocab_params = double(m.vocab) * double(m.hidden) / double(std::max<int64_t>(c.parallel.tp, 1));
-    for (int64_t j = 0; j < vs; ++j) {
-        const int64_t stage = j % p;
-        const LayerRange r = virtual_stage_layers(layers, vs, j);
-        for (int64_t i = r.first; i < r.first + r.count;) {
-            // A run of layers of one kind costs its count times the kind's cost.
-            const LayerKind kind = layer_kind_at(c, i);
-            const int slot = layer_kind_slot(kind);
-            const int64_t n = layer_kind_run_end(c, i, r.first + r.count) - i;
-            if (!have[size_t(slot)]) {
-                kinds[size_t(slot)] = piece_cost(layer_ops(c, prec, kind), c, cal, net);
-                have[size_t(slot)] = true;
-            }
-            vfwd[size_t(j)].add(kinds[size_t(slot)].fwd, double(n));
-            vbwd[size_t(j)].add(kinds[size_t(slot)].bwd, double(n));
-            add_trainable(params[size_t(stage)], c, kind, double(n));
-            i += n;
-        }
-        if (j == 0) {
-            vfwd[0].add(embed.fwd);
-            vbwd[0].add(embed.bwd);
-            if (embedding_trains(c)) {
-                params[0].dense += vocab_params;
-                params[0].embedding = vocab_params;
-            }
-        }
-        if (j == vs - 1) {
-            vfwd[size_t(j)].add(head.fwd);
-            vbwd[size_t(j)].add(head.bwd);
-            if ((!m.tied_embeddings || p > 1) && head_trains(c)) params[size_t(p - 1)].dense += vocab_params;
-            if (m.mtp_layers > 0) {
-                // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
-                // sec. 3.2.1): per module its projection, a transformer layer of the last layer's kind
-                // and the shared output head with its loss.
-                const LayerKind kind = layer_kind_at(m, m.layers - 1);
-                const int slot = layer_kind_slot(kind);
-                if (!have[size_t(slot)]) {
-                    kinds[size_t(slot)] = piece_cost(layer_ops(c, prec, kind), c, cal, net);
-                    have[size_t(slot)] = true;
-                }
-                const PieceCost mtp = piece_cost(mtp_ops(c, prec), c, cal, net);
-                const double n = double(m.mtp_layers);
-                const PieceCost* parts[] = {&kinds[size_t(slot)], &mtp, &head};
-                for (const PieceCost* piece : parts) {
-                    vfwd[size_t(j)].add(piece->fwd, n);
-                    vbwd[size_t(j)].add(piece->bwd, n);
-                }
-                add_trainable(params[size_t(p - 1)], c, kind, n);
-                if (!c.training.finetune.adapters())
-                    params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / double(std::max<int64_t>(c.parallel.tp, 1));
-            }
-        }
-        if (j < vs - 1) vfwd[size_t(j)].s[kPp] += p2p_s;
-        if (j > 0) vbwd[size_t(j)].s[kPp] += p2p_s;
-    }
-
-    // Pipeline: simulate (DESIGN.md 2.4); with one stage the schedule is M forward/backward pairs.
-    fwd_s.resize(size_t(vs));
-    bwd_s.resize(size_t(vs));
-    for (int64_t j = 0; j < vs; ++j) {
-        const int64_t stage = j % p, chunk = j / p;
-        fwd_s[size_t(stage * v + chunk)] = vfwd[size_t(j)].total();
-        bwd_s[size_t(stage * v + chunk)] = vbwd[size_t(j)].total();
-    }
-    // The busiest stage sets the breakdown: M times its per-micro-batch work; the rest is bubble.
-    int64_t busiest = 0;
-    double busiest_s = -1;
-    for (int64_t s = 0; s < p; ++s) {
-        double busy = 0;
-        for (int64_t ch = 0; ch < v; ++ch) busy += fwd_s[size_t(s * v + ch)] + bwd_s[size_t(s * v + ch)];
-        if (busy > busiest_s) {
-            busiest_s = busy;
-            busiest = s;
-        }
-    }
-    Cost step;
-    double stage_flops_sum = 0;
-    for (int64_t j = 0; j < vs; ++j) {
-        stage_flops_sum += vfwd[size_t(j)].flops + vbwd[size_t(j)].flops;
-        if (j % p != busiest) continue;
-        step.add(vfwd[size_t(j)], double(mb));
-        step.add(vbwd[size_t(j)], double(mb));
-    }
-    // Data-parallel gradient sync once per step (ZeRO <= 2): all-reduce, or reduce-scatter of the
-    // gradients + all-gather of the updated weights with a distributed optimizer / ZeRO 1-2
-    // (Rajbhandari et al. 2020). Gradients reduce behind the last micro-batch's backward (bucketed,
-    // Li et al. 2020 PyTorch DDP) except the first layers' bucket; the gather hides behind the next
-    // forward (Megatron overlap_param_gather). Each stage syncs its own weights; the slowest counts.
-    double dp_exposed = 0;
-    const int64_t zero = c.parallel.zero;
-    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
-    if (zero < 3) {
-        for (int64_t s = 0; s < p; ++s) {
-            const StageParams& sp = params[size_t(s)];
-            const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-            const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
-                                     {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
-            double grad_s = 0, gather_s = 0;
-            for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
-            if (zero >= 1) {
-                const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
-                                           {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
-                for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
-            }
-            double exposed = grad_s + gather_s;
-            if (c.parallel.overlap_dp_comm && sp.layers > 0) {
-                double f1 = 0, b1 = 0;  // one micro-batch through this stage
-                for (int64_t ch = 0; ch < v; ++ch) {
-                    f1 += fwd_s[size_t(s * v + ch)];
-                    b1 += bwd_s[size_t(s * v + ch)];
-                }
-                // The last bucket holds the first layer and, on the first stage, the input embedding,
-                // whose gradient (tied or not) is complete only at the very end of backward: it
-                // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
-                const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
-                const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
-                exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
-                // The hidden part still holds comm_sms SMs, slowing the compute it hides behind (as
-                // in phase_cost).
-                const double f = std::min(cal.comm_sms / double(std::max<int64_t>(c.gpu.sm_count, 1)), 0.5);
-                exposed += (grad_s + gather_s - exposed) * f / (1 - f);
-            }
-            dp_exposed = std::max(dp_exposed, exposed);
-        }
-    }
-
-    // Optimizer step and per-step precision ops on the stage holding the most weights.
-    double most = 0;
-    for (const StageParams& sp : params) most = std::max(most, sp.dense + sp.expert);
-    double shard = most;
-    if (zero >= 1) {
-        const StageParams* heavy = &params[0];
-        for (const StageParams& sp : params)
-            if (sp.dense + sp.expert >= heavy->dense + heavy->expert) heavy = &sp;
-        shard = heavy->dense / double(c.parallel.weight_replicas()) + heavy->expert / double(c.parallel.expert_weight_replicas());
-    }
-    Cost step_ops_cost = from_ops(cost_ops(step_ops(c, prec, most, shard), c.gpu, cal));
-    // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
-    const double step_host_s = per_tensor_optimizer_kernels(c) * cal.host_op_s;
-    if (step_host_s > step_ops_cost.total()) step_ops_cost.s[kOverhead] += step_host_s - step_ops_cost.total();
-
-    // A search only needs layouts that can beat its current K-th best: the busiest stage works
-    // M x busiest_s serially, so the pipeline takes at least that (less 1e-9 relative: the steady-state
-    // skip of pipeline.cpp is exact to that); above the cutoff the simulation is skipped.
-    const double rest_s = dp_exposed + step_ops_cost.total() + cal.step_overhead_s;
-    const double bound_s = double(mb) * busiest_s * (1.0 - 1e-9) + rest_s;
-    if (bound_s > options.bound_above_s && !options.timeline) {
-        out.bounded = true;
-        out.iteration_time_s = bound_s;
-        return out;
-    }
-
-    // Asking for the timeline must not change a single bit of the numbers (the page always asks,
-    // the CLI does not): with one stage the closed form is authoritative and the spans come extra.
-    const bool single_stage = p == 1;
-    const double pipe_s = single_stage ? double(mb) * (fwd_s[0] + bwd_s[0])
-                                       : simulate_pipeline(shape, fwd_s.data(), bwd_s.data(),
-                                                           options.timeline ? &out.timeline : nullptr);
-    if (single_stage && options.timeline) simulate_pipeline(shape, fwd_s.data(), bwd_s.data(), &out.timeline);
-    const double bubble_s = std::max(0.0, pipe_s - double(mb) * busiest_s);
-
-    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + cal.step_overhead_s;
-    step.add(step_ops_cost);
-    step.s[kDp] += dp_exposed;
-    step.s[kOverhead] += cal.step_overhead_s;
-
-    // =====================================================================================
-    // [SECTION] Prediction: throughput, FLOPs, MFU, totals, memory, warnings
-    // =====================================================================================
     StepBreakdown& bd = out.breakdown_s;
     bd.gemm = step.s[kGemm];
     bd.attention = step.s[kAttention];
@@ -419,34 +397,28 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     bd.pipeline_bubble = bubble_s;
     bd.overhead = step.s[kOverhead];
 
-    const double gpus = double(std::max<int64_t>(c.num_gpus, 1));
+    const double gpus = x.gpus;
     const double tokens_per_step = double(c.training.global_batch) * double(c.training.seq_len);
     out.iteration_time_s = iteration_s;
     out.tokens_per_s = tokens_per_step / iteration_s;
     out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
     out.samples_per_s = double(c.training.global_batch) / iteration_s;
-    // Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022): 6 N + 12 L H Q T, N the
-    // weights a token passes through (the input embedding is a lookup; the LM head counts once);
-    // cross-attention layers add one more attention term.
     const double flops_per_token = model_flops_per_token(c);
     out.model_tflops_per_gpu = flops_per_token * tokens_per_step / iteration_s / gpus / 1e12;
     // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
-    out.hardware_tflops_per_gpu = stage_flops_sum * double(mb) / double(p) / iteration_s / 1e12;
-    const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, prec.gemm));  // the blind baseline runs the reference dtype
+    out.hardware_tflops_per_gpu = stage_flops_sum * double(x.micro_batches) / double(x.stages) / iteration_s / 1e12;
+    const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, x.ops.gemm));  // the blind baseline runs the reference dtype
     out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
 
     out.steps = c.training.tokens > 0 ? c.training.tokens / tokens_per_step : 1.0;  // 0 tokens: one step
     out.total_time_s = out.steps * iteration_s;
     out.gpu_hours = out.total_time_s * gpus / 3600.0;
-    const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd : c.gpu.price_per_gpu_hour_usd;
-    out.cost_usd = out.gpu_hours * price;
-    // Energy at board power (TDP) times the node overhead (CPUs, NICs, fans) for the whole run.
-    const double overhead = c.node.power_overhead > 0 ? c.node.power_overhead : 1.0;
-    out.energy_kwh = gpus * c.gpu.tdp_w * overhead * out.total_time_s / 3.6e6;
+    out.cost_usd = out.gpu_hours * x.price_per_gpu_hour_usd;
+    out.energy_kwh = x.power_w * out.total_time_s / 3.6e6;
 
     out.params_total = double(parameter_count(m));
     out.params_active = double(active_parameter_count(m));
-    out.memory = memory_per_gpu(c, shape);
+    out.memory = memory_per_gpu(x);
     if (!out.memory.fits)
         out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib));
     if (bubble_s > 0.1 * iteration_s)
@@ -454,7 +426,7 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     const double comm = bd.tp_comm + bd.pp_comm + bd.dp_comm + bd.cp_comm + bd.ep_comm;
     if (comm > 0.3 * iteration_s)
         out.warnings.push_back(format("exposed communication is %.0f %% of the step", 100.0 * comm / iteration_s));
-    if (c.training.flash_attention && !cal.precision_blind) {
+    if (c.training.flash_attention && !x.cal.precision_blind) {
         const DType g = c.precision.gemm;
         if (g == DType::fp32 || g == DType::tf32)
             out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
@@ -462,9 +434,77 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     }
     if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
         out.warnings.push_back("expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
-    if (c.parallel.pp > 1 && mb < c.parallel.pp)
+    if (c.parallel.pp > 1 && x.micro_batches < c.parallel.pp)
         out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
-                                      double(mb), double(c.parallel.pp)));
+                                      double(x.micro_batches), double(c.parallel.pp)));
+}
+
+} // namespace
+
+// =====================================================================================
+// Shared with the search (phases.hpp)
+// =====================================================================================
+
+Network phases::make_network(const Execution& x) {
+    Network n;
+    for (int g = 0; g < kGroupCount; ++g) {
+        const GroupPlacement place = group_placement(x.config->parallel, Group(g));
+        n.link[size_t(g)] = group_link(x.config->node, x.cal, place);
+        n.ranks[size_t(g)] = place.size;
+    }
+    return n;
+}
+
+double phases::phase_floor_s(const OpList& ops, const CommList& comm, const Execution& x, const Network& net) {
+    const OpCost cost = cost_ops(ops, x.config->gpu, x.cal);
+    double launch_s = 0, kernels = 0;  // comm launches: not part of the floor
+    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, launch_s, kernels);
+    const double attention_s = cost.seconds[size_t(OpKind::attention)];
+    return cost.total_s() + (x.config->parallel.overlap_tp_comm ? 0.0 : comm_s[kTp]) + comm_s[kEp] +
+           std::max(0.0, comm_s[kCp] - attention_s);
+}
+
+double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net) {
+    return phase_floor_s(ops.forward, ops.comm_forward, x, net) + phase_floor_s(ops.backward, ops.comm_backward, x, net);
+}
+
+double phases::step_cost_usd(const Config& c, double iteration_time_s) {
+    return iteration_time_s / 3600.0 * double(c.num_gpus) * price_per_gpu_hour_usd(c);
+}
+
+Prediction predict(const Config& c, const PredictOptions& options) {
+    Prediction out;
+    const Execution x = make_execution(c);
+    if (x.interleave_fallback)
+        out.warnings.push_back(format("interleaved schedule needs micro-batches (%.0f) divisible by pp (%.0f); simulated as 1F1B",
+                                      double(x.micro_batches), double(x.stages)));
+    const Network net = phases::make_network(x);
+
+    const Stages& st = stages_phase(x, net);
+    Cost step = busiest_stage_work(x, st);
+    double stage_flops_sum = 0;
+    for (int64_t j = 0; j < x.virtual_stages; ++j) stage_flops_sum += st.fwd[size_t(j)].flops + st.bwd[size_t(j)].flops;
+    const double dp_exposed = dp_sync_phase(x, st, net);
+    const Cost step_ops_cost = optimizer_step_phase(x, st);
+
+    // A search only needs layouts that can beat its current K-th best: the busiest stage works
+    // M x busiest_s serially, so the pipeline takes at least that (less 1e-9 relative: the steady-state
+    // skip of pipeline.cpp is exact to that); above the cutoff the simulation is skipped.
+    const double rest_s = dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s;
+    const double bound_s = double(x.micro_batches) * st.busiest_s * (1.0 - 1e-9) + rest_s;
+    if (bound_s > options.bound_above_s && !options.timeline) {
+        out.bounded = true;
+        out.iteration_time_s = bound_s;
+        return out;
+    }
+
+    const double pipe_s = simulate_phase(x, st, options.timeline ? &out.timeline : nullptr);
+    const double bubble_s = std::max(0.0, pipe_s - double(x.micro_batches) * st.busiest_s);
+    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s;
+    step.add(step_ops_cost);
+    step.s[kDp] += dp_exposed;
+    step.s[kOverhead] += x.cal.step_overhead_s;
+    summarise_phase(x, step, stage_flops_sum, iteration_s, bubble_s, out);
     return out;
 }
 

@@ -22,6 +22,8 @@
 #include <tuple>
 
 #include "json_writer.hpp"
+#include "phases.hpp"
+#include "trainclock/execution.hpp"
 #include "trainclock/memory.hpp"
 #include "trainclock/communication.hpp"
 #include "trainclock/operators.hpp"
@@ -106,14 +108,6 @@ std::vector<int64_t> divisors(int64_t n) {
     }
     low.insert(low.end(), high.rbegin(), high.rend());
     return low;
-}
-
-// Price of one step when the run length is unknown: GPUs x hours x price (the cost_usd formula
-// of the prediction restricted to one step).
-double step_cost_usd(const Config& config, double iteration_time_s) {
-    const double price = config.training.price_per_gpu_hour_usd >= 0 ? config.training.price_per_gpu_hour_usd
-                                                                      : config.gpu.price_per_gpu_hour_usd;
-    return iteration_time_s / 3600.0 * double(config.num_gpus) * price;
 }
 
 std::string format_gib(double gib) {
@@ -472,7 +466,7 @@ const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     }
     ++stats_.predicted;
     const double time_s = last_.prediction.iteration_time_s;
-    const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : step_cost_usd(scratch_, time_s);
+    const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : phases::step_cost_usd(scratch_, time_s);
     const bool by_time = space_->options().objective == SearchObjective::time;
     last_.objective = by_time ? time_s : cost;
     last_.secondary = by_time ? cost : time_s;
@@ -486,18 +480,6 @@ namespace {
 bool less_memory(const MemoryNeed& a, const MemoryNeed& b) {
     if (a.memory.per_gpu_gib != b.memory.per_gpu_gib) return a.memory.per_gpu_gib < b.memory.per_gpu_gib;
     return layout_key(a.layout) < layout_key(b.layout);
-}
-
-// The pipeline shape predict() gives a validated config: M = global batch / (micro-batch x DP),
-// chunks = virtual stages when interleaved (DESIGN.md 2.4; validate_config guarantees M % PP == 0
-// for interleaving, so predict's 1F1B fallback never applies).
-PipelineShape pipeline_shape(const Config& c) {
-    PipelineShape shape;
-    shape.schedule = c.parallel.schedule;
-    shape.stages = c.parallel.pp;
-    shape.micro_batches = c.training.global_batch / (c.training.micro_batch * c.parallel.dp);
-    shape.chunks = c.parallel.schedule == PipelineSchedule::interleaved ? c.parallel.virtual_stages : 1;
-    return shape;
 }
 
 } // namespace
@@ -567,43 +549,23 @@ void SearchState::offer(const SearchHit& hit) {
 
 namespace {
 
-// Floor of predict()'s cost of one phase (predict.cpp phase_cost): the ops' roofline time and
-// launches (cost_ops), plus the collectives phase_cost always exposes: TP when TP comm overlap is
-// off, EP all-to-all, and the CP ring beyond the attention it hides behind. Every other term of
-// phase_cost (ZeRO-3 gathers beyond the compute, comm-SM slowdown, comm launches, host-bound
-// excess) is non-negative and left out.
-double phase_floor_s(const OpList& ops, const CommList& comm, const Config& c, const Calibration& cal) {
-    const OpCost cost = cost_ops(ops, c.gpu, cal);
-    double tp_s = 0, cp_s = 0, ep_s = 0;
-    for (const CommOp& op : comm) {
-        if (op.group != Group::tp && op.group != Group::cp && op.group != Group::ep) continue;
-        const GroupPlacement place = group_placement(c.parallel, op.group);
-        if (place.size <= 1) continue;
-        const double s = op.count * collective_time_s(op.collective, op.bytes, place.size, group_link(c.node, cal, place));
-        (op.group == Group::tp ? tp_s : op.group == Group::cp ? cp_s : ep_s) += s;
-    }
-    const double attention_s = cost.seconds[size_t(OpKind::attention)];
-    return cost.total_s() + (c.parallel.overlap_tp_comm ? 0.0 : tp_s) + ep_s + std::max(0.0, cp_s - attention_s);
-}
-
-double piece_floor_s(const PieceOps& ops, const Config& c, const Calibration& cal) {
-    return phase_floor_s(ops.forward, ops.comm_forward, c, cal) + phase_floor_s(ops.backward, ops.comm_backward, c, cal);
-}
-
 } // namespace
 
+// The floors of predict()'s phases (phases.hpp phase_floor_s) of one micro-batch through each
+// piece of the model.
 MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
     MicroBatchFloor f;
     if (cal.precision_blind) return f;  // predict() then costs another precision: no bound
-    f.embedding_s = piece_floor_s(embedding_ops(c, c.precision), c, cal);
-    f.head_s = piece_floor_s(head_ops(c, c.precision), c, cal);
+    const Execution x = make_execution(c, cal);
+    const phases::Network net = phases::make_network(x);
+    f.embedding_s = phases::piece_floor_s(embedding_ops(x), x, net);
+    f.head_s = phases::piece_floor_s(head_ops(x), x, net);
     f.all_s = f.embedding_s + f.head_s;
-    const int64_t layers = total_layers(c.model);
-    for (int64_t i = 0; i < layers;) {
+    for (int64_t i = 0; i < x.layers;) {
         const LayerKind kind = layer_kind_at(c, i);
-        const int64_t end = layer_kind_run_end(c, i, layers);
-        double& layer_s = f.layer_s[size_t(layer_kind_slot(kind))];
-        if (layer_s == 0) layer_s = piece_floor_s(layer_ops(c, c.precision, kind), c, cal);
+        const int64_t end = layer_kind_run_end(c, i, x.layers);
+        double& layer_s = f.layer_s[size_t(kind_slot(kind))];
+        if (layer_s == 0) layer_s = phases::piece_floor_s(layer_ops(x, kind), x, net);
         f.all_s += double(end - i) * layer_s;
         i = end;
     }
@@ -612,35 +574,22 @@ MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
 
 namespace {
 
-// M as predict() derives it.
-double micro_batches(const Config& c) {
-    const int64_t per_step = std::max<int64_t>(c.training.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
-    return double(std::max<int64_t>(c.training.global_batch / per_step, 1));
-}
-
 // M x (floor of the busiest stage's micro-batch), less 1e-6 relative (the summation order differs
 // from predict()'s, and its own pipeline bound is exact to 1e-9), plus the step overhead. `exact`:
 // walk the stages as predict() does; else the average stage (a weaker bound, O(1)).
-double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
-    const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
+double bound_from_floor_s(const Execution& x, const MicroBatchFloor& f, bool exact) {
+    const int64_t p = x.stages;
     double busiest_s = f.all_s / double(p);
     if (exact && p > 1) {
-        const int64_t v = c.parallel.schedule == PipelineSchedule::interleaved ? std::max<int64_t>(c.parallel.virtual_stages, 1) : 1;
-        const int64_t layers = total_layers(c.model);
         for (int64_t stage = 0; stage < p; ++stage) {
             double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
-            for (int64_t chunk = 0; chunk < v; ++chunk) {
-                const LayerRange r = virtual_stage_layers(layers, p * v, chunk * p + stage);
-                for (int64_t i = r.first; i < r.first + r.count;) {
-                    const int64_t end = layer_kind_run_end(c, i, r.first + r.count);
-                    s += double(end - i) * f.layer_s[size_t(layer_kind_slot(layer_kind_at(c, i)))];
-                    i = end;
-                }
-            }
+            for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
+                for_each_layer_run(x, chunk * p + stage,
+                                   [&](int64_t, int64_t n, LayerKind kind) { s += double(n) * f.layer_s[size_t(kind_slot(kind))]; });
             busiest_s = std::max(busiest_s, s);
         }
     }
-    return micro_batches(c) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
+    return double(x.micro_batches) * busiest_s * (1.0 - 1e-6) + x.cal.step_overhead_s;
 }
 
 } // namespace
@@ -656,8 +605,8 @@ SearchSpace::FloorKey floor_key(const SearchLayout& l) {
 } // namespace
 
 double step_time_lower_bound_s(const Config& config) {
-    const Calibration cal = resolve_calibration(config.gpu, config.calibration, config.training.attention_kernel);
-    return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
+    const Execution x = make_execution(config);
+    return bound_from_floor_s(x, micro_batch_floor(config, x.cal), true);
 }
 
 size_t SearchSpace::FloorKeyHash::operator()(const FloorKey& k) const {
@@ -675,10 +624,10 @@ const MicroBatchFloor& SearchState::floor_of(const SearchLayout& l) {
 
 bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
     const MicroBatchFloor& f = floor_of(layout);
-    const Calibration& cal = space_->calibration();
-    *bound_s = bound_from_floor_s(scratch_, cal, f, false);
+    const Execution x = make_execution(scratch_, space_->calibration());
+    *bound_s = bound_from_floor_s(x, f, false);
     if (*bound_s > cutoff_s) return false;
-    *bound_s = bound_from_floor_s(scratch_, cal, f, true);
+    *bound_s = bound_from_floor_s(x, f, true);
     return *bound_s <= cutoff_s;
 }
 
@@ -742,8 +691,9 @@ void SearchSpace::run_pilot(int64_t steps) {
                 l.micro_batch = c.training.micro_batch = mbs;
                 auto [it, inserted] = floors_.try_emplace(floor_key(l));
                 if (inserted) it->second = micro_batch_floor(c, cal_);
-                const double m = double(c.training.global_batch / (mbs * g.dp));
-                best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
+                const Execution x = make_execution(c, cal_);
+                const double m = double(x.micro_batches);
+                best = std::min(best, bound_from_floor_s(x, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
         }
         pilot.estimates.push_back({best, g.first_cell});
@@ -800,7 +750,7 @@ size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout,
         char& verdict = rules[si * n_mbs + i];
         if (verdict == 0) verdict = rule_violation(layout) ? 2 : 1;
         load(layout);
-        const MemoryBreakdown memory = memory_per_gpu(scratch_, pipeline_shape(scratch_));
+        const MemoryBreakdown memory = memory_per_gpu(make_execution(scratch_, space_->calibration()));
         if (verdict == 1) note_memory(layout, memory);
         if (memory.fits) lo = mid + 1;
         else hi = mid;
@@ -1052,7 +1002,7 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.end_object();
         out.key("result").begin_object();
         out.field("iteration_time_s", r.iteration_time_s).field("total_time_s", r.total_time_s);
-        out.field("cost_usd", r.cost_usd).field("step_cost_usd", step_cost_usd(space.base(), r.iteration_time_s));
+        out.field("cost_usd", r.cost_usd).field("step_cost_usd", phases::step_cost_usd(space.base(), r.iteration_time_s));
         out.field("mfu", r.mfu).field("tokens_per_s", r.tokens_per_s);
         out.field("memory_per_gpu_gib", r.memory.per_gpu_gib).field("capacity_gib", r.memory.capacity_gib);
         out.end_object();

@@ -252,3 +252,51 @@ TEST_CASE("bad input: exit code 2 and one line naming the key") {
     check_rejected("search --model gpt2 --gpu h100-sxm --gpus 8 --threads 100000", "--threads");
     check_rejected("search --model gpt2 --gpu h100-sxm --gpus 1099511627776", "num_gpus");
 }
+
+TEST_CASE("import hf prints the model object; --model FILE reads an HF config.json") {
+    const std::string hf = std::string(TRAINCLOCK_SOURCE_DIR) + "/tests/core/hf/";
+    const Run imported = trainclock("import hf '" + hf + "mixtral-8x7b.json'");
+    REQUIRE(imported.exit_code == 0);
+    CHECK(imported.err.empty());
+    CHECK(has(imported.out, "\"experts\": 8"));
+    // The printed object is a valid inline model, and --model FILE gives the same prediction.
+    const std::string tail = " --gpu h100-sxm --gpus 16 --ep 8 --json";
+    const Run from_file = trainclock("predict --model '" + hf + "mixtral-8x7b.json'" + tail);
+    REQUIRE(from_file.exit_code == 0);
+    const std::string object = imported.out.substr(0, imported.out.rfind('}') + 1);
+    const Run from_object = trainclock("predict --model '" + object + "'" + tail);
+    REQUIRE(from_object.exit_code == 0);
+    CHECK(from_file.out == from_object.out);
+    // stdin, and a warning for what is read but not modelled.
+    const Run deepseek = trainclock("import hf -", slurp(hf + "deepseek-v3.json"));
+    CHECK(deepseek.exit_code == 0);
+    CHECK(has(deepseek.err, "trainclock: warning: quantization_config"));
+    check_rejected("import hf -", "<stdin>: model_type", R"({"model_type": "mamba"})");
+    check_rejected("import hf -", "<stdin>: n_routed_experts", R"({"model_type": "llama", "n_routed_experts": 4})");
+    check_rejected("import yaml x", "import");
+    check_rejected("predict --model /nonexistent/config.json --gpu h100-sxm", "/nonexistent/config.json");
+    check_rejected("predict --model '{\"model_type\": \"llama\", \"hidden_size\": 64}' --gpu h100-sxm", "model.num_hidden_layers");
+}
+
+TEST_CASE("import megatron, torchtitan and deepspeed print a config/v1 document") {
+    const std::string launch = std::string(TRAINCLOCK_SOURCE_DIR) + "/tests/core/launch/";
+    const Run megatron = trainclock("import megatron --gpu h100-sxm -- --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+                                    "--vocab-size 32000 --tensor-model-parallel-size 2 --bf16 --nproc_per_node 8 --bogus-flag 1");
+    REQUIRE(megatron.exit_code == 0);
+    CHECK(has(megatron.out, "\"framework\": \"megatron-core\""));
+    CHECK(has(megatron.out, "\"num_gpus\": 8"));
+    CHECK(megatron.err == "trainclock: warning: not understood, ignored: --bogus-flag\n");
+    const Run from_file = trainclock("import megatron --gpu h100-sxm '" + launch + "megatron-llama3-8b-h100-fp8.txt'");
+    REQUIRE(from_file.exit_code == 0);
+    CHECK(has(from_file.out, "\"fp8-mixed\""));
+    const Run titan = trainclock("import torchtitan '" + launch + "torchtitan-llama3-70b.toml' --gpu a100-sxm4-80gb --gpus 64");
+    REQUIRE(titan.exit_code == 0);
+    CHECK(has(titan.out, "\"model\": \"llama3.1-70b\""));
+    const Run ds = trainclock("import deepspeed '" + launch + "deepspeed-zero3.json' --model gpt2-xl --gpu a100-sxm4-80gb --gpus 16");
+    REQUIRE(ds.exit_code == 0);
+    CHECK(has(ds.out, "\"zero\": 3"));
+    check_rejected("import megatron --model gpt2 -- --recompute-granularity some", "megatron arguments: --recompute-granularity");
+    check_rejected("import torchtitan '" + launch + "torchtitan-llama3-70b.toml'", launch + "torchtitan-llama3-70b.toml: parallelism.data_parallel_shard_degree");
+    check_rejected("import deepspeed - --gpus x", "--gpus", "{}");
+    check_rejected("import megatron", "import megatron");
+}

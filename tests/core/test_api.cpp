@@ -58,3 +58,28 @@ TEST_CASE("encode_link and decode_link round-trip through JSON") {
     const std::string config = decoded.substr(10, decoded.size() - 11);
     CHECK(predict_json(config) == predict_json(kConfig));
 }
+
+TEST_CASE("import_hf_json returns the model object and the warnings") {
+    const std::string json = import_hf_json(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
+                                                "quantization_config": {}})");
+    CHECK(json.rfind(R"({"model":{"name":"hf-gpt2",)", 0) == 0);
+    CHECK(has(json, R"("ffn_hidden":3072,)"));  // n_inner absent: 4 * n_embd (GPT2Config)
+    CHECK(has(json, R"("warnings":["quantization_config)"));
+    CHECK(has(import_hf_json(R"({"model_type": "rwkv"})"), R"({"error":{"key":"model_type","message":"'rwkv' is not supported)"));
+}
+
+TEST_CASE("search_json and validate_json") {
+    const std::string search = search_json(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8})", R"({"top": 3, "pin": ["tp"]})");
+    CHECK(search.rfind(R"({"schema":"trainclock/search/v1")", 0) == 0);
+    CHECK(has(search, R"("rank":3)"));
+    CHECK_FALSE(has(search, R"("rank":4)"));
+    CHECK_FALSE(has(search, R"("tp":2,)"));  // pinned to the config's tp = 1
+    CHECK(has(search_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb", "num_gpus": 8})", R"({"pin": ["dp"]})"),
+              R"({"error":{"key":"options.pin","message":"unknown layout key 'dp'"}})"));
+    CHECK(has(search_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb"})", ""), R"("key":"num_gpus")"));
+    const std::string validation = validate_json(R"({"source": "te-llama"})");
+    CHECK(has(validation, R"("schema": "trainclock/validation/v1")"));
+    CHECK(has(validation, R"("name": "te-llama")"));
+    CHECK(has(validate_json(R"({"calibration": {"memory_efficiency": 2}})"), R"({"error":{"key":"calibration.memory_efficiency")"));
+    CHECK(has(validate_json(R"({"sources": "x"})"), R"({"error":{"key":"options.sources")"));
+}

@@ -11,6 +11,15 @@ std::string gpt3_config(const char* parallel, const char* recompute, const char*
            parallel + R"(, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": false, "recompute": ")" +
            recompute + "\"" + extra + "}";
 }
+// memory_per_gpu of a config whose execution runs `shape` (checked).
+MemoryBreakdown memory_of(const Config& c, const PipelineShape& shape) {
+    const Execution x = make_execution(c);
+    CHECK(x.shape.schedule == shape.schedule);
+    CHECK(x.shape.stages == shape.stages);
+    CHECK(x.shape.micro_batches == shape.micro_batches);
+    CHECK(x.shape.chunks == shape.chunks);
+    return memory_per_gpu(x);
+}
 } // namespace
 
 TEST_CASE("Activations per layer match Korthikanti et al. 2022 eqs. for GPT-3 175B", "[memory]") {
@@ -18,19 +27,19 @@ TEST_CASE("Activations per layer match Korthikanti et al. 2022 eqs. for GPT-3 17
     const Config tp = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": false})", "none"));
     const LayerKind kind = layer_kind_at(tp.model, 0);
     // Tensor parallel: s b h (10 + 24 / t + 5 a s / (h t)).
-    CHECK(activation_bytes_per_layer(tp, kind) == Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
+    CHECK(activation_bytes_per_layer(make_execution(tp), kind) == Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
     // + sequence parallel: s b h / t (34 + 5 a s / h).
     const Config sp = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "none"));
-    CHECK(activation_bytes_per_layer(sp, kind) == Approx(s * b * h / t * (34 + 5 * a * s / h)));
+    CHECK(activation_bytes_per_layer(make_execution(sp), kind) == Approx(s * b * h / t * (34 + 5 * a * s / h)));
     // + selective recompute: 34 s b h / t.
     const Config sel = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "selective"));
-    CHECK(activation_bytes_per_layer(sel, kind) == Approx(34 * s * b * h / t));
+    CHECK(activation_bytes_per_layer(make_execution(sel), kind) == Approx(34 * s * b * h / t));
     // Full recompute keeps the layer input: 2 s b h (/ t with SP).
     const Config full = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "full"));
-    CHECK(activation_bytes_per_layer(full, kind) == Approx(2 * s * b * h / t));
+    CHECK(activation_bytes_per_layer(make_execution(full), kind) == Approx(2 * s * b * h / t));
     // Flash attention removes the 5 a s / h term, like selective recompute.
     const Config flash = fixtures::config(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": {"tp": 8, "sequence_parallel": true}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true, "recompute": "none"})");
-    CHECK(activation_bytes_per_layer(flash, kind) == Approx(34 * s * b * h / t));
+    CHECK(activation_bytes_per_layer(make_execution(flash), kind) == Approx(34 * s * b * h / t));
 }
 
 TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
@@ -39,18 +48,18 @@ TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
     const Config fp32 = fixtures::config(body + R"("fp32")");
     const Config fp8 = fixtures::config(R"("model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": "fp8-mixed")");
     const LayerKind kind = layer_kind_at(half.model, 0);
-    const double a16 = activation_bytes_per_layer(half, kind);
-    CHECK(activation_bytes_per_layer(fp32, kind) > 1.8 * a16);  // masks stay 1 byte; fp32 also loses flash
-    CHECK(activation_bytes_per_layer(fp8, kind) < a16);         // TE saves FP8 GEMM inputs
+    const double a16 = activation_bytes_per_layer(make_execution(half), kind);
+    CHECK(activation_bytes_per_layer(make_execution(fp32), kind) > 1.8 * a16);  // masks stay 1 byte; fp32 also loses flash
+    CHECK(activation_bytes_per_layer(make_execution(fp8), kind) < a16);         // TE saves FP8 GEMM inputs
 }
 
 TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memory]") {
     const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"dp": 8, "zero": )";
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 8, 1};
-    const MemoryBreakdown z0 = memory_per_gpu(fixtures::config(base + "0}"), sh);
-    const MemoryBreakdown z1 = memory_per_gpu(fixtures::config(base + "1}"), sh);
-    const MemoryBreakdown z2 = memory_per_gpu(fixtures::config(base + "2}"), sh);
-    const MemoryBreakdown z3 = memory_per_gpu(fixtures::config(base + "3}"), sh);
+    const MemoryBreakdown z0 = memory_of(fixtures::config(base + "0}"), sh);
+    const MemoryBreakdown z1 = memory_of(fixtures::config(base + "1}"), sh);
+    const MemoryBreakdown z2 = memory_of(fixtures::config(base + "2}"), sh);
+    const MemoryBreakdown z3 = memory_of(fixtures::config(base + "3}"), sh);
     CHECK(z1.optimizer_gib == Approx(z0.optimizer_gib / 8));
     CHECK(z1.master_gib == Approx(z0.master_gib / 8));
     CHECK(z1.grads_gib == Approx(z0.grads_gib));
@@ -64,8 +73,8 @@ TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memor
 
 TEST_CASE("ZeRO shards over DP x CP: context-parallel ranks hold the same weights", "[memory]") {
     const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"zero": 1, )";
-    const MemoryBreakdown dp8 = memory_per_gpu(fixtures::config(base + R"("dp": 8})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 8, 1});
-    const MemoryBreakdown dp4cp2 = memory_per_gpu(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
+    const MemoryBreakdown dp8 = memory_of(fixtures::config(base + R"("dp": 8})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 8, 1});
+    const MemoryBreakdown dp4cp2 = memory_of(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
     CHECK(dp4cp2.optimizer_gib == Approx(dp8.optimizer_gib));  // 8 shards either way
     CHECK(dp4cp2.master_gib == Approx(dp8.master_gib));
 }
@@ -76,15 +85,32 @@ TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "
         const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(tp * 4) +
                                           R"(, "precision": "bf16-mixed", "parallel": {"tp": )" + std::to_string(tp) +
                                           R"(, "pp": 4}, "training": {"seq_len": 4096, "global_batch": 32, "micro_batch": 1})");
-        const MemoryBreakdown m = memory_per_gpu(c, {PipelineSchedule::one_f_one_b, 4, 32, 1});
+        const MemoryBreakdown m = memory_of(c, {PipelineSchedule::one_f_one_b, 4, 32, 1});
         CHECK(m.weights_gib <= last);
         last = m.weights_gib;
     }
     const Config one = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
-    const MemoryBreakdown m = memory_per_gpu(one, {PipelineSchedule::one_f_one_b, 1, 8, 1});
+    const MemoryBreakdown m = memory_of(one, {PipelineSchedule::one_f_one_b, 1, 8, 1});
     CHECK_FALSE(m.fits);
     CHECK(m.per_gpu_gib > 70e9 * 18 / (1024.0 * 1024 * 1024));
     CHECK(m.capacity_gib == Approx(80));
+}
+
+TEST_CASE("Relative-position attention stores its scores even with flash attention asked for", "[memory]") {
+    // Transformer-XL's relative scores need the materialised s x s matrix (operators.cpp runs it
+    // unfused), so memory must count the 5 a s / h term as without flash (Korthikanti eq. 2).
+    const std::string body = R"("model": {"architecture": "decoder", "layers": 4, "hidden": 512, "heads": 8, "kv_heads": 8,
+        "ffn_hidden": 2048, "vocab": 32000, "activation": "relu", "norm": "layernorm", "relative_position": true},
+        "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 512, "global_batch": 8, "micro_batch": 8, "flash_attention": )";
+    const Config flash = fixtures::config(body + "true}");
+    const Config materialised = fixtures::config(body + "false}");
+    const LayerKind kind = layer_kind_at(flash.model, 0);
+    const double a = activation_bytes_per_layer(make_execution(flash), kind);
+    CHECK(a == activation_bytes_per_layer(make_execution(materialised), kind));
+    // The score term alone: b a s^2 (2 w + 1) = 8 * 8 * 512^2 * 5 bytes.
+    Config absolute = flash;
+    absolute.model.relative_position = false;
+    CHECK(a - activation_bytes_per_layer(make_execution(absolute), kind) == Approx(8.0 * 8 * 512 * 512 * 5));
 }
 
 TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master copy and Adam states (hand count)", "[memory]") {
@@ -96,9 +122,9 @@ TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master cop
         "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "finetune": {"method": "lora", "lora_rank": 16}})");
     const double adapters = 16.0 * (2 * 4096 + 2 * (4096 + 1024) + (4096 + 4096) + 3 * (4096 + 14336)) * 32;
     REQUIRE(adapters == 41943040.0);
-    CHECK(layer_adapter_params_local(c, layer_kind_at(c, 0)) * 32 == Approx(adapters));
+    CHECK(layer_adapter_params_local(make_execution(c), layer_kind_at(c, 0)) * 32 == Approx(adapters));
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 16, 1};
-    const MemoryBreakdown mem = memory_per_gpu(c, sh);
+    const MemoryBreakdown mem = memory_of(c, sh);
     const double gib = 1024.0 * 1024.0 * 1024.0, base = double(parameter_count(c.model));
     CHECK(mem.weights_gib == Approx((base + adapters) * 2 / gib));  // bf16 base + bf16 adapters
     CHECK(mem.grads_gib == Approx(adapters * 4 / gib));             // fp32 gradients of the adapters only
@@ -108,18 +134,18 @@ TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master cop
     // Full fine-tuning of the same model needs 2 + 4 + 4 + 8 bytes per weight: 134 GiB, no fit.
     const Config full = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
         "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1})");
-    CHECK_FALSE(memory_per_gpu(full, sh).fits);
+    CHECK_FALSE(memory_of(full, sh).fits);
     // QLoRA: the linear weights of the blocks as NF4 (4.127 bits), embedding, head and norms bf16.
     const Config q = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
         "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "finetune": {"method": "qlora", "lora_rank": 16}})");
     const double linear = 32.0 * (4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336);
-    const MemoryBreakdown qm = memory_per_gpu(q, sh);
+    const MemoryBreakdown qm = memory_of(q, sh);
     CHECK(qm.weights_gib == Approx(((base - linear + adapters) * 2 + linear * (4 + 8.0 / 64 + 32.0 / 16384) / 8) / gib));
     CHECK(qm.grads_gib == Approx(mem.grads_gib));
     // adamw8bit: two 1-byte states per parameter (+ one fp32 absmax per 2048-value block).
     Config eight = c;
     eight.training.optimizer = "adamw8bit";
-    CHECK(memory_per_gpu(eight, sh).optimizer_gib == Approx(adapters * 2 * (1 + 4.0 / 2048) / gib));
+    CHECK(memory_of(eight, sh).optimizer_gib == Approx(adapters * 2 * (1 + 4.0 / 2048) / gib));
 }
 
 TEST_CASE("Frozen leading layers keep no activations, gradients or optimizer states", "[memory]") {
@@ -128,12 +154,13 @@ TEST_CASE("Frozen leading layers keep no activations, gradients or optimizer sta
     const Config all = fixtures::config(body + "}");
     const Config half = fixtures::config(body + R"(, "finetune": {"frozen_layers": 16}})");
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 4, 1};
-    const MemoryBreakdown a = memory_per_gpu(all, sh), f = memory_per_gpu(half, sh);
+    const MemoryBreakdown a = memory_of(all, sh), f = memory_of(half, sh);
     const double gib = 1024.0 * 1024.0 * 1024.0;
     const double layer = double(layer_parameter_count(all.model, 0, false));
     const double embedding = double(all.model.vocab) * double(all.model.hidden);
     CHECK(f.weights_gib == Approx(a.weights_gib));
     CHECK(a.grads_gib - f.grads_gib == Approx((16 * layer + embedding) * 4 / gib));
     CHECK(a.optimizer_gib - f.optimizer_gib == Approx((16 * layer + embedding) * 8 / gib));
-    CHECK(a.activations_gib - f.activations_gib == Approx(16 * activation_bytes_per_layer(all, layer_kind_at(all, 0)) / gib));
+    CHECK(a.activations_gib - f.activations_gib == Approx(16 * activation_bytes_per_layer(make_execution(all), layer_kind_at(all, 0)) / gib));
 }
+

@@ -41,10 +41,10 @@ TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[opera
     // the logit layer 2 b s h V. Materialised attention computes the full s x s matrix.
     const Config c = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false})"));
     const double s = 2048, h = c.model.hidden, V = c.model.vocab, l = c.model.layers;
-    const PieceOps layer = layer_ops(c, c.precision, layer_kind_at(c.model, 0));
+    const PieceOps layer = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
     CHECK(flops(layer.forward, OpKind::gemm) == Approx(24 * s * h * h));
     CHECK(flops(layer.forward, OpKind::attention) == Approx(4 * s * s * h));
-    const PieceOps head = head_ops(c, c.precision);
+    const PieceOps head = head_ops(make_execution(c));
     const double model_fwd = l * all_flops(layer.forward) + all_flops(head.forward);
     const double N = 12 * l * h * h;  // non-embedding weights (biases and norms have no GEMM FLOPs)
     CHECK(model_fwd == Approx(2 * N * s + 4 * l * s * s * h + 2 * s * h * V));
@@ -53,23 +53,23 @@ TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[opera
 TEST_CASE("Backward GEMMs cost 2x forward; recompute adds the forward again", "[operators]") {
     const Config none = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "none"})"));
     const LayerKind kind = layer_kind_at(none.model, 0);
-    const PieceOps a = layer_ops(none, none.precision, kind);
+    const PieceOps a = layer_ops(make_execution(none), kind);
     CHECK(flops(a.backward, OpKind::gemm) == Approx(2 * flops(a.forward, OpKind::gemm)));
     CHECK(flops(a.backward, OpKind::attention) == Approx(2 * flops(a.forward, OpKind::attention)));
 
     const Config full = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "full"})"));
-    const PieceOps f = layer_ops(full, full.precision, kind);
+    const PieceOps f = layer_ops(make_execution(full), kind);
     CHECK(all_flops(f.backward) == Approx(3 * all_flops(f.forward)));  // Korthikanti et al. 2022: 4 passes total
 
     const Config sel = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "selective"})"));
-    const PieceOps s = layer_ops(sel, sel.precision, kind);
+    const PieceOps s = layer_ops(make_execution(sel), kind);
     CHECK(flops(s.backward, OpKind::attention) == Approx(3 * flops(s.forward, OpKind::attention)));
     CHECK(flops(s.backward, OpKind::gemm) == Approx(2 * flops(s.forward, OpKind::gemm)));
 }
 
 TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised attention", "[operators]") {
     const Config flash = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": true})"));
-    const PieceOps a = layer_ops(flash, flash.precision, layer_kind_at(flash.model, 0));
+    const PieceOps a = layer_ops(make_execution(flash), layer_kind_at(flash.model, 0));
     const double s = 2048, h = flash.model.hidden;
     CHECK(flops(a.forward, OpKind::attention) == Approx(0.5 * 4 * s * s * h));
     // Flash: memory-bound bytes grow linearly with s; the materialised fp32 softmax grows as s^2.
@@ -77,7 +77,7 @@ TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised 
         const Config c = fixtures::config(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" +
                                           std::string(precision) + R"(", "training": {"seq_len": )" + std::to_string(seq) +
                                           R"(, "global_batch": 1, "micro_batch": 1, "flash_attention": true})");
-        return bytes(layer_ops(c, c.precision, layer_kind_at(c.model, 0)).forward, OpKind::elementwise);
+        return bytes(layer_ops(make_execution(c), layer_kind_at(c.model, 0)).forward, OpKind::elementwise);
     };
     CHECK(elementwise_bytes("bf16-mixed", 4096) == Approx(2 * elementwise_bytes("bf16-mixed", 2048)));
     CHECK(elementwise_bytes("fp32", 4096) > 3 * elementwise_bytes("fp32", 2048));
@@ -89,19 +89,19 @@ TEST_CASE("Precision-only ops appear exactly when the precision asks for them", 
     const Config amp = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-amp", "training": )" + std::string(training));
     const Config fp8 = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "fp8-mixed", "training": )" + std::string(training));
     const LayerKind kind = layer_kind_at(mixed.model, 0);
-    CHECK(bytes(layer_ops(mixed, mixed.precision, kind).forward, OpKind::precision_overhead) == 0);
+    CHECK(bytes(layer_ops(make_execution(mixed), kind).forward, OpKind::precision_overhead) == 0);
     // Autocast: the fp32 weights of every GEMM are re-cast each forward: at least 6 bytes per weight.
-    const double weights = layer_params_local(amp, kind) - 2 * amp.model.hidden;
-    CHECK(bytes(layer_ops(amp, amp.precision, kind).forward, OpKind::precision_overhead) >= 6 * weights);
+    const double weights = layer_params_local(make_execution(amp), kind) - 2 * amp.model.hidden;
+    CHECK(bytes(layer_ops(make_execution(amp), kind).forward, OpKind::precision_overhead) >= 6 * weights);
     // FP8: cast-transpose of every GEMM input and weight forward and of the gradients backward.
-    const PieceOps f = layer_ops(fp8, fp8.precision, kind);
+    const PieceOps f = layer_ops(make_execution(fp8), kind);
     CHECK(bytes(f.forward, OpKind::precision_overhead) > 0);
     CHECK(bytes(f.backward, OpKind::precision_overhead) > 0);
     for (const Op& op : f.forward)
         if (op.kind == OpKind::gemm) CHECK(op.dtype == DType::fp8);
     // Optimizer step: master copy for mixed, unscale/check only with dynamic loss scaling.
     bool master = false, unscale = false;
-    for (const Op& op : step_ops(mixed, mixed.precision, 1e9, 1e9)) {
+    for (const Op& op : step_ops(make_execution(mixed), 1e9, 1e9)) {
         master = master || std::string(op.name) == "master_weight_copy";
         unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
     }
@@ -109,7 +109,7 @@ TEST_CASE("Precision-only ops appear exactly when the precision asks for them", 
     CHECK_FALSE(unscale);
     const Config fp16 = fixtures::config(R"("model": "llama3-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "fp16-mixed", "training": )" + std::string(training));
     unscale = false;
-    for (const Op& op : step_ops(fp16, fp16.precision, 1e9, 1e9)) unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
+    for (const Op& op : step_ops(make_execution(fp16), 1e9, 1e9)) unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
     CHECK(unscale);
 }
 
@@ -217,7 +217,7 @@ TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative positio
     const Config rel = fixtures::config(base + txl + R"(, "memory_len": 192, "relative_position": true, "softmax_head": 20000})");
     const LayerKind kind = layer_kind_at(plain.model, 0);
     const double b = 16, s = 192, m = 192, h = 512;
-    const PieceOps p = layer_ops(plain, plain.precision, kind), q = layer_ops(mem, mem.precision, kind), r = layer_ops(rel, rel.precision, kind);
+    const PieceOps p = layer_ops(make_execution(plain), kind), q = layer_ops(make_execution(mem), kind), r = layer_ops(make_execution(rel), kind);
     // QKV over b (s + m) tokens instead of b s: 2 b m h (3h) more forward GEMM FLOPs.
     CHECK(flops(q.forward, OpKind::gemm) - flops(p.forward, OpKind::gemm) == Approx(2 * b * m * h * 3 * h));
     // Scores and context over s + m keys: attention FLOPs scale by (s + m) / s.
@@ -226,7 +226,7 @@ TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative positio
     CHECK(flops(r.forward, OpKind::attention) == Approx(1.5 * flops(q.forward, OpKind::attention)));
     CHECK(bytes(r.forward, OpKind::elementwise) > bytes(q.forward, OpKind::elementwise));
     // Adaptive softmax head: the LM head computes softmax_head logits, not the 267k embedding rows.
-    const PieceOps head_full = head_ops(mem, mem.precision), head_adaptive = head_ops(rel, rel.precision);
+    const PieceOps head_full = head_ops(make_execution(mem)), head_adaptive = head_ops(make_execution(rel));
     CHECK(flops(head_adaptive.forward, OpKind::gemm) == Approx(flops(head_full.forward, OpKind::gemm) * 20000.0 / 267735.0));
 }
 
@@ -236,6 +236,7 @@ TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter
                                 R"(, "precision": "bf16-mixed", "parallel": {"pp": )" + std::to_string(pp) +
                                 R"(}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "optimizer": ")" + optimizer + R"("})");
     };
+    auto per_tensor_optimizer_kernels = [](const Config& c) { return trainclock::per_tensor_optimizer_kernels(make_execution(c)); };
     CHECK(per_tensor_optimizer_kernels(with("lamb", 1, "llama3-8b")) == 0);  // multi-tensor fused
     CHECK(per_tensor_optimizer_kernels(with("adamw", 1, "llama3-8b")) == 0);
     const double one = per_tensor_optimizer_kernels(with("lamb-per-tensor", 1, "llama3-8b"));
@@ -265,7 +266,7 @@ TEST_CASE("MLA forward FLOPs follow the DeepSeek-V2 formulas", "[operators]") {
                                          "training": {"seq_len": 4096, "global_batch": 1, "micro_batch": 1})");
     const double s = 4096, d = 7168, nh = 128, dh = 128, dr = 64, dv = 128, dc = 512, dq = 1536;
     const LayerKind dense = layer_kind_at(c.model, 0);
-    const PieceOps layer = layer_ops(c, c.precision, dense);
+    const PieceOps layer = layer_ops(make_execution(c), dense);
     const double projections = 2 * s * (d * dq + dq * nh * (dh + dr) + d * (dc + dr) + dc * nh * (dh + dv));
     CHECK(gemm_flops_named(layer.forward, "mla_") == Approx(projections));
     CHECK(gemm_flops_named(layer.forward, "attn_out") == Approx(2 * s * nh * dv * d));
@@ -273,7 +274,7 @@ TEST_CASE("MLA forward FLOPs follow the DeepSeek-V2 formulas", "[operators]") {
     // TP 8 splits the up projections and heads, not the duplicated down projections.
     const Config tp = fixtures::config(R"("model": "deepseek-v3", "gpu": "h800-sxm", "num_gpus": 8, "precision": "bf16-mixed",
                                           "parallel": {"tp": 8}, "training": {"seq_len": 4096, "global_batch": 1, "micro_batch": 1})");
-    const PieceOps split = layer_ops(tp, tp.precision, dense);
+    const PieceOps split = layer_ops(make_execution(tp), dense);
     CHECK(gemm_flops_named(split.forward, "mla_") == Approx(2 * s * (d * dq + d * (dc + dr) + (dq * nh * (dh + dr) + dc * nh * (dh + dv)) / 8)));
 }
 
@@ -289,14 +290,14 @@ TEST_CASE("Sliding-window attention FLOPs match the closed form; chunked and sho
     REQUIRE(kind.local);
     // Query i attends to min(i, w) keys: sum over the sequence = w^2 / 2 + (s - w) w (continuous, as
     // causal attention counts s^2 / 2); 4 H d per query-key pair forward (QK^T and PV).
-    CHECK(flops(layer_ops(c, c.precision, kind).forward, OpKind::attention) == Approx(4 * H * hd * (w * w / 2 + (s - w) * w)));
+    CHECK(flops(layer_ops(make_execution(c), kind).forward, OpKind::attention) == Approx(4 * H * hd * (w * w / 2 + (s - w) * w)));
     // The discrete count sum_i min(i + 1, w) agrees to O(1 / w).
     double pairs = 0;
     for (double i = 0; i < s; ++i) pairs += std::min(i + 1, w);
     CHECK(attended_keys(c.model, kind, s) * s == Approx(pairs).epsilon(1.0 / w));
     // Within the window the layer is plain causal attention.
     const Config short_seq = mistral(4096);
-    CHECK(flops(layer_ops(short_seq, short_seq.precision, kind).forward, OpKind::attention) == Approx(4 * H * hd * 4096.0 * 4096.0 / 2));
+    CHECK(flops(layer_ops(make_execution(short_seq), kind).forward, OpKind::attention) == Approx(4 * H * hd * 4096.0 * 4096.0 / 2));
     // Llama 4 chunked attention (8192-token chunks) over 32768 tokens: 4 causal chunks.
     const ModelSpec scout = fixtures::model("llama4-scout");
     CHECK(attended_keys(scout, layer_kind_at(scout, 0), 32768) == Approx(4 * 8192.0 * 8192.0 / 2 / 32768));
@@ -315,10 +316,10 @@ TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's ex
     const Config balanced = mixtral("", 8), skewed = mixtral(R"(, "imbalance": 1.5)", 8);
     const Config capped = mixtral(R"(, "imbalance": 1.5, "capacity_factor": 1.25)", 8);
     const LayerKind kind = layer_kind_at(balanced.model, 0);
-    const double base = gemm_flops_named(layer_ops(balanced, balanced.precision, kind).forward, "mlp_");
+    const double base = gemm_flops_named(layer_ops(make_execution(balanced), kind).forward, "mlp_");
     // One expert per GPU (ep = experts): the busiest GPU runs 1.5x the mean tokens, or the capacity.
-    CHECK(gemm_flops_named(layer_ops(skewed, skewed.precision, kind).forward, "mlp_") == Approx(1.5 * base));
-    CHECK(gemm_flops_named(layer_ops(capped, capped.precision, kind).forward, "mlp_") == Approx(1.25 * base));
+    CHECK(gemm_flops_named(layer_ops(make_execution(skewed), kind).forward, "mlp_") == Approx(1.5 * base));
+    CHECK(gemm_flops_named(layer_ops(make_execution(capped), kind).forward, "mlp_") == Approx(1.25 * base));
     CHECK(expert_load_factor(skewed.model, skewed.parallel) == Approx(1.5));
     // Eight experts on one GPU: the busiest expert is one of eight, (1.5 + 7) / 8.
     CHECK(expert_load_factor(skewed.model, ParallelSpec{}) == Approx(8.5 / 8));
@@ -327,7 +328,7 @@ TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's ex
     const double rows = 4096.0 * 2 / 8;  // T top_k / experts per expert
     const double up_flops = 8 * 2 * (rows + 64) * (2 * 14336.0) * 4096;  // 8 experts of (rows + 64) x h by h x 2f (gate + up)
     double up = 0;
-    for (const Op& op : layer_ops(one, one.precision, kind).forward)
+    for (const Op& op : layer_ops(make_execution(one), kind).forward)
         if (std::string(op.name) == "mlp_up" && op.count == 8) up += op.count * op.flops;
     CHECK(up == Approx(up_flops));
 }
@@ -339,18 +340,18 @@ TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA deq
     const Config lora = fixtures::config(body + R"(, "finetune": {"method": "lora", "lora_rank": 16}})");
     const Config qlora = fixtures::config(body + R"(, "finetune": {"method": "qlora", "lora_rank": 16}})");
     const LayerKind kind = layer_kind_at(full, 0);
-    const PieceOps f = layer_ops(full, full.precision, kind), l = layer_ops(lora, lora.precision, kind);
+    const PieceOps f = layer_ops(make_execution(full), kind), l = layer_ops(make_execution(lora), kind);
     // Base GEMMs: backward is dgrad only (1x forward) instead of dgrad + wgrad (2x).
     const double base_fwd = gemm_flops_named(f.forward, "qkv") + gemm_flops_named(f.forward, "attn_out") + gemm_flops_named(f.forward, "mlp_");
     CHECK(gemm_flops_named(l.backward, "dgrad") == Approx(base_fwd));
     CHECK(gemm_flops_named(l.backward, "wgrad") == 0);
     CHECK(gemm_flops_named(f.backward, "wgrad") == Approx(base_fwd));
     // Adapters: 2 T r (parts k + n) forward per projection = 2 T x adapter weights; backward twice that.
-    const double T = 2048, adapters = layer_adapter_params_local(lora, kind);
+    const double T = 2048, adapters = layer_adapter_params_local(make_execution(lora), kind);
     CHECK(gemm_flops_named(l.forward, "lora_") == Approx(2 * T * adapters));
     CHECK(gemm_flops_named(l.backward, "lora_") == Approx(4 * T * adapters));
     // QLoRA: every block weight dequantised (read NF4, write bf16) for the forward and again for dgrad.
-    const PieceOps q = layer_ops(qlora, qlora.precision, kind);
+    const PieceOps q = layer_ops(make_execution(qlora), kind);
     double dequant = 0;
     for (const PieceOps* ops : {&q}) {
         for (const Op& op : ops->forward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
@@ -363,5 +364,5 @@ TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA deq
     REQUIRE(layer_kind_at(frozen, 3).frozen);
     CHECK_FALSE(layer_kind_at(frozen, 4).frozen);
     CHECK(layer_kind_run_end(frozen, 0, 32) == 4);
-    CHECK(layer_ops(frozen, frozen.precision, layer_kind_at(frozen, 0)).backward.size == 0);
+    CHECK(layer_ops(make_execution(frozen), layer_kind_at(frozen, 0)).backward.size == 0);
 }

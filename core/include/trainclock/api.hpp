@@ -13,5 +13,13 @@ std::string compare_json(std::string_view config_json);  // {"rows": [{precision
 std::string presets_json(std::string_view kind);         // kind "" = all: {"models": [...], "gpus": [...], ...}
 std::string encode_link(std::string_view config_json);   // {"fragment": "v=1&m=..."}
 std::string decode_link(std::string_view fragment);      // {"config": {...}} (a config/v1 object)
+std::string import_hf_json(std::string_view hf_json);    // {"model": {...}, "warnings": [...]} from a Hugging Face config.json
+// trainclock/search/v1 JSON of a single-threaded search. options: {"top": 10, "objective": "time" | "cost",
+// "all_precisions": false, "pin": ["tp", "pp", "cp", "ep", "zero", "virtual_stages", "schedule",
+// "sequence_parallel", "micro_batch", "recompute"]}: pinned dimensions keep the config's value.
+std::string search_json(std::string_view config_json, std::string_view options_json);
+// trainclock/validation/v1 JSON over the embedded cases. options: {"source": "<id or file prefix>",
+// "precision_blind": false, "calibration": {...}} (all optional).
+std::string validate_json(std::string_view options_json);
 
 } // namespace trainclock

@@ -3,8 +3,8 @@
 // scaled by dtype, TP/SP, recompute and flash attention, times the micro-batches in flight.
 #pragma once
 
+#include "trainclock/execution.hpp"
 #include "trainclock/operators.hpp"
-#include "trainclock/pipeline.hpp"
 #include "trainclock/prediction.hpp"
 
 namespace trainclock {
@@ -13,10 +13,10 @@ namespace trainclock {
 // 16 bits without SP or recompute this is s b h (10 + 24/t + 5 a s / (h t)) (Korthikanti eq. 2/3),
 // s b h (34 + 5 a s / h) / t with SP, 34 s b h / t with selective recompute, 2 s b h (/t with SP)
 // with full recompute; flash attention removes the 5 a s / h term.
-double activation_bytes_per_layer(const Config& config, LayerKind kind);
+double activation_bytes_per_layer(const Execution& execution, LayerKind kind);
 
-// Per-GPU memory of the more loaded of the first and last pipeline stages (`shape` gives the
-// schedule and M so the in-flight micro-batches are counted as the simulation runs them).
-MemoryBreakdown memory_per_gpu(const Config& config, const PipelineShape& shape);
+// Per-GPU memory of the more loaded of the first and last pipeline stages (the execution's pipeline
+// shape counts the in-flight micro-batches as the simulation runs them).
+MemoryBreakdown memory_per_gpu(const Execution& execution);
 
 } // namespace trainclock

@@ -9,6 +9,7 @@
 #include "trainclock/calibration.hpp"
 #include "trainclock/communication.hpp"
 #include "trainclock/config.hpp"
+#include "trainclock/execution.hpp"
 
 namespace trainclock {
 
@@ -44,71 +45,40 @@ struct PieceOps {
     CommList comm_forward, comm_backward;
 };
 
-// What a transformer layer contains.
-struct LayerKind {
-    bool causal = true;           // decoder self-attention (encoder: bidirectional)
-    bool cross_attention = false; // decoder layer of an encoder-decoder
-    bool moe = false;             // routed-expert MLP instead of the dense one
-    bool local = false;           // sliding-window / chunked attention (model.local_attention)
-    bool frozen = false;          // training.finetune.frozen_layers: forward only, nothing trains
-};
-inline constexpr int kLayerKindSlots = 16;
 // NF4 storage per weight: 4 bits + double-quantised block constants, 8/64 + 32/(64 x 256) bits
 // (QLoRA, Dettmers et al. 2023 arXiv 2305.14314 sec. 3: 0.127 bits per parameter).
 inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64 + 32.0 / (64 * 256)) / 8;
-// Index of a kind in per-kind tables (memo of costs, activations): cross x moe x local.
-inline int layer_kind_slot(LayerKind k) {
-    return (k.frozen ? 8 : 0) + (k.cross_attention ? 4 : 0) + (k.moe ? 2 : 0) + (k.local ? 1 : 0);
-}
 
-// Layers in pipeline order (total_layers, model.hpp): an encoder-decoder's encoder stack, then its decoder stack.
-LayerKind layer_kind_at(const ModelSpec& model, int64_t index);
-// End (exclusive, at most `limit`) of the run of layers of the same kind that starts at `index`.
-int64_t layer_kind_run_end(const ModelSpec& model, int64_t index, int64_t limit);
-// The same with the training's frozen leading layers marked (what predict, memory and search walk).
-LayerKind layer_kind_at(const Config& config, int64_t index);
-int64_t layer_kind_run_end(const Config& config, int64_t index, int64_t limit);
-
-// Keys a query attends to on average, over a sequence of `s_kv` tokens: s_kv / 2 for full causal
-// attention (the convention of attention_core), fewer on local layers (closed forms in operators.cpp).
-double attended_keys(const ModelSpec& model, LayerKind kind, double s_kv);
-// Routed tokens on the busiest expert-parallel rank over the balanced mean: the busiest expert
-// (moe.imbalance, capped by moe.capacity_factor) beside experts / ep - 1 others at the mean.
-double expert_load_factor(const ModelSpec& model, const ParallelSpec& parallel);
+// The ops of one micro-batch at the execution's costed precision (Execution::ops).
+PieceOps layer_ops(const Execution& execution, LayerKind kind);
+PieceOps embedding_ops(const Execution& execution);  // first stage
+PieceOps head_ops(const Execution& execution);       // last stage: norm, LM head, loss
 // The DeepSeek-V3 MTP modules' own ops besides their transformer layer and the shared LM head:
 // two RMSNorms and the 2h -> h projection per module (arXiv 2412.19437 sec. 2.2), last stage.
-PieceOps mtp_ops(const Config& config, const PrecisionSpec& precision);
-
-PieceOps layer_ops(const Config& config, const PrecisionSpec& precision, LayerKind kind);
-PieceOps embedding_ops(const Config& config, const PrecisionSpec& precision);  // first stage
-PieceOps head_ops(const Config& config, const PrecisionSpec& precision);       // last stage: norm, LM head, loss
+PieceOps mtp_ops(const Execution& execution);
 // Once per optimizer step on one GPU: `params_local` weights held, `params_shard` updated by it
 // (params_local / dp under ZeRO >= 1).
-OpList step_ops(const Config& config, const PrecisionSpec& precision, double params_local, double params_shard);
+OpList step_ops(const Execution& execution, double params_local, double params_shard);
+// Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
+// time ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused) optimizers.
+double per_tensor_optimizer_kernels(const Execution& execution);
 // Bytes of optimizer state per trained parameter: SGD momentum 1 state, Adam(W)/LAMB m and v at the
 // precision's optimizer_states width; adamw8bit keeps both as 8-bit block-quantised values with one
 // fp32 absmax per 2048-value block (bitsandbytes, Dettmers et al. 2022 arXiv 2110.02861 sec. 2).
 double optimizer_state_bytes_per_param(const TrainingSpec& training, const PrecisionSpec& precision);
-// Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
-// time ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused) optimizers.
-double per_tensor_optimizer_kernels(const Config& config);
 
 // Parameters of one layer held by one GPU (TP- and EP-sharded), for gradients and ZeRO-3 gathers.
-double layer_params_local(const Config& config, LayerKind kind);
-// The LoRA adapters of one layer held by one GPU (r (k + n) per adapted k x n weight); 0 without LoRA.
-double layer_adapter_params_local(const Config& config, LayerKind kind);
+double layer_params_local(const Execution& execution, LayerKind kind);
+// The routed experts' share of layer_params_local (sharded over the expert-DP group, dp / ep).
+double layer_expert_params_local(const Execution& execution, LayerKind kind);
+// The LoRA adapters of one layer held by one GPU (r (parts k + n) per adapted k x n weight); 0 without LoRA.
+double layer_adapter_params_local(const Execution& execution, LayerKind kind);
 double layer_adapter_params(const Config& config, LayerKind kind);  // the whole layer's (no TP/EP split)
 // The part of layer_params_local stored as NF4 under QLoRA (the linear weights; norms and router stay 16-bit).
-double layer_nf4_params_local(const Config& config, LayerKind kind);
+double layer_nf4_params_local(const Execution& execution, LayerKind kind);
 // Parameters of one layer that train (get gradients, master copy, optimizer states): all of them in
 // full fine-tuning, none in a frozen layer, only the adapters under LoRA/QLoRA.
-double layer_trainable_params_local(const Config& config, LayerKind kind);
-// Whether the input embedding / the LM head train: frozen under LoRA (PEFT trains only adapters by
-// default), the embedding also with frozen_layers.
-bool embedding_trains(const Config& config);
-bool head_trains(const Config& config);
-// The routed experts' share of layer_params_local (sharded over the expert-DP group, dp / ep).
-double layer_expert_params_local(const Config& config, LayerKind kind);
+double layer_trainable_params_local(const Execution& execution, LayerKind kind);
 
 // ---- cost (roofline, DESIGN.md 2.2) ----
 // Dtype that executes `dtype` on this GPU (tf32 without tensor cores runs as fp32, bf16 as fp16...).

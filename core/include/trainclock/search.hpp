@@ -122,7 +122,7 @@ struct SearchStats {
 // (roofline compute and launches of every op, plus the TP, EP and CP collectives predict() always
 // exposes; no bubble, DP sync or optimizer step), per layer kind, embedding and head.
 struct MicroBatchFloor {
-    std::array<double, kLayerKindSlots> layer_s{};  // one layer of each kind (layer_kind_slot), forward + backward
+    std::array<double, kLayerKindSlots> layer_s{};  // one layer of each kind (kind_slot), forward + backward
     double embedding_s = 0, head_s = 0;
     double all_s = 0;                        // every layer, the embedding and the head
 };

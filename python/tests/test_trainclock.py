@@ -1,0 +1,102 @@
+"""pytest tests of the trainclock Python module (ctest runs them: python/CMakeLists.txt).
+
+The module must give the CLI's answers bit for bit: each check runs build/bin/trainclock on the
+same config and compares the parsed doubles with ==.
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+import trainclock
+
+CLI = os.environ.get("TRAINCLOCK_CLI", "build/bin/trainclock")
+SOURCE = os.environ.get("TRAINCLOCK_SOURCE_DIR", ".")
+CONFIG = {"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 16, "precision": "bf16-mixed",
+          "parallel": {"tp": 2, "pp": 2, "sequence_parallel": True, "zero": 1},
+          "training": {"seq_len": 8192, "global_batch": 256, "micro_batch": 1, "recompute": "selective", "tokens": 1e12}}
+
+
+def cli(*args, stdin=None):
+    return subprocess.run([CLI, *args], input=stdin, capture_output=True, text=True, check=False)
+
+
+def cli_predict(config):
+    run = cli("predict", "--config", "-", "--json", stdin=json.dumps(config))
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_predict_is_bit_identical_to_the_cli():
+    mine, theirs = trainclock.predict(CONFIG), cli_predict(CONFIG)
+    assert mine["iteration_time_s"] > 0
+    for key, value in theirs.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert mine[key] == value, key  # the same double, not merely close
+    assert mine["memory"] == theirs["memory"]
+    assert mine["breakdown_s"] == theirs["breakdown_s"]
+    assert mine["warnings"] == theirs["warnings"]
+    assert mine["config"] == theirs["config"]
+    assert mine["timeline"]  # the API adds the pipeline timeline
+
+
+def test_errors_raise_valueerror_with_the_cli_message():
+    bad = dict(CONFIG, parallel={"tp": 3})
+    with pytest.raises(ValueError) as raised:
+        trainclock.predict(bad)
+    run = cli("predict", "--config", "-", stdin=json.dumps(bad))
+    assert run.returncode == 2
+    assert run.stderr == "trainclock: error: " + str(raised.value) + "\n"  # the same line
+    assert str(raised.value).startswith("parallel.tp: 3 does not divide model.heads")
+    with pytest.raises(ValueError, match="malformed JSON"):
+        trainclock.predict("{")
+    with pytest.raises(ValueError, match="unknown preset kind"):
+        trainclock.presets("cpus")
+
+
+def test_compare_search_validate_presets():
+    rows = trainclock.compare(CONFIG)["rows"]
+    assert {row["precision"] for row in rows} >= {"bf16-mixed", "fp8-mixed", "fp32"}
+    found = trainclock.search(dict(CONFIG, num_gpus=8), top=3, pin=["tp"])
+    assert found["schema"] == "trainclock/search/v1" and len(found["top"]) == 3
+    assert all(hit["layout"]["tp"] == 2 for hit in found["top"])
+    cli_run = cli("search", "--config", "-", "--tp", "2", "--gpus", "8", "--top", "3", "--json", stdin=json.dumps(CONFIG))
+    theirs = json.loads(cli_run.stdout)
+    assert [hit["result"]["iteration_time_s"] for hit in found["top"]] == [hit["result"]["iteration_time_s"] for hit in theirs["top"]]
+    report = trainclock.validate(source="te-llama")
+    assert report["schema"] == "trainclock/validation/v1"
+    assert any(group["name"] == "te-llama" for group in report["groups"])
+    catalogue = trainclock.presets()
+    assert "llama3-8b" in {model["name"] for model in catalogue["models"]}
+    assert set(trainclock.presets("gpus")) == {"gpus"}
+
+
+def test_import_hf_from_a_file_and_predict_with_it():
+    path = os.path.join(SOURCE, "tests", "core", "hf", "qwen3-8b.json")
+    model = trainclock.import_hf(path)
+    assert (model["layers"], model["kv_heads"], model["head_dim"] if "head_dim" in model else 128) == (36, 8, 128)
+    with open(path, encoding="utf-8") as file:
+        hf = json.load(file)
+    assert trainclock.import_hf(hf) == model
+    mine = trainclock.predict(dict(CONFIG, model=model))
+    theirs = cli_predict(dict(CONFIG, model={"hf_config": hf}))
+    assert mine["iteration_time_s"] == theirs["iteration_time_s"]
+    with pytest.raises(ValueError, match="model_type: 'mamba' is not supported"):
+        trainclock.import_hf({"model_type": "mamba"})
+
+
+def test_sweep_rows():
+    rows = trainclock.sweep(CONFIG, {"parallel.tp": [1, 2, 3], "training.micro_batch": [1, 2]})
+    assert len(rows) == 6
+    assert [(row["parallel.tp"], row["training.micro_batch"]) for row in rows][:3] == [(1, 1), (1, 2), (2, 1)]
+    good = [row for row in rows if row["error"] is None]
+    bad = [row for row in rows if row["error"] is not None]
+    assert len(good) == 4 and len(bad) == 2  # tp 3 does not divide 32 heads
+    assert all(row["iteration_time_s"] is None for row in bad)
+    point = dict(CONFIG, parallel=dict(CONFIG["parallel"], tp=1), training=dict(CONFIG["training"], micro_batch=2))
+    assert good[1]["iteration_time_s"] == trainclock.predict(point)["iteration_time_s"]
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame(rows)
+    assert list(frame.columns[:2]) == ["parallel.tp", "training.micro_batch"]

@@ -1,0 +1,129 @@
+"""trainclock: predict the time and cost of training a transformer, from Python.
+
+Every function takes the CLI's config/v1 object as a dict (README: "Config") and returns the CLI's
+JSON as dicts; the numbers are the very doubles the CLI prints (the same C++ core). Bad input
+raises ValueError with the CLI's one-line message ("parallel.tp: 3 does not divide model.heads = 64").
+
+    import trainclock
+    r = trainclock.predict({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8})
+    r["iteration_time_s"]
+
+    import pandas as pd
+    pd.DataFrame(trainclock.sweep({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 64},
+                                  {"parallel.tp": [1, 2, 4, 8], "training.micro_batch": [1, 2]}))
+"""
+
+import itertools
+import json
+import os
+
+from . import _trainclock
+
+__all__ = ["predict", "compare", "search", "validate", "presets", "import_hf", "sweep", "__version__"]
+__version__ = _trainclock.version
+
+
+def _text(value):
+    """A dict (or a JSON string) as JSON text; floats keep their shortest round-trip repr."""
+    return value if isinstance(value, str) else json.dumps(value, allow_nan=False)
+
+
+def _reply(text):
+    reply = json.loads(text)
+    error = reply.get("error") if isinstance(reply, dict) else None
+    if isinstance(error, dict) and set(error) == {"key", "message"}:
+        key, message = error["key"], error["message"]
+        raise ValueError(f"{key}: {message}" if key else message)
+    return reply
+
+
+def predict(config):
+    """One prediction: the result/v1 dict (with "config" and the pipeline "timeline")."""
+    return _reply(_trainclock.predict_json(_text(config)))
+
+
+def compare(config):
+    """The config across every precision its GPU runs: {"baseline", "rows": [...], "unsupported"}."""
+    return _reply(_trainclock.compare_json(_text(config)))
+
+
+def search(config, top=10, objective="time", all_precisions=False, pin=()):
+    """Fastest (objective="cost": cheapest) layouts of config["num_gpus"] GPUs that fit.
+
+    pin: layout keys that keep the config's value ("tp", "pp", "cp", "ep", "zero", "virtual_stages",
+    "schedule", "sequence_parallel", "micro_batch", "recompute"); the others are searched.
+    Returns the trainclock/search/v1 dict (single-threaded: the same top layouts as the CLI).
+    """
+    options = {"top": top, "objective": objective, "all_precisions": bool(all_precisions), "pin": list(pin)}
+    return _reply(_trainclock.search_json(_text(config), json.dumps(options)))
+
+
+def validate(source="", precision_blind=False, calibration=None):
+    """Accuracy against the published measurements embedded in trainclock (trainclock/validation/v1)."""
+    options = {"source": source, "precision_blind": bool(precision_blind)}
+    if calibration is not None:
+        options["calibration"] = calibration
+    return _reply(_trainclock.validate_json(json.dumps(options)))
+
+
+def presets(kind=""):
+    """The preset catalogue: {"models": [...], "gpus": [...], ...}, or one kind ("models", "gpus", ...)."""
+    return _reply(_trainclock.presets_json(kind))
+
+
+def import_hf(config):
+    """A Hugging Face config.json (a dict, JSON text or a file path) as a config/v1 model dict.
+
+    Use it as config["model"]; warnings about what is read but not modelled go to import_hf.warnings.
+    """
+    if isinstance(config, (str, os.PathLike)) and not str(config).lstrip().startswith("{"):
+        with open(config, encoding="utf-8") as file:
+            config = file.read()
+    reply = _reply(_trainclock.import_hf_json(_text(config)))
+    import_hf.warnings = reply["warnings"]
+    return reply["model"]
+
+
+import_hf.warnings = []
+
+# Result fields a sweep row carries (scalars of result/v1, memory flattened).
+_ROW_FIELDS = ("iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "model_tflops_per_gpu",
+               "hardware_tflops_per_gpu", "mfu", "total_time_s", "gpu_hours", "cost_usd", "energy_kwh")
+
+
+def _with(config, path, value):
+    """A copy of config with the dotted path ("parallel.tp") set to value."""
+    out = dict(config)
+    node = out
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node[key] = dict(node.get(key) or {})
+        node = node[key]
+    node[keys[-1]] = value
+    return out
+
+
+def sweep(config, axes):
+    """Predict every combination of axes over config; rows ready for pandas.DataFrame(rows).
+
+    axes: {dotted config path: [values]}, e.g. {"parallel.tp": [1, 2, 4], "precision": ["bf16-mixed", "fp8-mixed"]}.
+    Each row holds the axis values, the result scalars, memory_per_gpu_gib, fits and error (the
+    ValueError message of a combination that is not valid, else None; its numbers are then None).
+    """
+    paths = list(axes)
+    rows = []
+    for values in itertools.product(*(list(axes[path]) for path in paths)):
+        point = config
+        for path, value in zip(paths, values):
+            point = _with(point, path, value)
+        row = dict(zip(paths, values))
+        try:
+            result = predict(point)
+        except ValueError as error:
+            row.update({field: None for field in _ROW_FIELDS})
+            row.update({"memory_per_gpu_gib": None, "fits": None, "error": str(error)})
+        else:
+            row.update({field: result[field] for field in _ROW_FIELDS})
+            row.update({"memory_per_gpu_gib": result["memory"]["per_gpu_gib"], "fits": result["memory"]["fits"], "error": None})
+        rows.append(row)
+    return rows
