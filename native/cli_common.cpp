@@ -210,8 +210,7 @@ Result<Config> config_draft_from_args(const Args& args) {
         std::string text = value;
         const bool inline_text = value.rfind('~', 0) == 0 || value.rfind('{', 0) == 0;
         // --calibration FILE; --model/--gpu/... FILE when it names a file (a config/v1 object or an HF config.json).
-        const bool spec_file = field->type == FieldType::spec && (value.find('/') != std::string::npos ||
-                                                                  (value.size() > 5 && value.compare(value.size() - 5, 5, ".json") == 0));
+        const bool spec_file = field->type == FieldType::spec && names_file(value);
         if ((field->type == FieldType::object || spec_file) && !inline_text) {
             auto contents = read_text_file(value);
             if (!contents) return contents.error();
@@ -229,6 +228,11 @@ Result<Config> config_draft_from_args(const Args& args) {
 int report_error(const Error& error) {
     std::cerr << "trainclock: error: " << error.to_string() << "\n";
     return kExitBadInput;
+}
+
+bool names_file(std::string_view value) {
+    return value == "-" || value.find('/') != std::string_view::npos ||
+           (value.size() > 5 && value.substr(value.size() - 5) == ".json");
 }
 
 Result<std::string> read_text_file(const std::string& path) {

@@ -76,6 +76,7 @@ Result<Config> config_draft_from_args(const Args& args);
 // Prints "trainclock: error: <key>: <reason>" on stderr; returns kExitBadInput.
 int report_error(const Error& error);
 Result<std::string> read_text_file(const std::string& path);  // "-" reads stdin
+bool names_file(std::string_view value);  // "-", a path with '/', or a name ending in .json (not a preset id)
 
 // Human-readable numbers.
 std::string format_seconds(double seconds);              // "812 ms", "3.42 s", "5.1 min", "2.30 h", "41.7 days"

@@ -19,11 +19,6 @@ int print_imported(const Result<Imported>& imported, const std::string& source) 
     return kExitOk;
 }
 
-bool names_file(const std::string& value) {
-    return value == "-" || value.find('/') != std::string::npos ||
-           (value.size() > 5 && value.compare(value.size() - 5, 5, ".json") == 0);
-}
-
 // --model/--gpu/--node/--gpus as a config/v1 fragment the importer puts over what it read: a preset
 // id, inline JSON, or a FILE (a model object or a Hugging Face config.json).
 Result<std::string> overrides(const Args& args) {

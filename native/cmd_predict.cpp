@@ -52,6 +52,11 @@ void print_table(const Config& c, const Prediction& r) {
         TextTable run({"run of " + format_count(c.training.tokens, "tokens"), ""});
         run.add({"steps", format_fixed(r.steps, 0)});
         run.add({"total time", format_seconds(r.total_time_s)});
+        if (!r.run.ideal) {  // wall time with checkpoints and interruptions (the warnings name the defaults)
+            run.add({"ideal time (--ideal)", format_seconds(r.run.ideal_time_s)});
+            run.add({"goodput", format_percent(r.run.goodput)});
+            run.add({"expected interruptions", format_fixed(r.run.expected_interruptions, 1)});
+        }
         run.add({"GPU-hours", format_count(r.gpu_hours, "GPU-h")});
         run.add({"cost", "$" + format_count(r.cost_usd, "") + " at $" + format_fixed(price, 2) + "/GPU-h"});
         run.add({"energy", format_si(r.energy_kwh * 1e3, "Wh")});

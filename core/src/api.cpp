@@ -192,7 +192,7 @@ std::string validate_json(std::string_view options_json) {
     simdjson::dom::parser parser;
     auto object = options_object(parser, options_json);
     if (!object) return error_json(object.error());
-    ObjectReader reader(object.value(), "options");
+    ObjectReader reader(object.value(), "");
     ValidationOptions options;
     reader.read("source", options.source_prefix);
     reader.read("precision_blind", options.precision_blind);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace trainclock {
 
@@ -10,23 +11,38 @@ GroupPlacement group_placement(const ParallelSpec& p, Group group) {
     // Megatron-LM rank order (parallel_state.py, "tp-cp-ep-dp-pp"): TP innermost, then CP; EP is
     // carved out of DP (same stride as DP); PP outermost.
     const int64_t ep = std::max<int64_t>(p.ep, 1);
+    const int64_t world = std::max<int64_t>(p.tp, 1) * std::max<int64_t>(p.cp, 1) * std::max<int64_t>(p.dp, 1) * std::max<int64_t>(p.pp, 1);
     switch (group) {
-    case Group::tp: return {p.tp, 1};
-    case Group::cp: return {p.cp, p.tp};
-    case Group::ep: return {ep, p.tp * p.cp};
+    case Group::tp: return {p.tp, 1, world};
+    case Group::cp: return {p.cp, p.tp, world};
+    case Group::ep: return {ep, p.tp * p.cp, world};
     // Gradient reduction and ZeRO span the CP ranks too (ParallelSpec::weight_replicas); the CP
     // members come first, tp apart (the DP members of an expert group are further apart).
-    case Group::dp: return {p.weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp};
-    case Group::expert_dp: return {p.expert_weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp * ep};
-    case Group::pp: return {p.pp, p.tp * p.cp * p.dp};
+    case Group::dp: return {p.weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp, world};
+    case Group::expert_dp: return {p.expert_weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp * ep, world};
+    case Group::pp: return {p.pp, p.tp * p.cp * p.dp, world};
     }
-    return {1, 1};
+    return {1, 1, world};
+}
+
+bool group_in_one_domain(GroupPlacement g, int64_t domain) {
+    if (g.size <= 1) return true;
+    domain = std::max<int64_t>(domain, 1);
+    const int64_t span = g.size * g.stride;
+    if (span > domain) return false;
+    if (domain % span == 0) return true;
+    // Blocks start at multiples of span; the pattern repeats every lcm(span, domain) ranks.
+    const int64_t world = g.world > 0 ? g.world : span;
+    const int64_t period = span / std::gcd(span, domain) * domain;
+    for (int64_t start = 0; start < std::min(world, period); start += span)
+        if (start / domain != (start + span - 1) / domain) return false;
+    return true;
 }
 
 Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement g) {
     const int64_t per_node = std::max<int64_t>(node.gpus_per_node, 1);
     const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency;
-    if (g.size <= 1 || g.stride * g.size <= per_node) {
+    if (group_in_one_domain(g, per_node)) {
         // Without a switch a group smaller than the node only drives the links among its members
         // (NVLink cube-mesh, xGMI mesh: hardware.md section 1.3, MI300X 2-GPU busbw 47.7 vs 312.9
         // GB/s on 8): the node's figure for the smallest listed group that holds it.

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "spec_json.hpp"
 #include "trainclock/import.hpp"
@@ -200,6 +201,10 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         p.read_enum("schedule", kScheduleNames, s.schedule);
         p.read("overlap_dp_comm", s.overlap_dp_comm);
         p.read("overlap_tp_comm", s.overlap_tp_comm);
+        p.read("first_stage_layers", s.stage_split.first_stage_layers);
+        p.read("last_stage_layers", s.stage_split.last_stage_layers);
+        p.read("embedding_in_stage_split", s.stage_split.embedding_in_stage_split);
+        p.read("loss_in_stage_split", s.stage_split.loss_in_stage_split);
         reader.adopt(p.finish());
     }
     if (const auto training = reader.read_object("training")) {
@@ -229,6 +234,16 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
             if (price < 0) t.fail("price_per_gpu_hour", "must be >= 0 USD, got " + str(price));
             s.price_per_gpu_hour_usd = price;
         }
+        t.read("checkpoint_interval_s", s.checkpoint_interval_s);
+        t.read("checkpoint_interval_steps", s.checkpoint_interval_steps);
+        t.read("storage_bw_gbps", s.storage_bw_gbps);
+        // Present = given: 0 is a valid restart time and failure rate (their defaults are < 0).
+        for (auto [key, value] : {std::pair<const char*, double*>{"restart_s", &s.restart_s}, {"failure_rate_per_gpu_hour", &s.failure_rate_per_gpu_hour}}) {
+            if (!t.find(key)) continue;
+            t.read(key, *value);
+            if (*value < 0) t.fail(key, "must be >= 0, got " + str(*value));
+        }
+        t.read("ideal", s.ideal);
         reader.adopt(t.finish());
     }
     if (const auto calibration = reader.read_object("calibration")) {
@@ -353,6 +368,11 @@ std::optional<Error> check_gpu(const GpuSpec& g) {
 
 std::optional<Error> check_node(const NodeSpec& n) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("node.gpus_per_node", n.gpus_per_node, 1, 100000));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("node.gpus_per_host", n.gpus_per_host, 0, n.gpus_per_node));
+    if (n.gpus_per_host > 0 && n.gpus_per_node % n.gpus_per_host != 0) {
+        return Error{"node.gpus_per_host", str(n.gpus_per_host) + " does not divide node.gpus_per_node = " + str(n.gpus_per_node) +
+                                               " (an NVLink domain holds whole hosts)"};
+    }
     TRAINCLOCK_TRY(out_of_range("node.intra_bw_gbps", n.intra_bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.intra_latency_us", n.intra_latency_us, 0.0, 1e6));
     // Per-group figures replace intra_bw_gbps (communication.cpp): same bounds, or 1e-320 is an infinite step.
@@ -433,19 +453,15 @@ std::optional<Error> check_layout(Config& c) {
         return Error{"parallel.tp", str(p.tp) + " does not divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden)};
     }
     const int64_t layers = m.layers + m.decoder_layers;
-    if (p.pp > layers) {
+    // The embedding and loss may take a stage's place in the split (stage_split.hpp).
+    const int64_t split_slots = layers + (p.stage_split.embedding_in_stage_split ? 1 : 0) + (p.stage_split.loss_in_stage_split ? 1 : 0);
+    if (p.pp > split_slots) {
         return Error{"parallel.pp", str(p.pp) + " exceeds the " + str(layers) + " layers of model " + m.name};
     }
-    if (p.virtual_stages > 1) {
-        if (p.schedule != PipelineSchedule::interleaved) {
-            return Error{"parallel.virtual_stages", str(p.virtual_stages) + " needs parallel.schedule = interleaved"};
-        }
-        if (layers % (p.pp * p.virtual_stages) != 0) {
-            return Error{"parallel.virtual_stages", "the " + str(layers) + " layers of model " + m.name +
-                                                        " do not split into pp*virtual_stages = " + str(p.pp) + "*" +
-                                                        str(p.virtual_stages) + " equal chunks"};
-        }
+    if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::interleaved) {
+        return Error{"parallel.virtual_stages", str(p.virtual_stages) + " needs parallel.schedule = interleaved"};
     }
+    TRAINCLOCK_TRY(stage_split_error(layers, p.pp, p.virtual_stages, p.stage_split));
     if (p.schedule == PipelineSchedule::interleaved && p.pp < 2) {
         return Error{"parallel.schedule", "interleaved needs parallel.pp >= 2"};
     }
@@ -469,9 +485,13 @@ std::optional<Error> check_layout(Config& c) {
                                      str(model_parallel * p.dp)};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 1, kMaxGpus));
-    if (c.num_gpus > c.node.gpus_per_node && c.num_gpus % c.node.gpus_per_node != 0) {
-        return Error{"num_gpus", str(c.num_gpus) + " is not a multiple of the " + str(c.node.gpus_per_node) +
-                                     " GPUs per node of node " + c.node.name};
+    // Jobs are allocated in whole hosts (GB200/GB300 NVL72: 4-GPU compute trays inside a 72-GPU
+    // NVLink domain), or less than one host.
+    const int64_t host = c.node.host_gpus();
+    if (c.num_gpus > host && c.num_gpus % host != 0) {
+        return Error{"num_gpus", str(c.num_gpus) + " is not a multiple of the " + str(host) +
+                                     (c.node.gpus_per_host > 0 ? " GPUs per host (node.gpus_per_host) of node " : " GPUs per node of node ") +
+                                     c.node.name};
     }
 
     // Expert parallelism is carved out of data parallelism (config.hpp); each rank holds experts/ep.
@@ -568,6 +588,15 @@ std::optional<Error> check_training(const Config& c) {
     TRAINCLOCK_TRY(check_finetune(c));
     TRAINCLOCK_TRY(out_of_range("training.tokens", t.tokens, 0.0, 1e18));
     if (t.price_per_gpu_hour_usd >= 0) TRAINCLOCK_TRY(out_of_range("training.price_per_gpu_hour", t.price_per_gpu_hour_usd, 0.0, 1e6));
+    // The whole run (run.hpp): 0 = default for the interval and the storage; < 0 = default for the rest.
+    TRAINCLOCK_TRY(out_of_range("training.checkpoint_interval_s", t.checkpoint_interval_s, 0.0, 1e10));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("training.checkpoint_interval_steps", t.checkpoint_interval_steps, 0, int64_t(1) << 40));
+    if (t.checkpoint_interval_s > 0 && t.checkpoint_interval_steps > 0) {
+        return Error{"training.checkpoint_interval_steps", "give training.checkpoint_interval_s or checkpoint_interval_steps, not both"};
+    }
+    TRAINCLOCK_TRY(out_of_range("training.storage_bw_gbps", t.storage_bw_gbps, 0.0, 1e9));
+    if (t.restart_s >= 0) TRAINCLOCK_TRY(out_of_range("training.restart_s", t.restart_s, 0.0, 1e8));
+    if (t.failure_rate_per_gpu_hour >= 0) TRAINCLOCK_TRY(out_of_range("training.failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour, 0.0, 1.0));
     return std::nullopt;
 }
 
@@ -660,6 +689,12 @@ void write_config(JsonWriter& out, const Config& c) {
     out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero).field("virtual_stages", p.virtual_stages);
     out.field("schedule", schedule_name(p.schedule));
     out.field("overlap_dp_comm", p.overlap_dp_comm).field("overlap_tp_comm", p.overlap_tp_comm);
+    // Written only when set, so configs without an uneven split keep their canonical text.
+    const StageSplit& split = p.stage_split;
+    if (split.first_stage_layers != 0) out.field("first_stage_layers", split.first_stage_layers);
+    if (split.last_stage_layers != 0) out.field("last_stage_layers", split.last_stage_layers);
+    if (split.embedding_in_stage_split) out.field("embedding_in_stage_split", true);
+    if (split.loss_in_stage_split) out.field("loss_in_stage_split", true);
     out.end_object();
     const TrainingSpec& t = c.training;
     out.key("training").begin_object();
@@ -678,6 +713,13 @@ void write_config(JsonWriter& out, const Config& c) {
     }
     if (t.offload_optimizer) out.field("offload_optimizer", true);
     if (t.offload_params) out.field("offload_params", true);
+    // Whole-run keys only when set, so configs without them keep their canonical text.
+    if (t.checkpoint_interval_s > 0) out.field("checkpoint_interval_s", t.checkpoint_interval_s);
+    if (t.checkpoint_interval_steps > 0) out.field("checkpoint_interval_steps", t.checkpoint_interval_steps);
+    if (t.storage_bw_gbps > 0) out.field("storage_bw_gbps", t.storage_bw_gbps);
+    if (t.restart_s >= 0) out.field("restart_s", t.restart_s);
+    if (t.failure_rate_per_gpu_hour >= 0) out.field("failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour);
+    if (t.ideal) out.field("ideal", true);
     out.end_object();
     if (!calibration_is_default(c.calibration)) {
         out.key("calibration");

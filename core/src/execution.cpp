@@ -139,6 +139,7 @@ Execution make_execution(const Config& c, const Calibration& cal) {
     x.virtual_stages = shape.stages * shape.chunks;
     x.micro_batches = shape.micro_batches;
     x.layers = total_layers(c.model);
+    x.stage_split = c.parallel.stage_split;
 
     const ModelSpec& m = c.model;
     x.tp = double(std::max<int64_t>(c.parallel.tp, 1));

@@ -427,45 +427,41 @@ void read_gemma(HfReader& hf, ImportedModel& m, int64_t default_pattern) {  // G
     }
 }
 
-void read_gpt2(HfReader& hf, ImportedModel& m) {  // GPT2Config: tied LM head, learned positions
-    m.hidden = hf.required("n_embd");
-    m.layers = hf.required("n_layer");
-    m.heads = hf.required("n_head");
+// Plain multi-head LayerNorm models; the configuration classes differ only in key names and defaults.
+struct MhaKeys {
+    std::string_view hidden, layers, heads, ffn, vocab, positions, activation;
+    int64_t positions_default;
+    std::string_view activation_default;
+    bool tied_default;
+};
+
+void read_mha(HfReader& hf, ImportedModel& m, const MhaKeys& k) {
+    m.hidden = hf.required(k.hidden);
+    m.layers = hf.required(k.layers);
+    m.heads = hf.required(k.heads);
     m.kv_heads = m.heads;
-    m.ffn_hidden = hf.integer("n_inner", 4 * m.hidden);
-    m.vocab = hf.required("vocab_size");
-    m.max_seq_len = hf.integer("n_positions", 1024);
+    m.ffn_hidden = hf.integer(k.ffn, 4 * m.hidden);  // GPT2Config n_inner / GPTNeoXConfig: None = 4 x hidden
+    m.vocab = hf.required(k.vocab);
+    m.max_seq_len = hf.integer(k.positions, k.positions_default);
     m.norm = "layernorm";
-    m.tied_embeddings = hf.boolean("tie_word_embeddings").value_or(true);
-    read_activation(hf, m, "activation_function", "gelu_new", false);
+    m.tied_embeddings = hf.boolean("tie_word_embeddings").value_or(k.tied_default);
+    read_activation(hf, m, k.activation, k.activation_default, false);
+}
+
+void read_gpt2(HfReader& hf, ImportedModel& m) {  // GPT2Config: tied LM head, learned positions
+    read_mha(hf, m, {"n_embd", "n_layer", "n_head", "n_inner", "vocab_size", "n_positions", "activation_function", 1024, "gelu_new", true});
 }
 
 void read_gpt_neox(HfReader& hf, ImportedModel& m) {  // GPTNeoXConfig (GPT-NeoX-20B, Pythia)
-    m.hidden = hf.required("hidden_size");
-    m.layers = hf.required("num_hidden_layers");
-    m.heads = hf.required("num_attention_heads");
-    m.kv_heads = m.heads;
-    m.ffn_hidden = hf.integer("intermediate_size", 4 * m.hidden);
-    m.vocab = hf.required("vocab_size");
-    m.max_seq_len = hf.integer("max_position_embeddings", 2048);
-    m.norm = "layernorm";
-    m.tied_embeddings = hf.boolean("tie_word_embeddings").value_or(false);
-    read_activation(hf, m, "hidden_act", "gelu", false);
+    read_mha(hf, m, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",
+                     "max_position_embeddings", "hidden_act", 2048, "gelu", false});
     hf.ignore({"rotary_pct", "rotary_emb_base", "use_parallel_residual", "attention_bias", "rope_scaling"});
 }
 
 void read_bert(HfReader& hf, ImportedModel& m) {  // BertConfig: encoder, MLM decoder tied to the embedding
+    read_mha(hf, m, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",
+                     "max_position_embeddings", "hidden_act", 512, "gelu", true});
     m.architecture = "encoder";
-    m.hidden = hf.required("hidden_size");
-    m.layers = hf.required("num_hidden_layers");
-    m.heads = hf.required("num_attention_heads");
-    m.kv_heads = m.heads;
-    m.ffn_hidden = hf.required("intermediate_size");
-    m.vocab = hf.required("vocab_size");
-    m.max_seq_len = hf.integer("max_position_embeddings", 512);
-    m.norm = "layernorm";
-    m.tied_embeddings = hf.boolean("tie_word_embeddings").value_or(true);
-    read_activation(hf, m, "hidden_act", "gelu", false);
 }
 
 void read_t5(HfReader& hf, ImportedModel& m) {  // T5Config: feed_forward_proj "relu" (v1.0) or "gated-gelu" (v1.1)

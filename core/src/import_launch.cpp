@@ -259,6 +259,15 @@ public:
         if (!parsed) fail(name, "expected an integer, got '" + *value + "'");
         return parsed;
     }
+    // An integer of at least 1 (sizes and degrees; 0 would divide by zero downstream).
+    std::optional<int64_t> positive(std::string_view name) {
+        const auto value = integer(name);
+        if (value && *value < 1) {
+            fail(name, "must be at least 1, got " + std::to_string(*value));
+            return std::nullopt;
+        }
+        return value;
+    }
     std::optional<double> real(std::string_view name) {
         const auto value = text(name);
         if (!value) return std::nullopt;
@@ -354,9 +363,9 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
 }
 
 void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
-    const int64_t layers = a.integer("num-layers").value_or(0);
-    const int64_t hidden = a.integer("hidden-size").value_or(0);
-    const int64_t heads = a.integer("num-attention-heads").value_or(0);
+    const int64_t layers = a.positive("num-layers").value_or(0);
+    const int64_t hidden = a.positive("hidden-size").value_or(0);
+    const int64_t heads = a.positive("num-attention-heads").value_or(0);
     if (layers <= 0 || hidden <= 0 || heads <= 0) {
         a.fail(layers <= 0 ? "num-layers" : hidden <= 0 ? "hidden-size" : "num-attention-heads",
                "missing (the model shape; or give trainclock's --model)");
@@ -364,18 +373,18 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     }
     const bool swiglu = a.flag("swiglu");
     // arguments.py: ffn_hidden_size defaults to 4h, or to int(4h * 2/3 / 64) * 64 with --swiglu.
-    const int64_t ffn = a.integer("ffn-hidden-size").value_or(swiglu ? static_cast<int64_t>(4.0 * hidden * 2 / 3 / 64) * 64 : 4 * hidden);
+    const int64_t ffn = a.positive("ffn-hidden-size").value_or(swiglu ? static_cast<int64_t>(4.0 * hidden * 2 / 3 / 64) * 64 : 4 * hidden);
     const bool gqa = a.flag("group-query-attention");
-    const int64_t groups = a.integer("num-query-groups").value_or(1);
+    const int64_t groups = a.positive("num-query-groups").value_or(1);
     const int64_t kv_heads = gqa ? groups : heads;
-    const int64_t head_dim = a.integer("kv-channels").value_or(hidden / heads);
-    std::optional<int64_t> vocab = a.integer("vocab-size");
+    const int64_t head_dim = a.positive("kv-channels").value_or(hidden / heads);
+    std::optional<int64_t> vocab = a.positive("vocab-size");
     if (!vocab) {
         a.fail("vocab-size", "missing: Megatron reads the vocabulary from the tokenizer; give --vocab-size N, or trainclock's --model");
         return;
     }
     // Megatron pads the embedding to a multiple of make-vocab-size-divisible-by x TP (_vocab_size_with_padding).
-    const int64_t multiple = a.integer("make-vocab-size-divisible-by").value_or(128) * std::max<int64_t>(tp, 1);
+    const int64_t multiple = a.positive("make-vocab-size-divisible-by").value_or(128) * std::max<int64_t>(tp, 1);
     const int64_t padded = (*vocab + multiple - 1) / multiple * multiple;
     if (padded != *vocab) d.warn("vocab " + std::to_string(*vocab) + " padded to " + std::to_string(padded) + " as Megatron does (multiple of " + std::to_string(multiple) + ")");
     d.model.set("name", json_text("megatron-args"));
@@ -393,10 +402,10 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     if (norm != "LayerNorm" && norm != "RMSNorm") a.fail("normalization", "'" + norm + "' is not understood (LayerNorm, RMSNorm)");
     d.model.set("norm", json_text(norm == "RMSNorm" ? "rmsnorm" : "layernorm"));
     d.model.set("tied_embeddings", boolean(!a.flag("untie-embeddings-and-output-weights")));  // Megatron ties by default
-    if (const auto experts = a.integer("num-experts")) {
-        const int64_t expert_ffn = a.integer("moe-ffn-hidden-size").value_or(ffn);
+    if (const auto experts = a.positive("num-experts")) {
+        const int64_t expert_ffn = a.positive("moe-ffn-hidden-size").value_or(ffn);
         d.moe.set("experts", number(*experts));
-        d.moe.set("top_k", number(a.integer("moe-router-topk").value_or(2)));
+        d.moe.set("top_k", number(a.positive("moe-router-topk").value_or(2)));
         d.moe.set("expert_ffn_hidden", number(expert_ffn));
         if (const auto shared = a.integer("moe-shared-expert-intermediate-size")) {
             if (expert_ffn <= 0 || *shared % expert_ffn != 0) {
@@ -428,8 +437,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     Draft d;
     const bool legacy = a.text("transformer-impl").value_or("transformer_engine") == "local" || a.flag("use-legacy-models");
     d.framework = legacy ? "megatron-lm" : "megatron-core";
-    const int64_t tp = a.integer("tensor-model-parallel-size").value_or(1);
-    const int64_t pp = a.integer("pipeline-model-parallel-size").value_or(1);
+    const int64_t tp = a.positive("tensor-model-parallel-size").value_or(1);
+    const int64_t pp = a.positive("pipeline-model-parallel-size").value_or(1);
     if (!overrides_have(overrides_json, "model")) {
         read_megatron_model(a, d, tp);
     } else {
@@ -444,7 +453,7 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     }
 
     // torchrun --nproc-per-node N --nnodes M: the job's GPU count.
-    const auto per_node = a.integer("nproc-per-node");
+    const auto per_node = a.positive("nproc-per-node");
     const auto nodes = a.text("nnodes");
     if (per_node) {
         const auto node_count = nodes ? parse_integer(*nodes) : std::optional<int64_t>(1);
@@ -456,8 +465,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
 
     d.parallel.set("tp", number(tp));
     d.parallel.set("pp", number(pp));
-    d.parallel.set("cp", number(a.integer("context-parallel-size").value_or(1)));
-    d.parallel.set("ep", number(a.integer("expert-model-parallel-size").value_or(1)));
+    d.parallel.set("cp", number(a.positive("context-parallel-size").value_or(1)));
+    d.parallel.set("ep", number(a.positive("expert-model-parallel-size").value_or(1)));
     d.parallel.set("sequence_parallel", boolean(a.flag("sequence-parallel")));
     int64_t zero = a.flag("use-distributed-optimizer") ? 1 : 0;
     if (a.flag("use-torch-fsdp2")) zero = 3;
@@ -466,9 +475,9 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
         zero = strategy == "optim_grads_params" ? 3 : strategy == "optim_grads" ? 2 : strategy == "optim" ? 1 : zero;
     }
     d.parallel.set("zero", number(zero));
-    int64_t virtual_stages = a.integer("virtual-pipeline-model-parallel-size").value_or(1);
-    if (const auto per_chunk = a.integer("num-layers-per-virtual-pipeline-stage")) {
-        const int64_t layers = a.integer("num-layers").value_or(0);
+    int64_t virtual_stages = a.positive("virtual-pipeline-model-parallel-size").value_or(1);
+    if (const auto per_chunk = a.positive("num-layers-per-virtual-pipeline-stage")) {
+        const int64_t layers = a.positive("num-layers").value_or(0);
         if (*per_chunk <= 0 || layers % (pp * *per_chunk) != 0) {
             a.fail("num-layers-per-virtual-pipeline-stage", "does not split the layers evenly over pp x chunks");
         } else {
@@ -488,9 +497,9 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
         d.warn("--expert-tensor-parallel-size " + std::to_string(*etp) + " differs from tp: experts are costed with tp " + std::to_string(tp));
     }
 
-    const auto seq = a.integer("seq-length");
-    const auto gbs = a.integer("global-batch-size");
-    const int64_t mbs = a.integer("micro-batch-size").value_or(1);
+    const auto seq = a.positive("seq-length");
+    const auto gbs = a.positive("global-batch-size");
+    const int64_t mbs = a.positive("micro-batch-size").value_or(1);
     if (seq) d.training.set("seq_len", number(*seq));
     if (gbs) d.training.set("global_batch", number(*gbs));
     d.training.set("micro_batch", number(mbs));
@@ -657,42 +666,34 @@ public:
         const auto it = values_.find(std::string(key));
         return it == values_.end() ? nullptr : &it->second;
     }
-    // The first of several keys present (torchtitan moved keys between tables across versions).
-    std::optional<int64_t> integer(std::initializer_list<std::string_view> keys) {
+    // The first of several keys present (torchtitan moved keys between tables across versions);
+    // nullptr when none is, or (recording the error) when it is not of `kind`.
+    const TomlValue* first(std::initializer_list<std::string_view> keys, TomlValue::Kind kind, const char* expected) {
         for (const std::string_view key : keys) {
             const TomlValue* v = find(key);
             if (!v) continue;
-            if (v->kind != TomlValue::number || v->value != std::floor(v->value)) {
-                fail(key, "expected an integer");
-                return std::nullopt;
-            }
-            return static_cast<int64_t>(v->value);
+            if (v->kind == kind) return v;
+            fail(key, expected);
+            return nullptr;
         }
-        return std::nullopt;
+        return nullptr;
+    }
+    std::optional<int64_t> integer(std::initializer_list<std::string_view> keys) {
+        const TomlValue* v = first(keys, TomlValue::number, "expected an integer");
+        if (!v) return std::nullopt;
+        if (v->value != std::floor(v->value)) {
+            fail(*keys.begin(), "expected an integer");
+            return std::nullopt;
+        }
+        return static_cast<int64_t>(v->value);
     }
     std::optional<std::string> text(std::initializer_list<std::string_view> keys) {
-        for (const std::string_view key : keys) {
-            const TomlValue* v = find(key);
-            if (!v) continue;
-            if (v->kind != TomlValue::string) {
-                fail(key, "expected a string");
-                return std::nullopt;
-            }
-            return v->text;
-        }
-        return std::nullopt;
+        const TomlValue* v = first(keys, TomlValue::string, "expected a string");
+        return v ? std::optional<std::string>(v->text) : std::nullopt;
     }
     std::optional<bool> flag(std::initializer_list<std::string_view> keys) {
-        for (const std::string_view key : keys) {
-            const TomlValue* v = find(key);
-            if (!v) continue;
-            if (v->kind != TomlValue::boolean) {
-                fail(key, "expected true or false");
-                return std::nullopt;
-            }
-            return v->flag;
-        }
-        return std::nullopt;
+        const TomlValue* v = first(keys, TomlValue::boolean, "expected true or false");
+        return v ? std::optional<bool>(v->flag) : std::nullopt;
     }
     std::string array(std::string_view key) {  // the raw text, "" when absent
         const TomlValue* v = find(key);
@@ -767,6 +768,9 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
         int64_t n = 0;
         if (parser.parse(overrides_json.data(), overrides_json.size())["num_gpus"].get_int64().get(n) == simdjson::SUCCESS) num_gpus = n;
     }
+    if (tp < 1 || pp < 1 || cp < 1 || replicate < 1) {
+        return Error{"parallelism", "tensor, pipeline, context and replicate degrees must be at least 1"};
+    }
     if (shard < 0) {  // -1: every GPU left after the other degrees (ParallelDims)
         if (!num_gpus) {
             t.fail("parallelism.data_parallel_shard_degree", "-1 (the rest of the GPUs) needs the GPU count: give --gpus N");
@@ -776,6 +780,13 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
             shard = *num_gpus / (replicate * tp * pp * cp);
         }
     }
+    for (const auto& [key, value] : {std::pair<const char*, int64_t>{"parallelism.tensor_parallel_degree", tp},
+                                     {"parallelism.pipeline_parallel_degree", pp}, {"parallelism.context_parallel_degree", cp},
+                                     {"parallelism.expert_parallel_degree", ep},
+                                     {"parallelism.data_parallel_replicate_degree", replicate}}) {
+        if (value < 1) return Error{key, "must be at least 1, got " + std::to_string(value)};
+    }
+    if (shard == 0 || shard < -1) return Error{"parallelism.data_parallel_shard_degree", "must be -1 or at least 1, got " + std::to_string(shard)};
     const int64_t dp = replicate * std::max<int64_t>(shard, 1);
     if (!num_gpus) d.num_gpus = dp * tp * pp * cp;
     d.parallel.set("tp", number(tp));
@@ -889,6 +900,12 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
     int64_t tp = 1;
     simdjson::dom::object tensor_parallel;
     if (ds["tensor_parallel"].get_object().get(tensor_parallel) == simdjson::SUCCESS) tp = ds_integer(tensor_parallel, "autotp_size", error).value_or(1);
+    for (const auto& [key, value] : {std::pair<const char*, std::optional<int64_t>>{"train_batch_size", train},
+                                     {"train_micro_batch_size_per_gpu", micro}, {"gradient_accumulation_steps", accumulation},
+                                     {"tensor_parallel.autotp_size", std::optional<int64_t>(tp)}}) {
+        if (value && *value < 1) return Error{key, "must be at least 1, got " + std::to_string(*value)};
+    }
+    if (gpus && *gpus < 1) return Error{"num_gpus", "must be at least 1"};
     // Solve train = micro x accumulation x dp for what is missing; state every value assumed.
     auto& T = train;
     auto& M = micro;

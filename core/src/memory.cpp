@@ -62,6 +62,12 @@ StageState stage_state(const Execution& x, int64_t stage) {
     double units = 1;  // the last stage finishes each micro-batch's forward before the next
     if (stage == 0) units = double(stage0_units_in_flight(x.shape));
     else if (x.shape.schedule == PipelineSchedule::gpipe) units = double(x.micro_batches);
+    else if (stage < p - 1) {
+        // A middle stage (read only for uneven splits): stage s warms up as stage 0 of a pipeline of
+        // p - s stages (1F1B: p - s micro-batches; interleaved: 2 (p - s - 1) + (v - 1) p + 1 chunks).
+        const int64_t m_units = x.micro_batches * v;
+        units = double(v == 1 ? std::min(p - stage, m_units) : std::min(2 * (p - stage - 1) + (v - 1) * p + 1, m_units));
+    }
     const double tokens = x.tokens;
     st.activations = units * act_per_chunk;
     if (x.recompute == Recompute::full && layer_count > 0) {
@@ -151,16 +157,30 @@ double activation_bytes_per_layer(const Execution& x, LayerKind kind) {
     return layer_activation_bytes(x, kind, x.recompute);
 }
 
+namespace {
+bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
+} // namespace
+
+double checkpoint_bytes(const Config& c) {
+    const PrecisionSpec& p = c.precision;
+    const double per_param = dtype_storage_bytes(p.params) + (keeps_master(p) ? 4.0 : 0.0) +
+                             optimizer_state_bytes_per_param(c.training, p);
+    return double(parameter_count(c.model)) * per_param;
+}
+
 MemoryBreakdown memory_per_gpu(const Execution& x) {
     const Config& c = *x.config;
     const PrecisionSpec& p = c.precision;
     const double dp = double(c.parallel.weight_replicas()), edp = double(c.parallel.expert_weight_replicas());
     const int64_t zero = c.parallel.zero;
-    const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
+    const bool master = keeps_master(p);
     const double state_bytes = optimizer_state_bytes_per_param(c.training, p);
     MemoryBreakdown best;
     const int64_t last = x.stages - 1;
-    for (int64_t stage : {int64_t(0), last}) {
+    // The first stage holds the most micro-batches, the last the LM head; with an uneven split the
+    // second may hold more layers than the first.
+    const int64_t second = c.parallel.stage_split.any() && last > 1 ? 1 : 0;
+    for (int64_t stage : {int64_t(0), second, last}) {
         const StageState st = stage_state(x, stage);
         const double all = st.dense_params + st.expert_params;
         // ZeRO (Rajbhandari et al. 2020, fig. 1): stage 1 shards optimizer states (and the fp32

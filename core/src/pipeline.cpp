@@ -288,12 +288,6 @@ MemoSlot& memo_slot(int schedule, int p, int m, int v, const double* fwd_s, cons
 // [SECTION] Public functions
 // =====================================================================================
 
-LayerRange virtual_stage_layers(int64_t layers, int64_t virtual_stages, int64_t j) {
-    const int64_t n = std::max<int64_t>(virtual_stages, 1);
-    const int64_t base = layers / n, extra = layers % n;
-    return {j * base + std::min(j, extra), base + (j < extra ? 1 : 0)};
-}
-
 int64_t stage0_units_in_flight(const PipelineShape& sh) {
     const int64_t p = std::max<int64_t>(sh.stages, 1), m = std::max<int64_t>(sh.micro_batches, 1);
     switch (sh.schedule) {

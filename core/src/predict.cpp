@@ -22,6 +22,7 @@
 #include "trainclock/memory.hpp"
 #include "trainclock/operators.hpp"
 #include "trainclock/pipeline.hpp"
+#include "trainclock/run.hpp"
 
 namespace trainclock {
 
@@ -411,9 +412,14 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
 
     out.steps = c.training.tokens > 0 ? c.training.tokens / tokens_per_step : 1.0;  // 0 tokens: one step
-    out.total_time_s = out.steps * iteration_s;
+    // Wall time of the run: checkpoints, interruptions and restarts around the steps (run.hpp).
+    out.run = whole_run(c, iteration_s, out.steps);
+    out.total_time_s = out.run.ideal_time_s / out.run.goodput;
     out.gpu_hours = out.total_time_s * gpus / 3600.0;
-    out.cost_usd = out.gpu_hours * x.price_per_gpu_hour_usd;
+    // A price or TDP of 0 is unknown (presets/README.md): no figure rather than $0 or 0 kWh.
+    out.cost_known = c.training.price_per_gpu_hour_usd >= 0 || c.gpu.price_per_gpu_hour_usd > 0;
+    out.cost_usd = out.cost_known ? out.gpu_hours * x.price_per_gpu_hour_usd : 0;
+    out.energy_known = x.power_w > 0;
     out.energy_kwh = x.power_w * out.total_time_s / 3.6e6;
 
     out.params_total = double(parameter_count(m));
@@ -434,6 +440,13 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     }
     if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
         out.warnings.push_back("expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
+    if (!out.cost_known && c.training.tokens > 0)
+        out.warnings.push_back("cost unknown: gpu " + c.gpu.name + " has no price (give training.price_per_gpu_hour / --price)");
+    if (!out.energy_known && c.training.tokens > 0) out.warnings.push_back("energy unknown: gpu " + c.gpu.name + " has no tdp_w");
+    const std::string run_note = whole_run_note(out.run);
+    if (!run_note.empty()) out.warnings.push_back(run_note);
+    const std::string split_note = stage_split_note(x.layers, x.stages, x.chunks, c.parallel.stage_split);
+    if (!split_note.empty()) out.warnings.push_back(split_note);
     if (c.parallel.pp > 1 && x.micro_batches < c.parallel.pp)
         out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
                                       double(x.micro_batches), double(c.parallel.pp)));

@@ -82,7 +82,24 @@ const char* const kConfigColumns[] = {"model", "gpu", "node", "num_gpus", "preci
 
 void write_prediction_members(JsonWriter& out, const Prediction& p, const Config* config) {
     out.field("schema", kResultSchema);
-    for (const auto& field : kScalars) out.field(field.key, p.*field.member);
+    for (const auto& field : kScalars) {
+        // Unknown cost or energy is null, never 0 (a preset without a price or TDP).
+        const bool unknown = (field.member == &Prediction::cost_usd && !p.cost_known) ||
+                             (field.member == &Prediction::energy_kwh && !p.energy_known);
+        if (unknown) out.key(field.key).null();
+        else out.field(field.key, p.*field.member);
+    }
+    out.field("goodput", p.run.goodput).field("expected_interruptions", p.run.expected_interruptions);
+    const WholeRun& r = p.run;
+    out.key("whole_run").begin_object();
+    out.field("ideal", r.ideal).field("ideal_time_s", r.ideal_time_s).field("checkpoint_bytes", r.checkpoint_bytes);
+    out.field("checkpoint_write_s", r.checkpoint_write_s).field("checkpoint_interval_s", r.checkpoint_interval_s);
+    out.field("checkpoints", r.checkpoints).field("restart_s", r.restart_s);
+    out.field("failure_rate_per_gpu_hour", r.failure_rate_per_gpu_hour).field("storage_bw_gbps", r.storage_bw_gbps);
+    out.key("defaults").begin_array();
+    for (const std::string& key : r.defaults) out.value(key);
+    out.end_array();
+    out.end_object();
     out.key("memory").begin_object();
     for (const auto& field : kMemory) out.field(field.key, p.memory.*field.member);
     out.field("fits", p.memory.fits);
@@ -124,7 +141,7 @@ std::string prediction_csv_header() {
     for (const auto& field : kMemory) header += ",memory_" + std::string(field.key);
     header += ",memory_fits";
     for (const auto& field : kBreakdown) header += "," + std::string(field.key) + "_s";
-    return header + ",warnings";
+    return header + ",warnings,goodput,expected_interruptions";  // later columns appended after warnings
 }
 
 std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
@@ -140,13 +157,17 @@ std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
     static_assert(std::size(cells) == std::size(kConfigColumns), "one cell per config column");
     std::string row;
     for (size_t i = 0; i < std::size(cells); ++i) row += (i ? "," : "") + cells[i];
-    for (const auto& field : kScalars) row += "," + json_number(p.*field.member);
+    for (const auto& field : kScalars) {
+        const bool unknown = (field.member == &Prediction::cost_usd && !p.cost_known) ||
+                             (field.member == &Prediction::energy_kwh && !p.energy_known);
+        row += "," + (unknown ? std::string() : json_number(p.*field.member));  // unknown: an empty cell
+    }
     for (const auto& field : kMemory) row += "," + json_number(p.memory.*field.member);
     row += p.memory.fits ? ",true" : ",false";
     for (const auto& field : kBreakdown) row += "," + json_number(p.breakdown_s.*field.member);
     std::string warnings;
     for (const auto& warning : p.warnings) warnings += (warnings.empty() ? "" : "; ") + warning;
-    return row + "," + csv_cell(warnings);
+    return row + "," + csv_cell(warnings) + "," + json_number(p.run.goodput) + "," + json_number(p.run.expected_interruptions);
 }
 
 } // namespace trainclock

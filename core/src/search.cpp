@@ -278,7 +278,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                                                   PipelineSchedule::interleaved}
                                   : options.schedules;
     // A GPU count beyond one node must fill whole nodes (config.cpp): then no layout passes.
-    const int64_t per_node = base.node.gpus_per_node;
+    const int64_t per_node = base.node.host_gpus();
     const bool node_ok = !(per_node > 0 && n > per_node && n % per_node != 0);
     auto reject = [&space](RejectReason reason, int64_t count) {
         space.enumeration_.rejected[size_t(reason)] += count;
@@ -920,8 +920,8 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
                format_gib(base.gpu.memory_gib) + " GiB";
     }
     if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
-        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.gpus_per_node) +
-               " GPUs per node of node " + base.node.name + " (use whole nodes, or at most one node)";
+        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.host_gpus()) +
+               " GPUs per host of node " + base.node.name + " (use whole hosts, or at most one host)";
     const int64_t unsupported = report.stats.rejected[size_t(RejectReason::precision)];
     if (unsupported == report.stats.layouts) {
         std::string names;

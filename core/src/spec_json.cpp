@@ -194,6 +194,7 @@ void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
     if (required) require_all(reader, {"gpus_per_node", "intra_bw_gbps", "inter_bw_gbps"});
     reader.read("display_name", spec.display_name);
     reader.read("gpus_per_node", spec.gpus_per_node);
+    reader.read("gpus_per_host", spec.gpus_per_host);
     reader.read("intra_link", spec.intra_link);
     reader.read("intra_bw_gbps", spec.intra_bw_gbps);
     reader.read("intra_latency_us", spec.intra_latency_us);
@@ -372,6 +373,7 @@ void write_node(JsonWriter& out, const NodeSpec& spec) {
     out.field("name", spec.name);
     write_if(out, "display_name", spec.display_name);
     out.field("gpus_per_node", spec.gpus_per_node);
+    if (spec.gpus_per_host > 0) out.field("gpus_per_host", spec.gpus_per_host);
     write_if(out, "intra_link", spec.intra_link);
     out.field("intra_bw_gbps", spec.intra_bw_gbps);
     out.field("intra_latency_us", spec.intra_latency_us);

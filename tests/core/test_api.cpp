@@ -81,5 +81,5 @@ TEST_CASE("search_json and validate_json") {
     CHECK(has(validation, R"("schema": "trainclock/validation/v1")"));
     CHECK(has(validation, R"("name": "te-llama")"));
     CHECK(has(validate_json(R"({"calibration": {"memory_efficiency": 2}})"), R"({"error":{"key":"calibration.memory_efficiency")"));
-    CHECK(has(validate_json(R"({"sources": "x"})"), R"({"error":{"key":"options.sources")"));
+    CHECK(has(validate_json(R"({"sources": "x"})"), R"({"error":{"key":"sources")"));
 }

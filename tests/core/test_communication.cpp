@@ -100,3 +100,47 @@ TEST_CASE("A group smaller than an unswitched node only gets the links among its
     node.intra_group_bw_gbps.clear();         // switched fabric: every group gets the line rate
     CHECK(link_of(2) == Approx(150e9 * 0.8));
 }
+
+TEST_CASE("NVLink domains: a group stays on NVLink only when every instance fits in one domain", "[communication]") {
+    // Ranks fill 72-GPU domains in order; a block of groups spans size x stride ranks.
+    CHECK(group_in_one_domain({8, 1, 512}, 72));    // 72 % 8 == 0: every TP 8 group inside a rack
+    CHECK(group_in_one_domain({16, 1, 64}, 72));    // one block [0, 64): the whole job is in one rack
+    CHECK_FALSE(group_in_one_domain({16, 1, 128}, 72));  // block [64, 80) straddles rank 72
+    CHECK_FALSE(group_in_one_domain({16, 8, 128}, 72));  // spans 128 ranks > 72
+    CHECK(group_in_one_domain({2, 4, 16}, 8));      // DGX: span 8
+    CHECK_FALSE(group_in_one_domain({3, 2, 24}, 8)); // span 6: block [6, 12) crosses node 0 -> 1
+    CHECK(group_in_one_domain({1, 1000, 4096}, 8)); // a single rank never crosses
+}
+
+TEST_CASE("GB200 NVL72 jobs of 64-512 GPUs: which collectives run on NVLink, which on the NICs", "[communication]") {
+    const Result<NodeSpec> nvl72 = node_preset("gb200-nvl72");
+    REQUIRE(nvl72.ok());
+    CHECK(nvl72.value().gpus_per_node == 72);
+    CHECK(nvl72.value().host_gpus() == 4);
+    const Calibration cal;
+    auto inter = [&](const ParallelSpec& p, Group g) { return group_link(nvl72.value(), cal, group_placement(p, g)).inter_node; };
+    ParallelSpec p;
+    p.tp = 8;
+    p.dp = 8;  // 64 GPUs: one rack, everything on NVLink
+    CHECK_FALSE(inter(p, Group::tp));
+    CHECK_FALSE(inter(p, Group::dp));
+    p.dp = 16;  // 128 GPUs: TP 8 groups tile the 72-GPU racks (72 = 9 x 8); the DP group spans both racks
+    CHECK_FALSE(inter(p, Group::tp));
+    CHECK(inter(p, Group::dp));
+    p.cp = 2;   // TP 8 x CP 2 on 128 GPUs: CP groups are 16-rank blocks, [64, 80) straddles the racks
+    p.dp = 8;
+    CHECK(inter(p, Group::cp));
+    p.dp = 4;   // the same on 64 GPUs fits one rack
+    CHECK_FALSE(inter(p, Group::cp));
+    p.cp = 1;   // 512 GPUs, TP 8 x PP 4 x DP 16: PP members are 128 ranks apart
+    p.pp = 4;
+    p.dp = 16;
+    CHECK(group_placement(p, Group::pp).stride == 128);
+    CHECK(inter(p, Group::pp));
+    CHECK_FALSE(inter(p, Group::tp));
+    // The same layout on DGX H100 (8 GPUs per node): only TP stays inside the node.
+    const Result<NodeSpec> dgx = node_preset("dgx-h100");
+    REQUIRE(dgx.ok());
+    CHECK_FALSE(group_link(dgx.value(), cal, group_placement(p, Group::tp)).inter_node);
+    CHECK(group_link(dgx.value(), cal, group_placement(p, Group::dp)).inter_node);
+}

@@ -201,6 +201,19 @@ TEST_CASE("the parallel layout must multiply to num_gpus") {
     CHECK(load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 4})").ok());               // a partial node is fine
 }
 
+TEST_CASE("NVL72 jobs are allocated in 4-GPU compute trays, not whole 72-GPU racks") {
+    for (const int gpus : {4, 64, 128, 256, 512}) {
+        INFO(gpus);
+        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb200", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}").ok());
+        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb300", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}").ok());
+    }
+    const Error partial = load_error(R"({"model": "llama3-70b", "gpu": "gb200", "num_gpus": 130})");
+    CHECK(partial.key == "num_gpus");
+    CHECK(partial.message.find("gpus_per_host") != std::string::npos);
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 3}})").key == "node.gpus_per_host");
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 16}})").key == "node.gpus_per_host");
+}
+
 TEST_CASE("pipeline rules: stages, virtual stages and schedules") {
     CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 16, "parallel": {"pp": 16}})").key == "parallel.pp");
     CHECK(load_error(config_with(R"(, "virtual_stages": 2)")).key == "parallel.virtual_stages");  // needs interleaved
@@ -211,6 +224,32 @@ TEST_CASE("pipeline rules: stages, virtual stages and schedules") {
     const Error micro = load_error(config_with(R"(, "virtual_stages": 2, "schedule": "interleaved")", "",
                                                R"(, "global_batch": 96, "micro_batch": 1)"));
     CHECK(micro.key == "training.global_batch");
+}
+
+TEST_CASE("uneven pipeline stages: the four split keys parse, validate, round-trip and name themselves in errors") {
+    const std::string model = R"({"model": "llama3.1-405b", "gpu": "h100-sxm", "num_gpus": 1024, "parallel": {"tp": 8, "pp": 16)";
+    const std::string training = R"(}, "training": {"seq_len": 8192, "global_batch": 512}})";
+    const auto split = load_config(model + R"(, "first_stage_layers": 7, "last_stage_layers": 7)" + training);
+    REQUIRE(split.ok());
+    CHECK(split.value().parallel.stage_split.first_stage_layers == 7);
+    const auto again = load_config(config_to_json(split.value()));
+    REQUIRE(again.ok());
+    CHECK(again.value().parallel.stage_split == split.value().parallel.stage_split);
+    const auto accounted = load_config(model + R"(, "embedding_in_stage_split": true, "loss_in_stage_split": true)" + training);
+    REQUIRE(accounted.ok());
+    CHECK(config_to_json(accounted.value()).find("\"loss_in_stage_split\": true") != std::string::npos);
+    // Unset keys are not written: configs without a split keep their canonical text.
+    CHECK(config_to_json(load_config(config_with()).value()).find("stage_layers") == std::string::npos);
+    CHECK(load_error(model + R"(, "first_stage_layers": 6, "last_stage_layers": 7)" + training).key == "parallel.first_stage_layers");
+    CHECK(load_error(model + R"(, "first_stage_layers": -1)" + training).key == "parallel.first_stage_layers");
+    CHECK(load_error(model + R"(, "loss_in_stage_split": 1)" + training).key == "parallel.loss_in_stage_split");  // a boolean
+    // PP 8 x VP 8 of 126 layers: rejected without keys (the message names them), accepted with both.
+    const std::string vp = R"(, "pp": 8, "virtual_stages": 8, "schedule": "interleaved")";
+    const std::string base = R"({"model": "llama3.1-405b", "gpu": "h100-sxm", "num_gpus": 1024, "parallel": {"tp": 8)";
+    const Error no_keys = load_error(base + vp + training);
+    CHECK(no_keys.key == "parallel.virtual_stages");
+    CHECK(no_keys.message.find("parallel.embedding_in_stage_split") != std::string::npos);
+    CHECK(load_config(base + vp + R"(, "embedding_in_stage_split": true, "loss_in_stage_split": true)" + training).ok());
 }
 
 TEST_CASE("the pipeline simulation is bounded: micro-batches x chunks <= 2^18") {

@@ -40,6 +40,32 @@ TEST_CASE("datasheet anchors: V100, A100 and H100 peaks per dtype") {
     CHECK(h100.peak_tflops[static_cast<int>(DType::fp8)] == Approx(2 * h100.peak_tflops[static_cast<int>(DType::bf16)]));
 }
 
+TEST_CASE("datasheet anchors: Blackwell Ultra B300 (HGX) and GB300 (NVL72) dense peaks, HBM3e, TDP") {
+    // NVIDIA HGX B300: per 8 GPUs FP8 72 PF and BF16 36 PF sparse (dense = half), FP4 108 PF dense.
+    const GpuSpec b300 = preset_gpu("b300");
+    CHECK(b300.peak_tflops[static_cast<int>(DType::fp8)] == Approx(72e3 / 8 / 2));
+    CHECK(b300.peak_tflops[static_cast<int>(DType::bf16)] == Approx(36e3 / 8 / 2));
+    CHECK(b300.peak_tflops[static_cast<int>(DType::nvfp4)] == Approx(108e3 / 8));
+    CHECK(b300.tdp_w == Approx(1100));
+    CHECK(b300.default_node == "dgx-b300");
+    // NVIDIA GB300 NVL72: per 72 GPUs FP8 720 PF and BF16 360 PF sparse, FP4 1,080 PF dense, 576 TB/s.
+    const GpuSpec gb300 = preset_gpu("gb300");
+    CHECK(gb300.peak_tflops[static_cast<int>(DType::fp8)] == Approx(720e3 / 72 / 2));
+    CHECK(gb300.peak_tflops[static_cast<int>(DType::bf16)] == Approx(360e3 / 72 / 2));
+    CHECK(gb300.peak_tflops[static_cast<int>(DType::nvfp4)] == Approx(1080e3 / 72));
+    CHECK(gb300.memory_bw_gbps == Approx(576e3 / 72));
+    CHECK(gb300.tdp_w == Approx(1400));
+    CHECK(gb300.memory_gib > b300.memory_gib);  // 279 vs 270 GB usable of 288 GB HBM3e
+    const Result<NodeSpec> nvl = node_preset("gb300-nvl72"), dgx = node_preset("dgx-b300");
+    REQUIRE(nvl.ok());
+    REQUIRE(dgx.ok());
+    CHECK(nvl.value().gpus_per_node == 72);
+    CHECK(nvl.value().host_gpus() == 4);
+    CHECK(dgx.value().host_gpus() == 8);
+    CHECK(nvl.value().intra_bw_gbps == Approx(1800 / 2));  // NVLink 5: 1.8 TB/s bidirectional per GPU
+    CHECK(dgx.value().inter_bw_gbps == Approx(800.0 / 8));  // one 800 Gb/s ConnectX-8 per GPU
+}
+
 TEST_CASE("every GPU preset is physically plausible") {
     for (const auto& name : preset_names(PresetKind::gpu)) {
         INFO(name);

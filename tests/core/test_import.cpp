@@ -481,3 +481,34 @@ TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
     CHECK(warned(bf16.value(), "not understood, ignored: new_feature"));
     CHECK(warned(bf16.value(), "no model"));
 }
+
+TEST_CASE("importers answer every truncated or corrupted input with a value or an error, never a crash") {
+    int64_t calls = 0;
+    const auto check = [&](const Result<Imported>& result) {
+        ++calls;
+        if (!result.ok()) CHECK_FALSE(result.error().message.empty());
+    };
+    for (const auto& [file, text] : kHfConfigs) {
+        for (size_t cut = 0; cut < text.size(); cut += 17) check(import_hf_config(text.substr(0, cut)));
+        std::string corrupted(text);
+        for (size_t at = 1; at < corrupted.size(); at += 29) corrupted[at] = "0\"{}[],:-"[at % 9];
+        check(import_hf_config(corrupted));
+    }
+    for (const auto& [file, text] : kLaunchFiles) {
+        for (size_t cut = 0; cut < text.size(); cut += 23) {
+            const std::string_view part = text.substr(0, cut);
+            const std::string_view name = file;
+            if (name.find("megatron") == 0) check(import_megatron(split_command_line(part), R"({"model": "gpt2"})"));
+            else if (name.find("torchtitan") == 0) check(import_torchtitan(part, R"({"num_gpus": 64})"));
+            else check(import_deepspeed(part));
+        }
+    }
+    CHECK(calls > 1000);
+    // Values at the edges of what the readers accept.
+    check(import_hf_config(R"({"model_type": "llama", "hidden_size": 1e300, "num_hidden_layers": -1, "num_attention_heads": 0, "vocab_size": 1})"));
+    check(import_hf_config(R"({"model_type": "gpt_oss", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 1, "vocab_size": 8,
+                               "layer_types": ["sliding_attention", 3]})"));
+    check(import_megatron(split_command_line("--num-layers 0 --hidden-size 64 --num-attention-heads 2 --vocab-size 8 --make-vocab-size-divisible-by 0")));
+    check(import_torchtitan("[parallelism]\ndata_parallel_shard_degree = 0\ntensor_parallel_degree = 0\n", R"({"model": "gpt2", "num_gpus": 8})"));
+    check(import_deepspeed(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 0, "gradient_accumulation_steps": 0})"));
+}

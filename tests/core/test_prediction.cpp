@@ -63,7 +63,10 @@ TEST_CASE("Throughput, FLOPs, totals and cost follow from the step time", "[pred
     CHECK(p.tokens_per_s_per_gpu == Approx(p.tokens_per_s / 64));
     CHECK(p.samples_per_s == Approx(64 / p.iteration_time_s));
     CHECK(p.steps == Approx(1e12 / tokens));
-    CHECK(p.total_time_s == Approx(p.steps * p.iteration_time_s));
+    // Wall time = steps x step time / goodput (checkpoints, interruptions: test_run.cpp).
+    CHECK(p.run.ideal_time_s == Approx(p.steps * p.iteration_time_s));
+    CHECK(p.total_time_s == Approx(p.run.ideal_time_s / p.run.goodput));
+    CHECK(p.run.goodput < 1);
     CHECK(p.gpu_hours == Approx(p.total_time_s * 64 / 3600));
     CHECK(p.cost_usd == Approx(p.gpu_hours * 2.0));
     CHECK(p.energy_kwh == Approx(64 * c.gpu.tdp_w * c.node.power_overhead * p.total_time_s / 3.6e6));

@@ -58,8 +58,13 @@ TEST_CASE("result JSON has exactly the DESIGN.md 3 keys") {
         INFO(key);
         CHECK(count(json, std::string("\"") + key + "\":") == 1);
     }
-    // 1 schema + 14 scalars + memory (8 numbers + fits) + breakdown (12) + warnings + the two objects.
-    CHECK(count(json, "\":") == 1 + 14 + 1 + 9 + 1 + 12 + 1);
+    // 1 schema + 14 scalars + memory (8 numbers + fits) + breakdown (12) + warnings + the two objects,
+    // goodput, expected_interruptions and whole_run (10 members).
+    for (const char* key : {"goodput", "expected_interruptions", "whole_run", "ideal_time_s", "checkpoint_write_s", "defaults"}) {
+        INFO(key);
+        CHECK(count(json, std::string("\"") + key + "\":") == 1);
+    }
+    CHECK(count(json, "\":") == 1 + 14 + 1 + 9 + 1 + 12 + 1 + 2 + 1 + 10);
     CHECK(json.find("\"config\"") == std::string::npos);    // only when a config is given
     CHECK(json.find("\"timeline\"") == std::string::npos);  // only when non-empty
     CHECK(json.find("\"iteration_time_s\": 9.5,") != std::string::npos);

@@ -59,13 +59,13 @@ TEST_CASE("the preset ids of the product brief exist") {
     const auto gpus = preset_names(PresetKind::gpu);
     for (const char* id : {"v100-sxm2-16gb", "v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb",
                            "a100-pcie-80gb", "a10", "a40", "l4", "l40s", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm",
-                           "h800-sxm", "h20", "b100", "b200", "gb200", "rtx-3090", "rtx-4090", "rtx-5090", "mi250x",
+                           "h800-sxm", "h20", "b100", "b200", "gb200", "b300", "gb300", "rtx-3090", "rtx-4090", "rtx-5090", "mi250x",
                            "mi300x", "mi325x", "mi355x", "gaudi2", "gaudi3", "tpu-v4", "tpu-v5e", "tpu-v5p"}) {
         CHECK(contains(gpus, id));
     }
     const auto nodes = preset_names(PresetKind::node);
     for (const char* id : {"dgx-1-v100", "dgx-2", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72",
-                           "mi300x-8", "pcie-8"}) {
+                           "dgx-b300", "gb300-nvl72", "mi300x-8", "pcie-8"}) {
         CHECK(contains(nodes, id));
     }
     const auto precisions = preset_names(PresetKind::precision);

@@ -301,7 +301,7 @@ TEST_CASE("search: impossible requests say what blocks them", "[search]") {
         REQUIRE(report.ok());
         CHECK(report.value().top.empty());
         CHECK(report.value().stats.rejected[size_t(RejectReason::node_fill)] == report.value().stats.layouts);
-        CHECK_THAT(report.value().explanation, Catch::Contains("not a multiple of the 8 GPUs per node"));
+        CHECK_THAT(report.value().explanation, Catch::Contains("not a multiple of the 8 GPUs per host"));
     }
     SECTION("the GPU cannot run the precision") {
         const Config base = base_config("gpt3-1.3b", "a100-sxm4-80gb", 8, 2048, 64);

@@ -28,6 +28,7 @@ struct CommOp {
 struct GroupPlacement {
     int64_t size = 1;
     int64_t stride = 1;
+    int64_t world = 0;           // ranks of the job (tp*cp*dp*pp); 0 = unknown: as many as one block of groups
 };
 
 // Effective link a group's collectives run on (achievable bandwidth, per-step latency).
@@ -38,6 +39,11 @@ struct Link {
 };
 
 GroupPlacement group_placement(const ParallelSpec& parallel, Group group);
+// Whether every instance of the group lies inside one NVLink domain of `domain_gpus` ranks (ranks
+// fill domains in order: a job of 128 GPUs on NVL72 racks is 72 + 56). A block of groups spans
+// size x stride consecutive ranks; a block that straddles a domain boundary holds groups that cross.
+bool group_in_one_domain(GroupPlacement placement, int64_t domain_gpus);
+// Intra-node link when the group stays inside an NVLink domain (gpus_per_node), else the NICs.
 Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement placement);
 
 // Bytes each GPU puts on the wire for one call (nccl-tests PERFORMANCE.md busbw factors):

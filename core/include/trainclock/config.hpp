@@ -14,6 +14,7 @@
 #include "trainclock/hardware.hpp"
 #include "trainclock/model.hpp"
 #include "trainclock/precision.hpp"
+#include "trainclock/stage_split.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
@@ -39,6 +40,7 @@ struct ParallelSpec {
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
     bool overlap_dp_comm = true;         // DP gradient reduction overlapped with backward
     bool overlap_tp_comm = false;        // TP collectives overlapped with GEMMs (userbuffers/TE comm overlap)
+    StageSplit stage_split;              // uneven pipeline stages (JSON: parallel.first_stage_layers, ...; stage_split.hpp)
 
     // Ranks holding the same weights: the DP replicas and, as CP splits only the sequence, the CP
     // ranks. Gradients are reduced and ZeRO shards over them (Megatron-Core's data-parallel group
@@ -77,6 +79,13 @@ struct TrainingSpec {
     FinetuneSpec finetune;               // method full and nothing frozen = pre-training
     bool offload_optimizer = false;      // master weights, optimizer states and gradients in CPU memory; CPU step (ZeRO-Offload)
     bool offload_params = false;         // weights in CPU memory, streamed to the GPU per layer each forward and backward (ZeRO-Infinity)
+    // The whole run around the steps (run.hpp): checkpoints, interruptions, restarts. Unset = default.
+    double checkpoint_interval_s = 0;    // training seconds between checkpoints (0 = Young's optimum, unless _steps)
+    int64_t checkpoint_interval_steps = 0;  // optimizer steps between checkpoints (0 = unset)
+    double storage_bw_gbps = 0;          // checkpoint storage write/read bandwidth of the job, GB/s (0 = default per GPU)
+    double restart_s = -1;               // interruption -> training again, before the checkpoint load, s (< 0 = default)
+    double failure_rate_per_gpu_hour = -1;  // unexpected interruptions per GPU-hour (< 0 = Llama 3's rate)
+    bool ideal = false;                  // no checkpoints, interruptions or restarts: total_time_s = steps x step time
 };
 
 // Efficiency parameters of the cost model. Every field is optional: unset ones take the

@@ -79,6 +79,10 @@ struct Execution {
     bool interleave_fallback = false; // interleaved with pp > 1 and v > 1 asked, but M % pp != 0
     int64_t stages = 1, chunks = 1, virtual_stages = 1, micro_batches = 1;  // p, v, p v, M
     int64_t layers = 0;               // total_layers
+    StageSplit stage_split;           // parallel.first/last_stage_layers, embedding/loss_in_stage_split
+    // Layers [first, first + count) of virtual stage j (chunk * stages + stage), Megatron-Core's
+    // assignment under the split (stage_split.hpp).
+    LayerRange stage_layers(int64_t j) const { return stage_layer_range(layers, stages, chunks, stage_split, j); }
 
     // One micro-batch on one GPU: T = b s / cp tokens (context parallelism splits the queries; K/V
     // circulate), T / tp of them outside the TP regions with sequence parallelism.
@@ -125,7 +129,7 @@ Execution make_execution(const Config&& config, const Calibration& cal) = delete
 // Layers of virtual stage j (chunk * stages + stage) in runs of one kind: f(first, count, kind).
 template <class F> void for_each_layer_run(const Execution& x, int64_t j, F&& f) {
     const Config& c = *x.config;
-    const LayerRange r = virtual_stage_layers(x.layers, x.virtual_stages, j);
+    const LayerRange r = x.stage_layers(j);
     for (int64_t i = r.first; i < r.first + r.count;) {
         const int64_t end = layer_kind_run_end(c, i, r.first + r.count);
         f(i, end - i, layer_kind_at(c, i));

@@ -36,7 +36,8 @@ struct GpuSpec {
 struct NodeSpec {
     std::string name;                                  // preset id ("dgx-h100")
     std::string display_name;                          // "NVIDIA DGX H100"
-    int64_t gpus_per_node = 8;
+    int64_t gpus_per_node = 8;                         // GPUs of one NVLink domain (72 for an NVL72 rack): collectives inside it use the intra link
+    int64_t gpus_per_host = 0;                         // allocation unit, GPUs per host or compute tray (4 in a GB200 tray); 0 = gpus_per_node
     std::string intra_link;                            // "NVLink 4 via NVSwitch"
     double intra_bw_gbps = 0;                          // per GPU, one direction, GB/s
     double intra_latency_us = 0;                       // per collective step
@@ -46,6 +47,8 @@ struct NodeSpec {
     double inter_latency_us = 0;
     double power_overhead = 1.0;                       // node power / sum of GPU TDPs (CPUs, NICs, fans), for energy
     std::string source;
+
+    int64_t host_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }
 };
 
 } // namespace trainclock

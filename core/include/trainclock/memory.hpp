@@ -19,4 +19,8 @@ double activation_bytes_per_layer(const Execution& execution, LayerKind kind);
 // shape counts the in-flight micro-batches as the simulation runs them).
 MemoryBreakdown memory_per_gpu(const Execution& execution);
 
+// Bytes of one checkpoint of the whole model: every weight, the fp32 master copy and the optimizer
+// states (what Megatron's distributed checkpoint saves; gradients are not saved).
+double checkpoint_bytes(const Config& config);
+
 } // namespace trainclock

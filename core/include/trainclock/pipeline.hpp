@@ -18,13 +18,7 @@ struct PipelineShape {
     int64_t chunks = 1;        // virtual stages per stage (interleaved only; 1 otherwise)
 };
 
-// Layers of virtual stage j (chunk * stages + stage) when `layers` are split over `virtual_stages`
-// pieces in order; the first layers % virtual_stages pieces take one extra layer.
-struct LayerRange {
-    int64_t first = 0;
-    int64_t count = 0;
-};
-LayerRange virtual_stage_layers(int64_t layers, int64_t virtual_stages, int64_t j);
+// Layers per (virtual) stage: stage_split.hpp (virtual_stage_layers, stage_layer_range).
 
 // Units (forward micro-batch chunks) stage 0 holds activations for at the peak of the schedule:
 // M (GPipe), min(PP, M) (1F1B), min(2 (PP - 1) + (v - 1) PP + 1, M v) chunks (interleaved)

@@ -51,6 +51,22 @@ struct TimelineSpan {
     double end_s = 0;
 };
 
+// The whole run around the steps (run.hpp): wall time with checkpoints, interruptions and restarts.
+struct WholeRun {
+    bool ideal = true;                   // no overheads (training.ideal, or one step only)
+    double ideal_time_s = 0;             // steps x step time
+    double goodput = 1;                  // ideal_time_s / total_time_s
+    double expected_interruptions = 0;   // unexpected interruptions over the wall time
+    double checkpoint_bytes = 0;         // model + optimizer state of the whole model
+    double checkpoint_write_s = 0;       // one checkpoint save (training waits), also its load on restart
+    double checkpoint_interval_s = 0;    // training seconds between checkpoints
+    double checkpoints = 0;              // checkpoints written over the run
+    double restart_s = 0;                // per interruption, without the checkpoint load and the lost work
+    double failure_rate_per_gpu_hour = 0;
+    double storage_bw_gbps = 0;
+    std::vector<std::string> defaults;   // training.* keys that took their default (stated in the warnings)
+};
+
 struct Prediction {
     double iteration_time_s = 0;
     double tokens_per_s = 0;
@@ -62,10 +78,13 @@ struct Prediction {
     double steps = 0;                    // optimizer steps for training.tokens
     double total_time_s = 0;
     double gpu_hours = 0;
-    double cost_usd = 0;
-    double energy_kwh = 0;
     double params_total = 0;             // every weight incl. embeddings, all experts and MTP modules (parameter_count)
     double params_active = 0;            // weights a token passes through: top_k experts (active_parameter_count)
+    double cost_usd = 0;                 // 0 with cost_known false when neither the config nor the GPU preset has a price
+    double energy_kwh = 0;               // 0 with energy_known false when the GPU preset has no TDP
+    bool cost_known = true;              // false: result JSON "cost_usd": null, and a warning
+    bool energy_known = true;            // false: result JSON "energy_kwh": null, and a warning
+    WholeRun run;                        // total_time_s = run.ideal_time_s / run.goodput
     MemoryBreakdown memory;
     StepBreakdown breakdown_s;
     std::vector<TimelineSpan> timeline;  // filled when requested (PredictOptions::timeline)
