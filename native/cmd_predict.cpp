@@ -76,6 +76,7 @@ void print_table(const Config& c, const Prediction& r) {
     memory.add({"total", format_fixed(m.per_gpu_gib, 2),
                 m.capacity_gib > 0 ? format_percent(m.per_gpu_gib / m.capacity_gib) : "n/a"});
     memory.add({"capacity", format_fixed(m.capacity_gib, 2), m.fits ? "fits" : "DOES NOT FIT"});
+    if (m.host_gib > 0) memory.add({"offloaded to CPU", format_fixed(m.host_gib, 2), "host memory"});
     std::cout << memory.render() << "\n";
 
     const StepBreakdown& b = r.breakdown_s;

@@ -523,7 +523,9 @@ std::optional<Error> check_finetune(const Config& c) {
     } else if (f.lora_rank != 0) {
         return Error{"training.finetune.lora_rank", "only with method lora or qlora (method is full)"};
     }
-    // A frozen stack under pipeline parallelism still runs: the stages hold frozen layers forward-only.
+    if ((c.training.offload_optimizer || c.training.offload_params) && c.gpu.host_link_gbps <= 0)
+        return Error{"gpu.host_link_gbps", "unknown for " + c.gpu.name + ", which offloading to CPU memory needs (the GPU's PCIe / NVLink-C2C "
+                                           "bandwidth per direction, GB/s: PCIe Gen4 x16 32, Gen5 x16 64)"};
     if (c.training.offload_params && c.parallel.zero < 3 && c.parallel.weight_replicas() > 1)
         return Error{"training.offload_params", "needs parallel.zero 3 with data parallelism (ZeRO-Infinity / FSDP offload the sharded weights)"};
     return std::nullopt;

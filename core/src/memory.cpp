@@ -198,8 +198,21 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         mem.optimizer_gib = (zero >= 1 ? trainable_sharded : trainable) * state_bytes / kGiB;
         mem.activations_gib = st.activations / kGiB;
         // CUDA context, cuBLAS workspace, NCCL buffers and allocator slack: ~1 GiB (physical default);
-        // ZeRO-3 also holds two gathered layers (current + prefetch).
-        mem.other_gib = 1.0 + (zero >= 3 ? 2 * st.zero3_gather * dtype_storage_bytes(p.params) / kGiB : 0);
+        // ZeRO-3 (and streamed weights) also holds two gathered layers (current + prefetch).
+        const bool streamed = c.training.offload_params;
+        mem.other_gib = 1.0 + (zero >= 3 || streamed ? 2 * st.zero3_gather * dtype_storage_bytes(p.params) / kGiB : 0);
+        // CPU offload (ZeRO-Offload, Ren et al. 2021 arXiv 2101.06840 sec. 4: gradients, fp32 master
+        // and optimizer states on the host, the step on the CPU; ZeRO-Infinity / FSDP CPU offload: the
+        // weights on the host too, streamed per layer): the GPU keeps none of them.
+        mem.host_gib = 0;
+        if (c.training.offload_optimizer) {
+            mem.host_gib += mem.grads_gib + mem.master_gib + mem.optimizer_gib;
+            mem.grads_gib = mem.master_gib = mem.optimizer_gib = 0;
+        }
+        if (streamed) {
+            mem.host_gib += mem.weights_gib;
+            mem.weights_gib = 0;
+        }
         mem.per_gpu_gib = mem.weights_gib + mem.grads_gib + mem.master_gib + mem.optimizer_gib + mem.activations_gib
                           + mem.other_gib;
         if (mem.per_gpu_gib > best.per_gpu_gib) best = mem;

@@ -329,6 +329,25 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         shard = heavy->dense / double(par.weight_replicas()) + heavy->expert / double(par.expert_weight_replicas());
     }
     Cost cost = from_ops(cost_ops(step_ops(x, most, shard), x.config->gpu, x.cal));
+    const Config& c = *x.config;
+    if (c.training.offload_optimizer) {
+        // ZeRO-Offload (Ren et al. 2021 sec. 4): the reduced gradient shard goes to the host and the
+        // updated weights come back, over the host link, once per step; the GPU-side step is gone
+        // (the CPU's Adam itself is not costed: a warning says so).
+        const PrecisionSpec& p = x.precision();
+        const double bytes = shard * (dtype_storage_bytes(p.grad_reduce) + dtype_storage_bytes(p.params));
+        cost.s[kOptimizer] = bytes / (c.gpu.host_link_gbps * 1e9);
+    }
+    if (c.training.offload_params) {
+        // Weights streamed from host memory per micro-batch, for the forward and again for the
+        // backward (ZeRO-Infinity, Rajbhandari et al. 2021 arXiv 2104.07857; FSDP CPU offload),
+        // prefetched behind the busiest stage's compute: the excess is exposed (dp_comm, beside the
+        // ZeRO-3 gathers it feeds).
+        // The weights one GPU holds: the model over pp x tp (experts and the embedding evenly spread).
+        const double held = double(parameter_count(c.model)) / (double(x.stages) * x.tp);
+        const double stream_s = 2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
+        cost.s[kDp] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
+    }
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
     const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s;
     if (host_s > cost.total()) cost.s[kOverhead] += host_s - cost.total();
@@ -438,6 +457,8 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
             out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
                                    " runs materialised attention (s x s scores)");
     }
+    if (c.training.offload_optimizer || c.training.offload_params)
+        out.warnings.push_back(format("%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed, the CPU optimizer step is not", out.memory.host_gib));
     if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
         out.warnings.push_back("expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
     if (!out.cost_known && c.training.tokens > 0)

@@ -33,7 +33,7 @@ struct MemoryField {
     std::string_view key;
     double MemoryBreakdown::*member;
 };
-constexpr std::array<MemoryField, 8> kMemory = {{
+constexpr std::array<MemoryField, 9> kMemory = {{
     {"per_gpu_gib", &MemoryBreakdown::per_gpu_gib},
     {"capacity_gib", &MemoryBreakdown::capacity_gib},
     {"weights_gib", &MemoryBreakdown::weights_gib},
@@ -42,6 +42,7 @@ constexpr std::array<MemoryField, 8> kMemory = {{
     {"optimizer_gib", &MemoryBreakdown::optimizer_gib},
     {"activations_gib", &MemoryBreakdown::activations_gib},
     {"other_gib", &MemoryBreakdown::other_gib},
+    {"host_gib", &MemoryBreakdown::host_gib},
 }};
 
 struct BreakdownField {

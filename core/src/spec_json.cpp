@@ -174,6 +174,7 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
     reader.read("l2_cache_mb", spec.l2_cache_mb);
     reader.read("tdp_w", spec.tdp_w);
     reader.read("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
+    reader.read("host_link_gbps", spec.host_link_gbps);
     reader.read("default_node", spec.default_node);
     if (const auto measured = reader.read_object("measured")) {  // published achievable fractions
         ObjectReader m(*measured, join_key(reader.path(), "measured"));
@@ -350,6 +351,7 @@ void write_gpu(JsonWriter& out, const GpuSpec& spec) {
     if (spec.l2_cache_mb != 0) out.field("l2_cache_mb", spec.l2_cache_mb);
     out.field("tdp_w", spec.tdp_w);
     if (spec.price_per_gpu_hour_usd != 0) out.field("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
+    if (spec.host_link_gbps != 0) out.field("host_link_gbps", spec.host_link_gbps);
     write_if(out, "default_node", spec.default_node);
     bool any_measured = spec.measured_memory_efficiency != 0;
     for (const double fraction : spec.measured_gemm_efficiency) any_measured = any_measured || fraction != 0;

@@ -164,3 +164,20 @@ TEST_CASE("Frozen leading layers keep no activations, gradients or optimizer sta
     CHECK(a.activations_gib - f.activations_gib == Approx(16 * activation_bytes_per_layer(make_execution(all), layer_kind_at(all, 0)) / gib));
 }
 
+
+TEST_CASE("CPU offload moves gradients, master weights and optimizer states (and streamed weights) to host memory", "[memory]") {
+    const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 4, "micro_batch": 1, "recompute": "full")";
+    const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 4, 1};
+    const MemoryBreakdown on_gpu = memory_of(fixtures::config(body + "}"), sh);
+    const MemoryBreakdown off = memory_of(fixtures::config(body + R"(, "offload_optimizer": true})"), sh);
+    CHECK(off.grads_gib == 0);
+    CHECK(off.master_gib == 0);
+    CHECK(off.optimizer_gib == 0);
+    CHECK(off.host_gib == Approx(on_gpu.grads_gib + on_gpu.master_gib + on_gpu.optimizer_gib));
+    CHECK(off.weights_gib == Approx(on_gpu.weights_gib));
+    const MemoryBreakdown both = memory_of(fixtures::config(body + R"(, "offload_optimizer": true, "offload_params": true})"), sh);
+    CHECK(both.weights_gib == 0);
+    CHECK(both.host_gib == Approx(off.host_gib + on_gpu.weights_gib));
+    CHECK(both.fits);  // 8B weights and states in host memory; two gathered layers stay on the GPU
+}

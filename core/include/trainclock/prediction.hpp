@@ -23,6 +23,7 @@ struct MemoryBreakdown {
     double per_gpu_gib = 0;        // sum of the above on the most loaded GPU (first pipeline stage)
     double capacity_gib = 0;
     bool fits = false;
+    double host_gib = 0;           // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
 };
 
 // Seconds of one iteration on the critical path, by cause; the parts add up to iteration_time_s.
