@@ -57,7 +57,7 @@ serve: web
 # The core's Catch2 tests under node (wasm), then the browser tests against the native CLI.
 test-web: web build
 	@ctest --preset web
-	@cd tests/browser && node --test site.test.mjs
+	@cd tests/browser && node --test site.test.mjs features.test.mjs
 
 test-gui: build setup-web
 	@cd tests/browser && node --test desktop.test.mjs

@@ -3,18 +3,22 @@
 #   cmake -DPRESETS_DIR=... -DOUTPUT=... -P EmbedPresets.cmake
 # Files are sorted by kind, then name, so the output is reproducible.
 
-set(kinds model gpu node precision validation)
+set(kinds model gpu node precision framework validation interval)
 set(enum_of_model PresetKind::model)
 set(enum_of_gpu PresetKind::gpu)
 set(enum_of_node PresetKind::node)
 set(enum_of_precision PresetKind::precision)
+set(enum_of_framework PresetKind::framework)
 set(enum_of_validation PresetKind::validation)
-# Folder per kind: presets/models, gpus, nodes, precisions, but presets/validation (DESIGN.md 1).
+set(enum_of_interval PresetKind::interval)
+# Folder per kind: presets/models, gpus, nodes, precisions, frameworks, intervals, but presets/validation (DESIGN.md 1).
 set(dir_of_model models)
 set(dir_of_gpu gpus)
 set(dir_of_node nodes)
 set(dir_of_precision precisions)
+set(dir_of_framework frameworks)
 set(dir_of_validation validation)
+set(dir_of_interval intervals)
 
 set(arrays "")
 set(entries "")

@@ -204,7 +204,13 @@ Result<Config> config_draft_from_args(const Args& args) {
         }
         config = std::move(merged).value();
     }
-    for (const auto& [flag, value] : args.flags()) {
+    // --fp8-recipe changes the precision, so it applies after --precision wherever it is given.
+    std::vector<std::pair<std::string, std::string>> flags;
+    for (const auto& [flag, value] : args.flags())
+        if (flag != "--fp8-recipe") flags.emplace_back(flag, value);
+    for (const auto& [flag, value] : args.flags())
+        if (flag == "--fp8-recipe") flags.emplace_back(flag, value);
+    for (const auto& [flag, value] : flags) {
         const ConfigField* field = find_field_by_flag(flag);
         if (!field) continue;
         std::string text = value;
@@ -306,6 +312,7 @@ std::string format_count(double value, std::string_view unit) {
 }
 
 std::string format_percent(double fraction) { return format_fixed(fraction * 100, 1) + " %"; }
+std::string format_signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
 
 std::string TextTable::render(std::string_view indent) const {
     std::vector<size_t> widths;

@@ -84,6 +84,7 @@ std::string format_si(double value, std::string_view unit);     // SI prefix on 
 std::string format_count(double value, std::string_view unit);  // counts: "862 k tokens/s", "70.6 B params", "4.95 M GPU-h"
 std::string format_fixed(double value, int decimals);    // "12.35"
 std::string format_percent(double fraction);             // "41.7 %"
+std::string format_signed_percent(double fraction);      // "+4.2 %", "-11.0 %"
 
 // Column-aligned text table: first column left-aligned, the others right-aligned.
 class TextTable {

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "trainclock/intervals.hpp"
 #include "trainclock/model.hpp"
 #include "trainclock/prediction.hpp"
 
@@ -33,18 +34,29 @@ void print_table(const Config& c, const Prediction& r) {
     std::cout << c.model.name << " (" << format_count(r.params_total, "params")
               << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string())
               << ") on "
-              << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << "\n"
+              << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name
+              << ", framework " << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
               << "layout: " << layout_line(c) << "\n\n";
 
     TextTable speed({"throughput", ""});
     speed.add({"step time", format_seconds(r.iteration_time_s)});
+    const IntervalRow* interval = find_interval(c);
+    auto band = [&](double value) {
+        return format_seconds(value * interval->low) + " .. " + format_seconds(value * interval->high);
+    };
+    if (interval) speed.add({"  likely range", band(r.iteration_time_s)});
     speed.add({"tokens/s", format_count(r.tokens_per_s, "tokens/s")});
     speed.add({"tokens/s per GPU", format_count(r.tokens_per_s_per_gpu, "tokens/s")});
     speed.add({"samples/s", format_fixed(r.samples_per_s, 2) + " samples/s"});
     speed.add({"model TFLOP/s per GPU", format_fixed(r.model_tflops_per_gpu, 1) + " TFLOP/s"});
     speed.add({"hardware TFLOP/s per GPU", format_fixed(r.hardware_tflops_per_gpu, 1) + " TFLOP/s"});
-    speed.add({"MFU", format_percent(r.mfu)});
-    std::cout << speed.render() << "\n";
+    speed.add({"MFU (dense BF16 peak)", format_percent(r.mfu)});
+    speed.add({"MFU (" + std::string(dtype_name(c.precision.gemm)) + " peak)", format_percent(r.mfu_precision_peak)});
+    std::cout << speed.render();
+    if (interval)
+        std::cout << "likely range: 10th-90th percentile of the cross-source errors of " << interval->cases
+                  << " published runs (group " << interval->group << ", trainclock validate --cross-source)\n";
+    std::cout << "\n";
 
     if (c.training.tokens > 0) {
         const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd
@@ -57,8 +69,12 @@ void print_table(const Config& c, const Prediction& r) {
             run.add({"goodput", format_percent(r.run.goodput)});
             run.add({"expected interruptions", format_fixed(r.run.expected_interruptions, 1)});
         }
+        if (interval) run.add({"  likely range", band(r.total_time_s)});
         run.add({"GPU-hours", format_count(r.gpu_hours, "GPU-h")});
         run.add({"cost", "$" + format_count(r.cost_usd, "") + " at $" + format_fixed(price, 2) + "/GPU-h"});
+        if (interval)
+            run.add({"  likely range", "$" + format_count(r.cost_usd * interval->low, "") + " .. $" +
+                                           format_count(r.cost_usd * interval->high, "")});
         run.add({"energy", format_si(r.energy_kwh * 1e3, "Wh")});
         std::cout << run.render() << "\n";
     } else {

@@ -1,4 +1,4 @@
-// `trainclock presets [models|gpus|nodes|precisions]`: the embedded preset catalogue.
+// `trainclock presets [models|gpus|nodes|precisions|frameworks]`: the embedded preset catalogue.
 #include <algorithm>
 #include <iostream>
 
@@ -68,15 +68,34 @@ std::string precision_table() {
     return table.render();
 }
 
+std::string framework_table() {
+    TextTable table({"framework", "attention pre-Hopper/Hopper/Blackwell", "overlap tp dp pp cp ep", "fp8", "fused opt/norm", "host/op", "gathers"});
+    for (const std::string& id : preset_names(PresetKind::framework)) {
+        const auto f = framework_preset(id);
+        if (!f) continue;
+        const FrameworkSpec& s = f.value();
+        auto kernel = [&](GpuGeneration g) { return s.attention_kernel[int(g)] == AttentionKernel::flash3 ? "flash3" : "flash2"; };
+        auto yn = [](bool b) { return b ? "y" : "-"; };
+        table.add({id, std::string(kernel(GpuGeneration::pre_hopper)) + "/" + kernel(GpuGeneration::hopper) + "/" + kernel(GpuGeneration::blackwell),
+                   std::string(yn(s.overlap_tp_comm)) + " " + yn(s.overlap_dp_comm) + " " + yn(s.overlap_pp_comm) + " " +
+                       yn(s.overlap_cp_comm) + " " + yn(s.overlap_ep_comm),
+                   std::string(fp8_recipe_name(s.fp8_recipe)), std::string(yn(s.fused_optimizer)) + "/" + yn(s.fused_norms),
+                   format_fixed(s.host_op_s * 1e6, 0) + " us",
+                   s.gather_prefetch == GatherPrefetch::none ? "none" : s.gather_prefetch == GatherPrefetch::layer ? "layer" : "bucket"});
+    }
+    return table.render() + "(no framework given: the defaults of " + std::string(kDefaultFrameworkEquivalent) +
+           "; sources per value: trainclock presets frameworks --json)\n";
+}
+
 int run(const Args& args) {
     if (args.positionals().size() > 1) return report_error({args.positionals()[1], "unexpected argument"});
     std::string kind = args.positionals().empty() ? "" : args.positionals()[0];
-    const std::vector<std::string> kinds = {"models", "gpus", "nodes", "precisions"};
+    const std::vector<std::string> kinds = {"models", "gpus", "nodes", "precisions", "frameworks"};
     if (!kind.empty() && kind.back() != 's') kind += 's';
     if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
         const std::string guess = did_you_mean(kind, kinds);
         return report_error({args.positionals()[0], "unknown preset kind" +
-                                                        (guess.empty() ? "; expected models, gpus, nodes or precisions"
+                                                        (guess.empty() ? "; expected models, gpus, nodes, precisions or frameworks"
                                                                        : "; did you mean " + guess + "?")});
     }
     if (args.has("--json")) {
@@ -84,7 +103,7 @@ int run(const Args& args) {
         return kExitOk;
     }
     const std::pair<const char*, std::string (*)()> sections[] = {
-        {"models", model_table}, {"gpus", gpu_table}, {"nodes", node_table}, {"precisions", precision_table}};
+        {"models", model_table}, {"gpus", gpu_table}, {"nodes", node_table}, {"precisions", precision_table}, {"frameworks", framework_table}};
     bool first = true;
     for (const auto& [name, table] : sections) {
         if (!kind.empty() && kind != name) continue;
@@ -97,9 +116,9 @@ int run(const Args& args) {
 
 const CommandRegistrar registrar({
     "presets",
-    "list the model, GPU, node and precision presets",
-    "trainclock presets [models|gpus|nodes|precisions] [--json]",
-    "Without a kind, lists all four. --json prints the full preset objects ({\"models\": [...], ...}).",
+    "list the model, GPU, node, precision and framework presets",
+    "trainclock presets [models|gpus|nodes|precisions|frameworks] [--json]",
+    "Without a kind, lists all five. --json prints the full preset objects ({\"models\": [...], ...}).",
     {{"--json", "", "print the presets as JSON"}},
     false,
     run,

@@ -81,10 +81,17 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
         const SearchHit& h = report.top[i];
         const ParallelSpec& p = h.layout.parallel;
         const Prediction& r = h.prediction;
-        const std::string schedule = p.pp == 1                                    ? "-"
-                                     : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
-                                     : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
-                                                                                   : "1f1b";
+        std::string schedule = p.pp == 1                                    ? "-"
+                               : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
+                               : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
+                                                                             : "1f1b";
+        // Megatron's uneven split where the layers do not divide: "+e+l" (embedding, loss in the
+        // split) or "7/../7" (first/last stage layers).
+        const StageSplit& split = p.stage_split;
+        if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
+            schedule += " " + std::to_string(split.first_stage_layers) + "/../" + std::to_string(split.last_stage_layers);
+        if (split.embedding_in_stage_split || split.loss_in_stage_split)
+            schedule += std::string(" +") + (split.embedding_in_stage_split ? "e" : "") + (split.loss_in_stage_split ? "l" : "");
         const char* recompute = h.layout.recompute == Recompute::none        ? "none"
                                 : h.layout.recompute == Recompute::selective ? "selective"
                                                                              : "full";
@@ -142,7 +149,10 @@ int run(const Args& args) {
     if (const std::optional<Error> bad = check_base(draft.value())) return report_error(*bad);
     Result<SearchOptions> options = options_from_args(args, draft.value());
     if (!options) return report_error(options.error());
+    // No --precision: the recipes used to pretrain (search.hpp); --precision all: every preset.
+    const bool default_precisions = !all_precisions && draft.value().precision.name.empty();
     if (all_precisions) options.value().precisions = precisions_for_gpu(draft.value().gpu);
+    if (default_precisions) options.value().precisions = pretraining_precisions_for_gpu(draft.value().gpu);
     Result<int64_t> threads = positive_integer(args, "--threads", 0);
     if (!threads) return report_error(threads.error());
     // std::thread throws when the system refuses a thread; a bound keeps --threads 100000 bad input.
@@ -177,6 +187,7 @@ int run(const Args& args) {
     } else {
         if (!report.top.empty()) print_table(space.value(), report);
         print_summary(space.value(), report);
+        if (default_precisions) std::cout << "precisions: the pretraining recipes the GPU runs; " << kNotPretrainingNote << "\n";
     }
     if (!report.explanation.empty()) std::cerr << "trainclock: search: " << report.explanation << "\n";
     return exit_code;
@@ -188,7 +199,8 @@ const CommandRegistrar registrar({
     "trainclock search --model M --gpu G --gpus N [--precision P|all] [--seq S --gbs B] [--objective time|cost]\n"
     "                  [--top K] [--json | --csv] [--threads T]",
     "Enumerates every layout of N GPUs (TP, PP, CP, DP, EP, SP, ZeRO, schedule, virtual stages,\n"
-    "micro-batch, recompute, and with --precision all every precision the GPU runs), drops those that\n"
+    "micro-batch, recompute, and the precision: without --precision every pretraining recipe the GPU\n"
+    "runs (pure fp16/bf16 without fp32 master weights left out), with --precision all every one), drops those that\n"
     "break a rule or do not fit in memory, and ranks the rest by step time (or cost). Layout flags\n"
     "(--tp, --pp, --cp, --ep, --sp, --zero, --vpp, --schedule, --mbs, --recompute) pin that dimension.\n"
     "Ties: time, cost, memory, then TP, PP, CP, EP, SP, ZeRO, schedule, v, mbs, recompute ascending.\n"

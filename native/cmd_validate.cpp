@@ -3,23 +3,21 @@
 // predicted precision speed-ups; --precision-blind gives the static-graph baseline.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "trainclock/fit.hpp"
 #include "trainclock/validation.hpp"
 
 namespace trainclock::cli {
 namespace {
 
-std::string signed_percent(double fraction) {
-    return (fraction >= 0 ? "+" : "") + format_fixed(100 * fraction, 1) + " %";
-}
-
 std::string group_table(const ValidationReport& report, std::string_view kind, std::string_view unit) {
     TextTable table({std::string(kind), std::string(unit), "MAPE", "bias", "max"});
     for (const auto& g : report.groups) {
         if (g.kind != kind) continue;
-        table.add({g.name, std::to_string(g.count), format_percent(g.mape), signed_percent(g.bias),
+        table.add({g.name, std::to_string(g.count), format_percent(g.mape), format_signed_percent(g.bias),
                    format_percent(g.max_ape)});
     }
     return table.render("  ");
@@ -31,6 +29,7 @@ std::string value_text(MeasuredMetric metric, double value) {
         case MeasuredMetric::tokens_per_s: return format_si(value, "tok/s");
         case MeasuredMetric::tokens_per_s_per_gpu: return format_si(value, "tok/s/GPU");
         case MeasuredMetric::samples_per_s: return format_si(value, "seq/s");
+        case MeasuredMetric::peak_memory_gib: return format_fixed(value, 2) + " GiB";
     }
     return format_fixed(value, 3);
 }
@@ -40,13 +39,17 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     std::cout << "trainclock validate: " << (all ? all->count : 0) << " published measurements, "
               << report.pairs.size() << " precision pairs"
               << (report.precision_blind ? "  [precision-blind baseline]" : "  [precision-aware]") << "\n\n";
-    std::cout << "MAPE by set (public = llm_public + precision_public rows; in_pairs = cases of a precision pair)\n"
+    std::cout << "MAPE by set (public = llm_public + precision_public rows; public-2 = the second batch; in_pairs = cases\n"
+                 "of a precision pair; memory = peak-memory cases, not in the other sets)\n"
               << group_table(report, "set", "cases") << "\n";
     std::cout << "MAPE by source\n" << group_table(report, "source", "cases") << "\n";
     std::cout << "MAPE by precision\n" << group_table(report, "precision", "cases") << "\n";
     std::cout << "MAPE by GPU generation\n" << group_table(report, "gpu_generation", "cases") << "\n";
     std::cout << "Precision speed-ups (iteration time of the wider / the narrower precision, same config)\n"
               << group_table(report, "pairs", "pairs") << "\n";
+    if (report.find("set", "memory"))
+        std::cout << "Peak memory per GPU (memory cases, by source; not in the time MAPE above)\n"
+                  << group_table(report, "memory", "cases") << "\n";
 
     std::vector<CaseResult> sorted = report.cases;
     std::stable_sort(sorted.begin(), sorted.end(), [](const CaseResult& a, const CaseResult& b) { return a.ape > b.ape; });
@@ -55,11 +58,57 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     for (const CaseResult& r : sorted) {
         const ValidationCase& c = suite.cases[r.case_index];
         table.add({c.id, c.file, c.config.gpu.name, std::to_string(c.config.num_gpus), c.config.precision.name,
-                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), signed_percent(r.signed_error),
+                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), format_signed_percent(r.signed_error),
                    r.fits ? "yes" : "no"});
     }
     std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "")
               << "\n" << table.render("  ");
+}
+
+// In-sample (shipped constants), refitted on every family, and cross-source MAPE side by side.
+std::string comparison_table(const CrossSourceReport& r, std::string_view kind, std::string_view unit) {
+    TextTable table({std::string(kind), std::string(unit), "in-sample", "refit (all)", "cross-source", "bias (cross)"});
+    for (const auto& g : r.cross_source.groups) {
+        if (g.kind != kind) continue;
+        const GroupError* in = r.in_sample.find(kind, g.name);
+        const GroupError* refit = r.refit.find(kind, g.name);
+        table.add({g.name, std::to_string(g.count), in ? format_percent(in->mape) : "-",
+                   refit ? format_percent(refit->mape) : "-", format_percent(g.mape), format_signed_percent(g.bias)});
+    }
+    return table.render("  ");
+}
+
+void print_cross_source(const CrossSourceReport& r) {
+    std::cout << "trainclock validate --cross-source: every fitted constant (validate --refit) refitted "
+              << r.families.size() << " times,\neach time without one source family, which is then scored "
+                 "(leave-one-source-out)\n\n";
+    std::cout << "MAPE by set\n" << comparison_table(r, "set", "cases") << "\n";
+    std::cout << "MAPE by source (cross-source: the family of the file was left out of the fit)\n"
+              << comparison_table(r, "source", "cases") << "\n";
+    std::cout << "MAPE by precision\n" << comparison_table(r, "precision", "cases") << "\n";
+    std::cout << "MAPE by GPU generation\n" << comparison_table(r, "gpu_generation", "cases") << "\n";
+    std::cout << "Precision speed-ups\n" << comparison_table(r, "pairs", "pairs") << "\n";
+}
+
+void print_refit_table(const CrossSourceReport& r) {
+    const std::vector<FittedConstant> table = fitted_constants();
+    TextTable out({"constant", "shipped", "bounds", "refit (all)", "sensitivity", "unit", "held in"});
+    for (size_t j = 0; j < table.size(); ++j) {
+        const FittedConstant& c = table[j];
+        const double m = r.all_fit.multipliers[j];
+        auto value = [](double v) { return v < 1e-2 ? format_seconds(v) : format_fixed(v, 3); };
+        out.add({c.parameter.name, value(c.shipped),
+                 value(c.shipped * c.parameter.lo) + " .. " + value(c.shipped * c.parameter.hi),
+                 r.all_fit.fitted[j] ? value(c.shipped * m) : "(not constrained)", format_fixed(r.all_fit.sensitivity[j], 3),
+                 c.unit, c.where});
+    }
+    std::cout << "Fitted constants (data set: " << table.front().data_set << "; refit: " << table.front().refit_command << ")\n"
+              << out.render("  ") << "\n"
+              << "Fit objective (weighted mean |log(predicted / measured)|, a file of n cases weighs sqrt(n)): "
+              << format_percent(r.all_fit.error_before) << " shipped -> " << format_percent(r.all_fit.error_after)
+              << " refit (" << r.all_fit.predictions << " predictions)\n"
+              << "The shipped values stay in calibration.cpp until a physics change moves them; this refit is what\n"
+              << "--cross-source does with one family left out.\n";
 }
 
 int run(const Args& args) {
@@ -88,6 +137,27 @@ int run(const Args& args) {
     }
 
     const ValidationSuite suite = load_validation_suite();
+    if (args.has("--write-intervals") && !args.has("--cross-source"))
+        return report_error({"--write-intervals", "needs --cross-source (the intervals come from its residuals)"});
+    if (args.has("--cross-source") || args.has("--refit")) {
+        if (options.calibration || options.precision_blind || !options.source_prefix.empty())
+            return report_error({"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
+        const CrossSourceReport cross = run_cross_source(suite);
+        if (args.has("--json")) {
+            std::cout << cross_source_report_json(cross) << "\n";
+        } else {
+            if (args.has("--refit")) print_refit_table(cross);
+            if (args.has("--cross-source")) print_cross_source(cross);
+        }
+        if (const auto out = args.value("--write-intervals")) {
+            const std::string json = interval_table_json(cross_source_intervals(suite, cross));
+            std::ofstream file(*out);
+            if (!(file << json)) return report_error({"--write-intervals", "cannot write '" + *out + "'"});
+            std::cout << "Prediction intervals written to " << *out << "\n";
+        }
+        for (const auto& issue : suite.issues) std::cerr << "trainclock: validation case skipped: " << issue.to_string() << "\n";
+        return suite.issues.empty() ? kExitOk : kExitInternal;
+    }
     const ValidationReport report = run_validation(suite, options);
     if (report.cases.empty()) {
         return report_error({"--source", "no validation case matches '" + options.source_prefix + "'"});
@@ -105,10 +175,12 @@ int run(const Args& args) {
 const CommandRegistrar registrar({
     "validate",
     "accuracy against published measurements (MAPE per source, precision, GPU)",
-    "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]",
+    "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]\n"
+    "       trainclock validate [--cross-source [--write-intervals FILE]] [--refit]",
     "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
     "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
-    "per case and the MAPE over the public set (llm_public + precision_public rows), vTrain's ground truth\n"
+    "per case and the MAPE over the public set (llm_public + precision_public rows), the second batch\n"
+    "(public-2: llm_public_2 + precision_public_2), peak-memory cases apart, vTrain's ground truth\n"
     "and all cases, per source, per precision, per GPU generation, and for precision speed-ups (pairs of\n"
     "cases identical except for the precision). --precision-blind costs every op at one reference dtype\n"
     "(the static-graph baseline). Cases that cannot be used are listed on stderr (exit status 1).",
@@ -116,7 +188,10 @@ const CommandRegistrar registrar({
      {"--precision-blind", "", "the static-graph baseline: every op at one reference dtype"},
      {"--source", "PREFIX", "only cases whose id or source file starts with PREFIX (MEG21, PT-BERT, vtrain, ...)"},
      {"--calibration", "FILE|JSON", "calibration overrides (the config's \"calibration\" keys; \"gpus\": {GPU: {...}} per GPU) for every case"},
-     {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"}},
+     {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"},
+     {"--cross-source", "", "refit every fitted constant without each source family and score that family (leave-one-source-out), beside the in-sample MAPE"},
+     {"--write-intervals", "FILE", "with --cross-source: write the prediction-interval table (presets/intervals/cross-source.json)"},
+     {"--refit", "", "print the table of fitted constants (shipped value, bounds, data set) and their refit on every source"}},
     false,
     run,
 });

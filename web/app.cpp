@@ -85,7 +85,10 @@ App::App(const std::string& initial_fragment) : catalogue_(Catalogue::load()) {
     publish();
 }
 
-void App::open_link(const std::string& fragment) {
+void App::open_link(const std::string& link) {
+    // "&pin=" carries the pinned A/B state (panels_compare.cpp); the rest is the core's fragment.
+    const size_t pin_at = link.find("&pin=");
+    const std::string fragment = link.substr(0, pin_at);
     auto config = config_of(fragment);
     if (!config) {
         link_error_ = "This link cannot be opened (" + config.error().to_string() + "); showing the last valid state.";
@@ -99,6 +102,8 @@ void App::open_link(const std::string& fragment) {
     }
     edit_ = config.value();
     recompute_if_changed();
+    if (pin_at == std::string::npos) pinned_.reset();
+    else open_pinned(link.substr(pin_at + 5));
 }
 
 std::string App::cli_command() const {
@@ -168,10 +173,11 @@ void App::publish() {
         controls += rect;
     }
     controls += "}";
-    const std::string state = fragment_ + '\n' + result_json_ + '\n' + controls;
+    const std::string link = link_fragment();
+    const std::string state = link + '\n' + result_json_ + '\n' + controls;
     if (state == published_) return;
     published_ = state;
-    platform::publish_state(fragment_, result_json_.empty() ? "null" : result_json_, controls);
+    platform::publish_state(link, result_json_.empty() ? "null" : result_json_, controls);
 }
 
 // [SECTION] Frame layout -------------------------------------------------------------------------
@@ -242,7 +248,7 @@ void App::draw_header() {
     const float buttons_w = 260.0f;
     ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - buttons_w));
     if (ImGui::Button("Copy link")) {
-        platform::copy_to_clipboard(platform::link_base() + fragment_);
+        platform::copy_to_clipboard(platform::link_base() + link_fragment());
         notice_ = "Link copied";
         notice_until_s_ = ImGui::GetTime() + 2.0;
     }

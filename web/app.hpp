@@ -13,6 +13,7 @@
 #include "trainclock/config.hpp"
 #include "trainclock/prediction.hpp"
 #include "trainclock/presets.hpp"
+#include "trainclock/scaling.hpp"
 #include "trainclock/search.hpp"
 
 namespace trainclock::gui {
@@ -49,6 +50,28 @@ struct SearchRun {
     SearchReport report;                 // when every cell is done
 };
 
+// The scaling plots' sweep, computed a few GPU counts per frame (panels_plots.cpp).
+struct ScalingRun {
+    std::string for_json;                // the controls' state it is for ("" = none yet)
+    ScalingSweep sweep;
+    int metric = 0;                      // which plot the narrow layout shows
+};
+
+// Earlier searches of the same run (model, GPU, training) at other GPU counts, for the time/cost
+// plot: the GPU count is the knob that trades time against cost (panels_plots.cpp).
+struct SearchPoint {
+    Config config;                       // the layout's full config
+    std::string layout;                  // describe_layout
+    Prediction prediction;
+};
+
+// A pinned configuration ("A") shown beside the current one ("B") (panels_compare.cpp).
+struct Pinned {
+    Config config;
+    std::string fragment;                // its link fragment
+    Prediction result;
+};
+
 class App {
 public:
     explicit App(const std::string& initial_fragment);  // "" = the default config
@@ -56,7 +79,7 @@ public:
 
 private:
     // [SECTION] state and links (app.cpp)
-    void open_link(const std::string& fragment);        // restore a state, or keep ours and say why
+    void open_link(const std::string& link);            // restore a state, or keep ours and say why
     void recompute_if_changed();
     void publish();
     std::string cli_command() const;
@@ -79,6 +102,18 @@ private:
     void start_search();
     void step_search();
 
+    // [SECTION] plots, A/B, export (panels_plots.cpp, panels_compare.cpp)
+    void draw_scaling();
+    void step_scaling();
+    void draw_search_plot();
+    void note_search_points();
+    void draw_ab();
+    void pin_current();
+    void draw_export();
+    std::string link_fragment() const;                   // fragment_ plus the pinned state, if any
+    bool open_pinned(const std::string& encoded);        // the "pin" part of a link
+    void publish_data(const char* name, const std::string& json);  // once per change
+
     // Records the last item's rectangle under a config key and, when the current validation
     // error names that key (or a key below it), prints the error right under the control.
     void annotate(const std::string& key);
@@ -100,6 +135,13 @@ private:
     SearchRun search_;
     bool search_all_precisions_ = true;
     bool search_by_cost_ = false;
+    ScalingRun scaling_;
+    std::string search_points_for_;      // the run the points below belong to
+    std::vector<SearchPoint> search_points_;
+    std::vector<size_t> search_front_;   // indices into search_points_: the Pareto front
+    bool search_points_noted_ = false;   // the current search report is in search_points_
+    std::optional<Pinned> pinned_;
+    std::map<std::string, std::string> published_data_;
 };
 
 } // namespace trainclock::gui

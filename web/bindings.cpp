@@ -10,6 +10,7 @@ namespace {
 
 std::string predict(const std::string& config_json) { return trainclock::predict_json(config_json); }
 std::string compare(const std::string& config_json) { return trainclock::compare_json(config_json); }
+std::string scaling(const std::string& config_json) { return trainclock::scaling_json(config_json); }
 std::string presets(const std::string& kind) { return trainclock::presets_json(kind); }
 std::string encode_link(const std::string& config_json) { return trainclock::encode_link(config_json); }
 std::string decode_link(const std::string& fragment) { return trainclock::decode_link(fragment); }
@@ -19,6 +20,7 @@ std::string decode_link(const std::string& fragment) { return trainclock::decode
 EMSCRIPTEN_BINDINGS(trainclock) {
     emscripten::function("predict", &predict);
     emscripten::function("compare", &compare);
+    emscripten::function("scaling", &scaling);
     emscripten::function("presets", &presets);
     emscripten::function("encodeLink", &encode_link);
     emscripten::function("decodeLink", &decode_link);

@@ -216,6 +216,16 @@ void App::draw_parallel_inputs() {
     annotate("parallel.schedule");
     widgets::slider_int("virtual stages", p.virtual_stages, 1, 16);
     annotate("parallel.virtual_stages");
+    input_int("first stage layers", p.stage_split.first_stage_layers);
+    annotate("parallel.first_stage_layers");
+    input_int("last stage layers", p.stage_split.last_stage_layers);
+    annotate("parallel.last_stage_layers");
+    help("Megatron-Core's uneven split (--decoder-first/last-pipeline-num-layers): 0 = even");
+    ImGui::Checkbox("embedding in the stage split", &p.stage_split.embedding_in_stage_split);
+    annotate("parallel.embedding_in_stage_split");
+    ImGui::Checkbox("loss in the stage split", &p.stage_split.loss_in_stage_split);
+    annotate("parallel.loss_in_stage_split");
+    help("Megatron-Core's --account-for-embedding/loss-in-pipeline-split: each counts as one layer");
     ImGui::Checkbox("overlap DP communication", &p.overlap_dp_comm);
     annotate("parallel.overlap_dp_comm");
     ImGui::Checkbox("overlap TP communication", &p.overlap_tp_comm);
@@ -254,6 +264,9 @@ void App::draw_training_inputs() {
         input_double("$/GPU-hour", t.price_per_gpu_hour_usd, "%.2f");
     }
     annotate("training.price_per_gpu_hour");
+    ImGui::Checkbox("ideal run (no checkpoints, interruptions, restarts)", &t.ideal);
+    annotate("training.ideal");
+    help("off: total time is wall time with checkpoint saves, interruptions (Llama 3's rate) and restarts");
 }
 
 // [SECTION] Precision ----------------------------------------------------------------------------

@@ -38,11 +38,22 @@ void App::draw_results() {
         ImGui::TextDisabled("The results below are those of the last valid state.");
     }
     draw_summary();
+    // The panels' rectangles are published too (tests and web-report screenshots).
+    const auto panel = [this](const char* key, void (App::*draw)()) {
+        ImGui::BeginGroup();
+        (this->*draw)();
+        ImGui::EndGroup();
+        annotate(key);
+    };
+    panel("panel.ab", &App::draw_ab);
     draw_memory();
     draw_breakdown();
     draw_comparison();
+    panel("panel.scaling", &App::draw_scaling);
     draw_timeline();
-    draw_search();
+    panel("panel.search", &App::draw_search);
+    panel("panel.search_plot", &App::draw_search_plot);
+    draw_export();
     if (!result_.warnings.empty()) {
         heading("Warnings");
         for (const std::string& warning : result_.warnings) widgets::error_text(warning);
@@ -62,8 +73,18 @@ void App::draw_summary() {
         {"step time", widgets::duration(r.iteration_time_s)},
         {"total time", r.total_time_s > 0 ? widgets::duration(r.total_time_s) : "-"},
         {"GPU-hours", widgets::si(r.gpu_hours, "GPU-h")},
-        {"cost", widgets::money(r.cost_usd)},
-        {"energy", widgets::si(r.energy_kwh * 1e3, "Wh")},
+        {"cost", r.cost_known ? widgets::money(r.cost_usd) : "unknown"},
+        {"energy", r.energy_known ? widgets::si(r.energy_kwh * 1e3, "Wh") : "unknown"},
+        {"goodput", [&] {
+             char text[32];
+             std::snprintf(text, sizeof text, "%.1f %%", 100.0 * r.run.goodput);
+             return std::string(text);
+         }()},
+        {"interruptions", [&] {
+             char text[32];
+             std::snprintf(text, sizeof text, "%.1f", r.run.expected_interruptions);
+             return std::string(text);
+         }()},
         {"throughput", widgets::si(r.tokens_per_s, "tok/s")},
         {"per GPU", widgets::si(r.tokens_per_s_per_gpu, "tok/s")},
         {"MFU", [&] {

@@ -69,9 +69,10 @@ void App::draw_search() {
     ImGui::Separator();
     ImGui::Checkbox("all precisions the GPU runs", &search_all_precisions_);
     annotate("search.all_precisions");  // (tests/browser/measure.mjs sets it)
-    ImGui::SameLine();
+    const bool one_line = ImGui::GetContentRegionAvail().x >= 420.0f;  // else one per line (390 px pages)
+    if (one_line) ImGui::SameLine();
     ImGui::Checkbox("rank by cost", &search_by_cost_);
-    ImGui::SameLine();
+    if (one_line) ImGui::SameLine();
     if (search_.running) {
         if (ImGui::Button("Stop")) search_.running = false;
     } else if (ImGui::Button("Search")) {

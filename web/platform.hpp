@@ -36,6 +36,14 @@ std::string take_navigated_fragment();
 // plus the screen rectangles of the controls (page scripts and tests read them).
 void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json);
 
+// Publishes named data for page scripts and tests (window.trainclockData[name] = the parsed JSON):
+// the points the plots draw, the pinned A/B state.
+void publish_data(const std::string& name, const std::string& json);
+
+// Hands `text` to the user as a file named `name`: a download (browser) or a file in the working
+// folder (desktop). Returns a short note on where it went.
+std::string save_file(const std::string& name, const std::string& mime, const std::string& text);
+
 // Message shown outside the canvas too ("" hides it): a corrupt link, an invalid combination.
 void show_banner(const std::string& message);
 

@@ -45,6 +45,23 @@ EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, con
     };
 });
 
+EM_JS(void, js_publish_data, (const char* name_utf8, const char* json_utf8), {
+    window.trainclockData = window.trainclockData || {};
+    window.trainclockData[UTF8ToString(name_utf8)] = JSON.parse(UTF8ToString(json_utf8));
+});
+
+// A Blob behind a temporary <a download> link: the browser's own download, no server round trip.
+EM_JS(void, js_download, (const char* name_utf8, const char* mime_utf8, const char* text_utf8), {
+    const blob = new Blob([UTF8ToString(text_utf8)], { type: UTF8ToString(mime_utf8) });
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(blob);
+    link.download = UTF8ToString(name_utf8);
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+});
+
 EM_JS(void, js_first_frame, (), { window.trainclockFirstFrameMs = performance.now(); });
 
 EM_JS(void, js_banner, (const char* message_utf8), {
@@ -113,6 +130,13 @@ std::string take_navigated_fragment() { return take_js_string(js_take_navigated(
 
 void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json) {
     js_publish(fragment.c_str(), result_json.c_str(), controls_json.c_str());
+}
+
+void publish_data(const std::string& name, const std::string& json) { js_publish_data(name.c_str(), json.c_str()); }
+
+std::string save_file(const std::string& name, const std::string& mime, const std::string& text) {
+    js_download(name.c_str(), mime.c_str(), text.c_str());
+    return "Downloaded " + name;
 }
 
 void show_banner(const std::string& message) { js_banner(message.c_str()); }

@@ -4,6 +4,7 @@
 #include <SDL.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "platform.hpp"
@@ -31,6 +32,14 @@ std::string link_base() { return "#"; }
 std::string take_navigated_fragment() { return ""; }
 
 void publish_state(const std::string&, const std::string&, const std::string&) {}
+
+void publish_data(const std::string&, const std::string&) {}
+
+std::string save_file(const std::string& name, const std::string&, const std::string& text) {
+    std::ofstream out(name, std::ios::binary);
+    out << text;
+    return out ? "Saved " + name + " in the working folder" : "Could not write " + name;
+}
 
 void show_banner(const std::string& message) {
     if (!message.empty()) std::fprintf(stderr, "trainclock-gui: %s\n", message.c_str());

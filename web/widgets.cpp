@@ -166,4 +166,18 @@ ImU32 palette(int index) {
     return colors[index % int(sizeof colors / sizeof colors[0])];
 }
 
+void heading(const char* title) {
+    ImGui::Spacing();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.0f, 0.35f, 0.6f, 1.0f));
+    ImGui::TextWrapped("%s", title);  // wrapped: the page may be 390 px wide
+    ImGui::PopStyleColor();
+    ImGui::Separator();
+}
+
+void note(const char* text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", text);
+    ImGui::PopStyleColor();
+}
+
 } // namespace trainclock::gui::widgets

@@ -43,6 +43,10 @@ void stacked_bar(const char* id, const std::vector<Segment>& segments, double sc
 // Legend of a stacked bar: a colour square, label, value and share of `total`, in columns.
 void legend(const std::vector<Segment>& segments, double total, std::string (*format)(double));
 
+// A panel title (wrapped, accent colour, a rule under it) and a wrapped grey note.
+void heading(const char* title);
+void note(const char* text);
+
 // Palette (colour-blind friendly, Okabe-Ito order), by index.
 ImU32 palette(int index);
 

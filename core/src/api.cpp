@@ -4,9 +4,11 @@
 
 #include "spec_json.hpp"
 #include "trainclock/compare.hpp"
+#include "trainclock/fit.hpp"
 #include "trainclock/import.hpp"
 #include "trainclock/link.hpp"
 #include "trainclock/presets.hpp"
+#include "trainclock/scaling.hpp"
 #include "trainclock/search.hpp"
 #include "trainclock/validation.hpp"
 
@@ -19,6 +21,18 @@ std::string error_json(const Error& error) {
     out.field("key", error.key).field("message", error.message);
     out.end_object().end_object();
     return out.take();
+}
+
+// One precision row of compare_json / scaling_json: its name, GEMM type, and the error or result.
+void write_row_members(JsonWriter& out, const PrecisionRow& row) {
+    out.field("precision", row.config.precision.name);
+    out.field("gemm", dtype_name(row.config.precision.gemm));
+    if (row.error) {
+        out.key("error").begin_object().field("key", row.error->key).field("message", row.error->message).end_object();
+    } else {
+        out.field("speedup", row.speedup);
+        write_prediction_members(out, row.prediction, nullptr);
+    }
 }
 
 template <class Spec, class Lookup, class Write>
@@ -56,14 +70,7 @@ std::string compare_json(std::string_view config_json) {
     out.key("rows").begin_array();
     for (const PrecisionRow& row : comparison.rows) {
         out.begin_object();
-        out.field("precision", row.config.precision.name);
-        out.field("gemm", dtype_name(row.config.precision.gemm));
-        if (row.error) {
-            out.key("error").begin_object().field("key", row.error->key).field("message", row.error->message).end_object();
-        } else {
-            out.field("speedup", row.speedup);
-            write_prediction_members(out, row.prediction, nullptr);
-        }
+        write_row_members(out, row);
         out.end_object();
     }
     out.end_array();
@@ -74,12 +81,34 @@ std::string compare_json(std::string_view config_json) {
     return out.take();
 }
 
+std::string scaling_json(std::string_view config_json) {
+    auto config = load_config(config_json);
+    if (!config) return error_json(config.error());
+    const ScalingSweep sweep = scaling_sweep(config.value(), scaling_gpu_counts(config.value().num_gpus));
+    JsonWriter out;
+    out.begin_object();
+    out.key("gpu_counts").begin_array();
+    for (int64_t count : sweep.gpu_counts) out.value(count);
+    out.end_array();
+    out.key("points").begin_array();
+    for (size_t i = 0; i < sweep.at.size(); ++i) {
+        for (const PrecisionRow& row : sweep.at[i].rows) {
+            out.begin_object().field("num_gpus", sweep.gpu_counts[i]);
+            write_row_members(out, row);
+            out.end_object();
+        }
+    }
+    out.end_array();
+    out.end_object();
+    return out.take();
+}
+
 std::string presets_json(std::string_view kind) {
     std::string_view singular = kind;
     if (!singular.empty() && singular.back() == 's') singular.remove_suffix(1);
     const bool all = singular.empty();
-    if (!all && singular != "model" && singular != "gpu" && singular != "node" && singular != "precision") {
-        return error_json({"kind", "unknown preset kind '" + std::string(kind) + "' (models, gpus, nodes or precisions)"});
+    if (!all && singular != "model" && singular != "gpu" && singular != "node" && singular != "precision" && singular != "framework") {
+        return error_json({"kind", "unknown preset kind '" + std::string(kind) + "' (models, gpus, nodes, precisions or frameworks)"});
     }
     JsonWriter out;
     out.begin_object();
@@ -87,6 +116,8 @@ std::string presets_json(std::string_view kind) {
     if (all || singular == "gpu") write_presets<GpuSpec>(out, PresetKind::gpu, gpu_preset, write_gpu);
     if (all || singular == "node") write_presets<NodeSpec>(out, PresetKind::node, node_preset, write_node);
     if (all || singular == "precision") write_presets<PrecisionSpec>(out, PresetKind::precision, precision_preset, write_precision);
+    if (all || singular == "framework") write_presets<FrameworkSpec>(out, PresetKind::framework, framework_preset,
+                                                            [](JsonWriter& w, const FrameworkSpec& f) { write_framework(w, f, true); });
     out.end_object();
     return out.take();
 }
@@ -109,17 +140,32 @@ std::string decode_link(std::string_view fragment) {
     return out.take();
 }
 
-std::string import_hf_json(std::string_view hf_json) {
-    auto imported = import_hf_config(hf_json);
+namespace {
+
+// {"<member>": <the importer's JSON>, "warnings": [...]}, or the error.
+std::string imported_json(const Result<Imported>& imported, std::string_view member) {
     if (!imported) return error_json(imported.error());
     simdjson::dom::parser parser;
-    auto model = parse_json_document(parser, imported.value().json);  // the importer's own output: always valid
-    std::string reply = "{\"model\":" + (model ? simdjson::minify(model.value()) : std::string("null")) + ",\"warnings\":[";
+    auto document = parse_json_document(parser, imported.value().json);  // the importer's own output: always valid
+    std::string reply = "{";
+    append_json_string(reply, member);
+    reply += ":" + (document ? simdjson::minify(document.value()) : std::string("null")) + ",\"warnings\":[";
     for (size_t i = 0; i < imported.value().warnings.size(); ++i) {
         if (i > 0) reply += ',';
         append_json_string(reply, imported.value().warnings[i]);
     }
     return reply + "]}";
+}
+
+} // namespace
+
+std::string import_hf_json(std::string_view hf_json) { return imported_json(import_hf_config(hf_json), "model"); }
+
+std::string import_launch_json(std::string_view kind, std::string_view text, std::string_view overrides_json) {
+    if (kind == "megatron") return imported_json(import_megatron(split_command_line(text), overrides_json), "config");
+    if (kind == "torchtitan") return imported_json(import_torchtitan(text, overrides_json), "config");
+    if (kind == "deepspeed") return imported_json(import_deepspeed(text, overrides_json), "config");
+    return error_json({"kind", "unknown launch config kind '" + std::string(kind) + "' (megatron, torchtitan, deepspeed)"});
 }
 
 namespace {
@@ -196,14 +242,27 @@ std::string validate_json(std::string_view options_json) {
     ValidationOptions options;
     reader.read("source", options.source_prefix);
     reader.read("precision_blind", options.precision_blind);
+    bool cross_source = false;
+    reader.read("cross_source", cross_source);
     if (const auto calibration = reader.read_object("calibration")) {
         auto spec = parse_calibration_json(simdjson::minify(*calibration));  // what validate --calibration reads
         if (spec) options.calibration = std::move(spec).value();
         else reader.adopt(spec.error());
     }
+    if (cross_source && (options.calibration || options.precision_blind || !options.source_prefix.empty()))
+        reader.fail("cross_source", "refits the shipped constants on every source: not with source, precision_blind or calibration");
     if (auto error = reader.finish()) return error_json(*error);
     const ValidationSuite suite = load_validation_suite();
+    if (cross_source) return cross_source_report_json(run_cross_source(suite));
     return validation_report_json(suite, run_validation(suite, options));
+}
+
+std::string calibrate_json(std::string_view measurements_json) {
+    auto suite = parse_measurements(measurements_json);
+    if (!suite) return error_json({"measurements", suite.error().message});
+    auto report = calibrate(suite.value());
+    if (!report) return error_json(report.error());
+    return calibrate_report_json(suite.value(), report.value());
 }
 
 } // namespace trainclock

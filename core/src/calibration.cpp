@@ -35,13 +35,15 @@ void apply_overrides(const CalibrationOverrides& o, Calibration& c) {
     if (o.inter_node_efficiency) c.inter_node_efficiency = *o.inter_node_efficiency;
     if (o.kernel_launch_s) c.kernel_launch_s = *o.kernel_launch_s;
     if (o.step_overhead_s) c.step_overhead_s = *o.step_overhead_s;
+    if (o.host_op_s) c.host_op_s = *o.host_op_s;
 }
 
 } // namespace
 
 DType reference_dtype(const GpuSpec& gpu) { return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16; }
 
-Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides, AttentionKernel attention_kernel) {
+Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides, AttentionKernel attention_kernel,
+                                const FrameworkSpec* framework) {
     Calibration c;
     const double half = vendor_half_gemm_efficiency(gpu.vendor);
     // fp32 on vector units: SGEMM reaches ~90 % of the FMA peak (paranumal V100 roofline shows
@@ -137,6 +139,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // NCCL_DEBUG=INFO on DGX A100/H100 reports 16-32 channels). Compute kernels overlapped with a
     // collective get the other SMs (and share HBM): physical default 16 SMs, not fitted.
     c.comm_sms = 16;
+    // The framework's own dispatch cost (presets/frameworks host_op_s, with its source) replaces it.
+    if (framework && !framework->name.empty()) c.host_op_s = framework->host_op_s;
 
     apply_overrides(overrides, c);
     for (const auto& [name, per_gpu] : overrides.per_gpu)  // the GPU's own section, in file order

@@ -56,6 +56,14 @@ struct PrecisionKind {
     static void write(JsonWriter& w, const Spec& s) { write_precision(w, s); }
 };
 
+struct FrameworkKind {
+    using Spec = FrameworkSpec;
+    static constexpr std::string_view kind = "framework";
+    static Result<Spec> preset(std::string_view name) { return framework_preset(name); }
+    static void read(ObjectReader& r, Spec& s, bool required) { read_framework(r, s, required); }
+    static void write(JsonWriter& w, const Spec& s) { write_framework(w, s); }
+};
+
 template <class Kind> std::string text_of(const typename Kind::Spec& spec) { return spec_text(spec, Kind::write); }
 
 template <class Kind> void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& out) {
@@ -97,7 +105,11 @@ template <class Kind> void read_spec(ObjectReader& reader, std::string_view key,
             base = std::move(imported).value();
         }
     }
-    if (inner.has("preset")) {
+    // --fp8-recipe / link key f8: {"fp8_recipe": R} alone changes the precision already set.
+    if constexpr (std::is_same_v<Kind, PrecisionKind>) {
+        if (object.size() == 1 && object["fp8_recipe"].error() == simdjson::SUCCESS && !out.name.empty()) base = out;
+    }
+    if (!base && inner.has("preset")) {
         inner.read("preset", base_name);
         auto preset = Kind::preset(base_name);
         if (preset) base = preset.value();
@@ -153,9 +165,6 @@ template <class T> std::optional<Error> out_of_range(std::string_view prefix, st
 constexpr int64_t kMaxGpus = int64_t(1) << 20;         // a million GPUs: beyond any cluster built
 constexpr int64_t kMaxDimension = int64_t(1) << 20;    // hidden, ffn widths
 constexpr int64_t kMaxLayers = 100000;
-// Micro-batches x pipeline chunks per step: 2^18 covers 32768 micro-batches on 8 stages (Megatron
-// runs use tens to a few thousand) and keeps a requested timeline (2 spans per slot) to tens of MB.
-constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 18;
 
 } // namespace
 
@@ -186,6 +195,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
     read_spec<GpuKind>(reader, "gpu", config.gpu);
     read_spec<NodeKind>(reader, "node", config.node);
     read_spec<PrecisionKind>(reader, "precision", config.precision);
+    read_spec<FrameworkKind>(reader, "framework", config.framework);
     reader.read("num_gpus", config.num_gpus);
     if (const auto parallel = reader.read_object("parallel")) {
         ObjectReader p(*parallel, "parallel");
@@ -199,6 +209,9 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         p.read("zero", s.zero);
         p.read("virtual_stages", s.virtual_stages);
         p.read_enum("schedule", kScheduleNames, s.schedule);
+        // Knobs a framework defaults: given here they win over the framework (config.hpp ExplicitKnobs).
+        if (p.has("overlap_dp_comm")) config.explicit_knobs.overlap_dp_comm = true;
+        if (p.has("overlap_tp_comm")) config.explicit_knobs.overlap_tp_comm = true;
         p.read("overlap_dp_comm", s.overlap_dp_comm);
         p.read("overlap_tp_comm", s.overlap_tp_comm);
         p.read("first_stage_layers", s.stage_split.first_stage_layers);
@@ -215,8 +228,9 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("micro_batch", s.micro_batch);
         t.read_enum("recompute", kRecomputeNames, s.recompute);
         t.read("flash_attention", s.flash_attention);
+        if (t.has("attention_kernel")) config.explicit_knobs.attention_kernel = true;
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
-        t.read("optimizer", s.optimizer);
+        t.read_enum("optimizer", kOptimizerNames, s.optimizer);
         t.read("tokens", s.tokens);
         if (const auto finetune = t.read_object("finetune")) {
             ObjectReader f(*finetune, "training.finetune");
@@ -402,6 +416,13 @@ std::optional<Error> check_precision(const PrecisionSpec& p) {
     TRAINCLOCK_TRY(check_storage("precision.grads", p.grads, false));
     TRAINCLOCK_TRY(check_storage("precision.grad_reduce", p.grad_reduce, false));
     TRAINCLOCK_TRY(check_storage("precision.optimizer_states", p.optimizer_states, false));
+    if (p.fp8_recipe && !fp8_recipe_fits(*p.fp8_recipe, p.gemm)) {
+        const std::string recipe(fp8_recipe_name(*p.fp8_recipe));
+        if (!default_fp8_recipe(p.gemm))
+            return Error{"precision.fp8_recipe", recipe + " scales quantised GEMMs; precision.gemm is " + std::string(dtype_name(p.gemm))};
+        return Error{"precision.fp8_recipe", recipe + " does not scale " + std::string(dtype_name(p.gemm)) +
+                                                 " GEMMs (delayed, tensorwise, rowwise and blockwise need fp8; mxfp8 and nvfp4 their own gemm dtype)"};
+    }
     return std::nullopt;
 }
 
@@ -423,6 +444,126 @@ std::optional<Error> precision_support_error(const PrecisionSpec& precision, con
 
 // [SECTION] Validation: layout, batch, training, calibration ---------------------------------------
 
+std::optional<Error> tp_rule(const ModelSpec& m, int64_t tp) {
+    // Megatron-LM splits attention heads, MLP columns and experts' columns over TP (Shoeybi et al.
+    // 2019, arXiv 1909.08053, section 3); with GQA it replicates KV heads when tp > kv_heads.
+    if (m.heads % tp != 0) return Error{"parallel.tp", str(tp) + " does not divide model.heads = " + str(m.heads)};
+    if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) {
+        return Error{"parallel.tp", str(tp) + " neither divides model.kv_heads = " + str(m.kv_heads) +
+                                        " nor is a multiple of it (KV heads are split or replicated over TP)"};
+    }
+    if (m.ffn_hidden % tp != 0) return Error{"parallel.tp", str(tp) + " does not divide model.ffn_hidden = " + str(m.ffn_hidden)};
+    if (m.is_moe() && m.moe.expert_ffn_hidden % tp != 0) {
+        return Error{"parallel.tp", str(tp) + " does not divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden)};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> pp_rule(const ModelSpec& m, int64_t pp, const StageSplit& split) {
+    const int64_t layers = m.layers + m.decoder_layers;
+    // The embedding and loss may take a stage's place in the split (stage_split.hpp).
+    const int64_t split_slots = layers + (split.embedding_in_stage_split ? 1 : 0) + (split.loss_in_stage_split ? 1 : 0);
+    if (pp > split_slots) return Error{"parallel.pp", str(pp) + " exceeds the " + str(layers) + " layers of model " + m.name};
+    return std::nullopt;
+}
+
+std::optional<Error> virtual_stages_rule(const ModelSpec& m, int64_t pp, int64_t v, PipelineSchedule schedule,
+                                         const StageSplit& split) {
+    if (v > 1 && schedule != PipelineSchedule::interleaved) {
+        return Error{"parallel.virtual_stages", str(v) + " needs parallel.schedule = interleaved"};
+    }
+    return stage_split_error(m.layers + m.decoder_layers, pp, v, split);
+}
+
+std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node) {
+    // Jobs are allocated in whole hosts (GB200/GB300 NVL72: 4-GPU compute trays inside a 72-GPU
+    // NVLink domain), or less than one host.
+    const int64_t host = node.host_gpus();
+    if (num_gpus > host && num_gpus % host != 0) {
+        return Error{"num_gpus", str(num_gpus) + " is not a multiple of the " + str(host) +
+                                     (node.gpus_per_host > 0 ? " GPUs per host (node.gpus_per_host) of node " : " GPUs per node of node ") +
+                                     node.name};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> ep_rule(const ModelSpec& m, int64_t dp, int64_t ep) {
+    // Expert parallelism is carved out of data parallelism (config.hpp); each rank holds experts/ep.
+    if (ep == 1) return std::nullopt;
+    if (ep < 1) return out_of_range<int64_t>("parallel.ep", ep, 1, kMaxGpus);
+    if (!m.is_moe()) return Error{"parallel.ep", str(ep) + " needs a mixture-of-experts model (model " + m.name + " is dense)"};
+    if (m.moe.experts % ep != 0) return Error{"parallel.ep", str(ep) + " does not divide model.moe.experts = " + str(m.moe.experts)};
+    if (dp % ep != 0) {
+        return Error{"parallel.ep", str(ep) + " does not divide parallel.dp = " + str(dp) +
+                                        " (expert parallelism is carved out of data parallelism)"};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t v, PipelineSchedule schedule) {
+    if (micro_batches * pp * v > kMaxSimulatedSlots) {
+        return Error{"training.global_batch", str(micro_batches) + " micro-batches x " + str(pp * v) +
+                                                  " pipeline chunks per step exceed the " + str(kMaxSimulatedSlots) +
+                                                  " the schedule simulates (raise training.micro_batch)"};
+    }
+    // Megatron-LM's interleaved 1F1B needs the micro-batch count to be a multiple of pp
+    // (Narayanan et al. 2021, arXiv 2104.04473, section 2.2.2).
+    if (schedule == PipelineSchedule::interleaved && v > 1 && micro_batches % pp != 0) {
+        return Error{"training.global_batch", "gives " + str(micro_batches) + " micro-batches per step, not a multiple of parallel.pp = " +
+                                                  str(pp) + " (interleaved schedule)"};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> cp_rule(int64_t seq_len, int64_t cp) {
+    // Load-balanced context parallelism cuts the sequence into 2*cp chunks (Megatron-Core CP docs).
+    if (cp > 1 && seq_len % (2 * cp) != 0) {
+        return Error{"training.seq_len", str(seq_len) + " is not divisible by 2*cp = " + str(2 * cp) +
+                                             " (context parallelism splits the sequence into 2*cp chunks)"};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp) {
+    // Sequence parallelism splits each CP rank's tokens over tp (Korthikanti et al. 2022, section 4.2.2).
+    if ((seq_len / cp) % tp != 0) {
+        return Error{"training.seq_len", str(seq_len) + " per cp rank is not divisible by tp = " + str(tp) +
+                                             " (sequence parallelism splits it over tp)"};
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> gemm_shape_rule(const ModelSpec& m, DType gemm, int64_t tp) {
+    // Transformer Engine FP8 GEMMs need the inner dimension divisible by 16.
+    if (!is_quantized(gemm)) return std::nullopt;
+    if (m.hidden % 16 != 0) {
+        return Error{"model.hidden", str(m.hidden) + " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
+    }
+    if ((m.ffn_hidden / tp) % 16 != 0) {
+        return Error{"model.ffn_hidden", str(m.ffn_hidden) + " / tp = " + str(m.ffn_hidden / tp) +
+                                             " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
+    }
+    return std::nullopt;
+}
+
+void fill_node_default(Config& c) {
+    if (!c.node.name.empty() || c.gpu.default_node.empty()) return;
+    auto node = node_preset(c.gpu.default_node);
+    if (node) c.node = std::move(node).value();
+}
+
+void fill_precision_default(Config& c) {
+    if (!c.precision.name.empty()) return;
+    // The fastest widely used setting the GPU runs (bf16-mixed, else fp16-mixed, else fp32).
+    for (const char* name : {"bf16-mixed", "fp16-mixed", "fp32"}) {
+        auto preset = precision_preset(name);
+        if (preset && !precision_support_error(preset.value(), c.gpu)) {
+            c.precision = std::move(preset).value();
+            return;
+        }
+    }
+}
+
 namespace {
 
 std::optional<Error> check_layout(Config& c) {
@@ -437,31 +578,9 @@ std::optional<Error> check_layout(Config& c) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.virtual_stages", p.virtual_stages, 1, 1024));
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 0, kMaxGpus));
 
-    // Megatron-LM splits attention heads, MLP columns and experts' columns over TP (Shoeybi et al.
-    // 2019, arXiv 1909.08053, section 3); with GQA it replicates KV heads when tp > kv_heads.
-    if (m.heads % p.tp != 0) {
-        return Error{"parallel.tp", str(p.tp) + " does not divide model.heads = " + str(m.heads)};
-    }
-    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0) {
-        return Error{"parallel.tp", str(p.tp) + " neither divides model.kv_heads = " + str(m.kv_heads) +
-                                        " nor is a multiple of it (KV heads are split or replicated over TP)"};
-    }
-    if (m.ffn_hidden % p.tp != 0) {
-        return Error{"parallel.tp", str(p.tp) + " does not divide model.ffn_hidden = " + str(m.ffn_hidden)};
-    }
-    if (m.is_moe() && m.moe.expert_ffn_hidden % p.tp != 0) {
-        return Error{"parallel.tp", str(p.tp) + " does not divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden)};
-    }
-    const int64_t layers = m.layers + m.decoder_layers;
-    // The embedding and loss may take a stage's place in the split (stage_split.hpp).
-    const int64_t split_slots = layers + (p.stage_split.embedding_in_stage_split ? 1 : 0) + (p.stage_split.loss_in_stage_split ? 1 : 0);
-    if (p.pp > split_slots) {
-        return Error{"parallel.pp", str(p.pp) + " exceeds the " + str(layers) + " layers of model " + m.name};
-    }
-    if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::interleaved) {
-        return Error{"parallel.virtual_stages", str(p.virtual_stages) + " needs parallel.schedule = interleaved"};
-    }
-    TRAINCLOCK_TRY(stage_split_error(layers, p.pp, p.virtual_stages, p.stage_split));
+    TRAINCLOCK_TRY(tp_rule(m, p.tp));
+    TRAINCLOCK_TRY(pp_rule(m, p.pp, p.stage_split));
+    TRAINCLOCK_TRY(virtual_stages_rule(m, p.pp, p.virtual_stages, p.schedule, p.stage_split));
     if (p.schedule == PipelineSchedule::interleaved && p.pp < 2) {
         return Error{"parallel.schedule", "interleaved needs parallel.pp >= 2"};
     }
@@ -485,26 +604,8 @@ std::optional<Error> check_layout(Config& c) {
                                      str(model_parallel * p.dp)};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 1, kMaxGpus));
-    // Jobs are allocated in whole hosts (GB200/GB300 NVL72: 4-GPU compute trays inside a 72-GPU
-    // NVLink domain), or less than one host.
-    const int64_t host = c.node.host_gpus();
-    if (c.num_gpus > host && c.num_gpus % host != 0) {
-        return Error{"num_gpus", str(c.num_gpus) + " is not a multiple of the " + str(host) +
-                                     (c.node.gpus_per_host > 0 ? " GPUs per host (node.gpus_per_host) of node " : " GPUs per node of node ") +
-                                     c.node.name};
-    }
-
-    // Expert parallelism is carved out of data parallelism (config.hpp); each rank holds experts/ep.
-    if (p.ep > 1) {
-        if (!m.is_moe()) return Error{"parallel.ep", str(p.ep) + " needs a mixture-of-experts model (model " + m.name + " is dense)"};
-        if (m.moe.experts % p.ep != 0) {
-            return Error{"parallel.ep", str(p.ep) + " does not divide model.moe.experts = " + str(m.moe.experts)};
-        }
-        if (p.dp % p.ep != 0) {
-            return Error{"parallel.ep", str(p.ep) + " does not divide parallel.dp = " + str(p.dp) +
-                                            " (expert parallelism is carved out of data parallelism)"};
-        }
-    }
+    TRAINCLOCK_TRY(node_fill_rule(c.num_gpus, c.node));
+    TRAINCLOCK_TRY(ep_rule(m, p.dp, p.ep));
     return std::nullopt;
 }
 
@@ -547,46 +648,10 @@ std::optional<Error> check_training(const Config& c) {
         return Error{"training.global_batch", str(t.global_batch) + " is not a multiple of micro_batch*dp = " +
                                                   str(t.micro_batch) + "*" + str(p.dp) + " = " + str(t.micro_batch * p.dp)};
     }
-    const int64_t micro_batches = t.global_batch / (t.micro_batch * p.dp);
-    if (micro_batches * p.pp * p.virtual_stages > kMaxSimulatedSlots) {
-        return Error{"training.global_batch", str(micro_batches) + " micro-batches x " + str(p.pp * p.virtual_stages) +
-                                                  " pipeline chunks per step exceed the " + str(kMaxSimulatedSlots) +
-                                                  " the schedule simulates (raise training.micro_batch)"};
-    }
-    // Megatron-LM's interleaved 1F1B needs the micro-batch count to be a multiple of pp
-    // (Narayanan et al. 2021, arXiv 2104.04473, section 2.2.2).
-    if (p.schedule == PipelineSchedule::interleaved && p.virtual_stages > 1 && micro_batches % p.pp != 0) {
-        return Error{"training.global_batch", "gives " + str(micro_batches) + " micro-batches per step, not a multiple of parallel.pp = " +
-                                                  str(p.pp) + " (interleaved schedule)"};
-    }
-    // Load-balanced context parallelism cuts the sequence into 2*cp chunks (Megatron-Core CP docs);
-    // sequence parallelism splits each rank's tokens over tp (Korthikanti et al. 2022, section 4.2.2).
-    if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
-        return Error{"training.seq_len", str(t.seq_len) + " is not divisible by 2*cp = " + str(2 * p.cp) +
-                                             " (context parallelism splits the sequence into 2*cp chunks)"};
-    }
-    if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp != 0) {
-        return Error{"training.seq_len", str(t.seq_len) + " per cp rank is not divisible by tp = " + str(p.tp) +
-                                             " (sequence parallelism splits it over tp)"};
-    }
-    // Transformer Engine FP8 GEMMs need the inner dimension divisible by 16.
-    const DType gemm = c.precision.gemm;
-    if (gemm == DType::fp8 || gemm == DType::mxfp8 || gemm == DType::nvfp4) {
-        const ModelSpec& m = c.model;
-        if (m.hidden % 16 != 0) {
-            return Error{"model.hidden", str(m.hidden) + " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
-        }
-        if ((m.ffn_hidden / p.tp) % 16 != 0) {
-            return Error{"model.ffn_hidden", str(m.ffn_hidden) + " / tp = " + str(m.ffn_hidden / p.tp) +
-                                                 " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
-        }
-    }
-    static const std::vector<std::string> optimizers = {"adamw", "adamw8bit", "adam", "lamb", "lamb-per-tensor", "sgd"};
-    if (std::find(optimizers.begin(), optimizers.end(), t.optimizer) == optimizers.end()) {
-        const std::string guess = did_you_mean(t.optimizer, optimizers);
-        return Error{"training.optimizer", "unknown value '" + t.optimizer + "'; " +
-                                               (guess.empty() ? "expected one of adamw, adamw8bit, adam, lamb, lamb-per-tensor, sgd" : "did you mean " + guess + "?")};
-    }
+    TRAINCLOCK_TRY(micro_batch_rule(t.global_batch / (t.micro_batch * p.dp), p.pp, p.virtual_stages, p.schedule));
+    TRAINCLOCK_TRY(cp_rule(t.seq_len, p.cp));
+    if (p.sequence_parallel && p.tp > 1) TRAINCLOCK_TRY(sp_rule(t.seq_len, p.tp, p.cp));
+    TRAINCLOCK_TRY(gemm_shape_rule(c.model, c.precision.gemm, p.tp));
     TRAINCLOCK_TRY(check_finetune(c));
     TRAINCLOCK_TRY(out_of_range("training.tokens", t.tokens, 0.0, 1e18));
     if (t.price_per_gpu_hour_usd >= 0) TRAINCLOCK_TRY(out_of_range("training.price_per_gpu_hour", t.price_per_gpu_hour_usd, 0.0, 1e6));
@@ -636,22 +701,14 @@ std::optional<Error> check_config(Config& c) {
         }
         auto node = node_preset(c.gpu.default_node);
         if (!node) return Error{"gpu.default_node", node.error().message};
-        c.node = std::move(node).value();
+        fill_node_default(c);
     }
     TRAINCLOCK_TRY(check_node(c.node));
-    if (c.precision.name.empty()) {
-        // Default: the fastest widely used setting the GPU runs (bf16-mixed, else fp16-mixed, else fp32).
-        for (const char* name : {"bf16-mixed", "fp16-mixed", "fp32"}) {
-            auto preset = precision_preset(name);
-            if (preset && !precision_support_error(preset.value(), c.gpu)) {
-                c.precision = std::move(preset).value();
-                break;
-            }
-        }
-        if (c.precision.name.empty()) return Error{"precision", "missing (no default precision preset runs on gpu " + c.gpu.name + ")"};
-    }
+    fill_precision_default(c);
+    if (c.precision.name.empty()) return Error{"precision", "missing (no default precision preset runs on gpu " + c.gpu.name + ")"};
     TRAINCLOCK_TRY(check_precision(c.precision));
     TRAINCLOCK_TRY(precision_support_error(c.precision, c.gpu));
+    apply_framework_defaults(c);
     TRAINCLOCK_TRY(check_layout(c));
     TRAINCLOCK_TRY(check_training(c));
     TRAINCLOCK_TRY(check_calibration(c.calibration));
@@ -685,12 +742,17 @@ void write_config(JsonWriter& out, const Config& c) {
     write_spec<NodeKind>(out, "node", c.node);
     out.field("num_gpus", c.num_gpus);
     write_spec<PrecisionKind>(out, "precision", c.precision);
+    // With a framework, the knobs it defaults are written only when the config set them, so that
+    // reading the JSON back gives the same explicit/framework split (and the same stated defaults).
+    const bool framework = !c.framework.name.empty();
+    if (framework) write_spec<FrameworkKind>(out, "framework", c.framework);
     const ParallelSpec& p = c.parallel;
     out.key("parallel").begin_object();
     out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
     out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero).field("virtual_stages", p.virtual_stages);
     out.field("schedule", schedule_name(p.schedule));
-    out.field("overlap_dp_comm", p.overlap_dp_comm).field("overlap_tp_comm", p.overlap_tp_comm);
+    if (!framework || c.explicit_knobs.overlap_dp_comm) out.field("overlap_dp_comm", p.overlap_dp_comm);
+    if (!framework || c.explicit_knobs.overlap_tp_comm) out.field("overlap_tp_comm", p.overlap_tp_comm);
     // Written only when set, so configs without an uneven split keep their canonical text.
     const StageSplit& split = p.stage_split;
     if (split.first_stage_layers != 0) out.field("first_stage_layers", split.first_stage_layers);
@@ -702,8 +764,8 @@ void write_config(JsonWriter& out, const Config& c) {
     out.key("training").begin_object();
     out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
     out.field("recompute", recompute_name(t.recompute)).field("flash_attention", t.flash_attention);
-    out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
-    out.field("optimizer", t.optimizer).field("tokens", t.tokens);
+    if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
+    out.field("optimizer", optimizer_name(t.optimizer)).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
     if (!t.finetune.is_default()) {
         const FinetuneSpec& f = t.finetune;

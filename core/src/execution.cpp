@@ -71,15 +71,12 @@ double expert_load_factor(const ModelSpec& m, const ParallelSpec& parallel) {
 bool embedding_trains(const Config& c) { return !c.training.finetune.adapters() && c.training.finetune.frozen_layers == 0; }
 bool head_trains(const Config& c) { return !c.training.finetune.adapters(); }
 
-bool gated_mlp(Activation a) { return a == Activation::swiglu || a == Activation::geglu; }
-
-bool is_quantized(DType d) { return d == DType::fp8 || d == DType::mxfp8 || d == DType::nvfp4; }
-
 OpPrecision op_precision(const Config& c, const PrecisionSpec& p) {
     OpPrecision x;
     x.gemm = p.gemm;
     x.activations = p.activations;
     x.quantized = is_quantized(p.gemm);
+    if (x.quantized) x.recipe = p.fp8_recipe ? *p.fp8_recipe : effective_fp8_recipe(c).value_or(Fp8Recipe::delayed);
     // Attention matmuls: FP8 recipes keep attention in bf16 (Transformer Engine runs DotProductAttention
     // in bf16/fp16 unless fp8_dpa); fp32/tf32 run it in their own dtype.
     x.attention = x.quantized ? (c.gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16) : p.gemm;
@@ -96,38 +93,47 @@ OpPrecision op_precision(const Config& c, const PrecisionSpec& p) {
     return x;
 }
 
-PrecisionSpec blind_precision(const GpuSpec& gpu) {
-    const DType ref = reference_dtype(gpu);
-    PrecisionSpec p;
-    p.name = "precision-blind";
-    p.gemm = p.activations = p.params = p.grads = p.grad_reduce = p.optimizer_states = ref;
-    p.master_weights = MasterWeights::none;
-    p.loss_scaling = LossScaling::none;
-    p.autocast = false;
-    return p;
+const PrecisionSpec& blind_precision(const GpuSpec& gpu) {
+    auto make = [](DType ref) {
+        PrecisionSpec p;
+        p.name = "precision-blind";
+        p.gemm = p.activations = p.params = p.grads = p.grad_reduce = p.optimizer_states = ref;
+        p.master_weights = MasterWeights::none;
+        p.loss_scaling = LossScaling::none;
+        p.autocast = false;
+        return p;
+    };
+    static const PrecisionSpec bf16 = make(DType::bf16), fp16 = make(DType::fp16);
+    return reference_dtype(gpu) == DType::bf16 ? bf16 : fp16;
+}
+
+int64_t micro_batch_count(const Config& c) {
+    const int64_t per_step = std::max<int64_t>(c.training.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
+    return std::max<int64_t>(c.training.global_batch / per_step, 1);
 }
 
 double price_per_gpu_hour_usd(const Config& c) {
     return c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd : c.gpu.price_per_gpu_hour_usd;
 }
 
-Execution make_execution(const Config& c) {
-    return make_execution(c, resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel));
+Execution::Execution(const Config& c)
+    : resolved_(resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel, &c.framework)), cal(*resolved_) {
+    derive(c);
 }
 
-Execution make_execution(const Config& c, const Calibration& cal) {
-    Execution x;
+Execution::Execution(const Config& c, const Calibration& calibration) : cal(calibration) { derive(c); }
+
+void Execution::derive(const Config& c) {
+    Execution& x = *this;
     x.config = &c;
-    x.cal = cal;
-    if (cal.precision_blind) x.blind = blind_precision(c.gpu);
+    x.costed = cal.precision_blind ? &blind_precision(c.gpu) : &c.precision;
     x.ops = op_precision(c, x.precision());
     x.stored = cal.precision_blind ? op_precision(c, c.precision) : x.ops;
 
     PipelineShape& shape = x.shape;
     shape.schedule = c.parallel.schedule;
     shape.stages = std::max<int64_t>(c.parallel.pp, 1);
-    const int64_t per_step = std::max<int64_t>(c.training.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
-    shape.micro_batches = std::max<int64_t>(c.training.global_batch / per_step, 1);
+    shape.micro_batches = micro_batch_count(c);
     shape.chunks = shape.schedule == PipelineSchedule::interleaved ? std::max<int64_t>(c.parallel.virtual_stages, 1) : 1;
     if (shape.schedule == PipelineSchedule::interleaved && !interleaving_possible(shape)) {
         x.interleave_fallback = shape.stages > 1 && shape.chunks > 1;
@@ -172,10 +178,9 @@ Execution make_execution(const Config& c, const Calibration& cal) {
     x.lora_mlp = ft.lora_targets == LoraTargets::all_linear;
 
     x.gpus = double(std::max<int64_t>(c.num_gpus, 1));
-    x.price_per_gpu_hour_usd = price_per_gpu_hour_usd(c);
+    x.price_per_gpu_hour_usd = trainclock::price_per_gpu_hour_usd(c);
     // Energy at board power (TDP) times the node overhead (CPUs, NICs, fans).
     x.power_w = x.gpus * c.gpu.tdp_w * (c.node.power_overhead > 0 ? c.node.power_overhead : 1.0);
-    return x;
 }
 
 } // namespace trainclock

@@ -49,6 +49,9 @@ public:
         }
         entries_.emplace_back(std::string(key), std::move(raw));
     }
+    void erase(std::string_view key) {
+        entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; }), entries_.end());
+    }
     bool empty() const { return entries_.empty(); }
     bool has(std::string_view key) const {
         return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; });
@@ -214,13 +217,87 @@ constexpr std::string_view kMegatronHarmless[] = {
     "create-attention-mask-in-dataloader", "num-dataset-builder-threads", "object-storage-", "nccl-", "use-legacy-models",
     "moe-pad-expert-input-to-capacity", "pretrained-checkpoint", "finetune", "use-checkpoint-", "async-save", "distribute-saved-activations",
     "transformer-impl", "attention-backend", "use-flash-attn", "make-vocab-size-divisible-by", "train-iters", "train-samples",
-    "node_rank", "max-tokens-to-oom", "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec"};
+    "node_rank", "max-tokens-to-oom", "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec",
+    // NeMo's (Hydra keys, dashed): runtime, logging and the nested data/optimizer/tokenizer settings
+    "nemo:model.data.", "nemo:model.optim.", "nemo:model.tokenizer.", "nemo:model.peft.", "nemo:tied", "nemo:activation", "mcore-gpt", "transformer-engine",
+    "megatron-amp-O2", "max-epochs", "val-check-interval", "log-every-n-steps",
+    "limit-val-batches", "limit-test-batches", "accumulate-grad-batches", "restore-from-path", "answer-only-loss",
+    "enable-checkpointing", "logger", "num-sanity-val-steps", "gradient-as-bucket-view", "grad-div-ar-fusion",
+    "gradient-accumulation-fusion", "bias-activation-fusion", "bias-dropout-add-fusion", "masked-softmax-fusion",
+    "apply-query-key-layer-scaling", "persist-layer-norm", "get-attention-mask-from-fusion", "nemo:precision"};
+
+// NeMo's Hydra overrides ("model.tensor_model_parallel_size=2", "trainer.devices=8",
+// "training.model.global_batch_size=32" through the NeMo launcher) as the Megatron argument they
+// set: name and values, or nullopt for words that are not a model./trainer. override. NeMo's YAML
+// keys are Megatron's with underscores (megatron_gpt_config.yaml), a few renamed (aliases below).
+std::optional<std::pair<std::string, std::vector<std::string>>> hydra_override(std::string word) {
+    while (!word.empty() && (word[0] == '+' || word[0] == '~')) word.erase(0, 1);
+    const size_t equals = word.find('=');
+    if (equals == std::string::npos || word.compare(0, 2, "--") == 0) return std::nullopt;
+    std::string path = word.substr(0, equals);
+    std::string value = word.substr(equals + 1);
+    if (path.compare(0, 9, "training.") == 0) path.erase(0, 9);  // NeMo-Framework-Launcher: training.<model|trainer>.key
+    std::string name;
+    if (path == "model.optim.name") {
+        if (value != "distributed_fused_adam") return std::nullopt;
+        return std::make_pair(std::string("use-distributed-optimizer"), std::vector<std::string>{});
+    }
+    if (path.compare(0, 6, "model.") == 0) name = path.substr(6);
+    else if (path.compare(0, 8, "trainer.") == 0) name = path.substr(8);
+    else return std::nullopt;
+    if (name.find('.') != std::string::npos) return std::make_pair("nemo:" + path, std::vector<std::string>{value});  // data.*, optim.*: reported
+    std::replace(name.begin(), name.end(), '_', '-');
+    static const std::pair<std::string_view, std::string_view> aliases[] = {
+        {"encoder-seq-length", "seq-length"}, {"devices", "nproc-per-node"}, {"num-nodes", "nnodes"},
+        {"activations-checkpoint-granularity", "recompute-granularity"}, {"activations-checkpoint-method", "recompute-method"},
+        {"activations-checkpoint-num-layers", "recompute-num-layers"}, {"num-moe-experts", "num-experts"},
+        {"ub-tp-comm-overlap", "tp-comm-overlap"}, {"max-steps", "train-iters"}, {"use-flash-attention", "use-flash-attn"}};
+    for (const auto& [from, to] : aliases) {
+        if (name == from) name = to;
+    }
+    const bool yes = value == "True" || value == "true";
+    const bool no = value == "False" || value == "false" || value == "null" || value == "None";
+    if (name == "precision") {  // trainer.precision: bf16 | bf16-mixed | 16 | 16-mixed | 32
+        if (value.rfind("bf16", 0) == 0) return std::make_pair(std::string("bf16"), std::vector<std::string>{});
+        if (value.rfind("16", 0) == 0) return std::make_pair(std::string("fp16"), std::vector<std::string>{});
+        return std::make_pair(std::string("nemo:precision"), std::vector<std::string>{value});
+    }
+    if (name == "share-embeddings-and-output-weights") {
+        return std::make_pair(std::string(no ? "untie-embeddings-and-output-weights" : "nemo:tied"), std::vector<std::string>{});
+    }
+    if (name == "transformer-engine" && no) return std::make_pair(std::string("transformer-impl"), std::vector<std::string>{"local"});
+    if (name == "fp8" && yes) return std::make_pair(std::string("fp8-format"), std::vector<std::string>{"e4m3"});
+    if (name == "fp8-hybrid" && yes) return std::make_pair(std::string("fp8-format"), std::vector<std::string>{"hybrid"});
+    if (name == "activation") {  // NeMo: gelu | swiglu | fast-swiglu | squared-relu | ...
+        if (value == "swiglu" || value == "fast-swiglu") return std::make_pair(std::string("swiglu"), std::vector<std::string>{});
+        if (value == "squared-relu") return std::make_pair(std::string("squared-relu"), std::vector<std::string>{});
+        if (value == "gelu") return std::make_pair(std::string("nemo:activation"), std::vector<std::string>{});
+    }
+    if (name == "normalization") {  // NeMo spells them in lower case
+        return std::make_pair(name, std::vector<std::string>{value == "rmsnorm" ? "RMSNorm" : value == "layernorm" ? "LayerNorm" : value});
+    }
+    if (yes) return std::make_pair(name, std::vector<std::string>{});
+    if (no) return std::make_pair("nemo-off:" + name, std::vector<std::string>{});  // a switch turned off
+    return std::make_pair(name, std::vector<std::string>{value});
+}
 
 class DashedArgs {
 public:
     explicit DashedArgs(const std::vector<std::string>& words) {
         for (size_t i = 0; i < words.size(); ++i) {
             const std::string& word = words[i];
+            if (auto hydra = hydra_override(word)) {
+                nemo_ = true;
+                if (hydra->first.rfind("nemo-off:", 0) == 0) {
+                    args_.erase(hydra->first.substr(9));
+                    continue;
+                }
+                // NeMo's num_query_groups alone means GQA (Megatron also wants --group-query-attention).
+                if (hydra->first == "num-query-groups") args_["group-query-attention"] = {};
+                args_[hydra->first] = hydra->second;
+                order_.push_back(hydra->first);
+                continue;
+            }
             if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;  // launcher words, the script path
             std::string name = word.substr(2);
             std::vector<std::string> values;
@@ -283,6 +360,9 @@ public:
         if (!error_) error_ = Error{"--" + std::string(name), std::move(message)};
     }
     const std::optional<Error>& error() const { return error_; }
+    // NeMo overrides seen: the rest of the run comes from a YAML config, not from Megatron's defaults.
+    bool nemo() const { return nemo_; }
+    bool given(std::string_view name) const { return args_.count(std::string(name)) > 0; }
     // Arguments neither read nor known to leave the cost unchanged.
     std::vector<std::string> not_understood() const {
         std::vector<std::string> out;
@@ -290,7 +370,7 @@ public:
             if (std::find(used_.begin(), used_.end(), name) != used_.end()) continue;
             if (std::find(out.begin(), out.end(), name) != out.end()) continue;
             const bool harmless = std::any_of(std::begin(kMegatronHarmless), std::end(kMegatronHarmless), [&](std::string_view h) {
-                return h == name || (h.back() == '-' && name.compare(0, h.size(), h) == 0);
+                return h == name || ((h.back() == '-' || h.back() == '.') && name.compare(0, h.size(), h) == 0);
             });
             if (!harmless) out.push_back(name);
         }
@@ -302,6 +382,7 @@ private:
     std::vector<std::string> order_;
     std::vector<std::string> used_;
     std::optional<Error> error_;
+    bool nemo_ = false;
 };
 
 // Megatron's --moe-layer-freq: an integer k (layer i is MoE iff i % k == 0) or a Python list
@@ -312,7 +393,8 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
     if (const auto k = parse_integer(*text)) {
         if (*k != 1) {
             d.moe.set("every", number(*k));
-            d.warn("--moe-layer-freq " + *text + ": Megatron puts MoE on layers i % " + *text + " == 0 (0-based); model.moe.every counts the same period");
+            d.warn("--moe-layer-freq " + *text + ": Megatron's MoE layers are i % " + *text + " == 0 (0-based), model.moe.every's (i + 1) % " +
+                   *text + " == 0: the same number of MoE layers when num-layers is a multiple of " + *text);
         }
         return;
     }
@@ -548,8 +630,31 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
         d.precision.pop_back();
         d.precision += ", " + precision.compact().substr(1);
     }
+    if (a.nemo()) {
+        // NeMo takes what the overrides do not set from its YAML config (--config-name, training=...),
+        // not from Megatron's argparse defaults: only the values given are written.
+        const std::pair<const char*, std::vector<const char*>> parallel_sources[] = {
+            {"tp", {"tensor-model-parallel-size"}}, {"pp", {"pipeline-model-parallel-size"}}, {"cp", {"context-parallel-size"}},
+            {"ep", {"expert-model-parallel-size"}}, {"sequence_parallel", {"sequence-parallel"}}, {"zero", {"use-distributed-optimizer"}},
+            {"overlap_dp_comm", {"overlap-grad-reduce"}}, {"overlap_tp_comm", {"tp-comm-overlap"}}};
+        const std::pair<const char*, std::vector<const char*>> training_sources[] = {
+            {"micro_batch", {"micro-batch-size"}}, {"recompute", {"recompute-granularity", "recompute-activations"}},
+            {"flash_attention", {"use-flash-attn", "attention-backend"}}, {"optimizer", {"optimizer"}}};
+        const auto keep_given = [&](JsonObjectOut& object, const auto& sources) {
+            for (const auto& [key, names] : sources) {
+                if (std::none_of(names.begin(), names.end(), [&](const char* name) { return a.given(name); })) object.erase(key);
+            }
+        };
+        keep_given(d.parallel, parallel_sources);
+        keep_given(d.training, training_sources);
+        if (!a.given("bf16") && !a.given("fp16") && !fp8) d.precision.clear();
+        d.warn("NeMo overrides: what they do not set comes from the run's YAML config, which trainclock does not read "
+               "(the printed config has trainclock's defaults there)");
+    }
     if (a.error()) return *a.error();
-    for (const std::string& name : a.not_understood()) d.warn("not understood, ignored: --" + name);
+    for (const std::string& name : a.not_understood()) {
+        d.warn("not understood, ignored: " + (name.rfind("nemo:", 0) == 0 ? name.substr(5) : "--" + name));
+    }
     return finish(d, overrides_json);
 }
 

@@ -26,6 +26,10 @@ const std::vector<ConfigField>& config_fields() {
         {"n", "--node", "node", FieldType::spec, "node preset id or inline object (default: the GPU's default_node)"},
         {"N", "--gpus", "num_gpus", FieldType::integer, "number of GPUs (default tp*pp*cp*dp)"},
         {"p", "--precision", "precision", FieldType::spec, "precision preset id or inline object (default bf16-mixed, else fp16-mixed, else fp32)"},
+        {"f8", "--fp8-recipe", "precision.fp8_recipe", FieldType::choice,
+         "delayed | tensorwise | rowwise | blockwise (fp8 GEMMs), mxfp8, nvfp4 (default: the framework's, else delayed; mxfp8/nvfp4 their own)"},
+        {"fw", "--framework", "framework", FieldType::spec,
+         "training stack: megatron-core | megatron-lm | deepspeed | torchtitan | llm-foundry | hf-transformers | pytorch | tensorflow | jax, or an inline object (default: none, today's defaults = megatron-lm's)"},
         {"tp", "--tp", "parallel.tp", FieldType::integer, "tensor-parallel size (default 1)"},
         {"pp", "--pp", "parallel.pp", FieldType::integer, "pipeline stages (default 1)"},
         {"dp", "--dp", "parallel.dp", FieldType::integer, "data-parallel replicas (default: num_gpus / (tp*pp*cp))"},
@@ -264,6 +268,10 @@ std::string preset_object_text(std::string_view path, const std::string& name) {
         const auto preset = node_preset(name);
         if (!preset) return "";
         write_node(out, preset.value());
+    } else if (path == "framework") {
+        const auto preset = framework_preset(name);
+        if (!preset) return "";
+        write_framework(out, preset.value());
     } else {
         const auto preset = precision_preset(name);
         if (!preset) return "";
@@ -273,6 +281,7 @@ std::string preset_object_text(std::string_view path, const std::string& name) {
 }
 
 PresetKind preset_kind_of(std::string_view path) {
+    if (path == "framework") return PresetKind::framework;
     return path == "model" ? PresetKind::model : path == "gpu" ? PresetKind::gpu : path == "node" ? PresetKind::node
                                                                                                   : PresetKind::precision;
 }
@@ -377,8 +386,8 @@ std::string encode_config_link(const Config& config) {
     }
     std::string out = "v=" + std::to_string(kLinkVersion);
     for (const ConfigField& field : config_fields()) {
-        // dp is always derived again from num_gpus / (tp*pp*cp) on decode.
-        if (field.link_key.empty() || field.link_key == "dp") continue;
+        // dp is always derived again; an fp8 recipe travels inside the custom precision of "p".
+        if (field.link_key.empty() || field.link_key == "dp" || field.link_key == "f8") continue;
         simdjson::dom::element value;
         if (actual.at_pointer(json_pointer(field.path)).get(value) != simdjson::SUCCESS) continue;
         simdjson::dom::object object;

@@ -4,10 +4,26 @@
 #include <algorithm>
 #include <array>
 
+#include "trainclock/communication.hpp"
+
 namespace trainclock {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Fixed device memory outside the tensors (physical defaults, not fitted):
+// CUDA context with the libraries' kernels and workspaces: PyTorch measured 0.27 GiB (lazy module
+// loading) to 0.62 GiB (eager) for the bare context (pytorch/pytorch PR 86509); cuBLAS adds 32 MiB
+// of workspace per handle on Hopper (CUBLAS_WORKSPACE_CONFIG :4096:8): 0.5 GiB.
+constexpr double kContextGiB = 0.5;
+// NCCL: per communicator, buffers of NCCL_BUFFSIZE = 4 MiB per channel and peer (NCCL docs
+// "Environment Variables"), 32 channels x 2 ring peers on NVSwitch systems: 0.25 GiB each.
+constexpr double kNcclCommunicatorGiB = 0.25;
+// Caching-allocator reserve: tensors freed and re-allocated every step (activations, gradients,
+// gathered weights) fragment the segments, and a run can OOM with free memory left (Rajbhandari et
+// al. 2020, ZeRO sec. 3.2 / 6.3: over 30 % free at OOM in the worst case; PyTorch "CUDA semantics:
+// memory management", max_split_size_mb): a third of that worst case on the churning memory.
+constexpr double kAllocatorReserve = 0.10;
 
 double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute recompute);
 
@@ -157,10 +173,6 @@ double activation_bytes_per_layer(const Execution& x, LayerKind kind) {
     return layer_activation_bytes(x, kind, x.recompute);
 }
 
-namespace {
-bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
-} // namespace
-
 double checkpoint_bytes(const Config& c) {
     const PrecisionSpec& p = c.precision;
     const double per_param = dtype_storage_bytes(p.params) + (keeps_master(p) ? 4.0 : 0.0) +
@@ -197,13 +209,10 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         mem.master_gib = master ? (zero >= 1 ? trainable_sharded : trainable) * 4.0 / kGiB : 0;
         mem.optimizer_gib = (zero >= 1 ? trainable_sharded : trainable) * state_bytes / kGiB;
         mem.activations_gib = st.activations / kGiB;
-        // CUDA context, cuBLAS workspace, NCCL buffers and allocator slack: ~1 GiB (physical default);
-        // ZeRO-3 (and streamed weights) also holds two gathered layers (current + prefetch).
-        const bool streamed = c.training.offload_params;
-        mem.other_gib = 1.0 + (zero >= 3 || streamed ? 2 * st.zero3_gather * dtype_storage_bytes(p.params) / kGiB : 0);
         // CPU offload (ZeRO-Offload, Ren et al. 2021 arXiv 2101.06840 sec. 4: gradients, fp32 master
         // and optimizer states on the host, the step on the CPU; ZeRO-Infinity / FSDP CPU offload: the
         // weights on the host too, streamed per layer): the GPU keeps none of them.
+        const bool streamed = c.training.offload_params;
         mem.host_gib = 0;
         if (c.training.offload_optimizer) {
             mem.host_gib += mem.grads_gib + mem.master_gib + mem.optimizer_gib;
@@ -213,6 +222,18 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
             mem.host_gib += mem.weights_gib;
             mem.weights_gib = 0;
         }
+        // CUDA context, one NCCL communicator per process group of more than one rank, ZeRO-3's (and
+        // streamed weights') two gathered layers (current + prefetch), and the allocator reserve on what
+        // churns each step.
+        int communicators = 0;
+        for (int g = 0; g < kGroupCount; ++g) {
+            const bool expert_group = Group(g) == Group::ep || Group(g) == Group::expert_dp;
+            if (expert_group && !c.model.is_moe()) continue;  // dense models build no expert groups
+            communicators += group_placement(c.parallel, Group(g)).size > 1 ? 1 : 0;
+        }
+        const double gathered_gib = zero >= 3 || streamed ? 2 * st.zero3_gather * dtype_storage_bytes(p.params) / kGiB : 0;
+        const double churn_gib = mem.activations_gib + mem.grads_gib + gathered_gib;
+        mem.other_gib = kContextGiB + communicators * kNcclCommunicatorGiB + gathered_gib + kAllocatorReserve * churn_gib;
         mem.per_gpu_gib = mem.weights_gib + mem.grads_gib + mem.master_gib + mem.optimizer_gib + mem.activations_gib
                           + mem.other_gib;
         if (mem.per_gpu_gib > best.per_gpu_gib) best = mem;

@@ -7,13 +7,11 @@
 #include "trainclock/model.hpp"
 
 namespace trainclock {
-namespace {
 
-// Matrices of one MLP: gated units (SwiGLU/GeGLU, Shazeer 2020 arXiv 2002.05202) have gate, up and
-// down projections; the others up and down.
-int64_t mlp_matrices(Activation activation) {
-    return (activation == Activation::swiglu || activation == Activation::geglu) ? 3 : 2;
-}
+bool gated_mlp(Activation a) { return a == Activation::swiglu || a == Activation::geglu; }
+int64_t mlp_matrices(Activation a) { return gated_mlp(a) ? 3 : 2; }
+
+namespace {
 
 // Gain (+ bias for LayerNorm, Ba et al. 2016; RMSNorm has no bias, Zhang & Sennrich 2019).
 int64_t norm_params(const ModelSpec& m) { return (m.norm == Norm::layernorm ? 2 : 1) * m.hidden; }
@@ -61,11 +59,9 @@ int64_t mlp_params(const ModelSpec& m, bool moe_layer, int64_t experts_counted) 
     return router + (experts_counted + m.moe.shared_experts) * expert;
 }
 
-} // namespace
-
-int64_t layer_parameter_count(const ModelSpec& m, int64_t index, bool active_only) {
+int64_t layer_params(const ModelSpec& m, int64_t index, bool active_only, bool with_norms) {
     const int64_t experts_counted = active_only ? m.moe.top_k : m.moe.experts;
-    const int64_t attn = attention_parameter_count(m), norm = norm_params(m);
+    const int64_t attn = attention_parameter_count(m), norm = with_norms ? norm_params(m) : 0;
     // Layer stack 1: decoder layers of a decoder, encoder layers otherwise (self-attn + MLP, 2 norms);
     // decoder of an encoder-decoder: self-attn, cross-attn, MLP, 3 norms (Vaswani et al. 2017).
     if (m.architecture == Architecture::encoder_decoder && index >= m.layers) {
@@ -75,14 +71,20 @@ int64_t layer_parameter_count(const ModelSpec& m, int64_t index, bool active_onl
     return attn + mlp_params(m, m.is_moe_layer(index), experts_counted) + 2 * norm;
 }
 
+} // namespace
+
+int64_t layer_parameter_count(const ModelSpec& m, int64_t index, bool active_only, bool with_norms) {
+    return layer_params(m, index, active_only, with_norms);
+}
+
 namespace {
 
-int64_t count(const ModelSpec& m, bool active_only) {
+int64_t count(const ModelSpec& m, bool active_only, bool with_norms = true) {
     const int64_t experts_counted = active_only ? m.moe.top_k : m.moe.experts;
     const int64_t attn = attention_parameter_count(m);
-    const int64_t norm = norm_params(m);
+    const int64_t norm = with_norms ? norm_params(m) : 0;
     int64_t total = 0;
-    for (int64_t layer = 0; layer < total_layers(m); ++layer) total += layer_parameter_count(m, layer, active_only);
+    for (int64_t layer = 0; layer < total_layers(m); ++layer) total += layer_params(m, layer, active_only, with_norms);
     total += norm * (m.architecture == Architecture::encoder_decoder ? 2 : 1);  // final norm of each stack
     // MTP modules: a transformer layer of the last layer's kind each, plus projection and norms.
     const bool last_moe = m.is_moe_layer(m.layers - 1);
@@ -101,5 +103,6 @@ int64_t total_layers(const ModelSpec& m) {
 
 int64_t parameter_count(const ModelSpec& model) { return count(model, false); }
 int64_t active_parameter_count(const ModelSpec& model) { return count(model, true); }
+int64_t active_matmul_parameter_count(const ModelSpec& model) { return count(model, true, false); }
 
 } // namespace trainclock

@@ -89,6 +89,39 @@ void lora_adapter(const Execution& x, Target& out, Phase phase, double m, double
     out.ops.add(make_gemm("lora_a_wgrad", OpKind::gemm, d, k, ra, m, (m * k + m * ra) * wa + k * ra * (wp + wgr), count));
 }
 
+enum class Operand { activation, weight, gradient };
+
+// HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
+// GEMMs need (fprop / dgrad / wgrad read it row- and column-wise), by scaling recipe; q = the
+// quantised width with its block scales (dtype_storage_bytes).
+double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double w_in) {
+    const double q = o.w_gemm;
+    switch (o.recipe) {
+    // TE DelayedScaling: the scale comes from the amax history of earlier steps, so one fused
+    // cast-transpose reads the tensor once and records its amax on the way (TE docs "Using FP8 with
+    // Transformer Engine": delayed scaling).
+    case Fp8Recipe::delayed: return w_in + 2 * q;
+    // Current (tensorwise) scaling needs this tensor's amax before it can scale: a reduction pass,
+    // then the cast-transpose (TE Float8CurrentScaling; torchao float8 tensorwise dynamic scaling).
+    case Fp8Recipe::tensorwise: return 2 * w_in + 2 * q;
+    // Rowwise: the transpose of a row-scaled tensor is not row-scaled, so each layout is quantised
+    // from the high-precision tensor with its own per-row amax (torchao float8 rowwise recipe).
+    case Fp8Recipe::rowwise: return 2 * (w_in + q);
+    // Blockwise (DeepSeek-V3, arXiv 2412.19437 sec. 3.3.2): activations and gradients in 1x128 tiles,
+    // weights in 128x128 blocks, fp32 scales, both layouts from one read (TE Float8BlockScaling).
+    case Fp8Recipe::blockwise: return w_in + 2 * (q + 4.0 / (operand == Operand::weight ? 128.0 * 128.0 : 128.0));
+    // MXFP8: one e8m0 scale per 32 elements (in q), computed inside the block; rowwise and
+    // columnwise data from one read (TE MXFP8BlockScaling).
+    case Fp8Recipe::mxfp8: return w_in + 2 * q;
+    // NVFP4 (NVIDIA, "Pretraining LLMs with NVFP4", arXiv 2509.25149, sec. 4; TE NVFP4BlockScaling):
+    // a per-tensor fp32 scale above the e4m3 block scales needs the global amax first; wgrad's
+    // operands (activations, gradients) get a 16x16 random Hadamard transform, whose output needs
+    // its own amax; weights use 16x16 2D blocks without the transform.
+    case Fp8Recipe::nvfp4: return (operand == Operand::weight ? 2 : 3) * w_in + 2 * q;
+    }
+    return w_in + 2 * q;
+}
+
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
 void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
@@ -108,38 +141,55 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
             if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
         }
         if (x.ops.quantized) {
-            // Transformer Engine: cast + transpose (+ amax) of the input and of the weight for every
-            // micro-batch (TE fp8 docs: FP8 GEMM operands need both layouts for fprop and wgrad).
-            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * k * (x.ops.w_act + 2 * wg), count));
-            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + 2 * wg), count));
+            // Quantise the input and the weight for every micro-batch, both layouts (TE fp8 docs: FP8
+            // GEMM operands need both for fprop and wgrad), as the recipe does it.
+            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                m * k * quantize_bytes_per_element(x.ops, Operand::activation, x.ops.w_act), count));
+            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param), count));
         }
         out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
         return;
     }
-    if (x.ops.quantized)  // output gradient to FP8 (e5m2) in both layouts for dgrad and wgrad
-        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0, m * n * (x.ops.w_act + 2 * wg), count));
+    if (x.ops.quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
+        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                            m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act), count));
     out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
     if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
     out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
     if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
         out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
+    // The backward of autocast's input cast is a cast: the half dgrad goes back to the fp32 norm
+    // output it came from (autograd records the cast; torch.amp docs: backward ops run in the dtype
+    // autocast chose for their forward).
+    if (x.ops.autocast && after_norm)
+        out.ops.add(make_op("autocast_input_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (wg + 4.0), count));
 }
+
+// Width of the residual stream: under autocast it stays fp32, as the embedding output (fp32
+// weights) and every residual add (fp32 + half promotes to fp32: PyTorch type promotion; add is on
+// none of autocast's lists) are fp32; else the activation dtype.
+double residual_width(const Execution& x) { return x.ops.autocast ? 4.0 : x.ops.w_act; }
 
 // LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
 // reads the gradient and the saved input and writes the input gradient.
 void norm(const Execution& x, Target& out, Phase phase, double tokens) {
     const double e = tokens * x.hidden;
+    const double w_in = residual_width(x);  // norms read the residual stream
     const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
-    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + w_out)));
-    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * x.ops.w_act));
+    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
+    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * w_in));
 }
 
-// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1).
+// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1): forward reads the
+// branch output and the residual and writes the sum; backward reads the sum's gradient and writes
+// the branch's (the residual's passes through), both residual-stream wide except the branch.
 void dropout_residual(const Execution& x, Target& out, Phase phase) {
     const double e = x.tokens_sp * x.hidden;
+    const double w_res = residual_width(x);
     out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
-                        x.ops.activations, 0, e * (3 * x.ops.w_act + 1)));
+                        x.ops.activations, 0, e * (x.ops.w_act + 2 * w_res + 1)));
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
@@ -366,20 +416,28 @@ void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
 }
 
 // ZeRO-3 / FSDP: gather the layer's weights for forward and again for backward, reduce-scatter its
-// gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD). Only the
-// trainable part has gradients to reduce; a frozen layer (no backward) gathers once.
-void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double trainable, bool backward) {
+// gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
+// Expert weights shard over the expert data-parallel group (dp / ep ranks, Megatron-Core
+// expert_data_parallel_group), as the ZeRO-1/2 reduction does (predict.cpp), the rest over dp.
+// Only the trainable part has gradients to reduce (LoRA adapters count as dense); a frozen layer
+// (no backward) gathers once.
+void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double expert_params, double trainable, bool backward) {
     const Config& c = *x.config;
     const PrecisionSpec& p = x.precision();
     if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
-    const double w = params * dtype_storage_bytes(p.params);
-    CommOp gather{"zero3_param_all_gather", Collective::all_gather, Group::dp, w, 1};
-    fwd.add(gather);
-    if (!backward) return;
-    bwd.add(gather);
-    if (trainable > 0)
-        bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, Group::dp,
-                       trainable * dtype_storage_bytes(p.grad_reduce), 1});
+    const double expert_trainable = c.training.finetune.adapters() ? 0.0 : std::min(expert_params, trainable);
+    const double shards[2][2] = {{params - expert_params, trainable - expert_trainable}, {expert_params, expert_trainable}};
+    const Group groups[2] = {Group::dp, Group::expert_dp};
+    for (int i = 0; i < 2; ++i) {
+        const double n = shards[i][0], n_trainable = shards[i][1];
+        if (n <= 0) continue;
+        const CommOp gather{"zero3_param_all_gather", Collective::all_gather, groups[i], n * dtype_storage_bytes(p.params), 1};
+        fwd.add(gather);
+        if (!backward) continue;
+        bwd.add(gather);
+        if (n_trainable > 0)
+            bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, groups[i], n_trainable * dtype_storage_bytes(p.grad_reduce), 1});
+    }
 }
 
 // The linear layers of one layer kind as (k, n, copies on this GPU, is MLP, separate projections
@@ -464,7 +522,7 @@ double layer_params_local(const Execution& x, LayerKind kind) {
     const double h = double(m.hidden);
     const double replicated = double(attention_replicated_parameter_count(m));  // MLA down projections: whole on every TP rank
     const double attn = replicated + (double(attention_parameter_count(m)) - replicated) / t;
-    const double mats = x.gated ? 3 : 2;
+    const double mats = double(mlp_matrices(m.activation));
     double mlp = mats * h * double(m.ffn_hidden) / t;
     if (kind.moe) {
         const double ep = x.ep;
@@ -479,7 +537,7 @@ double layer_expert_params_local(const Execution& x, LayerKind kind) {
     if (!kind.moe) return 0;
     const ModelSpec& m = x.config->model;
     const double t = x.tp, ep = x.ep;
-    return (x.gated ? 3 : 2) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
+    return double(mlp_matrices(m.activation)) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
 }
 
 PieceOps layer_ops(const Execution& x, LayerKind kind) {
@@ -488,7 +546,7 @@ PieceOps layer_ops(const Execution& x, LayerKind kind) {
     Target bwd{out.backward, out.comm_backward};
     layer(x, fwd, Phase::forward, kind);
     if (kind.frozen) {  // leading frozen layers: nothing before them needs a gradient, so no backward
-        zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), 0, false);
+        zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind), 0, false);
         return out;
     }
     // Recompute (Korthikanti et al. 2022 sec. 5): full re-runs the layer forward (with its TP
@@ -504,7 +562,8 @@ PieceOps layer_ops(const Execution& x, LayerKind kind) {
         if (kind.cross_attention) attention_core(x, re, Phase::forward, x.seq_len, false, false);
     }
     layer(x, bwd, Phase::backward, kind);
-    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_trainable_params_local(x, kind), true);
+    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind),
+               layer_trainable_params_local(x, kind), true);
     return out;
 }
 
@@ -565,7 +624,7 @@ PieceOps head_ops(const Execution& x) {
 
 double per_tensor_optimizer_kernels(const Execution& x) {
     const Config& c = *x.config;
-    if (c.training.optimizer != "lamb-per-tensor") return 0;
+    if (c.training.optimizer != Optimizer::lamb_per_tensor) return 0;
     // Parameter tensors per layer: two norms (scale, + bias for LayerNorm), fused QKV and output
     // projections (no biases: Transformer-XL's qkv_net/o_net/r_net, Megatron's default keeps them in
     // the GEMM epilogue), FFN matrices (3 gated) with biases when not gated, the relative-position
@@ -584,8 +643,9 @@ double per_tensor_optimizer_kernels(const Execution& x) {
 }
 
 double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpec& p) {
-    if (t.optimizer == "adamw8bit") return 2 * (1.0 + 4.0 / 2048);
-    return (t.optimizer == "sgd" ? 1 : 2) * dtype_storage_bytes(p.optimizer_states);
+    // bitsandbytes 8-bit states: one byte per element plus an fp32 absmax per 2048-element block.
+    if (t.optimizer == Optimizer::adamw8bit) return optimizer_state_count(t.optimizer) * (1.0 + 4.0 / 2048);
+    return optimizer_state_count(t.optimizer) * dtype_storage_bytes(p.optimizer_states);
 }
 
 OpList step_ops(const Execution& x, double params_local, double params_shard) {
@@ -594,13 +654,12 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     OpList ops;
     const double wg = dtype_storage_bytes(p.grads);
     const double wp = dtype_storage_bytes(p.params);
-    const bool master = p.master_weights == MasterWeights::fp32 && p.params != DType::fp32;
+    const bool master = keeps_master(p);
     const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
-    const std::string& name = c.training.optimizer;
     double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
-    if (name == "lamb" || name == "lamb-per-tensor") bytes += params_shard * (wg + wu);
+    if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));
     ops.add(make_op("zero_grad", OpKind::optimizer, p.activations, 0, params_local * wg));

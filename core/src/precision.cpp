@@ -4,6 +4,8 @@
 #include <array>
 
 namespace trainclock {
+
+bool is_quantized(DType d) { return d == DType::fp8 || d == DType::mxfp8 || d == DType::nvfp4; }
 namespace {
 
 struct DTypeInfo {
@@ -38,5 +40,20 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 }
 
 double dtype_storage_bytes(DType dtype) { return kDTypes[static_cast<int>(dtype)].storage_bytes; }
+
+std::optional<Fp8Recipe> default_fp8_recipe(DType gemm) {
+    switch (gemm) {
+    case DType::fp8: return Fp8Recipe::delayed;  // Transformer Engine's DelayedScaling default
+    case DType::mxfp8: return Fp8Recipe::mxfp8;
+    case DType::nvfp4: return Fp8Recipe::nvfp4;
+    default: return std::nullopt;
+    }
+}
+
+bool fp8_recipe_fits(Fp8Recipe recipe, DType gemm) {
+    if (recipe == Fp8Recipe::mxfp8) return gemm == DType::mxfp8;
+    if (recipe == Fp8Recipe::nvfp4) return gemm == DType::nvfp4;
+    return gemm == DType::fp8;
+}
 
 } // namespace trainclock

@@ -275,43 +275,58 @@ Cost busiest_stage_work(const Execution& x, const Stages& st) {
 // (Rajbhandari et al. 2020). Gradients reduce behind the last micro-batch's backward (bucketed,
 // Li et al. 2020 PyTorch DDP) except the first layers' bucket; the gather hides behind the next
 // forward (Megatron overlap_param_gather). Each stage syncs its own weights; the slowest counts.
+// The exposed once-per-step sync of stage s with ZeRO-stage `zero` (<= 2) volumes.
+double step_sync_exposed(const Execution& x, const Stages& st, const Network& net, int64_t s, int64_t zero) {
+    const PrecisionSpec& prec = x.precision();
+    const int64_t v = x.chunks;
+    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
+    const StageParams& sp = st.params[size_t(s)];
+    const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+    const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
+                             {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
+    double grad_s = 0, gather_s = 0;
+    for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
+    if (zero >= 1) {
+        const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
+                                   {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
+        for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
+    }
+    double exposed = grad_s + gather_s;
+    if (x.config->parallel.overlap_dp_comm && sp.layers > 0) {
+        double f1 = 0, b1 = 0;  // one micro-batch through this stage
+        for (int64_t ch = 0; ch < v; ++ch) {
+            f1 += st.fwd_s[size_t(s * v + ch)];
+            b1 += st.bwd_s[size_t(s * v + ch)];
+        }
+        // The last bucket holds the first layer and, on the first stage, the input embedding,
+        // whose gradient (tied or not) is complete only at the very end of backward: it
+        // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
+        const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
+        const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
+        exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
+        // The hidden part still slows the compute it hides behind (as in phase_cost).
+        const double f = comm_sm_share(x);
+        exposed += (grad_s + gather_s - exposed) * f / (1 - f);
+    }
+    return exposed;
+}
+
 double dp_sync_phase(const Execution& x, const Stages& st, const Network& net) {
     double dp_exposed = 0;
     const int64_t zero = x.config->parallel.zero;
-    const PrecisionSpec& prec = x.precision();
-    const int64_t p = x.stages, v = x.chunks;
-    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
-    if (zero >= 3) return 0;  // ZeRO-3 reduces every micro-batch (operators.cpp zero3_comm)
-    for (int64_t s = 0; s < p; ++s) {
-        const StageParams& sp = st.params[size_t(s)];
-        const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-        const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
-                                 {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
-        double grad_s = 0, gather_s = 0;
-        for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
-        if (zero >= 1) {
-            const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
-                                       {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
-            for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
+    for (int64_t s = 0; s < x.stages; ++s) {
+        if (zero < 3) {
+            dp_exposed = std::max(dp_exposed, step_sync_exposed(x, st, net, s, zero));
+            continue;
         }
-        double exposed = grad_s + gather_s;
-        if (x.config->parallel.overlap_dp_comm && sp.layers > 0) {
-            double f1 = 0, b1 = 0;  // one micro-batch through this stage
-            for (int64_t ch = 0; ch < v; ++ch) {
-                f1 += st.fwd_s[size_t(s * v + ch)];
-                b1 += st.bwd_s[size_t(s * v + ch)];
-            }
-            // The last bucket holds the first layer and, on the first stage, the input embedding,
-            // whose gradient (tied or not) is complete only at the very end of backward: it
-            // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
-            const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
-            const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
-            exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
-            // The hidden part still slows the compute it hides behind (as in phase_cost).
-            const double f = comm_sm_share(x);
-            exposed += (grad_s + gather_s - exposed) * f / (1 - f);
-        }
-        dp_exposed = std::max(dp_exposed, exposed);
+        // ZeRO-3 reduces and gathers every micro-batch (operators.cpp zero3_comm): it moves ZeRO-2's
+        // gradient reduce-scatter and parameter all-gather and more (1.5x the volume, Rajbhandari et
+        // al. 2020 sec. 7.2) on the same groups, so its exposed DP time is at least ZeRO-2's; the
+        // per-layer overlap of phase_cost already charged part of it inside the micro-batches.
+        double in_phases = 0;
+        for (int64_t j = s; j < x.virtual_stages; j += x.stages)
+            in_phases += double(x.micro_batches) * (st.fwd[size_t(j)].s[kDp] + st.bwd[size_t(j)].s[kDp]);
+        dp_exposed = std::max(dp_exposed, std::max(0.0, step_sync_exposed(x, st, net, s, 2) - in_phases));
     }
     return dp_exposed;
 }
@@ -354,12 +369,17 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     return cost;
 }
 
-// Model FLOPs per token, PaLM appendix B (6 N + 12 L H Q T) generalised per layer: a layer that trains
-// costs 2 N_i forward + 2 N_i input gradients + 2 N_i weight gradients and 3x its attention forward
-// 2 H (d_qk + d_v) keys (keys = T on full layers, PaLM's convention causal or not; 2 attended_keys on
-// local ones; cross-attention layers attend twice); a frozen leading layer costs its forward only;
-// under LoRA the base gets no weight gradients (4 N_i) and the adapters train (6 A_i). N excludes the
-// input embedding (a lookup); the LM head counts, once more per MTP module.
+} // namespace
+
+// Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022: 6 N + 12 L H Q T) generalised per
+// layer. N_i: the matmul weights a token passes through (norm gains do no matmul; the input embedding
+// is a lookup). A layer that trains costs 2 N_i forward + 2 N_i input gradients + 2 N_i weight
+// gradients and 3x its attention forward 2 H (d_qk + d_v) K, K the keys a query attends to: half
+// the sequence under causal masking (the masked half is never used; FlashAttention skips it, Dao 2023
+// sec. 3.1 -- the convention of Megatron-LM's and torchtitan's MFU), fewer on local layers
+// (attended_keys), the whole sequence bidirectional and for cross-attention. A frozen leading layer
+// costs its forward only; under LoRA the base gets no weight gradients (4 N_i) and the adapters train
+// (6 A_i). The LM head counts over the logits actually computed, once more per MTP module.
 double model_flops_per_token(const Config& c) {
     const ModelSpec& m = c.model;
     const double seq = double(c.training.seq_len);
@@ -367,18 +387,23 @@ double model_flops_per_token(const Config& c) {
     const double d_v = m.mla.enabled() ? double(m.mla.v_head_dim) : double(m.effective_head_dim());
     const bool lora = c.training.finetune.adapters();
     auto layer_flops = [&](LayerKind kind, double n_active) {
-        const double keys = kind.local ? 2.0 * attended_keys(m, kind, seq) : seq;
-        const double attention = 2.0 * double(m.heads) * (d_qk + d_v) * keys * (kind.cross_attention ? 2.0 : 1.0);
+        const double keys = attended_keys(m, kind, seq) + (kind.cross_attention ? seq : 0.0);
+        const double attention = 2.0 * double(m.heads) * (d_qk + d_v) * keys;
         if (kind.frozen) return 2 * n_active + attention;
         return (lora ? 4 : 6) * n_active + 6 * layer_adapter_params(c, kind) + 3 * attention;
     };
     double sum = 0;
-    for (int64_t i = 0; i < total_layers(m); ++i) sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true)));
-    const double head = double(m.vocab) * double(m.hidden) * (head_trains(c) ? 6 : 4);
+    for (int64_t i = 0; i < total_layers(m); ++i)
+        sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true, false)));
+    const double logits = double(m.softmax_head > 0 ? std::min(m.softmax_head, m.vocab) : m.vocab);
+    const double head = logits * double(m.hidden) * (head_trains(c) ? 6 : 4);
     const LayerKind last = layer_kind_at(m, m.layers - 1);
-    const double mtp_layer = double(layer_parameter_count(m, m.layers - 1, true)) + double(mtp_extra_parameter_count(m));
+    // MTP module: a layer of the last layer's kind plus its 2h -> h projection (the norms do no matmul).
+    const double mtp_layer = double(layer_parameter_count(m, m.layers - 1, true, false)) + 2.0 * double(m.hidden) * double(m.hidden);
     return sum + head + double(m.mtp_layers) * (layer_flops(last, mtp_layer) + head);
 }
+
+namespace {
 
 // =====================================================================================
 // [SECTION] Simulate and summarise: throughput, FLOPs, MFU, totals, memory, warnings
@@ -423,12 +448,16 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     out.tokens_per_s = tokens_per_step / iteration_s;
     out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
     out.samples_per_s = double(c.training.global_batch) / iteration_s;
-    const double flops_per_token = model_flops_per_token(c);
-    out.model_tflops_per_gpu = flops_per_token * tokens_per_step / iteration_s / gpus / 1e12;
+    out.model_tflops_per_gpu = model_flops_per_token(c) * tokens_per_step / iteration_s / gpus / 1e12;
     // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
     out.hardware_tflops_per_gpu = stage_flops_sum * double(x.micro_batches) / double(x.stages) / iteration_s / 1e12;
-    const double peak = c.gpu.peak_flops(compute_dtype(c.gpu, x.ops.gemm));  // the blind baseline runs the reference dtype
-    out.mfu = peak > 0 ? out.model_tflops_per_gpu * 1e12 / peak : 0;
+    // MFU against the dense 16-bit peak, whatever the precision (Llama 3, Dubey et al. 2024 sec. 3.3.4
+    // and PaLM appendix B report BF16 MFU for every run), so FP8 reads faster, not worse; beside it the
+    // fraction of the peak of the dtype the GEMMs actually run in (the blind baseline: its reference).
+    const double dense_peak = c.gpu.peak_flops(compute_dtype(c.gpu, reference_dtype(c.gpu)));
+    const double own_peak = c.gpu.peak_flops(compute_dtype(c.gpu, x.ops.gemm));
+    out.mfu = dense_peak > 0 ? out.model_tflops_per_gpu * 1e12 / dense_peak : 0;
+    out.mfu_precision_peak = own_peak > 0 ? out.model_tflops_per_gpu * 1e12 / own_peak : 0;
 
     out.steps = c.training.tokens > 0 ? c.training.tokens / tokens_per_step : 1.0;  // 0 tokens: one step
     // Wall time of the run: checkpoints, interruptions and restarts around the steps (run.hpp).
@@ -471,6 +500,11 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     if (c.parallel.pp > 1 && x.micro_batches < c.parallel.pp)
         out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
                                       double(x.micro_batches), double(c.parallel.pp)));
+    if (!c.framework_defaults.empty()) {  // no silent assumption: what the framework preset set
+        std::string applied;
+        for (const std::string& d : c.framework_defaults) applied += (applied.empty() ? "" : ", ") + d;
+        out.warnings.push_back("framework " + c.framework.name + " defaults: " + applied);
+    }
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "spec_json.hpp"
+#include "trainclock/intervals.hpp"
 #include "trainclock/prediction.hpp"
 
 namespace trainclock {
@@ -12,7 +13,7 @@ struct ScalarField {
     std::string_view key;
     double Prediction::*member;
 };
-constexpr std::array<ScalarField, 14> kScalars = {{
+constexpr std::array<ScalarField, 15> kScalars = {{
     {"iteration_time_s", &Prediction::iteration_time_s},
     {"tokens_per_s", &Prediction::tokens_per_s},
     {"tokens_per_s_per_gpu", &Prediction::tokens_per_s_per_gpu},
@@ -20,6 +21,7 @@ constexpr std::array<ScalarField, 14> kScalars = {{
     {"model_tflops_per_gpu", &Prediction::model_tflops_per_gpu},
     {"hardware_tflops_per_gpu", &Prediction::hardware_tflops_per_gpu},
     {"mfu", &Prediction::mfu},
+    {"mfu_precision_peak", &Prediction::mfu_precision_peak},
     {"steps", &Prediction::steps},
     {"total_time_s", &Prediction::total_time_s},
     {"gpu_hours", &Prediction::gpu_hours},
@@ -97,6 +99,7 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     out.field("checkpoint_write_s", r.checkpoint_write_s).field("checkpoint_interval_s", r.checkpoint_interval_s);
     out.field("checkpoints", r.checkpoints).field("restart_s", r.restart_s);
     out.field("failure_rate_per_gpu_hour", r.failure_rate_per_gpu_hour).field("storage_bw_gbps", r.storage_bw_gbps);
+    out.field("stalls", r.stalls);
     out.key("defaults").begin_array();
     for (const std::string& key : r.defaults) out.value(key);
     out.end_array();
@@ -112,6 +115,16 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     for (const auto& warning : p.warnings) out.value(warning);
     out.end_array();
     if (config) {
+        // Likely range from the cross-source residuals of the config's group (intervals.hpp).
+        if (const IntervalRow* interval = find_interval(*config)) {
+            out.field("iteration_time_s_low", p.iteration_time_s * interval->low);
+            out.field("iteration_time_s_high", p.iteration_time_s * interval->high);
+            out.field("total_time_s_low", p.total_time_s * interval->low);
+            out.field("total_time_s_high", p.total_time_s * interval->high);
+            out.field("cost_usd_low", p.cost_usd * interval->low);
+            out.field("cost_usd_high", p.cost_usd * interval->high);
+            out.field("interval_cases", interval->cases).field("interval_group", interval->group);
+        }
         out.key("config");
         write_config(out, *config);
     }

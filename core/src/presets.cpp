@@ -20,7 +20,21 @@ struct Catalogue {
     KindTable<GpuSpec> gpus;
     KindTable<NodeSpec> nodes;
     KindTable<PrecisionSpec> precisions;
+    KindTable<FrameworkSpec> frameworks;
 };
+
+// Framework presets state a source for every value (presets/README.md): the keys read_framework
+// requires of a preset file, and the generations of attention_kernel.
+void read_framework_preset(ObjectReader& reader, FrameworkSpec& spec, bool required) {
+    read_framework(reader, spec, required);
+    if (reader.failed()) return;
+    for (const char* key : {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
+                            "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "host_op_s", "gather_prefetch"}) {
+        const bool cited = std::any_of(spec.sources.begin(), spec.sources.end(),
+                                       [&](const auto& source) { return source.first == key && !source.second.empty(); });
+        if (!cited) reader.fail("sources", std::string("no citation for ") + key);
+    }
+}
 
 // One preset file: the kind's keys plus "schema_version": 1 and "name" equal to the file stem
 // (presets/README.md). Errors are keyed by the file ("models/gpt2.json") and name the key inside.
@@ -63,7 +77,9 @@ const Catalogue& catalogue() {
                 case PresetKind::gpu: add_preset(c.gpus, parser, preset, read_gpu); break;
                 case PresetKind::node: add_preset(c.nodes, parser, preset, read_node); break;
                 case PresetKind::precision: add_preset(c.precisions, parser, preset, read_precision); break;
+                case PresetKind::framework: add_preset(c.frameworks, parser, preset, read_framework_preset); break;
                 case PresetKind::validation: break;  // read by the validation module
+                case PresetKind::interval: break;    // read by fit.cpp (find_interval)
             }
         }
         return c;
@@ -102,7 +118,9 @@ std::string_view preset_kind_name(PresetKind kind) {
         case PresetKind::gpu: return "gpu";
         case PresetKind::node: return "node";
         case PresetKind::precision: return "precision";
+        case PresetKind::framework: return "framework";
         case PresetKind::validation: return "validation";
+        case PresetKind::interval: return "interval";
     }
     return "?";
 }
@@ -122,6 +140,7 @@ Result<NodeSpec> node_preset(std::string_view name) { return lookup(catalogue().
 Result<PrecisionSpec> precision_preset(std::string_view name) {
     return lookup(catalogue().precisions, "precision", name);
 }
+Result<FrameworkSpec> framework_preset(std::string_view name) { return lookup(catalogue().frameworks, "framework", name); }
 
 // The closest candidates, or "" when none is close: a candidate containing the wanted text
 // ("h100" -> "h100-sxm") scores 1, otherwise 2 per edit, accepted up to max(2, length / 3) edits.

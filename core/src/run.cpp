@@ -43,6 +43,7 @@ WholeRun whole_run(const Config& c, double step_s, double steps) {
     const double busy = lambda * per_interruption;
     const double useful = r.ideal_time_s + r.checkpoints * r.checkpoint_write_s;
     constexpr double kMinProgress = 0.01;  // below 1 % progress the run does not finish: reported, capped
+    r.stalls = 1.0 - busy < kMinProgress;
     const double wall = useful / std::max(1.0 - busy, kMinProgress);
     r.goodput = r.ideal_time_s / wall;
     r.expected_interruptions = lambda * wall;
@@ -72,6 +73,7 @@ std::string whole_run_note(const WholeRun& r) {
     std::snprintf(buf, sizeof buf, "whole run: goodput %.1f %%, %.1f expected interruptions, %.0f checkpoints of %.3g s", 100.0 * r.goodput,
                   r.expected_interruptions, r.checkpoints, r.checkpoint_write_s);
     std::string out = buf;
+    if (r.stalls) out += " (interruptions outpace checkpoint + restart: the run would not finish; capped at 1 % progress)";
     if (!defaults.empty()) out += "; defaults: " + defaults;
     return out + " (training.ideal / --ideal for steps x step time)";
 }

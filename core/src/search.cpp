@@ -23,6 +23,7 @@
 
 #include "json_writer.hpp"
 #include "phases.hpp"
+#include "spec_json.hpp"
 #include "trainclock/execution.hpp"
 #include "trainclock/memory.hpp"
 #include "trainclock/communication.hpp"
@@ -80,24 +81,6 @@ int64_t SearchStats::rejected_total() const {
 
 namespace {
 
-std::string_view schedule_name(PipelineSchedule schedule) {
-    switch (schedule) {
-    case PipelineSchedule::gpipe: return "gpipe";
-    case PipelineSchedule::one_f_one_b: return "1f1b";
-    case PipelineSchedule::interleaved: return "interleaved";
-    }
-    return "1f1b";
-}
-
-std::string_view recompute_name(Recompute recompute) {
-    switch (recompute) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-    }
-    return "none";
-}
-
 // Divisors of n > 0, ascending.
 std::vector<int64_t> divisors(int64_t n) {
     std::vector<int64_t> low, high;
@@ -126,11 +109,8 @@ std::string join(const std::vector<int64_t>& values) {
 
 namespace {
 
-// The GPU has a unit for every dtype the precision computes in (mirrors config.cpp
-// precision_support_error: gemm, activations, params).
-bool gpu_runs(const GpuSpec& gpu, const PrecisionSpec& p) {
-    return gpu.supports(p.gemm) && gpu.supports(p.activations) && gpu.supports(p.params);
-}
+// The GPU has a unit for every dtype the precision computes in (validate_config's rule).
+bool gpu_runs(const GpuSpec& gpu, const PrecisionSpec& p) { return !precision_support_error(p, gpu); }
 
 } // namespace
 
@@ -143,6 +123,24 @@ std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
     return out;
 }
 
+// Updates smaller than half a weight's ulp vanish when the weights themselves are 16-bit: an fp32
+// master copy keeps them (Micikevicius et al. 2018, arXiv 1710.03740, sec. 3.1), and pure bf16
+// needs stochastic rounding or Kahan summation to match it (Zamirai et al. 2020, arXiv 2010.06192).
+// Every recipe that pretrained a published LLM keeps fp32 masters (or fp32 weights under autocast).
+const char* const kNotPretrainingNote =
+    "pure fp16/bf16 (no fp32 master weights) left out: updates below half a weight's ulp are lost "
+    "(Micikevicius et al. 2018 sec. 3.1); --precision all includes them";
+
+bool used_to_pretrain(const PrecisionSpec& p) {
+    return p.master_weights == MasterWeights::fp32 || p.params == DType::fp32;
+}
+
+std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu) {
+    std::vector<PrecisionSpec> out = precisions_for_gpu(gpu);
+    out.erase(std::remove_if(out.begin(), out.end(), [](const PrecisionSpec& p) { return !used_to_pretrain(p); }), out.end());
+    return out;
+}
+
 // -----------------------------------------------------------------------------------------------
 // [SECTION] Ranking
 // -----------------------------------------------------------------------------------------------
@@ -152,7 +150,9 @@ namespace {
 auto layout_key(const SearchLayout& l) {
     return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep,
                            l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule),
-                           l.parallel.virtual_stages, l.micro_batch, static_cast<int>(l.recompute));
+                           l.parallel.virtual_stages, l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
+                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split,
+                           l.micro_batch, static_cast<int>(l.recompute));
 }
 
 // (objective, secondary) of a, strictly before that of b.
@@ -183,53 +183,28 @@ namespace {
 
 // First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
 std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp,
-                                       int64_t cp, int64_t dp, int64_t ep, int64_t v) {
+                                       int64_t cp, int64_t dp, int64_t ep, int64_t v, const StageSplit& split) {
     const ModelSpec& m = base.model;
-    const int64_t layers = m.layers + m.decoder_layers;  // as config.cpp counts them
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
-    // Megatron splits heads and MLP columns over TP; KV heads are split or replicated (config.cpp).
-    if (m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) || m.ffn_hidden % tp != 0 ||
-        (m.is_moe() && m.moe.expert_ffn_hidden % tp != 0))
-        return RejectReason::tp_split;
-    if (pp > layers) return RejectReason::pp_layers;
-    if (v > 1 && layers % (pp * v) != 0) return RejectReason::virtual_stages;
-    if (ep < 1 || dp % ep != 0 || (m.is_moe() ? m.moe.experts % ep != 0 : ep != 1)) return RejectReason::ep_experts;
-    // Load-balanced CP cuts the sequence into 2*CP chunks (Megatron-Core CP docs).
-    if (cp > 1 && base.training.seq_len % (2 * cp) != 0) return RejectReason::seq_split;
-    const DType gemm = precision.gemm;
-    if ((gemm == DType::fp8 || gemm == DType::mxfp8 || gemm == DType::nvfp4) &&
-        (m.hidden % 16 != 0 || (m.ffn_hidden / tp) % 16 != 0))
-        return RejectReason::gemm_shape;
+    if (tp_rule(m, tp)) return RejectReason::tp_split;
+    if (pp_rule(m, pp, split)) return RejectReason::pp_layers;
+    if (virtual_stages_rule(m, pp, v, v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b, split))
+        return RejectReason::virtual_stages;
+    if (ep_rule(m, dp, ep)) return RejectReason::ep_experts;
+    if (cp_rule(base.training.seq_len, cp)) return RejectReason::seq_split;
+    if (gemm_shape_rule(m, precision.gemm, tp)) return RejectReason::gemm_shape;
     return std::nullopt;
 }
 
-// SP splits each CP rank's tokens over TP (Korthikanti et al. 2022, section 4.2.2).
-bool sp_splits(const Config& base, int64_t tp, int64_t cp) { return (base.training.seq_len / cp) % tp == 0; }
-
-// Rules on the micro-batch count M = global_batch / (micro_batch * DP): Megatron's interleaved
-// 1F1B needs M to be a multiple of PP (Narayanan et al. 2021, arXiv 2104.04473, 2.2.2), and the
-// schedule simulates at most 2^18 micro-batch x chunk slots (config.cpp kMaxSimulatedSlots).
+// validate_config's micro-batch rules (slots simulated, interleaving) on M of one micro-batch size.
 bool micro_batches_ok(const SearchSpace::Group& g, int64_t global_batch, int64_t micro_batch) {
-    const int64_t m = global_batch / (micro_batch * g.dp);
-    if (m * g.pp * g.virtual_stages > (int64_t(1) << 18)) return false;
-    return !(g.schedule == PipelineSchedule::interleaved && g.virtual_stages > 1 && m % g.pp != 0);
+    return !micro_batch_rule(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
 }
 
 // Node and precision defaults as validate_config fills them, so every layout sees the same base.
 Config resolved_base(Config base) {
-    if (base.node.name.empty() && !base.gpu.default_node.empty()) {
-        Result<NodeSpec> node = node_preset(base.gpu.default_node);
-        if (node.ok()) base.node = std::move(node).value();
-    }
-    if (base.precision.name.empty()) {
-        for (const char* name : {"bf16-mixed", "fp16-mixed", "fp32"}) {
-            Result<PrecisionSpec> preset = precision_preset(name);
-            if (preset.ok() && gpu_runs(base.gpu, preset.value())) {
-                base.precision = std::move(preset).value();
-                break;
-            }
-        }
-    }
+    fill_node_default(base);
+    fill_precision_default(base);
     return base;
 }
 
@@ -277,9 +252,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         options.schedules.empty() ? std::vector<PipelineSchedule>{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
                                                                   PipelineSchedule::interleaved}
                                   : options.schedules;
-    // A GPU count beyond one node must fill whole nodes (config.cpp): then no layout passes.
-    const int64_t per_node = base.node.host_gpus();
-    const bool node_ok = !(per_node > 0 && n > per_node && n % per_node != 0);
+    // A GPU count beyond one node must fill whole nodes: then no layout passes.
+    const bool node_ok = base.node.host_gpus() <= 0 || !node_fill_rule(n, base.node);
     auto reject = [&space](RejectReason reason, int64_t count) {
         space.enumeration_.rejected[size_t(reason)] += count;
         space.layouts_ += count;
@@ -328,28 +302,39 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     const std::vector<int64_t> eps =
                         options.ep.empty() ? (base.model.is_moe() ? divisors(dp) : std::vector<int64_t>{1}) : options.ep;
                     // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
-                    std::vector<std::pair<PipelineSchedule, int64_t>> schedule_v;
+                    std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>> schedule_v;
+                    // Where the layers do not divide into pp x v, the splits Megatron-Core makes
+                    // instead (stage_split.hpp); none found: the even split (rejected for v > 1,
+                    // trainclock's balanced one for v = 1).
+                    auto add_splits = [&](PipelineSchedule schedule, int64_t v) {
+                        const std::vector<StageSplit> splits = megatron_stage_splits(layers, pp, v);
+                        if (splits.empty()) schedule_v.push_back({schedule, v, StageSplit{}});
+                        for (const StageSplit& split : splits) schedule_v.push_back({schedule, v, split});
+                    };
                     if (pp == 1) {
-                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1});
+                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1, StageSplit{}});
                     } else {
                         for (PipelineSchedule schedule : schedules) {
                             if (schedule != PipelineSchedule::interleaved) {
-                                schedule_v.push_back({schedule, 1});
+                                add_splits(schedule, 1);
                                 continue;
                             }
-                            // Virtual stages: divisors >= 2 of the layers per stage (equal chunks).
-                            const std::vector<int64_t> vs = !options.virtual_stages.empty() ? options.virtual_stages
-                                                            : layers % pp == 0         ? divisors(layers / pp)
-                                                                                       : std::vector<int64_t>{};
-                            for (int64_t v : vs)
-                                if (v >= 2) schedule_v.push_back({schedule, v});
+                            // Virtual stages >= 2 that split the layers into equal chunks, or that
+                            // one of Megatron's uneven splits fits (v <= (layers + 2) / pp).
+                            if (!options.virtual_stages.empty()) {
+                                for (int64_t v : options.virtual_stages)
+                                    if (v >= 2) add_splits(schedule, v);
+                                continue;
+                            }
+                            for (int64_t v = 2; v * pp <= layers + 2; ++v)
+                                if (layers % (pp * v) == 0 || !megatron_stage_splits(layers, pp, v).empty()) add_splits(schedule, v);
                         }
                     }
 
                     for (int64_t ep : eps) {
-                        for (const auto& [schedule, v] : schedule_v) {
+                        for (const auto& [schedule, v, split] : schedule_v) {
                             std::optional<RejectReason> reason =
-                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v)
+                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v, split)
                                         : RejectReason::node_fill;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
@@ -361,7 +346,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                             g.ep = ep;
                             g.schedule = schedule;
                             g.virtual_stages = v;
-                            if (tp > 1 && !sp_splits(base, tp, cp)) {
+                            g.stage_split = split;
+                            if (tp > 1 && sp_rule(base.training.seq_len, tp, cp)) {
                                 const auto on = std::find(g.sequence_parallel.begin(), g.sequence_parallel.end(), 1);
                                 if (on != g.sequence_parallel.end()) {
                                     g.sequence_parallel.erase(on);
@@ -380,7 +366,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         }
     }
     space.enumeration_.layouts = space.layouts_;
-    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel);
+    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel, &base.framework);
     if (options.prune) {
         space.pilot_ = std::make_shared<Pilot>();
         if (!options.deferred_pilot) space.run_pilot(std::numeric_limits<int64_t>::max());
@@ -577,10 +563,13 @@ namespace {
 // M x (floor of the busiest stage's micro-batch), less 1e-6 relative (the summation order differs
 // from predict()'s, and its own pipeline bound is exact to 1e-9), plus the step overhead. `exact`:
 // walk the stages as predict() does; else the average stage (a weaker bound, O(1)).
-double bound_from_floor_s(const Execution& x, const MicroBatchFloor& f, bool exact) {
-    const int64_t p = x.stages;
+// `exact` needs the execution (its stages' layers); the average needs the config alone (a search
+// bounds most layouts with it, so it derives nothing else).
+double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
+    const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
     double busiest_s = f.all_s / double(p);
     if (exact && p > 1) {
+        const Execution x = make_execution(c, cal);
         for (int64_t stage = 0; stage < p; ++stage) {
             double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
             for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
@@ -589,7 +578,7 @@ double bound_from_floor_s(const Execution& x, const MicroBatchFloor& f, bool exa
             busiest_s = std::max(busiest_s, s);
         }
     }
-    return double(x.micro_batches) * busiest_s * (1.0 - 1e-6) + x.cal.step_overhead_s;
+    return double(micro_batch_count(c)) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
 }
 
 } // namespace
@@ -605,8 +594,8 @@ SearchSpace::FloorKey floor_key(const SearchLayout& l) {
 } // namespace
 
 double step_time_lower_bound_s(const Config& config) {
-    const Execution x = make_execution(config);
-    return bound_from_floor_s(x, micro_batch_floor(config, x.cal), true);
+    const Calibration cal = make_execution(config).cal;
+    return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
 }
 
 size_t SearchSpace::FloorKeyHash::operator()(const FloorKey& k) const {
@@ -624,10 +613,10 @@ const MicroBatchFloor& SearchState::floor_of(const SearchLayout& l) {
 
 bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
     const MicroBatchFloor& f = floor_of(layout);
-    const Execution x = make_execution(scratch_, space_->calibration());
-    *bound_s = bound_from_floor_s(x, f, false);
+    const Calibration& cal = space_->calibration();
+    *bound_s = bound_from_floor_s(scratch_, cal, f, false);
     if (*bound_s > cutoff_s) return false;
-    *bound_s = bound_from_floor_s(x, f, true);
+    *bound_s = bound_from_floor_s(scratch_, cal, f, true);
     return *bound_s <= cutoff_s;
 }
 
@@ -682,6 +671,7 @@ void SearchSpace::run_pilot(int64_t steps) {
         l.parallel.dp = c.parallel.dp = g.dp;
         l.parallel.cp = c.parallel.cp = g.cp;
         l.parallel.ep = c.parallel.ep = g.ep;
+        l.parallel.stage_split = c.parallel.stage_split = g.stage_split;
         const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
         double best = std::numeric_limits<double>::infinity();
         for (int sp : g.sequence_parallel) {
@@ -691,9 +681,8 @@ void SearchSpace::run_pilot(int64_t steps) {
                 l.micro_batch = c.training.micro_batch = mbs;
                 auto [it, inserted] = floors_.try_emplace(floor_key(l));
                 if (inserted) it->second = micro_batch_floor(c, cal_);
-                const Execution x = make_execution(c, cal_);
-                const double m = double(x.micro_batches);
-                best = std::min(best, bound_from_floor_s(x, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
+                const double m = double(micro_batch_count(c));
+                best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
         }
         pilot.estimates.push_back({best, g.first_cell});
@@ -783,6 +772,7 @@ void SearchState::run_cell(const SearchSpace::Group& g) {
     layout.parallel.cp = g.cp;
     layout.parallel.ep = g.ep;
     layout.parallel.virtual_stages = g.virtual_stages;
+    layout.parallel.stage_split = g.stage_split;
     layout.parallel.schedule = g.schedule;
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
@@ -895,6 +885,11 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
     if (p.pp > 1) {
         out += " " + std::string(schedule_name(p.schedule));
         if (p.schedule == PipelineSchedule::interleaved) out += "(v=" + std::to_string(p.virtual_stages) + ")";
+        const StageSplit& split = p.stage_split;
+        if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
+            out += " stages " + std::to_string(split.first_stage_layers) + "/.../" + std::to_string(split.last_stage_layers);
+        if (split.embedding_in_stage_split) out += " +embedding";
+        if (split.loss_in_stage_split) out += " +loss";
     }
     out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(recompute_name(l.recompute));
     out += " " + space.precisions()[size_t(l.precision)].name;
@@ -998,6 +993,9 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
         out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero);
         out.field("virtual_stages", p.virtual_stages).field("schedule", schedule_name(p.schedule));
+        out.field("first_stage_layers", p.stage_split.first_stage_layers).field("last_stage_layers", p.stage_split.last_stage_layers);
+        out.field("embedding_in_stage_split", p.stage_split.embedding_in_stage_split);
+        out.field("loss_in_stage_split", p.stage_split.loss_in_stage_split);
         out.field("micro_batch", h.layout.micro_batch).field("recompute", recompute_name(h.layout.recompute));
         out.end_object();
         out.key("result").begin_object();

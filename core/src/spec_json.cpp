@@ -26,6 +26,17 @@ const EnumName<AttentionKernel> kAttentionKernelNames[2] = {
 const EnumName<FinetuneMethod> kFinetuneMethodNames[3] = {
     {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
 const EnumName<LoraTargets> kLoraTargetsNames[2] = {{"attention", LoraTargets::attention}, {"all-linear", LoraTargets::all_linear}};
+const EnumName<Optimizer> kOptimizerNames[6] = {
+    {"adamw", Optimizer::adamw}, {"adamw8bit", Optimizer::adamw8bit}, {"adam", Optimizer::adam}, {"lamb", Optimizer::lamb},
+    {"lamb-per-tensor", Optimizer::lamb_per_tensor}, {"sgd", Optimizer::sgd}};
+const EnumName<Fp8Recipe> kFp8RecipeNames[6] = {
+    {"delayed", Fp8Recipe::delayed}, {"tensorwise", Fp8Recipe::tensorwise}, {"rowwise", Fp8Recipe::rowwise},
+    {"blockwise", Fp8Recipe::blockwise}, {"mxfp8", Fp8Recipe::mxfp8},       {"nvfp4", Fp8Recipe::nvfp4},
+};
+const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount] = {
+    {"pre_hopper", GpuGeneration::pre_hopper}, {"hopper", GpuGeneration::hopper}, {"blackwell", GpuGeneration::blackwell}};
+const EnumName<GatherPrefetch> kGatherPrefetchNames[3] = {
+    {"none", GatherPrefetch::none}, {"layer", GatherPrefetch::layer}, {"bucket", GatherPrefetch::bucket}};
 const EnumName<DType> kDTypeNames[kDTypeCount] = {
     {"fp32", DType::fp32}, {"tf32", DType::tf32},   {"fp16", DType::fp16},   {"bf16", DType::bf16},
     {"fp8", DType::fp8},   {"mxfp8", DType::mxfp8}, {"nvfp4", DType::nvfp4},
@@ -84,10 +95,14 @@ std::string_view activation_name(Activation value) { return name_of(kActivations
 std::string_view norm_name(Norm value) { return name_of(kNorms, value); }
 std::string_view local_attention_kind_name(LocalAttentionKind value) { return name_of(kLocalAttentionKinds, value); }
 std::string_view schedule_name(PipelineSchedule value) { return name_of(kScheduleNames, value); }
+std::string_view optimizer_name(Optimizer value) { return name_of(kOptimizerNames, value); }
 std::string_view recompute_name(Recompute value) { return name_of(kRecomputeNames, value); }
 std::string_view attention_kernel_name(AttentionKernel value) { return name_of(kAttentionKernelNames, value); }
 std::string_view finetune_method_name(FinetuneMethod value) { return name_of(kFinetuneMethodNames, value); }
 std::string_view lora_targets_name(LoraTargets value) { return name_of(kLoraTargetsNames, value); }
+std::string_view fp8_recipe_name(Fp8Recipe value) { return name_of(kFp8RecipeNames, value); }
+std::string_view gpu_generation_name(GpuGeneration value) { return name_of(kGpuGenerationNames, value); }
+std::string_view gather_prefetch_name(GatherPrefetch value) { return name_of(kGatherPrefetchNames, value); }
 
 Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
                            const std::vector<std::string>& names) {
@@ -235,10 +250,57 @@ void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
     reader.read_enum("optimizer_states", kDTypeNames, spec.optimizer_states);
     reader.read_enum("loss_scaling", kLossScalings, spec.loss_scaling);
     reader.read("autocast", spec.autocast);
+    if (reader.has("fp8_recipe")) {
+        Fp8Recipe recipe = Fp8Recipe::delayed;
+        reader.read_enum("fp8_recipe", kFp8RecipeNames, recipe);
+        spec.fp8_recipe = recipe;
+    }
     std::string source;  // the framework behaviour the record follows; documentation only
     reader.read("source", source);
     std::string notes;
     reader.read("notes", notes);
+}
+
+void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
+    if (required) {
+        require_all(reader, {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
+                             "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "host_op_s", "gather_prefetch"});
+    }
+    reader.read("display_name", spec.display_name);
+    if (const auto kernels = reader.read_object("attention_kernel")) {
+        ObjectReader k(*kernels, join_key(reader.path(), "attention_kernel"));
+        for (const auto& generation : kGpuGenerationNames) {
+            if (required) k.require(generation.name);
+            k.read_enum(generation.name, kAttentionKernelNames, spec.attention_kernel[static_cast<int>(generation.value)]);
+        }
+        reader.adopt(k.finish());
+    }
+    reader.read("overlap_tp_comm", spec.overlap_tp_comm);
+    reader.read("overlap_dp_comm", spec.overlap_dp_comm);
+    reader.read("overlap_pp_comm", spec.overlap_pp_comm);
+    reader.read("overlap_cp_comm", spec.overlap_cp_comm);
+    reader.read("overlap_ep_comm", spec.overlap_ep_comm);
+    reader.read_enum("fp8_recipe", kFp8RecipeNames, spec.fp8_recipe);
+    reader.read("fused_optimizer", spec.fused_optimizer);
+    reader.read("fused_norms", spec.fused_norms);
+    if (reader.has("host_op_s")) {
+        reader.read("host_op_s", spec.host_op_s);
+        if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {
+            reader.fail("host_op_s", "must be between 0 and 1 s, got " + json_number(spec.host_op_s));
+        }
+    }
+    reader.read_enum("gather_prefetch", kGatherPrefetchNames, spec.gather_prefetch);
+    if (const auto sources = reader.read_object("sources")) {
+        spec.sources.clear();
+        for (const auto field : *sources) {
+            std::string_view text;
+            if (field.value.get_string().get(text) != simdjson::SUCCESS) {
+                reader.fail(join_key("sources", field.key), "expected a citation string");
+                continue;
+            }
+            spec.sources.emplace_back(std::string(field.key), std::string(text));
+        }
+    }
 }
 
 namespace {
@@ -406,6 +468,30 @@ void write_precision(JsonWriter& out, const PrecisionSpec& spec) {
     out.field("optimizer_states", dtype_name(spec.optimizer_states));
     out.field("loss_scaling", name_of(kLossScalings, spec.loss_scaling));
     out.field("autocast", spec.autocast);
+    if (spec.fp8_recipe) out.field("fp8_recipe", fp8_recipe_name(*spec.fp8_recipe));
+    out.end_object();
+}
+
+void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sources) {
+    out.begin_object();
+    out.field("name", spec.name);
+    write_if(out, "display_name", spec.display_name);
+    out.key("attention_kernel").begin_object();
+    for (const auto& generation : kGpuGenerationNames)
+        out.field(generation.name, attention_kernel_name(spec.attention_kernel[static_cast<int>(generation.value)]));
+    out.end_object();
+    out.field("overlap_tp_comm", spec.overlap_tp_comm).field("overlap_dp_comm", spec.overlap_dp_comm);
+    out.field("overlap_pp_comm", spec.overlap_pp_comm).field("overlap_cp_comm", spec.overlap_cp_comm);
+    out.field("overlap_ep_comm", spec.overlap_ep_comm);
+    out.field("fp8_recipe", fp8_recipe_name(spec.fp8_recipe));
+    out.field("fused_optimizer", spec.fused_optimizer).field("fused_norms", spec.fused_norms);
+    out.field("host_op_s", spec.host_op_s);
+    out.field("gather_prefetch", gather_prefetch_name(spec.gather_prefetch));
+    if (with_sources && !spec.sources.empty()) {
+        out.key("sources").begin_object();
+        for (const auto& [key, citation] : spec.sources) out.field(key, citation);
+        out.end_object();
+    }
     out.end_object();
 }
 

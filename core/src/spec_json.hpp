@@ -22,6 +22,7 @@ void read_model(ObjectReader& reader, ModelSpec& spec, bool required);
 void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required);
 void read_node(ObjectReader& reader, NodeSpec& spec, bool required);
 void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required);
+void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required);
 void read_calibration(ObjectReader& reader, CalibrationSpec& spec);
 
 // Canonical objects: every field, fixed key order, optional ones only when set.
@@ -29,19 +30,21 @@ void write_model(JsonWriter& out, const ModelSpec& spec);
 void write_gpu(JsonWriter& out, const GpuSpec& spec);
 void write_node(JsonWriter& out, const NodeSpec& spec);
 void write_precision(JsonWriter& out, const PrecisionSpec& spec);
+void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sources = false);  // sources: only for listings
 void write_calibration(JsonWriter& out, const CalibrationSpec& spec);
 bool calibration_is_default(const CalibrationSpec& spec);
 
 // The optional scalar fields of a calibration with their JSON keys (const or mutable spec).
 template <class Spec> auto calibration_scalars(Spec& spec) {
     using Field = std::conditional_t<std::is_const_v<Spec>, const std::optional<double>, std::optional<double>>;
-    return std::array<std::pair<std::string_view, Field*>, 6>{{
+    return std::array<std::pair<std::string_view, Field*>, 7>{{
         {"attention_efficiency", &spec.attention_efficiency},
         {"memory_efficiency", &spec.memory_efficiency},
         {"intra_node_efficiency", &spec.intra_node_efficiency},
         {"inter_node_efficiency", &spec.inter_node_efficiency},
         {"kernel_launch_s", &spec.kernel_launch_s},
         {"step_overhead_s", &spec.step_overhead_s},
+        {"host_op_s", &spec.host_op_s},
     }};
 }
 
@@ -65,9 +68,14 @@ std::string_view finetune_method_name(FinetuneMethod value);
 std::string_view lora_targets_name(LoraTargets value);
 extern const EnumName<FinetuneMethod> kFinetuneMethodNames[3];
 extern const EnumName<LoraTargets> kLoraTargetsNames[2];
+std::string_view optimizer_name(Optimizer value);
 extern const EnumName<PipelineSchedule> kScheduleNames[3];
 extern const EnumName<Recompute> kRecomputeNames[3];
 extern const EnumName<AttentionKernel> kAttentionKernelNames[2];
+extern const EnumName<Optimizer> kOptimizerNames[6];
+std::string_view gather_prefetch_name(GatherPrefetch value);
+extern const EnumName<Fp8Recipe> kFp8RecipeNames[6];
+extern const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount];
 extern const EnumName<DType> kDTypeNames[kDTypeCount];
 
 // Names a preset by its id, with a did-you-mean on failure (key = `key`).

@@ -31,6 +31,7 @@ constexpr EnumName<MeasuredMetric> kMetricNames[] = {
     {"tokens_per_s", MeasuredMetric::tokens_per_s},
     {"tokens_per_s_per_gpu", MeasuredMetric::tokens_per_s_per_gpu},
     {"samples_per_s", MeasuredMetric::samples_per_s},
+    {"peak_memory_gib", MeasuredMetric::peak_memory_gib},
 };
 
 // GPU preset id prefixes by architecture generation (presets/gpus, vendor datasheets).
@@ -68,6 +69,7 @@ double predicted_value(MeasuredMetric metric, const Prediction& p) {
         case MeasuredMetric::tokens_per_s: return p.tokens_per_s;
         case MeasuredMetric::tokens_per_s_per_gpu: return p.tokens_per_s_per_gpu;
         case MeasuredMetric::samples_per_s: return p.samples_per_s;
+        case MeasuredMetric::peak_memory_gib: return p.memory.per_gpu_gib;
     }
     return 0;
 }
@@ -82,6 +84,7 @@ double iteration_time_from(MeasuredMetric metric, double value, const Config& c)
         case MeasuredMetric::tokens_per_s: return tokens / value;
         case MeasuredMetric::tokens_per_s_per_gpu: return tokens / (value * static_cast<double>(c.num_gpus));
         case MeasuredMetric::samples_per_s: return samples / value;
+        case MeasuredMetric::peak_memory_gib: return 0;  // not a time (memory cases never pair)
     }
     return 0;
 }
@@ -107,6 +110,10 @@ std::string_view gpu_generation(std::string_view gpu_name) {
     }
     return best;
 }
+
+double predicted_metric(MeasuredMetric metric, const Prediction& prediction) { return predicted_value(metric, prediction); }
+
+bool is_memory_case(const ValidationCase& c) { return c.metric == MeasuredMetric::peak_memory_gib; }
 
 double measured_iteration_time_s(const ValidationCase& c) {
     return iteration_time_from(c.metric, c.measured, c.config);
@@ -214,6 +221,7 @@ std::optional<Error> read_case(simdjson::dom::element element, ValidationCase& o
     // Pairs come from one source table (the id without its row number: "PT-BERT-hist-013" ->
     // "PT-BERT-hist"), so runs of different README versions or commits never pair.
     out.pair_key = out.id.substr(0, out.id.find_last_of('-')) + "|" + config_without_precision(*config);
+    if (out.metric == MeasuredMetric::peak_memory_gib) out.pair_key += "|memory";
     return std::nullopt;
 }
 
@@ -249,8 +257,8 @@ void parse_validation_file(std::string_view file, std::string_view json, Validat
     if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
     if (!header.failed() && version != 1) header.fail("schema_version", "unknown source format version " + std::to_string(version) + " (expected 1)");
     if (!header.failed() && name != stem) header.fail("name", "'" + name + "' differs from the file stem '" + stem + "'");
-    if (!header.failed() && set != "public" && set != "vtrain" && set != "unrepresentable")
-        header.fail("set", "unknown set '" + set + "'; expected public, vtrain or unrepresentable");
+    if (!header.failed() && set != "public" && set != "public-2" && set != "vtrain" && set != "unrepresentable")
+        header.fail("set", "unknown set '" + set + "'; expected public, public-2, vtrain or unrepresentable");
     if (auto error = header.finish()) return file_issue(error->to_string());
 
     const std::vector<size_t> offsets = case_offsets(json);
@@ -351,6 +359,7 @@ ValidationReport run_validation(const ValidationSuite& suite, const ValidationOp
         Config config = c.config;
         if (options.calibration) config.calibration = *options.calibration;
         if (options.precision_blind) config.calibration.precision_blind = true;
+        if (options.configure) options.configure(i, config);
         const Prediction p = predict(config);
         CaseResult r;
         r.case_index = i;
@@ -366,7 +375,8 @@ ValidationReport run_validation(const ValidationSuite& suite, const ValidationOp
     // Precision pairs: selected cases with equal pair keys and different precisions.
     std::map<std::string, std::vector<size_t>> by_key;
     for (size_t i = 0; i < suite.cases.size(); ++i) {
-        if (selected[i] && suite.cases[i].set != "unrepresentable") by_key[suite.cases[i].pair_key].push_back(i);
+        if (selected[i] && suite.cases[i].set != "unrepresentable" && !is_memory_case(suite.cases[i]))
+            by_key[suite.cases[i].pair_key].push_back(i);
     }
     std::vector<bool> in_pair(suite.cases.size(), false);
     GroupAccumulator groups;
@@ -401,6 +411,12 @@ ValidationReport run_validation(const ValidationSuite& suite, const ValidationOp
 
     for (const CaseResult& r : report.cases) {
         const ValidationCase& c = suite.cases[r.case_index];
+        // Memory cases: their own set and kind (per source), never in a time MAPE.
+        if (is_memory_case(c)) {
+            if (c.set != "unrepresentable") groups.add("set", "memory", r.signed_error);
+            groups.add("memory", c.file, r.signed_error);
+            continue;
+        }
         groups.add("set", c.set, r.signed_error);
         groups.add("source", c.file, r.signed_error);
         // Runs the config cannot describe are reported as their own set and source only.
@@ -410,7 +426,7 @@ ValidationReport run_validation(const ValidationSuite& suite, const ValidationOp
         groups.add("precision", c.config.precision.name, r.signed_error);
         groups.add("gpu_generation", std::string(gpu_generation(c.config.gpu.name)), r.signed_error);
     }
-    report.groups = groups.finish({"set", "source", "precision", "gpu_generation", "pairs"});
+    report.groups = groups.finish({"set", "source", "precision", "gpu_generation", "pairs", "memory"});
     return report;
 }
 

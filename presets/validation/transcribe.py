@@ -15,6 +15,11 @@ import os
 import re
 import sys
 
+# The config key "framework" (issue 9 item 1): written into every case once the core reads it.
+FRAMEWORK_KEY = True
+# Precision key "fp8_recipe" (issue 9 item 2): until the core reads it, FP8 rows whose recipe is
+# not the default (rowwise, rowwise_with_gw_hp) go to the unrepresentable set.
+FP8_RECIPE_KEY = False
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS_DIR = os.path.join(HERE, "..", "models")
 SCHEMA = "trainclock/config/v1"
@@ -39,6 +44,8 @@ MODEL_PRESETS = load_model_presets()
 
 def model_ref(inline):
     """A preset id when one preset has exactly these architecture figures, else the inline object."""
+    if "moe" in inline or "head_dim" in inline:
+        return inline
     for name, p in MODEL_PRESETS.items():
         if "moe" in p or p.get("head_dim", 0) not in (0, inline["hidden"] // inline["heads"]):
             continue
@@ -56,20 +63,25 @@ def dense(layers, hidden, heads, ffn, vocab, *, arch="decoder", kv=None, act="ge
 
 def config(model, gpu, node, num_gpus, precision, *, tp=1, pp=1, dp=None, cp=1, sp=False, zero=0,
            vstages=1, schedule="1f1b", seq, gbs, mbs, recompute="none", flash=True,
-           optimizer="adamw", attention_kernel=None):
+           optimizer="adamw", attention_kernel=None, ep=1, framework=None):
     dp = dp if dp is not None else num_gpus // (tp * pp * cp)
     assert tp * pp * cp * dp == num_gpus, (tp, pp, cp, dp, num_gpus)
     assert gbs % (mbs * dp) == 0, (gbs, mbs, dp)
     if vstages > 1:
         schedule = "interleaved"
-    return {"schema": SCHEMA, "model": model_ref(model), "gpu": gpu, "node": node,
+    head = {"schema": SCHEMA, "model": model_ref(model), "gpu": gpu}
+    if node:
+        head["node"] = node
+    if framework and FRAMEWORK_KEY:
+        head["framework"] = framework
+    return dict(head, **{
             "num_gpus": num_gpus, "precision": precision,
-            "parallel": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": 1, "sequence_parallel": sp,
+            "parallel": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "sequence_parallel": sp,
                          "zero": zero, "virtual_stages": vstages, "schedule": schedule},
             "training": dict({"seq_len": seq, "global_batch": gbs, "micro_batch": mbs,
                               "recompute": recompute, "flash_attention": flash,
                               "optimizer": optimizer},
-                             **({"attention_kernel": attention_kernel} if attention_kernel else {}))}
+                             **({"attention_kernel": attention_kernel} if attention_kernel else {}))})
 
 
 def case(cid, cfg, metric, value, citation, notes=""):
@@ -123,7 +135,7 @@ def megatron_sc21(rows):
         vst = (L // pp) // int(m.group(1)) if m else 1
         cfg = config(dense(L, h, a, int(r["ffn_hidden"]), V), "a100-sxm4-80gb", "dgx-a100", N,
                      "fp16-mixed", tp=int(r["tp"]), pp=pp, dp=int(r["dp"]), vstages=vst, seq=s,
-                     gbs=B, mbs=int(r["micro_batch"]), recompute="full", flash=False)
+                     gbs=B, mbs=int(r["micro_batch"]), recompute="full", flash=False, framework="megatron-lm")
         note = ("%s TFLOP/s/GPU -> t = 96*B*s*l*h^2*(1+s/(6h)+V/(16lh)) / (N*X) = %.4g FLOP / "
                 "(%d * %s TFLOP/s) = %.4f s" % (r["value"], F, N, r["value"], t))
         if vst > 1:
@@ -154,7 +166,7 @@ def korthikanti22(rows):
         cfg = config(dense(L, h, a, int(r["ffn_hidden"]), V), "a100-sxm4-80gb", "dgx-a100",
                      int(r["num_gpus"]), "fp16-mixed", tp=int(r["tp"]), pp=pp, dp=int(r["dp"]),
                      sp=sp, vstages=vst, seq=s, gbs=int(r["global_batch"]),
-                     mbs=int(r["micro_batch"]), recompute=r["recompute"], flash=False)
+                     mbs=int(r["micro_batch"]), recompute=r["recompute"], flash=False, framework="megatron-lm")
         cases.append(case(r["id"], cfg, "iteration_time_s", num(r["value"]),
                           "Korthikanti et al. 2022 (arXiv 2205.05198) %s (llm_public.csv %s)" %
                           ("Sec. 6.3" if r["id"].endswith("009") else "Table 5", r["id"]),
@@ -183,7 +195,7 @@ def mosaic(rows):
                       int(r["vocab"]))
         cfg = config(model, gpu, node, int(r["num_gpus"]), prec, zero=zero,
                      seq=int(r["seq_len"]), gbs=int(r["global_batch"]),
-                     mbs=int(r["micro_batch"]), recompute=r["recompute"], flash=True)
+                     mbs=int(r["micro_batch"]), recompute=r["recompute"], flash=True, framework="llm-foundry")
         sec = re.search(r"section '([^']+)'", r["source"]).group(1)
         cases.append(case(r["id"], cfg, "tokens_per_s_per_gpu", num(r["value"]),
                           "llm-foundry benchmarking README @49521837, %s, %s (llm_public.csv %s)"
@@ -218,7 +230,7 @@ def mlm_llama(rows):
                      pp=int(r["pp"]), dp=int(r["dp"]), cp=int(r["cp"]), sp=tp > 1, zero=1,
                      vstages=vp, seq=int(r["seq_len"]), gbs=int(r["global_batch"]),
                      mbs=int(r["micro_batch"]), recompute="none", flash=True,
-                     attention_kernel="flash3")
+                     attention_kernel="flash3", framework="megatron-core")
         cases.append(case(r["id"], cfg, "tokens_per_s_per_gpu", num(r["value"]),
                           "NVIDIA/Megatron-LM examples/llama/README.md 'FP8 Performance' @bd32927e "
                           "(llm_public.csv %s)" % r["id"],
@@ -247,7 +259,7 @@ def te_tutorial(rows_llm, rows_prec):
         fp8 = {"preset": "bf16", "name": "fp8-bf16-weights", "gemm": "fp8",
                "description": "TE fp8_autocast on a bf16 model: FP8 linear GEMMs, bf16 weights/grads/states"}
         cfg = config(m, "h100-sxm", "dgx-h100", 1, fp8 if prec == "fp8" else "bf16",
-                     seq=256, gbs=8, mbs=8, flash=True)
+                     seq=256, gbs=8, mbs=8, flash=True, framework="hf-transformers")
         cases.append(case(cid, cfg, "iteration_time_s", value_s, citation, note))
     for r in rows_llm:
         if r["id"].startswith("TE-TUTORIAL") and not r["notes"].startswith("HF baseline"):
@@ -317,7 +329,7 @@ def nvidia_bert(rows):
         else:
             prec = r["precision"]
         cfg = config(BERT_LARGE, gpu, node, n, prec, seq=seq, gbs=gbs, mbs=mbs, flash=False,
-                     optimizer="adamw" if squad else "lamb")
+                     optimizer="adamw" if squad else "lamb", framework="pytorch")
         line = re.search(r"line (\d+)", r["source"])
         sect = r["source"].split("|")[1].strip()
         # Current README (21.11) pretraining at seq 512: the printed sequences/s exceed what the
@@ -373,7 +385,7 @@ def nvidia_txl(rows):
         b = int(r["batch_per_gpu"])
         prec = "fp16-mixed" if r["precision"] == "amp_fp16" else r["precision"]
         cfg = config(model, gpu, node, n, prec, seq=seq, gbs=b * n, mbs=b, flash=False,
-                     optimizer="lamb-per-tensor")
+                     optimizer="lamb-per-tensor", framework="pytorch")
         line = re.search(r"line (\d+)", r["source"])
         cases.append(case(r["id"], cfg, "tokens_per_s", num(r["value"]),
                           "NVIDIA/DeepLearningExamples@729963dd PyTorch Transformer-XL README line "
@@ -408,7 +420,7 @@ def vtrain(folder):
                          int(d["# GPUs"]), "fp16-mixed", tp=int(d["tensor parallelism"]),
                          pp=int(d["pipeline parallelism"]), dp=int(d["data parallelism"]),
                          seq=int(d["sequence length"]), gbs=int(d["global batch"]),
-                         mbs=int(d["micro batch"]), recompute="full", flash=False)
+                         mbs=int(d["micro batch"]), recompute="full", flash=False, framework="megatron-lm")
             cases.append(case("VTRAIN-%s-%04d" % (kind[0].upper(), i + 1), cfg,
                               "iteration_time_s", round(float(d["iteration time (ms)"]) / 1000, 7),
                               "%s line %d" % (fname, i + 2)))
@@ -423,6 +435,283 @@ def vtrain(folder):
               "iteration time ms -> s", cases)
 
 
+# ---------------------------------------------------------------------------------------------
+# llm_public_2.csv and precision_public_2.csv (second batch: framework column, peak memory)
+# ---------------------------------------------------------------------------------------------
+# Set of the second batch: its own headline next to "public" (the issue-3 set, whose gates stay).
+PUBLIC_2 = "public-2"
+LLAMA3_ARCH = dict(act="swiglu", norm="rmsnorm", tied=False)
+
+
+def cite2(r, table="llm_public_2.csv"):
+    return "%s (%s %s)" % (r["source"], table, r["id"])
+
+
+def metric2(r):
+    """The row's metric in the case format, and its value (README: units as printed)."""
+    return {"iteration_time_s": "iteration_time_s", "peak_memory_gib": "peak_memory_gib",
+            "tokens_per_sec_per_gpu": "tokens_per_s_per_gpu",
+            "samples_per_sec_total": "samples_per_s"}[r["metric"]], num(r["value"])
+
+
+def simumax(rows, unrep):
+    """SIMUMAX-B200: measured Megatron-LM + TE step time and peak memory on 8x B200."""
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("SIMUMAX-B200"):
+            continue
+        metric, value = metric2(r)
+        L, h, a, kv = (int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads"))
+        tp, pp, dp, cp = (int(r[k]) for k in ("tp", "pp", "dp", "cp"))
+        gbs, mbs, seq = int(r["global_batch"]), int(r["micro_batch"]), int(r["seq_len"])
+        mbc = gbs // (mbs * dp)
+        if metric == "peak_memory_gib" and mbc != 4:
+            continue  # the source reuses the mbc-4 memory of the same topology (README)
+        vst = 2 if "vp2" in (r["source"] + r["notes"]).lower() and pp == 4 else 1
+        model = dense(L, h, a, int(r["ffn_hidden"]), int(r["vocab"]), kv=kv, **LLAMA3_ARCH)
+        ep, reason = 1, None
+        if r["model"].startswith("DeepSeek"):
+            # Nearest expressible model: MHA at the value head width 128 instead of MLA.
+            v3 = "V3" in r["model"]
+            model["head_dim"] = 128
+            model["moe"] = {"experts": 256 if v3 else 160, "top_k": 8 if v3 else 6,
+                            "expert_ffn_hidden": 2048 if v3 else 1536,
+                            "shared_experts": 1 if v3 else 2, "dense_layers": 1}
+            ep = int(r["ep"])
+            reason = ("multi-head latent attention (q_lora_rank 1536, kv_lora_rank 512, qk head "
+                      "128 + rope 64) cannot be expressed: predicted as MHA at head width 128")
+        elif cp > 1:
+            reason = ("context parallelism with cp_comm_type a2a (all-to-all over heads, Ulysses "
+                      "style): the model's CP is Megatron's ring exchange of K/V")
+        cfg = config(model, "b200", "dgx-b200", int(r["num_gpus"]), "bf16-mixed", tp=tp, pp=pp,
+                     dp=dp, cp=cp, ep=ep, sp=tp > 1, zero=1, vstages=vst, seq=seq, gbs=gbs,
+                     mbs=mbs, recompute="none", flash=True, attention_kernel="flash3",
+                     framework="megatron-core")
+        if reason:
+            unrep.append((r, reason, cfg))
+            continue
+        cases.append(case(r["id"], cfg, metric, value, cite2(r),
+                          "%s; %d micro-batches per step%s; %s" % (
+                              r["model"], mbc, ", interleaved VP 2" if vst > 1 else "",
+                              "max over ranks of max_memory_allocated (GiB)"
+                              if metric == "peak_memory_gib" else
+                              "fastest of iterations 2-3 on the last rank (s)")))
+    write("simumax-b200", PUBLIC_2,
+          "MooreThreads/SimuMax@4dcaae51 docs/b200/b200_release_v1.2_summary.md (+ .json): "
+          "MEASURED ('real') Megatron-LM step times and peak memory on 8x B200 (never SimuMax's "
+          "predicted perf_ms)",
+          "Megatron-LM @23e00ed + Transformer Engine 2.11 (NGC PyTorch 26.01) -> framework "
+          "megatron-core; --bf16 (fp32 grad accumulation and reduce, distributed optimizer) -> "
+          "bf16-mixed, zero 1; --sequence-parallel (no effect at TP 1); no recompute "
+          "(--recompute-num-layers 0); TE attention (cuDNN fused attention on Blackwell) -> "
+          "attention_kernel flash3; TP comm overlap disabled; micro-batch 1; layer-reduced "
+          "Llama3-70B (12 or 8 of 80 layers) and Llama3-405B (4 of 126 layers, 16 KV heads as "
+          "run) inline; DGX B200 node. Step time = fastest of iterations 2-3 (slightly "
+          "optimistic). Peak memory = max_memory_allocated (no allocator reserve, no CUDA "
+          "context), transcribed only for the 4-micro-batch runs: the 8/32-micro-batch rows reuse "
+          "that run's memory (not independent measurements)", cases)
+
+
+def torchtitan_rows(rows, unrep):
+    """TORCHAO-F8 and TT-MXFP8: torchtitan Llama3-8B, FSDP2, bf16 vs float8 / MX recipes."""
+    groups = {"TORCHAO-F8": [], "TT-MXFP8": []}
+    for r in rows:
+        prefix = r["id"].rsplit("-", 1)[0]
+        if prefix not in groups:
+            continue
+        metric, value = metric2(r)
+        gpu = {"H100 (variant not stated)": "h100-sxm", "MI300X": "mi300x",
+               "B200 (power limited)": "b200", "GB200": "gb200"}[r["gpu"]]
+        label = r["precision"]
+        if gpu == "gb200":
+            model = dict(dense(48, 5120, 40, 8192, 202048, kv=8, **LLAMA3_ARCH),
+                         moe={"experts": 16, "top_k": 1, "expert_ffn_hidden": 8192,
+                              "shared_experts": 1})
+            node = {"preset": "gb200-nvl72", "name": "gb200-nvl72-as-64", "gpus_per_node": 64}
+            cfg = config(model, gpu, node, 256, "bf16-mixed" if label == "bf16" else
+                         "mxfp8-mixed", dp=256, ep=16, zero=3, seq=8192, gbs=2560, mbs=10,
+                         recompute="none", flash=True, framework="torchtitan")
+            unrep.append((r, "Llama4-Scout on a GB200 cluster: GPU count ambiguous (table 512, "
+                             "config 256 chips; local batch 10 or 1), NVL72 NVLink domains, "
+                             "routed experts sharded over FSDP 64, partial MXFP8 coverage "
+                             "(all linears except output, router.gate, wk, wv)", cfg))
+            continue
+        if label.startswith("bf16"):
+            prec = "bf16-mixed"
+        elif label.startswith("mxfp8"):
+            prec = "mxfp8-mixed"
+        elif "tensorwise" in label:
+            prec = "fp8-mixed"
+        elif FP8_RECIPE_KEY:
+            prec = {"preset": "fp8-mixed", "fp8_recipe": "rowwise"}
+        else:
+            prec = None
+        model = dense(32, 4096, 32, 14336, 128256, kv=8, **LLAMA3_ARCH)
+        cfg = config(model, gpu, None, 8, prec or "fp8-mixed", zero=3, seq=8192, gbs=8, mbs=1,
+                     recompute="selective", flash=True, framework="torchtitan")
+        if prec is None:
+            unrep.append((r, "float8 %s scaling needs the precision key fp8_recipe (predicted with "
+                             "fp8-mixed's per-tensor recipe)" % label.split(" with ")[0][4:], cfg))
+            continue
+        groups[prefix].append(case(r["id"], cfg, metric, value, cite2(r),
+                                   "%s; %s; %s" % (label, r["unit"], r["framework"])))
+    common = ("torchtitan Llama3-8B (32 layers, dim 4096, 32 heads, 8 KV heads, FFN 14336 SwiGLU, "
+              "vocab 128256, untied), 8 GPUs, FSDP2 full sharding (zero 3), local batch 1, seq "
+              "8192, per-op selective activation checkpointing (recompute selective), "
+              "torch.compile, SDPA flash attention (flash2 class), AdamW -> framework torchtitan. "
+              "FSDP2 MixedPrecisionPolicy(param bf16, reduce fp32) keeps sharded fp32 parameters "
+              "-> bf16-mixed; float8 tensorwise -> fp8-mixed (its float8 all-gather of weights is "
+              "not expressible: gathered as bf16); MX recipes (mxfp8_cublas, _rceil: same GEMMs, "
+              "other scale rounding) -> mxfp8-mixed; the LM head stays bf16 in every recipe. "
+              "Throughput = median tokens/s per GPU on rank 0; memory = torchtitan max_reserved "
+              "GiB on rank 0 (allocator reserve included)")
+    write("torchao-float8", PUBLIC_2,
+          "pytorch/ao@49cb18a6 torchao/float8/README.md H100 and MI300X tables (benchmarks/float8/"
+          "training/float8_training_benchmark.sh)",
+          common + ". H100 variant not stated: h100-sxm. MI300X on its default 8-GPU node",
+          groups["TORCHAO-F8"])
+    write("torchtitan-mxfp8", PUBLIC_2,
+          "pytorch/torchtitan@341b1551 docs/mxfp8.md 'Performance > Dense Models' (same numbers in "
+          "pytorch/ao@36027d82 docs/source/workflows/training.md)",
+          common + ". 8x power-limited B200 (limit not stated; the b200 preset runs at its TDP)",
+          groups["TT-MXFP8"])
+
+
+def torchao_moe(rows, unrep):
+    """TORCHAO-MOE: Llama4-Scout cut to 2 layers on 4x B200, BF16 vs MXFP8."""
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("TORCHAO-MOE"):
+            continue
+        label = r["precision"]
+        metric, value = metric2(r)
+        prec = "bf16-mixed" if label == "bf16" else "mxfp8-mixed"
+        model = dict(dense(2, 5120, 40, 8192, 202048, kv=8, **LLAMA3_ARCH),
+                     moe={"experts": 16, "top_k": 1, "expert_ffn_hidden": 8192,
+                          "shared_experts": 1})
+        cfg = config(model, "b200", None, 4, prec, dp=4, ep=4, zero=3, seq=8192, gbs=32, mbs=8,
+                     recompute="none", flash=True, framework="torchtitan")
+        if "only" in label:
+            unrep.append((r, "MXFP8 on one class of GEMMs only (%s): a precision applies to every "
+                             "GEMM (predicted as mxfp8-mixed)" % label, cfg))
+            continue
+        cases.append(case(r["id"], cfg, metric, value, cite2(r), "%s; %s" % (label, r["unit"])))
+    write("torchao-moe", PUBLIC_2,
+          "pytorch/ao@b7959dd6 torchao/prototype/moe_training/README.md 'End-to-end training "
+          "benchmark with TorchTitan: Llama4 Scout vs bfloat16 baseline'",
+          "torchtitan Llama4-Scout with 2 of 48 layers (all MoE: 16 routed experts top-1 + 1 "
+          "shared expert, expert FFN 8192 SwiGLU; dim 5120, 40 heads, 8 KV heads, vocab 202048), "
+          "4x B200, FSDP 4 (zero 3) x EP 4, local batch 8, seq 8192, no activation checkpointing, "
+          "torch.compile -> framework torchtitan; bf16 -> bf16-mixed (FSDP2 fp32 shards), MXFP8 "
+          "linears + grouped GEMMs -> mxfp8-mixed. Throughput = median tokens/s per GPU; memory = "
+          "max reserved GiB", cases)
+
+
+def pax(rows, unrep):
+    """PAX-GPT and PAX-LLAMA (NVIDIA JAX-Toolbox Paxml): TE rows; XLA-native and LoRA apart."""
+    cases = []
+    for r in rows:
+        if not r["id"].startswith("PAX-"):
+            continue
+        label = r["precision"]
+        metric, value = metric2(r)
+        L, h, a = int(r["layers"]), int(r["hidden"]), int(r["heads"])
+        if r["model"].startswith("Llama"):
+            model = dense(L, h, a, int(r["ffn_hidden"]), int(r["vocab"]), **LLAMA3_ARCH)
+        else:
+            model = dense(L, h, a, int(r["ffn_hidden"]), int(r["vocab"]))
+        gpu = "a100-sxm4-80gb" if r["gpu"].startswith("A100") else "h100-sxm"
+        n = int(r["num_gpus"])
+        zero = 3 if r["zero_stage"].startswith("3") else 0
+        prec = "fp8-mixed" if "FP8" in label else "bf16-mixed"
+        flash = not r["model"].startswith("GPT-126M")
+        cfg = config(model, gpu, None, n, prec, zero=zero, seq=int(r["seq_len"]),
+                     gbs=int(r["global_batch"]), mbs=int(r["micro_batch"]), recompute="full",
+                     flash=flash, attention_kernel="flash3" if gpu == "h100-sxm" and flash else None,
+                     framework="jax")
+        reason = None
+        if "LoRA" in r["model"]:
+            reason = ("LoRA fine-tuning: frozen base weights (no weight-gradient GEMMs or "
+                      "optimizer work for them); predicted as full fine-tuning")
+        elif "XLA native" in label:
+            reason = ("XLA-native BF16 (ENABLE_TE=0): the config of the TE BF16 row with another "
+                      "implementation (XLA's own fusions and attention), which it cannot name")
+        if reason:
+            unrep.append((r, reason, cfg))
+            continue
+        cases.append(case(r["id"], cfg, metric, value, cite2(r),
+                          "%s, %s; recompute %s" % (r["model"], label, r["recompute"] or
+                                                    "not set (Pax default SAVE_NOTHING)")))
+    write("pax", PUBLIC_2,
+          "NVIDIA/JAX-Toolbox@28603900 rosetta/rosetta/projects/pax/README.md (A100 and H100 "
+          "results, Llama-2 7B fine-tuning); model configs google/paxml@04516ac8 paxml/contrib/gpu/"
+          "scripts_gpu/configs.py",
+          "Paxml/Praxis on JAX/XLA with Transformer Engine (ENABLE_TE=1), container jax:24.04-"
+          "paxml -> framework jax. FPROP bf16 over fp32 parameters and Adam states, FSDP (zero 3) "
+          "or pure DP -> bf16-mixed (the fp32 copy is the master; XLA casts before the gather); "
+          "TE FP8 -> fp8-mixed. Remat: SAVE_DOT_WITH_NO_BATCH_DIM saves no activation of a "
+          "transformer layer (every dot has a batch dimension) and the Pax default is "
+          "SAVE_NOTHING -> recompute full. Flash attention on (TE fused attention: flash3 on "
+          "H100) except GPT-126M (run without). GPT: GELU MLP 4h, LayerNorm, learned positions, "
+          "tied embeddings. Llama-2 7B SFT: full fine-tuning (every weight trained), same step "
+          "as pre-training. Throughput = sequences/s over all GPUs (averaging not stated)", cases)
+
+
+def mlperf_lora(rows, unrep):
+    """MLPERF40-LORA: LoRA fine-tuning (frozen base weights): unrepresentable, nearest config."""
+    gpus = {"H100-SXM5-80GB": "h100-sxm", "H200-SXM5-141GB": "h200-sxm", "L40S": "l40s"}
+    for r in rows:
+        if not r["id"].startswith("MLPERF40-LORA"):
+            continue
+        model = dense(80, 8192, 64, 28672, 32000, kv=8, **LLAMA3_ARCH)
+        tp, cp, n = int(r["tp"]), int(r["cp"]), int(r["num_gpus"])
+        cfg = config(model, gpus[r["gpu"]], None, n, "fp8-mixed", tp=tp, cp=cp,
+                     dp=n // (tp * cp), sp=True, seq=8192, gbs=int(r["global_batch"]), mbs=1,
+                     recompute="none", flash=True, framework="megatron-core")
+        unrep.append((r, "LoRA fine-tuning (adapters dim 16 on attention): frozen base weights, "
+                         "no weight-gradient GEMMs or optimizer work for them; predicted as full "
+                         "training", cfg))
+
+
+def t5x(rows, unrep):
+    """precision_public_2 T5X: encoder 512 / decoder 128 tokens: unrepresentable, nearest config."""
+    dims = {"small": (8, 512, 6, 1024), "large": (24, 1024, 16, 2816), "xl": (24, 2048, 32, 5120),
+            "xxl": (24, 4096, 64, 10240)}
+    for r in rows:
+        size = re.search(r"T5-v1.1-(\w+)", r["model"]).group(1)
+        L, h, a, ffn = dims[size]
+        model = {"architecture": "encoder-decoder", "layers": L, "decoder_layers": L,
+                 "hidden": h, "heads": a, "kv_heads": a, "head_dim": 64, "ffn_hidden": ffn,
+                 "vocab": 32128, "activation": "geglu", "norm": "rmsnorm",
+                 "tied_embeddings": False}
+        gpu = "a100-sxm4-80gb" if r["gpu"].startswith("A100") else "h100-sxm"
+        n, b = int(r["num_gpus"]), int(r["batch_per_gpu"])
+        tp = 8 if size == "xxl" else 1
+        cfg = config(model, gpu, None, n, "fp8-mixed" if "fp8" in r["precision"] else
+                     "bf16-mixed", tp=tp, seq=512, gbs=n * b // tp, mbs=b, recompute="none",
+                     flash=True, framework="jax")
+        r = dict(r, metric="samples_per_sec_total")
+        unrep.append((r, "encoder-decoder with inputs 512 / targets 128 tokens: one seq_len per "
+                         "config (predicted at 512 for both stacks, an upper bound)", cfg,
+                      "precision_public_2.csv"))
+
+
+def write_unrepresentable2(entries):
+    cases = []
+    for entry in entries:
+        r, reason, cfg = entry[:3]
+        table = entry[3] if len(entry) > 3 else "llm_public_2.csv"
+        metric, value = metric2(r)
+        cases.append(case(r["id"], cfg, metric, value, cite2(r, table), "NOT REPRESENTABLE: " +
+                          reason))
+    write("public-2-unrepresentable", "unrepresentable",
+          "llm_public_2.csv and precision_public_2.csv rows whose run the config cannot describe "
+          "(each case's notes say why; the config is the nearest expressible one)",
+          "Promote a case to its source file once the config expresses it; conventions of the "
+          "source files (simumax-b200, torchao-float8, torchtitan-mxfp8, torchao-moe, pax) apply",
+          cases)
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/validation"
     llm = read(os.path.join(folder, "llm_public.csv"))
@@ -435,6 +724,16 @@ def main():
     nvidia_bert(prec)
     nvidia_txl(prec)
     vtrain(folder)
+    llm2 = read(os.path.join(folder, "llm_public_2.csv"))
+    prec2 = read(os.path.join(folder, "precision_public_2.csv"))
+    unrep = []
+    simumax(llm2, unrep)
+    torchtitan_rows(llm2, unrep)
+    torchao_moe(llm2, unrep)
+    pax(llm2, unrep)
+    mlperf_lora(llm2, unrep)
+    t5x(prec2, unrep)
+    write_unrepresentable2(unrep)
 
 
 if __name__ == "__main__":

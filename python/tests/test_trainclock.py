@@ -100,3 +100,23 @@ def test_sweep_rows():
     pandas = pytest.importorskip("pandas")
     frame = pandas.DataFrame(rows)
     assert list(frame.columns[:2]) == ["parallel.tp", "training.micro_batch"]
+
+
+def test_launch_config_importers():
+    launch = os.path.join(SOURCE, "tests", "core", "launch")
+    config = trainclock.import_megatron(os.path.join(launch, "megatron-llama3-8b-h100-fp8.txt"), gpu="h100-sxm")
+    assert config["framework"] == "megatron-core" and config["num_gpus"] == 8
+    words = ["--num-layers", "32", "--hidden-size", "4096", "--num-attention-heads", "32", "--vocab-size", "32000",
+             "--tensor-model-parallel-size", "2", "--bf16", "--split", "99,1,0", "--unknown-thing", "x y"]
+    listed = trainclock.import_megatron(words, gpu="h100-sxm", num_gpus=16)
+    assert listed["parallel"]["tp"] == 2 and listed["num_gpus"] == 16
+    assert trainclock.import_megatron.warnings == ["not understood, ignored: --unknown-thing"]
+    run = cli("import", "megatron", "--gpu", "h100-sxm", "--gpus", "16", "--", *words)
+    assert json.loads(run.stdout) == listed  # the CLI prints the same document
+    titan = trainclock.import_torchtitan(os.path.join(launch, "torchtitan-llama3-70b.toml"), gpu="a100-sxm4-80gb", num_gpus=64)
+    assert titan["model"] == "llama3.1-70b" and titan["parallel"]["zero"] == 3
+    ds = trainclock.import_deepspeed({"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": True}, "zero_optimization": {"stage": 1}},
+                                     model="llama3-8b", gpu="h100-sxm", num_gpus=8)
+    assert ds["training"]["global_batch"] == 32 and ds["precision"] == "bf16-mixed"
+    with pytest.raises(ValueError, match="zero_optimization.stage: 5 is not 0-3"):
+        trainclock.import_deepspeed({"zero_optimization": {"stage": 5}})

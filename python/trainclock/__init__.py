@@ -19,7 +19,8 @@ import os
 
 from . import _trainclock
 
-__all__ = ["predict", "compare", "search", "validate", "presets", "import_hf", "sweep", "__version__"]
+__all__ = ["predict", "compare", "search", "validate", "presets", "import_hf", "import_megatron", "import_torchtitan",
+           "import_deepspeed", "sweep", "__version__"]
 __version__ = _trainclock.version
 
 
@@ -86,9 +87,56 @@ def import_hf(config):
 
 import_hf.warnings = []
 
+
+def _read_if_path(text):
+    if isinstance(text, os.PathLike) or (isinstance(text, str) and "\n" not in text and os.path.isfile(text)):
+        with open(text, encoding="utf-8") as file:
+            return file.read()
+    return text
+
+
+def _import_launch(kind, text, overrides):
+    overrides = {key: value for key, value in overrides.items() if value is not None}
+    reply = _reply(_trainclock.import_launch_json(kind, text, json.dumps(overrides)))
+    _import_launch.warnings = reply["warnings"]
+    return reply["config"]
+
+
+def import_megatron(args, model=None, gpu=None, num_gpus=None, node=None):
+    """Megatron-LM / NeMo arguments (a list of words, a command line, or a file holding it) as a config/v1 dict.
+
+    model / gpu / node / num_gpus fill in or replace what the arguments do not say. Warnings (arguments
+    not understood, defaults assumed) are in trainclock.import_megatron.warnings.
+    """
+    text = " ".join(_quote(word) for word in args) if isinstance(args, (list, tuple)) else _read_if_path(args)
+    config = _import_launch("megatron", text, {"model": model, "gpu": gpu, "node": node, "num_gpus": num_gpus})
+    import_megatron.warnings = _import_launch.warnings
+    return config
+
+
+def import_torchtitan(toml, model=None, gpu=None, num_gpus=None, node=None):
+    """A torchtitan job config (TOML text or a file path) as a config/v1 dict (warnings: .warnings)."""
+    config = _import_launch("torchtitan", _read_if_path(toml), {"model": model, "gpu": gpu, "node": node, "num_gpus": num_gpus})
+    import_torchtitan.warnings = _import_launch.warnings
+    return config
+
+
+def import_deepspeed(ds_config, model=None, gpu=None, num_gpus=None, node=None):
+    """A DeepSpeed config (a dict, JSON text or a file path) as a config/v1 dict; it names no model: give one."""
+    text = json.dumps(ds_config) if isinstance(ds_config, dict) else _read_if_path(ds_config)
+    config = _import_launch("deepspeed", text, {"model": model, "gpu": gpu, "node": node, "num_gpus": num_gpus})
+    import_deepspeed.warnings = _import_launch.warnings
+    return config
+
+
+def _quote(word):
+    """A word for trainclock's shell-like splitter (single quotes, ' escaped)."""
+    return "'" + str(word).replace("'", "'\\''") + "'"
+
 # Result fields a sweep row carries (scalars of result/v1, memory flattened).
 _ROW_FIELDS = ("iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "model_tflops_per_gpu",
-               "hardware_tflops_per_gpu", "mfu", "total_time_s", "gpu_hours", "cost_usd", "energy_kwh")
+               "hardware_tflops_per_gpu", "mfu", "total_time_s", "gpu_hours", "cost_usd", "energy_kwh", "goodput",
+               "expected_interruptions")
 
 
 def _with(config, path, value):

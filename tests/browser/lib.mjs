@@ -100,6 +100,50 @@ export function nativePredict(configJson, flags = ['--config', '-']) {
   return JSON.parse(out.stdout);
 }
 
+// `trainclock search --config - --json` (plus `flags`) on a config JSON string.
+export function nativeSearch(configJson, flags = []) {
+  const out = spawnSync(cli, ['search', '--config', '-', '--json', '--threads', '1', ...flags],
+    { input: configJson, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`native search failed (${out.status ?? out.signal ?? out.error}): ${out.stderr}`);
+  return JSON.parse(out.stdout);
+}
+
+// Clicks the middle of a published control rectangle (or `dx` px from its left edge).
+export async function clickControl(page, key, dx) {
+  // Panels above may still be growing (plots drawn once computed): wait for the rectangle to settle.
+  const rectOf = () => page.evaluate((k) => JSON.stringify(window.trainclockView.controls[k] ?? null), key);
+  let rect = await rectOf();
+  for (let i = 0; i < 50; ++i) {
+    await page.waitForTimeout(100);
+    const again = await rectOf();
+    if (again === rect) break;
+    rect = again;
+  }
+  rect = JSON.parse(rect);
+  if (!rect) throw new Error(`control ${key} is not published`);
+  const [x0, y0, x1, y1] = rect;
+  // Hover first, then press and release in separate frames, as a hand does (ImGui acts on release).
+  await page.mouse.move(dx === undefined ? (x0 + x1) / 2 : x0 + dx, (y0 + y1) / 2);
+  await page.waitForTimeout(50);
+  await page.mouse.down();
+  await page.waitForTimeout(50);
+  await page.mouse.up();
+}
+
+// Ctrl+click turns an ImGui slider or input into a text field: type a value and press Enter.
+export async function typeInto(page, key, text) {
+  const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
+  await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2);
+  await page.keyboard.down('Control');
+  await page.mouse.down();
+  await page.mouse.up();
+  await page.keyboard.up('Control');
+  await page.waitForTimeout(100);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
 // Every numeric/boolean/string leaf of `expected` (except the skipped top-level keys) must be
 // identical in `actual`; returns a list of differences.
 export function leafDifferences(expected, actual, skip = [], path = '') {

@@ -6,13 +6,16 @@
 //     frame loop: natively (trainclock-search-timing) and as wasm under node (V8, the engine of
 //     Chromium: build-web/tools/search_timing.js, the same source built by emscripten); and in the
 //     page itself, run by its "Find the best layout" panel as a user runs it (pageSearch below);
-//   - screenshots of the web and desktop app into docs/screenshots/.
+//   - the scaling plot of 12 GPU counts x 11 precisions (llama3-70b on B200, which runs every
+//     precision preset): the longest frame while the page computes it (a few counts per frame) and
+//     the frame time with it drawn (median), both against a 16 ms frame (scalingFrames below);
+//   - screenshots of the web and desktop app into docs/screenshots/ (the plots, A/B, 1280x720, 390 px).
 // Prints a table and writes build-web/web-report.json.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { cli, desktopScreenshot, openApp, repo, siteDir, startBrowser, startServer } from './lib.mjs';
+import { cli, clickControl, desktopScreenshot, openApp, repo, siteDir, startBrowser, startServer } from './lib.mjs';
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
@@ -60,12 +63,10 @@ async function pageSearch(context, url, { config, all }) {
   if (!link.fragment) return { error: JSON.stringify(link) };
   await page.evaluate((f) => { location.hash = f; }, link.fragment);
   await page.waitForFunction((f) => window.trainclockView.fragment === f, link.fragment);
-  await page.setViewportSize({ width: 1280, height: 1400 });  // the panel is below the first 800 px
-  await page.waitForFunction(() => (window.trainclockView.controls.search?.[3] ?? 1e9) < 1400);
-  const click = async (key) => {
-    const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
-    await page.mouse.click(key === 'search' ? (x0 + x1) / 2 : x0 + 8, (y0 + y1) / 2);
-  };
+  await page.setViewportSize({ width: 1280, height: 2400 });  // the panel is below the first 800 px
+  await page.waitForFunction(() => (window.trainclockView.controls.search?.[3] ?? 1e9) < 2400);
+  await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, link.fragment, { timeout: 60000 });
+  const click = (key) => clickControl(page, key, key === 'search' ? undefined : 8);
   if (!all) {
     if (!(await page.evaluate(() => 'search.all_precisions' in window.trainclockView.controls))) {
       await page.close();
@@ -108,6 +109,97 @@ async function pageSearch(context, url, { config, all }) {
            idle_frame_ms: idleMs, longest_frame_ms: Math.max(...during.map(([, ms]) => ms)), errors };
 }
 
+// Frame times around a recomputation of the scaling plot: the config opened as a link in a running
+// page; every frame callback timed from the hash change until the plot's points are published,
+// then 60 frames with the plot drawn.
+async function scalingFrames(context, url) {
+  const { page } = await openApp(context, url);
+  await page.setViewportSize({ width: 1280, height: 1600 });
+  const base = { schema: 'trainclock/config/v1', model: 'llama3-70b', gpu: 'b200', num_gpus: 1024, precision: 'bf16-mixed',
+                 parallel: { tp: 8, pp: 4, dp: 0, sequence_parallel: true, zero: 1 },
+                 training: { seq_len: 8192, global_batch: 1024, micro_batch: 1, recompute: 'selective', tokens: 15e12 } };
+  const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment, base);
+  await page.evaluate(() => {
+    const t = window.scalingTiming = { frames: [] };
+    const raf = window.requestAnimationFrame.bind(window);
+    window.requestAnimationFrame = (callback) => raf((stamp) => {
+      const start = performance.now();
+      callback(stamp);
+      t.frames.push([start, performance.now() - start, window.trainclockData?.scaling?.fragment]);
+    });
+  });
+  await page.waitForTimeout(300);
+  const start = await page.evaluate((f) => { const now = performance.now(); location.hash = f; return now; }, fragment);
+  await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, fragment, { timeout: 60000 });
+  const done = await page.evaluate(() => performance.now());
+  await page.waitForTimeout(1200);
+  const t = await page.evaluate(() => window.scalingTiming);
+  const scaling = await page.evaluate(() => window.trainclockData.scaling);
+  await page.close();
+  const computing = t.frames.filter(([s]) => s >= start && s <= done).map(([, ms]) => ms);
+  const drawn = t.frames.filter(([s]) => s > done).map(([, ms]) => ms);
+  return { counts: new Set(scaling.points.map((p) => p.num_gpus)).size,
+           precisions: new Set(scaling.points.map((p) => p.precision)).size,
+           compute_frames: computing.length, longest_compute_frame_ms: Math.max(...computing),
+           drawn_frame_ms: median(drawn), wall_ms: done - start };
+}
+
+// Screenshots of the new views (issue 14) into docs/screenshots/.
+async function viewScreenshots(context, url) {
+  const dir = join(repo, 'docs/screenshots');
+  const shots = [];
+  const clip = async (page, key, name, pad = 6) => {
+    const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
+    // To the right edge of the results panel: a group's rectangle may end before its table's columns.
+    const right = Math.max(x1 + pad, page.viewportSize().width - 12);
+    await page.screenshot({ path: join(dir, name), clip: { x: Math.max(0, x0 - pad), y: Math.max(0, y0 - pad),
+                                                          width: right - Math.max(0, x0 - pad), height: y1 - y0 + 2 * pad } });
+    shots.push(`docs/screenshots/${name}`);
+  };
+  const { page } = await openApp(context, url);
+  await page.setViewportSize({ width: 1280, height: 2400 });
+  await page.waitForFunction(() => window.trainclockData?.scaling?.fragment === window.trainclockView.fragment);
+  await page.waitForTimeout(400);
+  await clip(page, 'panel.scaling', 'scaling.png');
+  // A/B: pin, then switch to FP8 with sequence parallelism off.
+  const click = (key, dx) => clickControl(page, key, dx);
+  await click('ab.pin');
+  await page.waitForFunction(() => window.trainclockView.fragment.includes('&pin='));
+  await click('parallel.sequence_parallel', 8);
+  await page.waitForTimeout(400);
+  await clip(page, 'panel.ab', 'ab.png');
+  await click('ab.unpin');
+  await page.waitForFunction(() => !window.trainclockView.fragment.includes('&pin='));
+  // A search at 8 and at 32 GPUs of one run: the time/cost points and their Pareto front.
+  const run = { schema: 'trainclock/config/v1', model: 'gpt3-1.3b', gpu: 'a100-sxm4-80gb', num_gpus: 8,
+                precision: 'bf16-mixed', parallel: { tp: 1, pp: 1, dp: 0 },
+                training: { seq_len: 2048, global_batch: 256, micro_batch: 1, tokens: 1e11 } };
+  for (const gpus of [8, 32]) {
+    const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment,
+      { ...run, num_gpus: gpus });
+    await page.evaluate((f) => { location.hash = f; }, fragment);
+    await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment, { timeout: 60000 });
+    await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, fragment, { timeout: 60000 });
+    const count = await page.evaluate(() => window.trainclockData?.search?.points.length ?? 0);
+    await click('search');
+    await page.waitForFunction((n) => (window.trainclockData?.search?.points.length ?? 0) > n, count, { timeout: 240000 });
+  }
+  await page.waitForTimeout(400);
+  await clip(page, 'panel.search_plot', 'search-plot.png');
+  await page.close();
+  for (const [width, height] of [[1280, 720], [390, 844]]) {
+    const small = await context.newPage();
+    await small.setViewportSize({ width, height });
+    await small.goto(url);
+    await small.waitForFunction(() => window.trainclockView !== undefined);
+    await small.waitForTimeout(500);
+    await small.screenshot({ path: join(dir, `web-${width}x${height}.png`) });
+    shots.push(`docs/screenshots/web-${width}x${height}.png`);
+    await small.close();
+  }
+  return shots;
+}
+
 const report = { sizes: {}, first_frame_ms: [], predict_us: {}, search: [] };
 for (const file of ['trainclock.wasm', 'trainclock.js']) {
   const bytes = readFileSync(join(siteDir, file));
@@ -138,6 +230,8 @@ try {
     }
     await page.close();
   }
+  report.scaling = await scalingFrames(browser.context, server.url);
+  report.screenshots = await viewScreenshots(browser.context, server.url);
   for (const search of searches) report.search.push({ name: search.name, page: await pageSearch(browser.context, server.url, search) });
 } finally {
   await browser.close();
@@ -176,5 +270,9 @@ for (const { name, native: n, wasm_node: w, page: p } of report.search) {
   console.log(`search ${name}: native ${wall(n)}, wasm under node ${wall(w)}, in the page ${inPage(p)} ` +
               `(${n.cells ?? w.cells} cells, ${n.predicted ?? w.predicted} predicted, one thread; best ${n.best ?? w.best})`);
 }
-console.log(`screenshots: docs/screenshots/web.png, ${report.desktop_screenshot}`);
+const sc = report.scaling;
+console.log(`scaling plot (${sc.counts} GPU counts x ${sc.precisions} precisions): computed over ${sc.compute_frames} frames ` +
+            `(${sc.wall_ms.toFixed(0)} ms), longest frame ${sc.longest_compute_frame_ms.toFixed(1)} ms; frame with the plot drawn ` +
+            `${sc.drawn_frame_ms.toFixed(1)} ms (median; budget 16 ms)`);
+console.log(`screenshots: docs/screenshots/web.png, ${report.screenshots.join(', ')}, ${report.desktop_screenshot}`);
 writeFileSync(join(siteDir, '../web-report.json'), JSON.stringify(report, null, 2) + '\n');

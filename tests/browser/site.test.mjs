@@ -3,7 +3,7 @@
 // input, and a clear message for a corrupt link. Run: `make test-web` (or `node --test` here).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { colourCount, leafDifferences, nativePredict, openApp, startBrowser, startServer, writeTemp } from './lib.mjs';
+import { colourCount, leafDifferences, typeInto, nativePredict, openApp, startBrowser, startServer, writeTemp } from './lib.mjs';
 
 // Presets across GPUs (NVIDIA V100/A100/H100/H200/B200/L40S/RTX, AMD MI250X/MI300X) and every
 // precision preset; layouts chosen to be valid (TP divides heads, batch divides by DP).
@@ -43,20 +43,6 @@ const configs = [
 
 let server;
 let browser;
-
-// Ctrl+click turns an ImGui slider into a text field: type a value and press Enter.
-async function typeIntoSlider(page, key, text) {
-  const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
-  await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2);
-  await page.keyboard.down('Control');
-  await page.mouse.down();
-  await page.mouse.up();
-  await page.keyboard.up('Control');
-  await page.waitForTimeout(100);
-  await page.keyboard.press('Control+A');
-  await page.keyboard.type(text);
-  await page.keyboard.press('Enter');
-}
 
 before(async () => {
   server = await startServer();
@@ -117,7 +103,7 @@ describe('site', () => {
     const tp = (fragment) => page.evaluate((f) => JSON.parse(window.trainclock.decodeLink(f)).config.parallel.tp, fragment);
     assert.equal(await tp(before.fragment), 8);
 
-    await typeIntoSlider(page, 'parallel.tp', '4');
+    await typeInto(page, 'parallel.tp', '4');
     await page.waitForFunction((f) => window.trainclockView.fragment !== f, before.fragment);
     const afterKeys = await page.evaluate(() => window.trainclockView);
     assert.equal(await tp(afterKeys.fragment), 4);
@@ -139,7 +125,7 @@ describe('site', () => {
   it('an invalid combination is explained and the last valid state is kept', async () => {
     const { page, errors } = await openApp(browser.context, server.url);
     const before = await page.evaluate(() => window.trainclockView);
-    await typeIntoSlider(page, 'parallel.tp', '3');  // 3 does not divide the 64 heads of llama3-70b
+    await typeInto(page, 'parallel.tp', '3');  // 3 does not divide the 64 heads of llama3-70b
     await page.waitForFunction(() => !document.getElementById('banner').hidden);
     assert.match(await page.locator('#banner').textContent(), /parallel\.tp/);
     await page.waitForTimeout(200);

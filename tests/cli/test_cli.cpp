@@ -99,6 +99,34 @@ TEST_CASE("predict prints a readable table with units") {
     CHECK(has(run.out, "tp 8 x pp 4 x cp 1 x dp 32"));
 }
 
+TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Blackwell Ultra, the whole run") {
+    const std::string l405 = "predict --model llama3.1-405b --gpu h100-sxm --gpus 16384 --tp 8 --sp --zero 1 --seq 8192 --gbs 2048 "
+                             "--recompute full --tokens 15.6e12";
+    const Run pp16 = trainclock(l405 + " --pp 16 --first-stage-layers 7 --last-stage-layers 7 --json");
+    REQUIRE(pp16.exit_code == 0);
+    CHECK(has(pp16.out, "\"first_stage_layers\": 7"));
+    CHECK(has(pp16.out, "\"goodput\": 0.9"));
+    CHECK(has(pp16.out, "\"defaults\": ["));
+    const Run vp8 = trainclock(l405 + " --pp 8 --vpp 8 --schedule interleaved --embedding-in-stage-split --loss-in-stage-split");
+    CHECK(vp8.exit_code == 0);
+    CHECK(has(vp8.out, "goodput"));
+    const Run rejected = trainclock(l405 + " --pp 8 --vpp 8 --schedule interleaved");
+    CHECK(rejected.exit_code == 2);
+    CHECK(has(rejected.err, "parallel.first_stage_layers"));
+    const Run ideal = trainclock(l405 + " --pp 16 --first-stage-layers 7 --last-stage-layers 7 --ideal --json");
+    REQUIRE(ideal.exit_code == 0);
+    CHECK(has(ideal.out, "\"goodput\": 1,"));
+    for (const char* gpus : {"64", "128", "256", "512"}) {
+        INFO(gpus);
+        CHECK(trainclock(std::string("predict --model llama3-70b --gpu gb200 --tp 8 --gpus ") + gpus).exit_code == 0);
+        CHECK(trainclock(std::string("predict --model llama3-70b --gpu gb300 --tp 8 --gpus ") + gpus).exit_code == 0);
+    }
+    const Run b300 = trainclock("predict --model llama3-70b --gpu b300 --gpus 64 --tp 8 --tokens 1e12 --json");
+    REQUIRE(b300.exit_code == 0);
+    CHECK(has(b300.out, "\"cost_usd\": null"));  // no published price: null, never $0
+    CHECK(has(b300.out, "cost unknown"));
+}
+
 TEST_CASE("predict --json prints the result JSON with the config") {
     const Run run = trainclock("predict " + kDefault + " --json");
     REQUIRE(run.exit_code == 0);
@@ -324,4 +352,24 @@ TEST_CASE("fine-tuning: LoRA flags predict, link round-trip, and search --smalle
     const Run small = trainclock("search " + lora + " --gpus 64 --smallest --top 1 --threads 1");
     REQUIRE(small.exit_code == 0);
     CHECK(has(small.out, "smallest setup that fits: 1 x a100-sxm4-40gb"));
+}
+
+TEST_CASE("calibrate: measured runs in, a calibration that predict and validate read out") {
+    const std::string runs = R"({"schema_version":1,"name":"runs","set":"public","source":"test","cases":[
+{"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.9},"citation":"test"},
+{"id":"R-2","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":2048,"global_batch":8,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":2.0},"citation":"test"}]})";
+    const std::string out = work_path("calibration.json");
+    const Run run = trainclock("calibrate --measurements - --out '" + out + "'", runs);
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(has(run.out, "leave-one-out"));
+    CHECK(has(run.out, "Not fitted"));
+    const std::string calibration = slurp(out);
+    CHECK(has(calibration, "\"a100-sxm4-80gb\""));
+    const Run predicted = trainclock("predict --model gpt2-medium --gpu a100-sxm4-80gb --seq 1024 --gbs 8 --mbs 8 --json --calibration '" + out + "'");
+    CHECK(predicted.exit_code == 0);
+    std::remove(out.c_str());
+    check_rejected("calibrate", "--measurements");
+    check_rejected("calibrate --measurements -", "-", R"({"schema_version":1,"name":"x","set":"public","source":"t","cases":[{"id":"B"}]})");
+    check_rejected("validate --write-intervals /tmp/x.json", "--write-intervals");
 }

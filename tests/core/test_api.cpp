@@ -59,6 +59,14 @@ TEST_CASE("encode_link and decode_link round-trip through JSON") {
     CHECK(predict_json(config) == predict_json(kConfig));
 }
 
+TEST_CASE("scaling_json lists every GPU count and precision, with results or errors") {
+    const std::string json = scaling_json(kConfig);
+    CHECK(json.rfind(R"({"gpu_counts":[1,2,4,8,16,32,64,128,256,512],"points":[)", 0) == 0);
+    CHECK(has(json, R"({"num_gpus":1,"precision":"fp32","gemm":"fp32","error":{"key":)"));  // PP=2 needs 2 GPUs
+    CHECK(has(json, R"({"num_gpus":8,"precision":"bf16-mixed","gemm":"bf16","speedup":)"));
+    CHECK(has(scaling_json("{"), R"("error")"));
+}
+
 TEST_CASE("import_hf_json returns the model object and the warnings") {
     const std::string json = import_hf_json(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
                                                 "quantization_config": {}})");
@@ -82,4 +90,14 @@ TEST_CASE("search_json and validate_json") {
     CHECK(has(validation, R"("name": "te-llama")"));
     CHECK(has(validate_json(R"({"calibration": {"memory_efficiency": 2}})"), R"({"error":{"key":"calibration.memory_efficiency")"));
     CHECK(has(validate_json(R"({"sources": "x"})"), R"({"error":{"key":"sources")"));
+}
+
+TEST_CASE("calibrate_json: the report as JSON, errors as the error object", "[api][fit]") {
+    CHECK(validate_json(R"({"cross_source": true, "source": "MEG21"})").find("\"key\":\"cross_source\"") != std::string::npos);
+    CHECK(calibrate_json("{").find("\"key\":\"measurements\"") != std::string::npos);
+    const std::string runs = R"({"schema_version":1,"name":"mine","set":"public","source":"test","cases":[
+{"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.3},"citation":"test"}]})";
+    const std::string report = calibrate_json(runs);
+    CHECK(report.find("\"trainclock/calibrate/v1\"") != std::string::npos);
+    CHECK(report.find("\"a100-sxm4-80gb\"") != std::string::npos);
 }

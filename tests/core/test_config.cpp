@@ -429,7 +429,7 @@ TEST_CASE("training.finetune and offload: round trip and errors naming keys") {
     CHECK(t.finetune.lora_targets == LoraTargets::attention);
     CHECK(t.finetune.frozen_layers == 2);
     CHECK(t.offload_optimizer);
-    CHECK(t.optimizer == "adamw8bit");
+    CHECK(t.optimizer == Optimizer::adamw8bit);
     // Pre-training configs keep their canonical form (no finetune object).
     CHECK(config_to_json(load_config(R"({"model": "gpt2", "gpu": "h100-sxm"})").value()).find("finetune") == std::string::npos);
 

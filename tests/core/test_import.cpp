@@ -405,6 +405,37 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK(freq.error().key == "--moe-layer-freq");
 }
 
+TEST_CASE("NeMo: Hydra overrides of the NeMo launcher's GPT-3 20B example") {
+    auto imported = import_megatron(split_command_line(launch_file("nemo-launcher-gpt3-20b-a100.txt")),
+                                    R"({"model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 8})");
+    REQUIRE(imported.ok());
+    CHECK(warned(imported.value(), "NeMo overrides"));
+    const std::string& json = imported.value().json;
+    CHECK(has(json, R"("parallel": {"tp": 2, "pp": 4})"));  // training.model.*_parallel_size; the rest from the YAML
+    CHECK(has(json, R"("training": {"global_batch": 32})"));
+    CHECK_FALSE(has(json, R"("precision")"));  // trainer.precision not overridden: not Megatron's fp32 default
+    auto config = load_imported(imported.value());
+    REQUIRE(config.ok());
+    CHECK(config.value().parallel.dp == 1);
+    // NeMo key names: underscores, encoder_seq_length, trainer.devices x num_nodes, activations_checkpoint_*,
+    // share_embeddings_and_output_weights, distributed_fused_adam, num_query_groups without a GQA switch.
+    auto keys = import_megatron(split_command_line(
+        "trainer.devices=8 trainer.num_nodes=2 trainer.precision=bf16-mixed model.num_layers=32 model.hidden_size=4096 "
+        "model.num_attention_heads=32 model.num_query_groups=8 model.ffn_hidden_size=14336 model.normalization=rmsnorm "
+        "model.activation=fast-swiglu model.share_embeddings_and_output_weights=False model.encoder_seq_length=8192 "
+        "model.micro_batch_size=1 model.global_batch_size=128 model.optim.name=distributed_fused_adam model.data.data_prefix=[1.0,x] "
+        "model.activations_checkpoint_granularity=selective model.sequence_parallel=False ++model.made_up_key=3 --vocab-size 128256"));
+    REQUIRE(keys.ok());
+    const std::string& k = keys.value().json;
+    CHECK(has(k, R"("num_gpus": 16)"));
+    CHECK(has(k, R"("kv_heads": 8)"));
+    CHECK(has(k, R"("activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false)"));
+    CHECK(has(k, R"("precision": "bf16-mixed")"));
+    CHECK(has(k, R"("parallel": {"zero": 1})"));
+    CHECK(has(k, R"("training": {"seq_len": 8192, "global_batch": 128, "micro_batch": 1, "recompute": "selective"})"));
+    CHECK(warned(keys.value(), "not understood, ignored: --made-up-key"));
+}
+
 TEST_CASE("command lines split like a shell") {
     CHECK(split_command_line("a 'b c' \"d \\\"e\\\"\" f\\ g \\\n h # comment\n i") ==
           std::vector<std::string>{"a", "b c", "d \"e\"", "f g", "h", "i"});
@@ -457,7 +488,7 @@ TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
     CHECK(config.value().parallel.zero == 2);
     CHECK(config.value().precision.name == "fp16-mixed");
     CHECK(config.value().num_gpus == 16);  // train_batch_size 16 = micro 1 (assumed) x accumulation 1 x 16 ranks
-    CHECK(config.value().training.optimizer == "adamw");
+    CHECK(config.value().training.optimizer == Optimizer::adamw);
 
     auto zero3 = import_deepspeed(launch_file("deepspeed-zero3.json"), R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb", "num_gpus": 16})");
     REQUIRE(zero3.ok());
@@ -498,7 +529,7 @@ TEST_CASE("importers answer every truncated or corrupted input with a value or a
         for (size_t cut = 0; cut < text.size(); cut += 23) {
             const std::string_view part = text.substr(0, cut);
             const std::string_view name = file;
-            if (name.find("megatron") == 0) check(import_megatron(split_command_line(part), R"({"model": "gpt2"})"));
+            if (name.find("megatron") == 0 || name.find("nemo") == 0) check(import_megatron(split_command_line(part), R"({"model": "gpt2"})"));
             else if (name.find("torchtitan") == 0) check(import_torchtitan(part, R"({"num_gpus": 64})"));
             else check(import_deepspeed(part));
         }

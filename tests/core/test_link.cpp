@@ -82,6 +82,29 @@ TEST_CASE("custom objects and every field round-trip through a link") {
     CHECK(config_to_json(decoded.value()) == config_to_json(config));
 }
 
+TEST_CASE("uneven stages and whole-run keys travel through a link and the flags of the same names") {
+    const Config config = load(R"({"model": "llama3.1-405b", "gpu": "h100-sxm", "num_gpus": 1024,
+        "parallel": {"tp": 8, "pp": 8, "virtual_stages": 8, "schedule": "interleaved", "embedding_in_stage_split": true,
+                     "loss_in_stage_split": true},
+        "training": {"seq_len": 8192, "global_batch": 512, "tokens": 1e12, "checkpoint_interval_steps": 500,
+                     "storage_bw_gbps": 100, "restart_s": 0, "failure_rate_per_gpu_hour": 1e-5, "ideal": true}})");
+    const std::string fragment = encode_config_link(config);
+    for (const char* pair : {"&ess=1", "&lss=1", "&cks=500", "&sbw=100", "&rst=0", "&fr=0.00001", "&ideal=1"}) {
+        INFO(pair);
+        CHECK(fragment.find(pair) != std::string::npos);
+    }
+    const auto decoded = decode_config_link(fragment);
+    REQUIRE(decoded.ok());
+    CHECK(config_to_json(decoded.value()) == config_to_json(config));
+    const auto uneven = decode_config_link("v=1&m=llama3.1-405b&g=h100-sxm&N=1024&p=bf16-mixed&tp=8&pp=16&fsl=7&lsl=7&gbs=512");
+    REQUIRE(uneven.ok());
+    CHECK(uneven.value().parallel.stage_split.first_stage_layers == 7);
+    CHECK(find_field_by_flag("--first-stage-layers")->path == "parallel.first_stage_layers");
+    CHECK(find_field_by_flag("--ideal")->path == "training.ideal");
+    const Error bad = decode_error("v=1&m=llama3.1-405b&g=h100-sxm&N=1024&tp=8&pp=16&fsl=6&lsl=7&gbs=512");
+    CHECK(bad.key == "parallel.first_stage_layers");
+}
+
 TEST_CASE("decode rejects future versions, unknown and garbled fields, naming the key") {
     const Error future = decode_error("v=2&m=gpt2&g=h100-sxm");
     CHECK(future.key == "v");

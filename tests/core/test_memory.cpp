@@ -144,7 +144,7 @@ TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master cop
     CHECK(qm.grads_gib == Approx(mem.grads_gib));
     // adamw8bit: two 1-byte states per parameter (+ one fp32 absmax per 2048-value block).
     Config eight = c;
-    eight.training.optimizer = "adamw8bit";
+    eight.training.optimizer = Optimizer::adamw8bit;
     CHECK(memory_of(eight, sh).optimizer_gib == Approx(adapters * 2 * (1 + 4.0 / 2048) / gib));
 }
 
@@ -180,4 +180,19 @@ TEST_CASE("CPU offload moves gradients, master weights and optimizer states (and
     CHECK(both.weights_gib == 0);
     CHECK(both.host_gib == Approx(off.host_gib + on_gpu.weights_gib));
     CHECK(both.fits);  // 8B weights and states in host memory; two gathered layers stay on the GPU
+}
+
+TEST_CASE("Memory outside the tensors: CUDA context, one NCCL communicator per group, allocator reserve", "[memory]") {
+    // 64 GPUs as tp 8 x pp 2 x dp 4: three communicators (TP, PP, DP) of a dense model.
+    const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},
+                                         "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1})");
+    const MemoryBreakdown m = memory_per_gpu(make_execution(c));
+    CHECK(m.other_gib == Approx(0.5 + 3 * 0.25 + 0.10 * (m.activations_gib + m.grads_gib)));
+    // One GPU: no communicator at all.
+    const Config one = fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 8})");
+    const MemoryBreakdown s = memory_per_gpu(make_execution(one));
+    CHECK(s.other_gib == Approx(0.5 + 0.10 * (s.activations_gib + s.grads_gib)));
+    // "fits" keeps the reserve: tensors alone at 99.9 % of capacity do not fit.
+    const double tensors = m.weights_gib + m.grads_gib + m.master_gib + m.optimizer_gib + m.activations_gib;
+    CHECK(m.per_gpu_gib > tensors + 0.5);
 }

@@ -366,3 +366,34 @@ TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA deq
     CHECK(layer_kind_run_end(frozen, 0, 32) == 4);
     CHECK(layer_ops(make_execution(frozen), layer_kind_at(frozen, 0)).backward.size == 0);
 }
+
+TEST_CASE("Autocast keeps the residual stream in fp32 and casts gradients back at op boundaries", "[operators]") {
+    // torch.autocast: the embedding output (fp32 weights) and every residual add (fp32 + half
+    // promotes) are fp32, so dropout+residual reads half + fp32 and writes fp32; norms read fp32; the
+    // half dgrad of a linear after a norm is cast back to fp32 in backward.
+    auto ops_of = [](const char* precision) {
+        const Config c = fixtures::config(std::string(R"("model": "bert-large", "gpu": "v100-sxm2-32gb", "num_gpus": 1, "precision": ")") +
+                                          precision + R"(", "training": {"seq_len": 128, "global_batch": 8, "micro_batch": 8})");
+        const Execution x = make_execution(c);
+        return layer_ops(x, layer_kind_at(c.model, 0));
+    };
+    auto bytes = [](const OpList& list, const char* name) {
+        for (const Op& op : list)
+            if (std::string(op.name) == name) return op.bytes;
+        return 0.0;
+    };
+    auto count = [](const OpList& list, const char* name) {
+        int n = 0;
+        for (const Op& op : list) n += std::string(op.name) == name ? 1 : 0;
+        return n;
+    };
+    const double e = 8.0 * 128 * 1024;  // tokens x hidden
+    const PieceOps amp = ops_of("fp16-amp"), mixed = ops_of("fp16-mixed");
+    CHECK(bytes(amp.forward, "dropout_residual") == Approx(e * (2 + 2 * 4 + 1)));
+    CHECK(bytes(mixed.forward, "dropout_residual") == Approx(e * (3 * 2 + 1)));
+    CHECK(bytes(amp.forward, "norm") == Approx(e * (4 + 4)));
+    CHECK(bytes(amp.backward, "norm_bwd") == Approx(e * 3 * 4));
+    // One input-gradient cast per linear fed by a norm (QKV and MLP up), none without autocast.
+    CHECK(count(amp.backward, "autocast_input_grad_cast") == 2);
+    CHECK(count(mixed.backward, "autocast_input_grad_cast") == 0);
+}

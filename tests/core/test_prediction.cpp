@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "trainclock/prediction.hpp"
+#include "trainclock/presets.hpp"
 
 using namespace trainclock;
 
@@ -70,12 +71,21 @@ TEST_CASE("Throughput, FLOPs, totals and cost follow from the step time", "[pred
     CHECK(p.gpu_hours == Approx(p.total_time_s * 64 / 3600));
     CHECK(p.cost_usd == Approx(p.gpu_hours * 2.0));
     CHECK(p.energy_kwh == Approx(64 * c.gpu.tdp_w * c.node.power_overhead * p.total_time_s / 3.6e6));
-    // PaLM appendix B: 6 N + 12 L H Q T per token (N without the input embedding).
+    // PaLM appendix B: 6 N + 12 L H Q T per token (N the matmul weights without the input embedding:
+    // Llama 3 70B has 2 norms of h = 8192 gains per layer and one final norm), causal: half of 12 L H Q T.
     const ModelSpec& m = c.model;
-    const double n = double(active_parameter_count(m)) - double(m.vocab) * m.hidden;
-    const double per_token = 6 * n + 12.0 * m.layers * m.heads * m.effective_head_dim() * 8192;
+    const double norms = (2.0 * m.layers + 1) * m.hidden;
+    const double n = double(active_parameter_count(m)) - double(m.vocab) * m.hidden - norms;
+    const double per_token = 6 * n + 6.0 * m.layers * m.heads * m.effective_head_dim() * 8192;
     CHECK(p.model_tflops_per_gpu == Approx(per_token * p.tokens_per_s_per_gpu / 1e12));
     CHECK(p.mfu == Approx(p.model_tflops_per_gpu / 989.5));
+    CHECK(p.mfu_precision_peak == Approx(p.mfu));  // bf16 GEMMs: the two peaks are one
+    Config fp8 = c;
+    fp8.precision = precision_preset("fp8-mixed").value();
+    const Prediction q = predict(fp8);
+    CHECK(q.mfu == Approx(q.model_tflops_per_gpu / 989.5));            // against the dense BF16 peak ...
+    CHECK(q.mfu_precision_peak == Approx(q.model_tflops_per_gpu / 1979));  // ... and the FP8 one
+    CHECK(q.mfu > p.mfu);  // faster reads as higher MFU
     CHECK(p.mfu > 0.2);
     CHECK(p.mfu < 0.8);
     // Executed FLOPs count recomputation: full recompute re-runs the forward (4 passes instead of 3).
@@ -193,4 +203,68 @@ TEST_CASE("LoRA of Llama 3.1 8B on one A100 40GB predicts and fits; the frozen b
     CHECK(lora.hardware_tflops_per_gpu * lora.iteration_time_s < 0.85 * full.hardware_tflops_per_gpu * full.iteration_time_s);
     CHECK(lora.iteration_time_s < full.iteration_time_s);
     CHECK(lora.params_total == Approx(full.params_total));
+}
+
+TEST_CASE("FLOP and MFU invariants hold for every model x GPU x precision preset, even at efficiency 1") {
+    // Model FLOPs (6N + causal attention, no recompute) never exceed the FLOPs executed, MFU never
+    // exceeds the precision's own peak, and the executed FLOP/s never exceed the fastest unit's peak,
+    // also when every calibrated efficiency is set to its upper bound of 1.
+    int checked = 0;
+    for (const std::string& model : preset_names(PresetKind::model)) {
+        for (const std::string& gpu : preset_names(PresetKind::gpu)) {
+            for (const std::string& precision : preset_names(PresetKind::precision)) {
+                for (const bool unit_efficiency : {false, true}) {
+                    for (const char* recompute : {"none", "full"}) {
+                        const std::string calibration =
+                            unit_efficiency ? R"(, "calibration": {"gemm_efficiency": {"fp32": 1, "tf32": 1, "fp16": 1, "bf16": 1, "fp8": 1, "mxfp8": 1, "nvfp4": 1},
+                                                 "attention_efficiency": 1, "memory_efficiency": 1, "kernel_launch_s": 0, "host_op_s": 0, "step_overhead_s": 0})"
+                                            : "";
+                        auto config = load_config(R"({"model": ")" + model + R"(", "gpu": ")" + gpu + R"(", "precision": ")" + precision +
+                                                  R"(", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 2, "micro_batch": 1, "recompute": ")" +
+                                                  recompute + R"("})" + calibration + "}");
+                        if (!config) continue;  // e.g. fp8 on a GPU without FP8 units
+                        const Prediction p = predict(config.value());
+                        INFO(model << " on " << gpu << " in " << precision << (unit_efficiency ? " at efficiency 1" : "") << ", recompute " << recompute);
+                        CHECK(p.model_tflops_per_gpu <= p.hardware_tflops_per_gpu * (1 + 1e-9));
+                        CHECK(p.mfu_precision_peak <= 1.0);
+                        double fastest = 0;
+                        for (int d = 0; d < kDTypeCount; ++d) fastest = std::max(fastest, config.value().gpu.peak_tflops[size_t(d)]);
+                        CHECK(p.hardware_tflops_per_gpu <= fastest * (1 + 1e-9));
+                        ++checked;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(checked > 1000);
+}
+
+TEST_CASE("ZeRO-3 is never faster than ZeRO-1/2 on the same layout", "[prediction]") {
+    // ZeRO-3 moves ZeRO-2's traffic plus a gather per forward and backward on the same groups
+    // (Rajbhandari et al. 2020 sec. 7.2); e.g. Mixtral 8x7B on 64 H100 with EP 8 was 0.714 vs 0.903 s
+    // when its expert gathers ran on the dense DP group instead of the expert one.
+    int compared = 0;
+    for (const std::string& model : preset_names(PresetKind::model)) {
+        for (const char* layout : {R"("tp": 1)", R"("tp": 8)", R"("tp": 1, "ep": 8)", R"("tp": 2, "pp": 2, "ep": 4)"}) {
+            for (const char* gbs : {"64", "512"}) {
+                double t[4] = {0, 0, 0, 0};
+                bool ok = true;
+                for (int zero = 1; zero <= 3; ++zero) {
+                    auto config = load_config(R"({"model": ")" + model + R"(", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {)" + layout +
+                                              R"(, "zero": )" + std::to_string(zero) + R"(}, "training": {"seq_len": 2048, "global_batch": )" + gbs + "}}");
+                    if (!config) {
+                        ok = false;
+                        break;
+                    }
+                    t[zero] = predict(config.value()).iteration_time_s;
+                }
+                if (!ok) continue;
+                INFO(model << " {" << layout << "} gbs " << gbs);
+                CHECK(t[3] >= t[1] * (1 - 1e-12));
+                CHECK(t[3] >= t[2] * (1 - 1e-12));
+                ++compared;
+            }
+        }
+    }
+    CHECK(compared > 50);
 }

@@ -80,6 +80,16 @@ TEST_CASE("given keys replace the defaults: no failures leaves only the checkpoi
     CHECK(p.total_time_s == Approx(T + std::floor(T / tau) * C));
 }
 
+TEST_CASE("a run whose interruptions outpace its checkpoints says it would not finish", "[run]") {
+    // 16,384 GPUs at 1e-3 interruptions per GPU-hour: one every 3.7 minutes of wall time, restarts of an hour.
+    const Prediction p = predict(fixtures::config(k16k + R"(, "failure_rate_per_gpu_hour": 1e-3, "restart_s": 3600})"));
+    CHECK(p.run.stalls);
+    CHECK(p.run.goodput <= 0.0101);
+    bool said = false;
+    for (const std::string& w : p.warnings) said = said || w.find("would not finish") != std::string::npos;
+    CHECK(said);
+}
+
 TEST_CASE("whole-run keys: parse, round-trip, range errors naming the key", "[run]") {
     const auto c = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"tokens": 1e9, "checkpoint_interval_s": 3600, "restart_s": 0, "failure_rate_per_gpu_hour": 1e-4, "storage_bw_gbps": 10, "ideal": true}})");
     REQUIRE(c.ok());

@@ -187,6 +187,12 @@ TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
                     for (int64_t ep = 1; ep <= max_ep; ++ep)
                         for (int schedule = 0; schedule < 3; ++schedule)
                             for (int64_t v = 1; v <= layers; ++v)
+                                // Where the layers do not divide, the search tries Megatron's uneven splits.
+                                for (const StageSplit& split : layers % (pp * v) == 0 || pp == 1
+                                                                   ? std::vector<StageSplit>{StageSplit{}}
+                                                                   : megatron_stage_splits(layers, pp, v).empty()
+                                                                         ? std::vector<StageSplit>{StageSplit{}}
+                                                                         : megatron_stage_splits(layers, pp, v))
                                 for (int sp = 0; sp < 2; ++sp)
                                     for (int64_t mbs = 1; mbs <= c.gbs; ++mbs) {
                                         // Canonical forms (search.hpp): one schedule without a pipeline,
@@ -202,6 +208,7 @@ TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
                                         config.parallel.ep = ep;
                                         config.parallel.schedule = sched;
                                         config.parallel.virtual_stages = v;
+                                        config.parallel.stage_split = split;
                                         config.parallel.sequence_parallel = sp == 1;
                                         config.training.micro_batch = mbs;
                                         if (validate_config(config).ok()) ++accepted;
@@ -210,6 +217,42 @@ TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
         CHECK(report.stats.predicted == accepted);
         CHECK(report.stats.feasible + report.stats.rejected_total() == report.stats.layouts);
     }
+}
+
+// 126 layers do not divide over 16 stages: the search tries the splits Megatron-Core makes
+// (stage_split.hpp) and lists the embedding + loss split (128 / 16 = 8, 7 at both ends) once (the
+// first/last 7 split gives the same assignment and the same prediction).
+TEST_CASE("search: Llama 3.1 405B at PP 16 (and PP 8 x VP 8) finds Megatron's uneven split", "[search]") {
+    const Config base = base_config("llama3.1-405b", "h100-sxm", 16384, 8192, 2048, "bf16-mixed");
+    SearchOptions options;
+    options.top_k = 3;
+    options.tp = {8};
+    options.pp = {16};
+    options.cp = {1};
+    options.zero = {1};
+    options.micro_batch = {1};
+    options.recompute = {Recompute::full};
+    options.sequence_parallel = {1};
+    options.schedules = {PipelineSchedule::one_f_one_b};
+    Result<SearchSpace> space = SearchSpace::create(base, options);
+    REQUIRE(space.ok());
+    const SearchReport report = run_all(space.value());
+    REQUIRE(report.top.size() == 1);  // the two splits are equivalent
+    const ParallelSpec& p = report.top[0].layout.parallel;
+    CHECK(p.stage_split.embedding_in_stage_split);
+    CHECK(p.stage_split.loss_in_stage_split);
+    CHECK(stage_layer_range(126, 16, 1, p.stage_split, 0).count == 7);
+    CHECK(stage_layer_range(126, 16, 1, p.stage_split, 1).count == 8);
+    CHECK_THAT(describe_layout(space.value(), report.top[0].layout), Catch::Contains("+embedding +loss"));
+    options.pp = {8};
+    options.schedules = {PipelineSchedule::interleaved};
+    options.virtual_stages = {8};
+    Result<SearchSpace> vp = SearchSpace::create(base, options);
+    REQUIRE(vp.ok());
+    const SearchReport interleaved = run_all(vp.value());
+    REQUIRE_FALSE(interleaved.top.empty());
+    CHECK(interleaved.top[0].layout.parallel.stage_split.embedding_in_stage_split);
+    CHECK(interleaved.top[0].layout.parallel.virtual_stages == 8);
 }
 
 // Llama 3 405B pre-training (Llama 3 paper, arXiv 2407.21783, section 3.3.2 and Table 4): 16,384
@@ -517,4 +560,23 @@ TEST_CASE("search: pruning agrees with exhaustive prediction on tight-memory and
         CHECK(pruned.stats.predicted * 10 < brute.stats.predicted);
         CHECK(brute.stats.rejected[size_t(RejectReason::memory)] > brute.stats.feasible / 10);
     }
+}
+
+TEST_CASE("the default precision set holds the recipes used to pretrain; all holds every preset", "[search]") {
+    const GpuSpec h100 = gpu_preset("h100-sxm").value();
+    auto names = [](const std::vector<PrecisionSpec>& set) {
+        std::vector<std::string> out;
+        for (const PrecisionSpec& p : set) out.push_back(p.name);
+        return out;
+    };
+    const std::vector<std::string> pretraining = names(pretraining_precisions_for_gpu(h100));
+    const std::vector<std::string> all = names(precisions_for_gpu(h100));
+    // Pure 16-bit weights lose small updates (Micikevicius et al. 2018 sec. 3.1): not a pretraining recipe.
+    for (const char* pure : {"fp16", "bf16"}) {
+        CHECK(std::find(pretraining.begin(), pretraining.end(), pure) == pretraining.end());
+        CHECK(std::find(all.begin(), all.end(), pure) != all.end());
+    }
+    for (const char* kept : {"fp32", "tf32", "fp16-amp", "bf16-amp", "fp16-mixed", "bf16-mixed", "fp8-mixed"})
+        CHECK(std::find(pretraining.begin(), pretraining.end(), kept) != pretraining.end());
+    CHECK(pretraining.size() + 2 == all.size());
 }

@@ -172,9 +172,20 @@ struct AccuracyFigures {
     std::vector<GroupError> precisions;  // groups of at least 5 cases
 };
 
-AccuracyFigures measure_accuracy() {
-    const ValidationSuite suite = load_validation_suite();
+// The issue-3 data (sets public and vtrain, time metrics): the second batch (set public-2, its own
+// gate below) and memory cases are scored apart, so these gates keep their meaning and limits.
+ValidationSuite issue3_suite() {
+    ValidationSuite suite = load_validation_suite();
     REQUIRE(suite.issues.empty());
+    std::vector<ValidationCase> kept;
+    for (auto& c : suite.cases)
+        if (c.set != "public-2" && !is_memory_case(c)) kept.push_back(std::move(c));
+    suite.cases = std::move(kept);
+    return suite;
+}
+
+AccuracyFigures measure_accuracy() {
+    const ValidationSuite suite = issue3_suite();
     const ValidationReport aware = run_validation(suite);
     ValidationOptions blind_options;
     blind_options.precision_blind = true;
@@ -214,4 +225,38 @@ void check_accuracy(double public_limit, double ratio_limit, double precision_li
 // (when this gate was set: public 9.5 %, ratios 6.7 %, worst precision tf32 14.7 %, blind 5.5x).
 TEST_CASE("accuracy against published measurements meets the issue-3 targets", "[validation][accuracy]") {
     check_accuracy(0.10, 0.10, 0.15);
+}
+
+// The second batch (llm_public_2.csv, precision_public_2.csv: B200, MI300X, torchtitan, JAX): gated
+// as far as met when transcribed (in-sample public-2 36.4 %; peak memory 24.5 %, 28.8 % once memory
+// counts the CUDA context and allocator reserve: SimuMax's allocated bytes 3.2 %, torchtitan's
+// reserved bytes over-predicted by 21-93 %), so a physics change may only improve them; issue 9
+// targets 10 %.
+TEST_CASE("accuracy on the second public batch does not regress", "[validation][accuracy]") {
+    const ValidationSuite suite = load_validation_suite();
+    const ValidationReport report = run_validation(suite);
+    const GroupError* second = report.find("set", "public-2");
+    const GroupError* memory = report.find("set", "memory");
+    REQUIRE(second != nullptr);
+    REQUIRE(memory != nullptr);
+    CHECK(second->count >= 40);
+    CHECK(second->mape <= 0.40);
+    CHECK(memory->mape <= 0.30);
+}
+
+TEST_CASE("memory cases are scored apart from time and never pair", "[validation]") {
+    ValidationSuite suite;
+    const std::string memory = R"({"metric":"peak_memory_gib","value":10})";
+    parse_validation_file("unit.json", file_text("unit", {case_line("M-1", "tf32", 1, 8, memory),
+                                                          case_line("M-2", "bf16-mixed", 1, 8, memory),
+                                                          case_line("M-3", "bf16-mixed", 1, 8)}), suite);
+    REQUIRE(suite.issues.empty());
+    const ValidationReport report = run_validation(suite);
+    CHECK(report.pairs.empty());  // M-1/M-2 differ only in precision but measure memory
+    REQUIRE(report.find("set", "memory") != nullptr);
+    CHECK(report.find("set", "memory")->count == 2);
+    CHECK(report.find("set", "public")->count == 1);
+    CHECK(report.find("precision", "tf32") == nullptr);
+    const Prediction p = predict(suite.cases[0].config);
+    CHECK(report.cases[0].predicted == Approx(p.memory.per_gpu_gib));
 }

@@ -10,16 +10,23 @@ namespace trainclock {
 
 std::string predict_json(std::string_view config_json);  // result/v1 JSON (with "timeline")
 std::string compare_json(std::string_view config_json);  // {"rows": [{precision, result...}]} across the GPU's precisions
+std::string scaling_json(std::string_view config_json);  // {"gpu_counts", "points": [{num_gpus, precision, result...}]} (scaling.hpp)
 std::string presets_json(std::string_view kind);         // kind "" = all: {"models": [...], "gpus": [...], ...}
 std::string encode_link(std::string_view config_json);   // {"fragment": "v=1&m=..."}
 std::string decode_link(std::string_view fragment);      // {"config": {...}} (a config/v1 object)
 std::string import_hf_json(std::string_view hf_json);    // {"model": {...}, "warnings": [...]} from a Hugging Face config.json
+// {"config": {...}, "warnings": [...]} of a launch config: kind "megatron" (text = the command line),
+// "torchtitan" (TOML) or "deepspeed" (JSON); overrides_json as in import.hpp ({"model", "gpu", "num_gpus"}).
+std::string import_launch_json(std::string_view kind, std::string_view text, std::string_view overrides_json);
 // trainclock/search/v1 JSON of a single-threaded search. options: {"top": 10, "objective": "time" | "cost",
 // "all_precisions": false, "pin": ["tp", "pp", "cp", "ep", "zero", "virtual_stages", "schedule",
 // "sequence_parallel", "micro_batch", "recompute"]}: pinned dimensions keep the config's value.
 std::string search_json(std::string_view config_json, std::string_view options_json);
 // trainclock/validation/v1 JSON over the embedded cases. options: {"source": "<id or file prefix>",
-// "precision_blind": false, "calibration": {...}} (all optional).
+// "precision_blind": false, "calibration": {...}} (all optional); {"cross_source": true} alone gives the
+// leave-one-source-out report instead (trainclock/cross-source/v1, as validate --cross-source --json).
 std::string validate_json(std::string_view options_json);
+// A measurements file (presets/validation case format) -> the calibrate report (trainclock/calibrate/v1).
+std::string calibrate_json(std::string_view measurements_json);
 
 } // namespace trainclock

@@ -28,9 +28,10 @@ struct Calibration {
 };
 
 // The record for one GPU and fused-attention kernel: preset "measured" figures, then vendor
-// defaults, then the user's overrides.
+// defaults, then the framework's (host cost per op), then the user's overrides.
 Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides,
-                                AttentionKernel attention_kernel = AttentionKernel::flash2);
+                                AttentionKernel attention_kernel = AttentionKernel::flash2,
+                                const FrameworkSpec* framework = nullptr);
 
 // Reference dtype of the precision-blind baseline: bf16 where the GPU has it, else fp16 (V100, T4).
 DType reference_dtype(const GpuSpec& gpu);

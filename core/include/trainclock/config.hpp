@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainclock/framework.hpp"
 #include "trainclock/hardware.hpp"
 #include "trainclock/model.hpp"
 #include "trainclock/precision.hpp"
@@ -23,9 +24,13 @@ inline constexpr std::string_view kConfigSchema = "trainclock/config/v1";
 
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };  // JSON: "gpipe", "1f1b", "interleaved"
 enum class Recompute { none, selective, full };
-// Generation of the fused-attention kernel: FlashAttention-1/2 and Triton-era kernels (mma.sync), or
-// Hopper-native ones (FlashAttention-3, cuDNN fused attention through Transformer Engine: wgmma + TMA).
-enum class AttentionKernel { flash2, flash3 };
+// JSON: "adamw", "adamw8bit" (bitsandbytes 8-bit states), "adam", "lamb", "lamb-per-tensor" (a Python loop over tensors, not multi-tensor
+// fused), "sgd" (with momentum).
+enum class Optimizer { adamw, adamw8bit, adam, lamb, lamb_per_tensor, sgd };
+// State buffers per weight: SGD's momentum 1, Adam(W)'s (also 8-bit) and LAMB's m and v 2.
+inline int optimizer_state_count(Optimizer o) { return o == Optimizer::sgd ? 1 : 2; }
+// LAMB reads gradient and weight once more for its trust ratio (You et al. 2019).
+inline bool optimizer_trust_ratio(Optimizer o) { return o == Optimizer::lamb || o == Optimizer::lamb_per_tensor; }
 
 // How the work is split over GPUs (the execution strategy).
 struct ParallelSpec {
@@ -73,7 +78,7 @@ struct TrainingSpec {
     Recompute recompute = Recompute::none;
     bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
     AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
-    std::string optimizer = "adamw";     // adamw | adamw8bit (bitsandbytes, 1-byte states) | adam | lamb | lamb-per-tensor (a Python loop over tensors, not multi-tensor fused) | sgd
+    Optimizer optimizer = Optimizer::adamw;  // adamw | adamw8bit (bitsandbytes, 1-byte states) | adam | lamb | lamb-per-tensor | sgd
     double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
     FinetuneSpec finetune;               // method full and nothing frozen = pre-training
@@ -97,6 +102,7 @@ struct CalibrationOverrides {
     std::optional<double> intra_node_efficiency;        // achievable fraction of the intra-node link
     std::optional<double> inter_node_efficiency;        // achievable fraction of the NICs
     std::optional<double> kernel_launch_s;              // fixed cost per kernel
+    std::optional<double> host_op_s;                    // CPU dispatch per op (framework); default: the framework's
     std::optional<double> step_overhead_s;              // fixed cost per optimizer step (framework, data loader)
 };
 
@@ -106,16 +112,49 @@ struct CalibrationSpec : CalibrationOverrides {
     std::vector<std::pair<std::string, CalibrationOverrides>> per_gpu;  // GPU preset name -> its overrides (last wins)
 };
 
+// Which framework-defaulted knobs the config set itself (explicit key > framework preset > default).
+struct ExplicitKnobs {
+    bool overlap_tp_comm = false;        // parallel.overlap_tp_comm given
+    bool overlap_dp_comm = false;        // parallel.overlap_dp_comm given
+    bool attention_kernel = false;       // training.attention_kernel given
+    bool fp8_recipe = false;             // precision.fp8_recipe given (inline precision object)
+};
+
 struct Config {
     ModelSpec model;
     GpuSpec gpu;
     NodeSpec node;
     int64_t num_gpus = 1;
     PrecisionSpec precision;
+    FrameworkSpec framework;             // name "" = none given: today's defaults (those of kDefaultFrameworkEquivalent)
     ParallelSpec parallel;
     TrainingSpec training;
     CalibrationSpec calibration;
+    ExplicitKnobs explicit_knobs;        // set by the parser and by front ends that edit a knob
+    std::vector<std::string> framework_defaults;  // "key = value" the framework set (filled by check_config)
 };
+
+// Micro-batches x pipeline chunks per step the schedule simulates: 2^18 covers 32768 micro-batches
+// on 8 stages (Megatron runs use tens to a few thousand) and keeps a requested timeline (2 spans per
+// slot) to tens of MB.
+inline constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 18;
+
+// The layout and training rules of validate_config one by one, each with its message (the search
+// checks them per group of layouts and counts which one a group breaks).
+std::optional<Error> tp_rule(const ModelSpec& model, int64_t tp);  // heads, KV heads, MLP and expert widths
+std::optional<Error> pp_rule(const ModelSpec& model, int64_t pp, const StageSplit& split);  // a layer (or embedding/loss slot) per stage
+std::optional<Error> virtual_stages_rule(const ModelSpec& model, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule,
+                                         const StageSplit& split);  // interleaved only; a split Megatron-Core can make
+std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);  // whole hosts beyond one
+std::optional<Error> ep_rule(const ModelSpec& model, int64_t dp, int64_t ep);  // EP divides experts and DP
+std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule);
+std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                 // 2*cp load-balanced chunks
+std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp);     // each CP rank's tokens over TP
+std::optional<Error> gemm_shape_rule(const ModelSpec& model, DType gemm, int64_t tp);  // FP8/FP4: multiples of 16
+// The defaults validate_config fills in: the GPU's default node, and the first of bf16-mixed,
+// fp16-mixed, fp32 the GPU runs (nothing when already set or unavailable).
+void fill_node_default(Config& config);
+void fill_precision_default(Config& config);
 
 // Parse a config JSON document (presets by name or inline objects); unknown keys, wrong types and
 // unknown preset names are errors naming the key. Does not check cross-field rules: see validate_config.
@@ -137,6 +176,15 @@ std::optional<Error> check_layout_rules(Config& config);
 // The range rules of a calibration on their own (fractions in (0, 1], times >= 0), also of its
 // per-GPU sections; validate_config applies them too.
 std::optional<Error> check_calibration(const CalibrationSpec& calibration);
+
+// The framework's defaults for the knobs the config did not set (explicit key > framework preset >
+// today's default), listed in config.framework_defaults; nothing when no framework is given.
+// check_config applies it; idempotent.
+void apply_framework_defaults(Config& config);
+
+// The scaling recipe the config's quantised GEMMs run: precision.fp8_recipe, else the framework's
+// when it fits the gemm dtype, else the dtype's own (fp8: delayed). nullopt when nothing is quantised.
+std::optional<Fp8Recipe> effective_fp8_recipe(const Config& config);
 
 // parse_config + validate_config.
 Result<Config> load_config(std::string_view json);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "trainclock/calibration.hpp"
 #include "trainclock/config.hpp"
@@ -45,10 +46,6 @@ double expert_load_factor(const ModelSpec& model, const ParallelSpec& parallel);
 // default), the embedding also with frozen_layers.
 bool embedding_trains(const Config& config);
 bool head_trains(const Config& config);
-// Gated MLP units (SwiGLU/GeGLU, Shazeer 2020 arXiv 2002.05202): gate, up and down matrices.
-bool gated_mlp(Activation activation);
-// FP8 and FP4 GEMMs: scaled formats with cast/amax/transpose ops around every GEMM (Transformer Engine).
-bool is_quantized(DType dtype);
 
 // The dtype each op class runs in under one precision setting on this GPU, its storage width, and
 // the kernel decisions that follow from them.
@@ -58,18 +55,35 @@ struct OpPrecision {
     DType attention = DType::bf16;    // attention matmuls (FP8 recipes keep them in bf16/fp16)
     double w_act = 2, w_gemm = 2, w_attn = 2, w_param = 2, w_grad = 4;  // storage bytes per element
     bool quantized = false;           // FP8/FP4 GEMMs (cast + transpose of every operand)
+    Fp8Recipe recipe = Fp8Recipe::delayed;  // their scaling recipe (effective_fp8_recipe)
     bool autocast = false;            // torch.autocast casts at op boundaries
     bool flash = false;               // fused attention runs: asked for, a kernel for the dtype, absolute positions
 };
 OpPrecision op_precision(const Config& config, const PrecisionSpec& precision);
 
-// The precision-blind baseline: every op at one 16-bit tensor-core dtype, no precision-only ops.
-PrecisionSpec blind_precision(const GpuSpec& gpu);
+// The precision-blind baseline: every op at one 16-bit tensor-core dtype (reference_dtype), no
+// precision-only ops (one static record per reference dtype).
+const PrecisionSpec& blind_precision(const GpuSpec& gpu);
+// M = global batch / (micro-batch x DP), at least 1 (DESIGN.md 2.4).
+int64_t micro_batch_count(const Config& config);
 
+// Derived from a validated config (load_config / validate_config), with its calibration resolved
+// or given (a search resolves it once for every layout and derives an execution per layout probed,
+// so it is built in place and refers to the config and the calibration instead of copying them).
 struct Execution {
+    explicit Execution(const Config& config);                 // resolves the calibration
+    Execution(const Config& config, const Calibration& cal);  // `cal` outlives the execution
+    Execution(const Config&& config) = delete;                // the execution refers to its config
+    Execution(const Config&& config, const Calibration& cal) = delete;
+    Execution(const Execution&) = delete;
+    Execution& operator=(const Execution&) = delete;
+
+private:
+    std::optional<Calibration> resolved_;  // the calibration when resolved here (before `cal`)
+
+public:
     const Config* config = nullptr;   // the validated config it is derived from (outlives it)
-    Calibration cal;                  // resolved for the GPU and attention kernel
-    PrecisionSpec blind;              // the precision-blind reference (used when cal.precision_blind)
+    const Calibration& cal;           // resolved for the GPU and attention kernel
     OpPrecision ops;                  // what operators cost: the config's precision, or the blind one
     OpPrecision stored;               // the config's own precision: what memory holds
 
@@ -113,17 +127,20 @@ struct Execution {
     double price_per_gpu_hour_usd = 0;  // the training's price, else the GPU preset's
     double power_w = 0;                 // board power of all GPUs times the node overhead
 
-    const PrecisionSpec& precision() const { return cal.precision_blind ? blind : config->precision; }  // costed
+    const PrecisionSpec* costed = nullptr;  // the config's precision, or the precision-blind reference
+    const PrecisionSpec& precision() const { return *costed; }
+
+private:
+    void derive(const Config& config);
 };
 
 // USD per GPU-hour: the training's price, else the GPU preset's.
 double price_per_gpu_hour_usd(const Config& config);
 
-// Derived from a validated config (load_config / validate_config), with its calibration resolved
-// or given (a search resolves it once for every layout).
-Execution make_execution(const Config& config);
-Execution make_execution(const Config& config, const Calibration& cal);
-Execution make_execution(const Config&& config) = delete;  // the execution points at its config
+// Built in the caller's storage (C++17 guaranteed elision): const Execution x = make_execution(c).
+inline Execution make_execution(const Config& config) { return Execution(config); }
+inline Execution make_execution(const Config& config, const Calibration& cal) { return Execution(config, cal); }
+Execution make_execution(const Config&& config) = delete;
 Execution make_execution(const Config&& config, const Calibration& cal) = delete;
 
 // Layers of virtual stage j (chunk * stages + stage) in runs of one kind: f(first, count, kind).

@@ -81,14 +81,22 @@ struct ModelSpec {
     }
 };
 
+// Gated MLP units (SwiGLU/GeGLU, Shazeer 2020 arXiv 2002.05202) have gate, up and down matrices;
+// the others up and down.
+bool gated_mlp(Activation activation);
+int64_t mlp_matrices(Activation activation);  // 3 gated, else 2
+
+int64_t active_matmul_parameter_count(const ModelSpec& model);  // the same without norm gains/biases (no matmul FLOPs)
+
 // Transformer layers of every stack: an encoder-decoder's encoder, then its decoder.
 int64_t total_layers(const ModelSpec& model);
 
 // Closed-form counts (exact integer arithmetic on the architecture).
 int64_t parameter_count(const ModelSpec& model);         // all weights incl. embeddings, every expert and MTP modules
 int64_t active_parameter_count(const ModelSpec& model);  // weights touched per token (top_k experts; MTP modules included)
-// Weights of layer `index` (pipeline order, total_layers); active_only: top_k experts.
-int64_t layer_parameter_count(const ModelSpec& model, int64_t index, bool active_only);
+// Weights of layer `index` (pipeline order, total_layers); active_only: top_k experts; without
+// with_norms: the matmul weights only (no norm gains/biases).
+int64_t layer_parameter_count(const ModelSpec& model, int64_t index, bool active_only, bool with_norms = true);
 // Weights of the attention block of one layer (Q, K, V, O or the MLA projections and latent norms).
 int64_t attention_parameter_count(const ModelSpec& model);
 // The part of it every tensor-parallel rank holds whole: MLA's down projections and latent norms

@@ -24,6 +24,15 @@ inline constexpr int kDTypeCount = 7;
 std::string_view dtype_name(DType dtype);                   // "bf16"
 std::optional<DType> dtype_from_name(std::string_view name);  // nullopt when unknown
 double dtype_storage_bytes(DType dtype);                     // bytes per element incl. block scales (tf32 -> 4, mxfp8 -> 1 + 1/32)
+// FP8 and FP4 GEMM formats: scaled, with cast/amax/transpose ops around every GEMM (Transformer Engine).
+bool is_quantized(DType dtype);
+
+// FP8 scaling recipes (Transformer Engine, torchao, DeepSeek-V3): where the scales live and how
+// they are found. delayed: per-tensor scale from an amax history; tensorwise: per-tensor scale from
+// the current amax; rowwise: one scale per row; blockwise: 1x128 activation / 128x128 weight blocks;
+// mxfp8: one e8m0 scale per 32 elements in the tensor core; nvfp4: fp4 with one e4m3 scale per 16.
+enum class Fp8Recipe { delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4 };
+std::string_view fp8_recipe_name(Fp8Recipe recipe);
 
 enum class LossScaling { none, dynamic };
 enum class MasterWeights { none, fp32 };
@@ -41,6 +50,15 @@ struct PrecisionSpec {
     DType optimizer_states = DType::fp32;   // Adam m and v
     LossScaling loss_scaling = LossScaling::none;  // dynamic: unscale + inf/nan check every step
     bool autocast = false;                  // torch-autocast style: casts at op boundaries, fp32 weights recast per forward
+    std::optional<Fp8Recipe> fp8_recipe;    // scaling recipe of quantised GEMMs; unset: the framework's, else the dtype's (fp8: delayed)
 };
+
+// An fp32 master copy distinct from the working weights (updated by the optimizer, copied back).
+inline bool keeps_master(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 && p.params != DType::fp32; }
+// The recipe a quantised GEMM dtype runs by itself: mxfp8 and nvfp4 have one each; fp8 is TE's
+// default, delayed scaling. nullopt for unquantised dtypes.
+std::optional<Fp8Recipe> default_fp8_recipe(DType gemm);
+// Whether `recipe` scales GEMMs of `gemm`: the four fp8 recipes need fp8, mxfp8 and nvfp4 their dtype.
+bool fp8_recipe_fits(Fp8Recipe recipe, DType gemm);
 
 } // namespace trainclock

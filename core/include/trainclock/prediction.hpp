@@ -65,6 +65,7 @@ struct WholeRun {
     double restart_s = 0;                // per interruption, without the checkpoint load and the lost work
     double failure_rate_per_gpu_hour = 0;
     double storage_bw_gbps = 0;
+    bool stalls = false;                 // interruptions outpace checkpoint + restart: the run would not finish (capped at 1 % progress)
     std::vector<std::string> defaults;   // training.* keys that took their default (stated in the warnings)
 };
 
@@ -75,7 +76,8 @@ struct Prediction {
     double samples_per_s = 0;
     double model_tflops_per_gpu = 0;     // 6N + attention per token, no recompute (PaLM appendix B convention)
     double hardware_tflops_per_gpu = 0;  // FLOPs actually executed incl. recompute
-    double mfu = 0;                      // model FLOP/s over the peak of the gemm dtype
+    double mfu = 0;                      // model FLOP/s over the dense 16-bit (BF16, else FP16) peak: Llama 3 / PaLM convention
+    double mfu_precision_peak = 0;       // model FLOP/s over the peak of the dtype the GEMMs run in
     double steps = 0;                    // optimizer steps for training.tokens
     double total_time_s = 0;
     double gpu_hours = 0;
@@ -97,6 +99,9 @@ struct PredictOptions {
     bool timeline = false;               // record the per-stage spans (costs time; off for search)
     double bound_above_s = std::numeric_limits<double>::infinity();  // search: skip the pipeline simulation when a lower bound of the step time exceeds this
 };
+
+// Model FLOPs per token (6N + attention, causal halved, no recompute): what MFU counts.
+double model_flops_per_token(const Config& config);
 
 // Predict one validated config (see load_config). Never fails on a validated config.
 Prediction predict(const Config& config, const PredictOptions& options = {});

@@ -10,7 +10,7 @@
 
 namespace trainclock {
 
-enum class PresetKind { model, gpu, node, precision, validation };
+enum class PresetKind { model, gpu, node, precision, framework, validation, interval };  // interval: fit.hpp's prediction intervals
 
 // One embedded JSON file, exactly the bytes of presets/<kind>s/<name>.json.
 struct EmbeddedPreset {
@@ -28,6 +28,7 @@ Result<ModelSpec> model_preset(std::string_view name);              // unknown: 
 Result<GpuSpec> gpu_preset(std::string_view name);
 Result<NodeSpec> node_preset(std::string_view name);
 Result<PrecisionSpec> precision_preset(std::string_view name);
+Result<FrameworkSpec> framework_preset(std::string_view name);     // every value key has a source
 
 // Closest names by edit distance, for "unknown gpu 'h100'; did you mean 'h100-sxm'?".
 std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates);

@@ -23,7 +23,8 @@
 // Ranking (documented tie-breaks, best first):
 //   objective time: iteration_time_s, then cost, then memory per GPU (more headroom first), then
 //   the layout in the order precision index, TP, PP, CP, EP, SP off before on, ZeRO, schedule
-//   (gpipe, 1f1b, interleaved), virtual stages, micro-batch, recompute (none, selective, full).
+//   (gpipe, 1f1b, interleaved), virtual stages, stage split (first/last stage layers, embedding,
+//   loss), micro-batch, recompute (none, selective, full).
 //   objective cost: cost_usd (per step when training.tokens is 0), then iteration time, then the
 //   same tie-breaks. Layouts with equal objective, secondary and memory are equivalent to the
 //   model and listed once (the first in layout order). With a fixed GPU count and GPU type cost
@@ -85,6 +86,11 @@ struct SearchOptions {
 
 // Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu);
+// The search's default set: those of precisions_for_gpu that are used to pretrain. Pure 16-bit
+// weights without an fp32 master copy (fp16, bf16) are left out (kNotPretrainingNote says why).
+std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu);
+bool used_to_pretrain(const PrecisionSpec& precision);
+extern const char* const kNotPretrainingNote;
 
 // One point of the space; with the base config it gives a full Config (SearchSpace::config_for).
 struct SearchLayout {
@@ -150,6 +156,7 @@ public:
         int32_t precision = 0;
         int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
         PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+        StageSplit stage_split;              // Megatron's uneven split where the layers do not divide (stage_split.hpp)
         std::vector<int> sequence_parallel;  // values of the SP dimension
         std::vector<int64_t> zero;           // values of the ZeRO dimension
         std::vector<int64_t> micro_batch;    // ascending

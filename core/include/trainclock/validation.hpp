@@ -5,23 +5,27 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "trainclock/config.hpp"
+#include "trainclock/prediction.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
 
-enum class MeasuredMetric { iteration_time_s, tokens_per_s, tokens_per_s_per_gpu, samples_per_s };
+// peak_memory_gib: per-GPU memory (what the source measured, its notes say: allocated or reserved);
+// memory cases are scored apart (set and kind "memory"), never in the time MAPE.
+enum class MeasuredMetric { iteration_time_s, tokens_per_s, tokens_per_s_per_gpu, samples_per_s, peak_memory_gib };
 std::string_view measured_metric_name(MeasuredMetric metric);  // "iteration_time_s", ...
 
 // One published measurement with the config that produced it.
 struct ValidationCase {
     std::string file;                // preset file stem ("megatron-sc21"): the source family
-    std::string set;                 // "public" (headline set), "vtrain", or "unrepresentable" (runs the config cannot describe; reported apart)
+    std::string set;                 // "public" (headline set), "public-2" (second batch, own headline), "vtrain", or "unrepresentable" (runs the config cannot describe; reported apart)
     std::string id;                  // row id of the source table ("MEG21-T1-001")
     int64_t line = 0;                // 1-based line of the case in its file
     Config config;                   // loaded and validated (load_config)
@@ -59,6 +63,8 @@ struct ValidationOptions {
     std::string source_prefix;                 // keep cases whose id or file stem starts with this ("" = all)
     std::optional<CalibrationSpec> calibration;  // replaces every case's calibration (--calibration FILE)
     bool precision_blind = false;              // the static-graph baseline (calibration.precision_blind)
+    // Applied to each case's config last (case index into the suite): fit.hpp's refitted factors.
+    std::function<void(size_t case_index, Config& config)> configure;
 };
 
 struct CaseResult {
@@ -79,7 +85,7 @@ struct PairResult {
 
 // MAPE of one group of cases (or of pairs, for kind "pairs").
 struct GroupError {
-    std::string kind;                // "set", "source", "precision", "gpu_generation", "pairs"
+    std::string kind;                // "set", "source", "precision", "gpu_generation", "pairs", "memory" (memory cases per source)
     std::string name;                // "public", "megatron-sc21", "fp16-mixed", "Volta", "all", "tf32->fp16-amp"
     int64_t count = 0;
     double mape = 0;                 // mean absolute percentage error, as a fraction
@@ -97,11 +103,18 @@ struct ValidationReport {
 
 // Predict every selected case of `suite`. Sets: "public", "vtrain", "unrepresentable" (own set and source
 // rows only: not in "all", pairs, precisions or GPU generations), "all"; also set "in_pairs"
-// (the cases that belong to a precision pair, the paper's precision-blind contrast).
+// (the cases that belong to a precision pair, the paper's precision-blind contrast). Memory cases
+// (is_memory_case) form set "memory" and kind "memory" per source, outside every time group.
 ValidationReport run_validation(const ValidationSuite& suite, const ValidationOptions& options = {});
 
 // GPU generation of a GPU preset id ("a100-sxm4-80gb" -> "Ampere"; unknown -> "other").
 std::string_view gpu_generation(std::string_view gpu_name);
+
+// The predicted value of a metric (tokens/s, per-GPU memory, ...) from a prediction.
+double predicted_metric(MeasuredMetric metric, const Prediction& prediction);
+
+// A case measuring memory rather than time (scored as set/kind "memory").
+bool is_memory_case(const ValidationCase& c);
 
 // Iteration time implied by a case's measured value (tokens/s etc. converted with the batch).
 double measured_iteration_time_s(const ValidationCase& c);

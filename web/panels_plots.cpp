@@ -1,0 +1,367 @@
+// trainclock GUI: plots drawn with ImGui draw lists: how step time, total time, cost and MFU move
+// with the GPU count (one line per precision, core scaling.hpp), and the time/cost points of the
+// layout searches with their Pareto front (hover for the layout, click to apply).
+//
+// Index
+// [SECTION] Plot frame (axes, scales, hover)
+// [SECTION] Scaling plots
+// [SECTION] Search time/cost plot
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "app.hpp"
+#include "imgui.h"
+#include "platform.hpp"
+#include "widgets.hpp"
+
+namespace trainclock::gui {
+
+namespace {
+
+constexpr double kScalingBudgetS = 0.006;  // sweep time per frame: the frame stays under 16 ms
+
+std::string number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    return text;
+}
+
+// [SECTION] Plot frame ---------------------------------------------------------------------------
+
+// A rectangle with x and y ranges (log or linear) mapping data to screen.
+struct Frame {
+    ImVec2 min, max;                 // plot area on screen (inside the axis labels)
+    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+    bool log_x = false, log_y = false;
+
+    float sx(double x) const {
+        const double a = log_x ? std::log(x0) : x0, b = log_x ? std::log(x1) : x1, v = log_x ? std::log(x) : x;
+        return min.x + float((v - a) / (b - a == 0 ? 1 : b - a)) * (max.x - min.x);
+    }
+    float sy(double y) const {
+        const double a = log_y ? std::log(y0) : y0, b = log_y ? std::log(y1) : y1, v = log_y ? std::log(y) : y;
+        return max.y - float((v - a) / (b - a == 0 ? 1 : b - a)) * (max.y - min.y);
+    }
+};
+
+// Reserves the plot's space (an invisible button, so it is hoverable and clickable), draws the
+// background, the y range labels and the title; returns the frame.
+Frame plot_frame(const char* id, const char* title, float width, float height, double y0, double y1, bool log_y,
+                 std::string (*format)(double)) {
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton(id, ImVec2(width, height));
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float label_w = 62.0f, line = ImGui::GetTextLineHeight();
+    Frame f;
+    f.min = ImVec2(origin.x + label_w, origin.y + line + 4.0f);
+    f.max = ImVec2(origin.x + width - 6.0f, origin.y + height - line - 4.0f);
+    f.y0 = y0;
+    f.y1 = y1;
+    f.log_y = log_y;
+    draw->AddRectFilled(f.min, f.max, ImGui::GetColorU32(ImGuiCol_FrameBg));
+    draw->AddText(ImVec2(origin.x, origin.y), ImGui::GetColorU32(ImGuiCol_Text), title);
+    const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    draw->AddText(ImVec2(origin.x, f.min.y), grey, format(y1).c_str());
+    draw->AddText(ImVec2(origin.x, f.max.y - line), grey, format(y0).c_str());
+    return f;
+}
+
+std::string format_duration(double s) { return widgets::duration(s); }
+std::string format_money(double usd) { return widgets::money(usd); }
+std::string format_percent(double v) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.0f %%", 100.0 * v);
+    return text;
+}
+
+// One scaling metric: its title, the value of a prediction, the axis kind and format.
+struct Metric {
+    const char* title;
+    double (*value)(const Prediction&);
+    bool log;
+    std::string (*format)(double);
+};
+const Metric kMetrics[] = {
+    {"step time", [](const Prediction& p) { return p.iteration_time_s; }, true, format_duration},
+    {"total time", [](const Prediction& p) { return p.total_time_s; }, true, format_duration},
+    {"cost", [](const Prediction& p) { return p.cost_usd; }, true, format_money},
+    {"MFU", [](const Prediction& p) { return p.mfu; }, false, format_percent},
+};
+
+} // namespace
+
+// [SECTION] Scaling plots ------------------------------------------------------------------------
+
+void App::step_scaling() {
+    if (scaling_.for_json != fragment_) {
+        scaling_.sweep = plan_scaling(valid_, scaling_gpu_counts(valid_.num_gpus));
+        scaling_.for_json = fragment_;
+        return;  // this frame already recomputed the state's own prediction and precision chart
+    }
+    ScalingSweep& sweep = scaling_.sweep;
+    if (sweep.done()) return;
+    const auto start = std::chrono::steady_clock::now();
+    while (!sweep.done() &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kScalingBudgetS)
+        run_scaling(sweep, 1);
+    if (!sweep.done()) return;
+    // What the plots draw, for page scripts and tests (tests/browser/site.test.mjs).
+    std::string json = "{\"fragment\": \"" + fragment_ + "\", \"points\": [";
+    bool first = true;
+    for (size_t i = 0; i < sweep.at.size(); ++i) {
+        for (const PrecisionRow& row : sweep.at[i].rows) {
+            json += std::string(first ? "" : ", ") + "{\"num_gpus\": " + std::to_string(sweep.gpu_counts[i]) +
+                    ", \"precision\": \"" + row.config.precision.name + "\"";
+            first = false;
+            if (row.error) {
+                json += ", \"error\": true}";
+                continue;
+            }
+            for (const Metric& metric : kMetrics) json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
+            json += "}";
+        }
+    }
+    publish_data("scaling", json + "]}");
+}
+
+void App::draw_scaling() {
+    widgets::heading("Scaling with the GPU count (same layout, DP derived; click a point to apply)");
+    step_scaling();
+    const ScalingSweep& sweep = scaling_.sweep;
+    if (!sweep.done()) {
+        ImGui::ProgressBar(float(sweep.at.size()) / float(std::max<size_t>(sweep.gpu_counts.size(), 1)), ImVec2(-1.0f, 0.0f),
+                           "computing");
+        return;
+    }
+    const std::vector<int64_t>& counts = sweep.gpu_counts;
+    const size_t precisions = sweep.at.empty() ? 0 : sweep.at.front().rows.size();
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const bool grid = avail >= 620.0f;
+    if (!grid) {
+        const char* names[] = {kMetrics[0].title, kMetrics[1].title, kMetrics[2].title, kMetrics[3].title};
+        ImGui::SetNextItemWidth(160.0f);
+        ImGui::Combo("plot", &scaling_.metric, names, 4);
+        annotate("scaling.metric");
+    }
+    const float width = grid ? (avail - ImGui::GetStyle().ItemSpacing.x) / 2.0f : avail;
+    const float height = 190.0f;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    for (int m = 0; m < 4; ++m) {
+        if (!grid && m != scaling_.metric) continue;
+        const Metric& metric = kMetrics[m];
+        double lo = 1e300, hi = metric.log ? 0 : 0;
+        for (const PrecisionComparison& at : sweep.at)
+            for (const PrecisionRow& row : at.rows) {
+                if (row.error) continue;
+                const double v = metric.value(row.prediction);
+                if (metric.log && !(v > 0)) continue;
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        if (!(hi > 0)) hi = 1;
+        if (lo > hi) lo = hi / 10;
+        if (!metric.log) lo = 0;
+        if (grid && m % 2 == 1) ImGui::SameLine();
+        ImGui::PushID(m);
+        char title[64];
+        std::snprintf(title, sizeof title, "%s vs GPUs", metric.title);
+        Frame f = plot_frame("plot", title, width, height, lo, hi * (metric.log ? 1.0 : 1.05), metric.log, metric.format);
+        const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+        annotate(std::string("scaling.") + metric.title);
+        f.x0 = double(counts.front());
+        f.x1 = double(counts.back());
+        f.log_x = true;
+        const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+        for (size_t i = 0; i < counts.size(); i += counts.size() > 6 ? 2 : 1) {
+            const std::string label = std::to_string(counts[i]);
+            const float x = f.sx(double(counts[i]));
+            draw->AddLine(ImVec2(x, f.min.y), ImVec2(x, f.max.y), IM_COL32(255, 255, 255, 200));
+            draw->AddText(ImVec2(x - ImGui::CalcTextSize(label.c_str()).x / 2, f.max.y + 2.0f), grey, label.c_str());
+        }
+        // Lines, then the hovered point (nearest within 8 px) and the current configuration.
+        float best_d = 64.0f;
+        const PrecisionRow* near = nullptr;
+        int64_t near_count = 0;
+        for (size_t r = 0; r < precisions; ++r) {
+            const ImU32 color = widgets::palette(int(r));
+            const bool current_precision = sweep.at.front().rows[r].config.precision.name == valid_.precision.name;
+            ImVec2 previous;
+            bool have_previous = false;
+            for (size_t i = 0; i < sweep.at.size(); ++i) {
+                const PrecisionRow& row = sweep.at[i].rows[r];
+                const double v = row.error ? 0 : metric.value(row.prediction);
+                if (row.error || (metric.log && !(v > 0))) {
+                    have_previous = false;
+                    continue;
+                }
+                const ImVec2 p(f.sx(double(counts[i])), f.sy(v));
+                if (have_previous) draw->AddLine(previous, p, color, current_precision ? 2.5f : 1.2f);
+                if (!row.prediction.memory.fits) draw->AddCircle(p, 3.0f, color);
+                else draw->AddCircleFilled(p, 2.5f, color);
+                previous = p;
+                have_previous = true;
+                const float dx = p.x - mouse.x, dy = p.y - mouse.y;
+                if (hovered && dx * dx + dy * dy < best_d) {
+                    best_d = dx * dx + dy * dy;
+                    near = &row;
+                    near_count = counts[i];
+                }
+                if (current_precision && counts[i] == valid_.num_gpus) {
+                    draw->AddCircle(p, 6.0f, IM_COL32(0, 0, 0, 255), 0, 2.0f);
+                }
+            }
+        }
+        if (near) {
+            draw->AddCircle(ImVec2(f.sx(double(near_count)), f.sy(metric.value(near->prediction))), 5.0f,
+                            IM_COL32(0, 0, 0, 160));
+            ImGui::SetTooltip("%lld GPUs, %s\n%s %s%s", static_cast<long long>(near_count),
+                              near->config.precision.name.c_str(), metric.title,
+                              metric.format(metric.value(near->prediction)).c_str(),
+                              near->prediction.memory.fits ? "" : "\ndoes not fit in memory (hollow point)");
+            if (clicked) {
+                edit_.num_gpus = near_count;
+                edit_.parallel.dp = 0;
+                edit_.precision = near->config.precision;
+            }
+        }
+        ImGui::PopID();
+    }
+    // Legend: one colour per precision; the ringed point is the current configuration.
+    for (size_t r = 0; r < precisions; ++r) {
+        const std::string& name = sweep.at.front().rows[r].config.precision.name;
+        const float line = ImGui::GetTextLineHeight();
+        if (r > 0 && ImGui::GetItemRectMax().x + 110.0f < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+            ImGui::SameLine();
+        const ImVec2 q = ImGui::GetCursorScreenPos();
+        draw->AddRectFilled(ImVec2(q.x, q.y + 3.0f), ImVec2(q.x + line - 6.0f, q.y + line - 3.0f), widgets::palette(int(r)));
+        ImGui::Dummy(ImVec2(line - 4.0f, line));
+        ImGui::SameLine(0, 2.0f);
+        ImGui::TextUnformatted(name.c_str());
+    }
+    widgets::note("ringed: the current configuration; hollow: does not fit in memory; gaps: the layout does not divide that "
+         "many GPUs or the batch");
+}
+
+// [SECTION] Search time/cost plot ----------------------------------------------------------------
+
+void App::note_search_points() {
+    if (search_.running || !search_.space || search_.next_cell < search_.space->cells()) {
+        search_points_noted_ = false;
+        return;
+    }
+    if (search_points_noted_) return;
+    search_points_noted_ = true;
+    // One run: model, GPU, node and training kept; the GPU count, layout and precision vary.
+    Config run = search_.space->base();
+    run.num_gpus = 1;
+    run.parallel = ParallelSpec{};
+    run.precision = PrecisionSpec{};
+    run.training.micro_batch = 1;
+    run.training.recompute = Recompute::none;
+    const std::string key = config_to_json(run);
+    if (key != search_points_for_) {
+        search_points_for_ = key;
+        search_points_.clear();
+    }
+    for (const SearchHit& hit : search_.report.top) {
+        SearchPoint point{search_.space->config_for(hit.layout), describe_layout(*search_.space, hit.layout), hit.prediction};
+        const bool known = std::any_of(search_points_.begin(), search_points_.end(), [&](const SearchPoint& p) {
+            return p.config.num_gpus == point.config.num_gpus && p.layout == point.layout;
+        });
+        if (!known) search_points_.push_back(std::move(point));
+    }
+    std::vector<std::pair<double, double>> xy;
+    for (const SearchPoint& p : search_points_) xy.emplace_back(p.prediction.iteration_time_s, p.prediction.cost_usd);
+    search_front_ = pareto_front(xy);
+    std::string json = "{\"points\": [";
+    for (size_t i = 0; i < search_points_.size(); ++i) {
+        const SearchPoint& p = search_points_[i];
+        const bool front = std::find(search_front_.begin(), search_front_.end(), i) != search_front_.end();
+        json += std::string(i ? ", " : "") + "{\"num_gpus\": " + std::to_string(p.config.num_gpus) + ", \"precision\": \"" +
+                p.config.precision.name + "\", \"iteration_time_s\": " + number(p.prediction.iteration_time_s) +
+                ", \"cost_usd\": " + number(p.prediction.cost_usd) + ", \"pareto\": " + (front ? "true" : "false") + "}";
+    }
+    publish_data("search", json + "]}");
+}
+
+void App::draw_search_plot() {
+    note_search_points();
+    if (search_points_.empty()) return;
+    ImGui::Spacing();
+    widgets::note("Step time vs cost of the layouts found (searches at other GPU counts of this run add points; the GPU count "
+         "trades time for cost). Highlighted: the Pareto front.");
+    double t0 = 1e300, t1 = 0, c0 = 1e300, c1 = 0;
+    for (const SearchPoint& p : search_points_) {
+        t0 = std::min(t0, p.prediction.iteration_time_s);
+        t1 = std::max(t1, p.prediction.iteration_time_s);
+        c0 = std::min(c0, p.prediction.cost_usd);
+        c1 = std::max(c1, p.prediction.cost_usd);
+    }
+    const bool costed = c1 > 0;
+    if (!costed) {
+        widgets::note("(no run length set: cost is 0; set training tokens to compare cost)");
+        c0 = 0;
+        c1 = 1;
+    }
+    const double pad_c = (c1 - c0) * 0.08 + c1 * 0.01, pad_t = (t1 - t0) * 0.08 + t1 * 0.01;
+    Frame f = plot_frame("search_plot", "cost (y) vs step time (x)", ImGui::GetContentRegionAvail().x, 220.0f,
+                         std::max(0.0, c0 - pad_c), c1 + pad_c, false, format_money);
+    annotate("search.plot");
+    const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+    f.x0 = std::max(0.0, t0 - pad_t);
+    f.x1 = t1 + pad_t;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    draw->AddText(ImVec2(f.min.x, f.max.y + 2.0f), grey, widgets::duration(f.x0).c_str());
+    const std::string right = widgets::duration(f.x1);
+    draw->AddText(ImVec2(f.max.x - ImGui::CalcTextSize(right.c_str()).x, f.max.y + 2.0f), grey, right.c_str());
+    // The front as a line in time order, then every point (front ones larger, in the accent colour).
+    for (size_t k = 1; k < search_front_.size(); ++k) {
+        const Prediction& a = search_points_[search_front_[k - 1]].prediction;
+        const Prediction& b = search_points_[search_front_[k]].prediction;
+        draw->AddLine(ImVec2(f.sx(a.iteration_time_s), f.sy(a.cost_usd)), ImVec2(f.sx(b.iteration_time_s), f.sy(b.cost_usd)),
+                      widgets::palette(5), 2.0f);
+    }
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    float best_d = 64.0f;
+    const SearchPoint* near = nullptr;
+    for (size_t i = 0; i < search_points_.size(); ++i) {
+        const SearchPoint& p = search_points_[i];
+        const bool front = std::find(search_front_.begin(), search_front_.end(), i) != search_front_.end();
+        const ImVec2 s(f.sx(p.prediction.iteration_time_s), f.sy(p.prediction.cost_usd));
+        if (front) draw->AddCircleFilled(s, 5.0f, widgets::palette(5));
+        else draw->AddCircleFilled(s, 3.0f, widgets::palette(0));
+        if (p.config.num_gpus == valid_.num_gpus && config_to_json(p.config) == config_to_json(valid_))
+            draw->AddCircle(s, 7.0f, IM_COL32(0, 0, 0, 255), 0, 2.0f);
+        const float dx = s.x - mouse.x, dy = s.y - mouse.y;
+        if (hovered && dx * dx + dy * dy < best_d) {
+            best_d = dx * dx + dy * dy;
+            near = &p;
+        }
+    }
+    if (near) {
+        ImGui::SetTooltip("%lld GPUs: %s\nstep %s, cost %s, %s per GPU\nclick to apply",
+                          static_cast<long long>(near->config.num_gpus), near->layout.c_str(),
+                          widgets::duration(near->prediction.iteration_time_s).c_str(),
+                          widgets::money(near->prediction.cost_usd).c_str(), widgets::gib(near->prediction.memory.per_gpu_gib).c_str());
+        if (clicked) edit_ = near->config;
+    }
+    if (ImGui::SmallButton("clear points")) {
+        search_points_.clear();
+        search_front_.clear();
+        publish_data("search", "{\"points\": []}");
+    }
+}
+
+void App::publish_data(const char* name, const std::string& json) {
+    std::string& last = published_data_[name];
+    if (last == json) return;
+    last = json;
+    platform::publish_data(name, json);
+}
+
+} // namespace trainclock::gui
