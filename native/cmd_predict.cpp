@@ -32,7 +32,9 @@ std::string layout_line(const Config& c) {
 }
 
 void print_table(const Config& c, const Prediction& r) {
-    std::cout << c.model.name << " (" << format_count(double(parameter_count(c.model)), "params") << ") on "
+    std::cout << c.model.name << " (" << format_count(r.params_total, "params")
+              << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string())
+              << ") on "
               << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name
               << ", framework " << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
               << "layout: " << layout_line(c) << "\n\n";
@@ -92,6 +94,7 @@ void print_table(const Config& c, const Prediction& r) {
     memory.add({"total", format_fixed(m.per_gpu_gib, 2),
                 m.capacity_gib > 0 ? format_percent(m.per_gpu_gib / m.capacity_gib) : "n/a"});
     memory.add({"capacity", format_fixed(m.capacity_gib, 2), m.fits ? "fits" : "DOES NOT FIT"});
+    if (m.host_gib > 0) memory.add({"offloaded to CPU", format_fixed(m.host_gib, 2), "host memory"});
     std::cout << memory.render() << "\n";
 
     const StepBreakdown& b = r.breakdown_s;

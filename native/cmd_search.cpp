@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include "cli_common.hpp"
@@ -260,10 +261,25 @@ int run(const Args& args) {
     if (threads.value() > 1024) return report_error({"--threads", "must be at most 1024, got " + std::to_string(threads.value())});
 
     const auto start = std::chrono::steady_clock::now();
-    Result<SearchSpace> space = SearchSpace::create(draft.value(), options.value());
-    if (!space) return report_error(space.error());
-    SearchReport report = run_search_threads(space.value(), int(threads.value()));
+    // --smallest: the fewest GPUs (1, 2, 4, ... up to --gpus, then --gpus itself) with a layout that fits.
+    const int64_t max_gpus = draft.value().num_gpus;
+    std::vector<int64_t> counts;
+    if (args.has("--smallest"))
+        for (int64_t n = 1; n < max_gpus; n *= 2) counts.push_back(n);
+    counts.push_back(max_gpus);
+    Result<SearchSpace> space = Error{"--gpus", "no GPU count to search"};
+    SearchReport report;
+    for (const int64_t n : counts) {
+        draft.value().num_gpus = n;
+        space = SearchSpace::create(draft.value(), options.value());
+        if (!space && n < max_gpus) continue;  // this count breaks a rule (e.g. the node's allocation unit)
+        if (!space) return report_error(space.error());
+        report = run_search_threads(space.value(), int(threads.value()));
+        if (!report.top.empty()) break;
+    }
     report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (args.has("--smallest") && !report.top.empty() && !args.has("--json") && !args.has("--csv"))
+        std::cout << "smallest setup that fits: " << draft.value().num_gpus << " x " << draft.value().gpu.name << "\n";
 
     const int exit_code = report.top.empty() ? kExitInternal : kExitOk;  // 1: nothing fits or passes the rules
     if (!pin_note.empty()) (args.has("--json") || args.has("--csv") ? std::cerr << "trainclock: search: " : std::cout) << pin_note << "\n";
@@ -307,7 +323,8 @@ const CommandRegistrar registrar({
      {"--top", "K", "how many layouts to list (default 10)"},
      {"--threads", "T", "worker threads (default: every hardware thread)"},
      {"--json", "", "print the trainclock/search/v1 JSON"},
-     {"--csv", "", "print the top layouts as CSV"}},
+     {"--csv", "", "print the top layouts as CSV"},
+     {"--smallest", "", "the fewest GPUs that fit: search 1, 2, 4, ... up to --gpus and stop at the first count with a layout"}},
     true,
     run,
 });

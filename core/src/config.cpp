@@ -238,6 +238,16 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
         t.read_enum("optimizer", kOptimizerNames, s.optimizer);
         t.read("tokens", s.tokens);
+        if (const auto finetune = t.read_object("finetune")) {
+            ObjectReader f(*finetune, "training.finetune");
+            f.read_enum("method", kFinetuneMethodNames, s.finetune.method);
+            f.read("lora_rank", s.finetune.lora_rank);
+            f.read_enum("lora_targets", kLoraTargetsNames, s.finetune.lora_targets);
+            f.read("frozen_layers", s.finetune.frozen_layers);
+            t.adopt(f.finish());
+        }
+        t.read("offload_optimizer", s.offload_optimizer);
+        t.read("offload_params", s.offload_params);
         if (t.find("price_per_gpu_hour")) {
             double price = 0;
             t.read("price_per_gpu_hour", price);
@@ -271,6 +281,39 @@ Result<Config> parse_config(std::string_view json) { return merge_config_json(co
 
 namespace {
 
+// MLA, local attention and MTP modules (model.hpp).
+std::optional<Error> check_attention_features(const ModelSpec& m) {
+    const MlaSpec& a = m.mla;
+    if (a.kv_lora_rank == 0) {
+        if (a.q_lora_rank || a.qk_nope_head_dim || a.qk_rope_head_dim || a.v_head_dim)
+            return Error{"model.mla.kv_lora_rank", "must be >= 1 when other model.mla keys are set"};
+    } else {
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.kv_lora_rank", a.kv_lora_rank, 1, kMaxDimension));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.q_lora_rank", a.q_lora_rank, 0, kMaxDimension));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.qk_nope_head_dim", a.qk_nope_head_dim, 1, 65536));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.qk_rope_head_dim", a.qk_rope_head_dim, 0, 65536));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.mla.v_head_dim", a.v_head_dim, 1, 65536));
+        if (m.kv_heads != m.heads)
+            return Error{"model.kv_heads", str(m.kv_heads) + " must equal model.heads = " + str(m.heads) +
+                                               " with model.mla (every head up-projects its own keys and values)"};
+    }
+    const LocalAttentionSpec& l = m.local_attention;
+    if (l.kind == LocalAttentionKind::none) {
+        if (l.window || l.full_every)
+            return Error{"model.local_attention.kind", "must be sliding or chunked when model.local_attention.window or full_every is set"};
+    } else {
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.local_attention.window", l.window, 1, int64_t(1) << 30));
+        TRAINCLOCK_TRY(out_of_range<int64_t>("model.local_attention.full_every", l.full_every, 0, m.layers));
+        if (m.architecture != Architecture::decoder)
+            return Error{"model.local_attention", "only for decoder models (model.architecture is " +
+                                                      std::string(architecture_name(m.architecture)) + ")"};
+    }
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.mtp_layers", m.mtp_layers, 0, 64));
+    if (m.mtp_layers > 0 && m.architecture != Architecture::decoder)
+        return Error{"model.mtp_layers", "only for decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
+    return std::nullopt;
+}
+
 std::optional<Error> check_model(const ModelSpec& m) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.layers", m.layers, 1, kMaxLayers));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.hidden", m.hidden, 1, kMaxDimension));
@@ -296,9 +339,11 @@ std::optional<Error> check_model(const ModelSpec& m) {
         return Error{"model.decoder_layers", "only for encoder-decoder models (model.architecture is " +
                                                  std::string(architecture_name(m.architecture)) + ")"};
     }
+    TRAINCLOCK_TRY(check_attention_features(m));
     const MoeSpec& moe = m.moe;
     if (moe.experts == 0) {
-        if (moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers) {
+        if (moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers || moe.every != 1 ||
+            moe.capacity_factor != 0 || moe.imbalance != 1) {
             return Error{"model.moe.experts", "must be >= 1 when other model.moe keys are set"};
         }
         return std::nullopt;
@@ -308,9 +353,13 @@ std::optional<Error> check_model(const ModelSpec& m) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.expert_ffn_hidden", moe.expert_ffn_hidden, 1, kMaxDimension));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.shared_experts", moe.shared_experts, 0, 1024));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.dense_layers", moe.dense_layers, 0, m.layers));
-    if (moe.dense_layers > 0 && m.ffn_hidden == 0) {
-        return Error{"model.ffn_hidden", "must be >= 1 when model.moe.dense_layers keep a dense MLP"};
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.moe.every", moe.every, 1, m.layers));
+    if ((moe.dense_layers > 0 || moe.every > 1) && m.ffn_hidden == 0) {
+        return Error{"model.ffn_hidden", "must be >= 1 when model.moe.dense_layers or model.moe.every keep dense MLPs"};
     }
+    if (moe.capacity_factor != 0) TRAINCLOCK_TRY(out_of_range("model.moe.capacity_factor", moe.capacity_factor, 0.01, 1024.0));
+    // The busiest expert takes at most every token once: T over the mean T top_k / experts.
+    TRAINCLOCK_TRY(out_of_range("model.moe.imbalance", moe.imbalance, 1.0, double(moe.experts) / double(moe.top_k)));
     return std::nullopt;
 }
 
@@ -566,6 +615,29 @@ std::optional<Error> check_layout(Config& c) {
     return std::nullopt;
 }
 
+// training.finetune and the offload switches.
+std::optional<Error> check_finetune(const Config& c) {
+    const FinetuneSpec& f = c.training.finetune;
+    const ModelSpec& m = c.model;
+    TRAINCLOCK_TRY(out_of_range<int64_t>("training.finetune.frozen_layers", f.frozen_layers, 0, total_layers(m)));
+    if (f.adapters()) {
+        if (f.lora_rank == 0)
+            return Error{"training.finetune.lora_rank", "required with method " + std::string(finetune_method_name(f.method)) +
+                                                            " (the adapter rank r, e.g. 16; PEFT's default is 8)"};
+        TRAINCLOCK_TRY(out_of_range<int64_t>("training.finetune.lora_rank", f.lora_rank, 1, std::min<int64_t>(m.hidden, 65536)));
+        if (f.frozen_layers == total_layers(m))
+            return Error{"training.finetune.frozen_layers", "freezes every layer, leaving no adapter to train"};
+    } else if (f.lora_rank != 0) {
+        return Error{"training.finetune.lora_rank", "only with method lora or qlora (method is full)"};
+    }
+    if ((c.training.offload_optimizer || c.training.offload_params) && c.gpu.host_link_gbps <= 0)
+        return Error{"gpu.host_link_gbps", "unknown for " + c.gpu.name + ", which offloading to CPU memory needs (the GPU's PCIe / NVLink-C2C "
+                                           "bandwidth per direction, GB/s: PCIe Gen4 x16 32, Gen5 x16 64)"};
+    if (c.training.offload_params && c.parallel.zero < 3 && c.parallel.weight_replicas() > 1)
+        return Error{"training.offload_params", "needs parallel.zero 3 with data parallelism (ZeRO-Infinity / FSDP offload the sharded weights)"};
+    return std::nullopt;
+}
+
 std::optional<Error> check_training(const Config& c) {
     const TrainingSpec& t = c.training;
     const ParallelSpec& p = c.parallel;
@@ -586,6 +658,7 @@ std::optional<Error> check_training(const Config& c) {
     TRAINCLOCK_TRY(cp_rule(t.seq_len, p.cp));
     if (p.sequence_parallel && p.tp > 1) TRAINCLOCK_TRY(sp_rule(t.seq_len, p.tp, p.cp));
     TRAINCLOCK_TRY(gemm_shape_rule(c.model, c.precision.gemm, p.tp));
+    TRAINCLOCK_TRY(check_finetune(c));
     TRAINCLOCK_TRY(out_of_range("training.tokens", t.tokens, 0.0, 1e18));
     if (t.price_per_gpu_hour_usd >= 0) TRAINCLOCK_TRY(out_of_range("training.price_per_gpu_hour", t.price_per_gpu_hour_usd, 0.0, 1e6));
     // The whole run (run.hpp): 0 = default for the interval and the storage; < 0 = default for the rest.
@@ -700,6 +773,16 @@ void write_config(JsonWriter& out, const Config& c) {
     if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
     out.field("optimizer", optimizer_name(t.optimizer)).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
+    if (!t.finetune.is_default()) {
+        const FinetuneSpec& f = t.finetune;
+        out.key("finetune").begin_object();
+        out.field("method", finetune_method_name(f.method));
+        if (f.lora_rank != 0) out.field("lora_rank", f.lora_rank);
+        out.field("lora_targets", lora_targets_name(f.lora_targets)).field("frozen_layers", f.frozen_layers);
+        out.end_object();
+    }
+    if (t.offload_optimizer) out.field("offload_optimizer", true);
+    if (t.offload_params) out.field("offload_params", true);
     // Whole-run keys only when set, so configs without them keep their canonical text.
     if (t.checkpoint_interval_s > 0) out.field("checkpoint_interval_s", t.checkpoint_interval_s);
     if (t.checkpoint_interval_steps > 0) out.field("checkpoint_interval_steps", t.checkpoint_interval_steps);

@@ -2,12 +2,9 @@
 #include "trainclock/execution.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trainclock {
-
-int64_t total_layers(const ModelSpec& m) {
-    return m.layers + (m.architecture == Architecture::encoder_decoder ? m.decoder_layers : 0);
-}
 
 LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
     LayerKind kind;
@@ -15,11 +12,19 @@ LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
     const int64_t in_stack = second_stack ? index - m.layers : index;
     kind.causal = m.architecture == Architecture::decoder || second_stack;
     kind.cross_attention = second_stack;
-    kind.moe = m.is_moe() && in_stack >= m.moe.dense_layers;  // as model.cpp: leading dense layers per stack
+    kind.moe = m.is_moe_layer(in_stack);  // as model.cpp: leading dense layers per stack, every k-th after
+    kind.local = !second_stack && m.is_local_layer(in_stack);
     return kind;
 }
 
 int64_t layer_kind_run_end(const ModelSpec& m, int64_t index, int64_t limit) {
+    const bool periodic = m.local_attention.enabled() || (m.is_moe() && m.moe.every > 1);
+    if (periodic) {  // interleaved kinds: walk (runs are at most a period long)
+        const int first = kind_slot(layer_kind_at(m, index));
+        int64_t end = index + 1;
+        while (end < limit && kind_slot(layer_kind_at(m, end)) == first) ++end;
+        return end;
+    }
     // Kinds change only where the dense leading layers end and where the second stack starts.
     const int64_t dense = m.is_moe() ? m.moe.dense_layers : 0;
     const bool two_stacks = m.architecture == Architecture::encoder_decoder;
@@ -29,6 +34,42 @@ int64_t layer_kind_run_end(const ModelSpec& m, int64_t index, int64_t limit) {
         if (b > index) end = std::min(end, b);
     return end;
 }
+
+LayerKind layer_kind_at(const Config& c, int64_t index) {
+    LayerKind kind = layer_kind_at(c.model, index);
+    kind.frozen = index < c.training.finetune.frozen_layers;
+    return kind;
+}
+
+int64_t layer_kind_run_end(const Config& c, int64_t index, int64_t limit) {
+    const int64_t frozen = c.training.finetune.frozen_layers;
+    return layer_kind_run_end(c.model, index, index < frozen ? std::min(limit, frozen) : limit);
+}
+
+double attended_keys(const ModelSpec& m, LayerKind kind, double s) {
+    if (!kind.causal) return s;
+    const double w = double(m.local_attention.window);
+    if (!kind.local || w >= s) return s / 2;  // causal: the average query sees half the sequence
+    // Sliding window (Beltagy et al. 2020, arXiv 2004.05150; Mistral, Jiang et al. 2023 sec. 2): query i
+    // sees min(i, w) keys; over i in [0, s] that is (w^2 / 2 + (s - w) w) / s = w - w^2 / (2 s).
+    if (m.local_attention.kind == LocalAttentionKind::sliding) return w - w * w / (2 * s);
+    // Chunked (Llama 4 attention_chunk_size): causal within chunks of w, n = floor(s / w) full chunks
+    // and a remainder r: (n w^2 / 2 + r^2 / 2) / s.
+    const double n = std::floor(s / w), r = s - n * w;
+    return (n * w * w / 2 + r * r / 2) / s;
+}
+
+double expert_load_factor(const ModelSpec& m, const ParallelSpec& parallel) {
+    const MoeSpec& moe = m.moe;
+    if (!m.is_moe()) return 1;
+    const double cap = moe.capacity_factor > 0 ? moe.capacity_factor : 1e300;  // 0 = dropless
+    const double busiest = std::min(moe.imbalance, cap), others = std::min(1.0, cap);
+    const double local = std::max(double(moe.experts) / double(std::max<int64_t>(parallel.ep, 1)), 1.0);
+    return (busiest + (local - 1) * others) / local;
+}
+
+bool embedding_trains(const Config& c) { return !c.training.finetune.adapters() && c.training.finetune.frozen_layers == 0; }
+bool head_trains(const Config& c) { return !c.training.finetune.adapters(); }
 
 OpPrecision op_precision(const Config& c, const PrecisionSpec& p) {
     OpPrecision x;
@@ -125,7 +166,16 @@ void Execution::derive(const Config& c) {
     x.memory_len = double(m.memory_len);
     x.relative = m.relative_position;
     x.gated = gated_mlp(m.activation);
+    x.mla = m.mla.enabled();
+    x.head_dim_qk = x.mla ? double(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : x.head_dim;
+    x.head_dim_v = x.mla ? double(m.mla.v_head_dim) : x.head_dim;
+    x.expert_load = expert_load_factor(m, c.parallel);
     x.recompute = c.training.recompute;
+    const FinetuneSpec& ft = c.training.finetune;
+    x.train_weights = !ft.adapters();
+    x.nf4 = ft.method == FinetuneMethod::qlora;
+    x.lora_rank = ft.adapters() ? double(ft.lora_rank) : 0;
+    x.lora_mlp = ft.lora_targets == LoraTargets::all_linear;
 
     x.gpus = double(std::max<int64_t>(c.num_gpus, 1));
     x.price_per_gpu_hour_usd = trainclock::price_per_gpu_hour_usd(c);

@@ -56,7 +56,13 @@ const std::vector<ConfigField>& config_fields() {
         {"fa", "--flash", "training.flash_attention", FieldType::boolean, "fused (flash) attention where the dtype has a kernel (default on)"},
         {"ak", "--attention-kernel", "training.attention_kernel", FieldType::choice,
          "flash2 (FlashAttention-2/Triton era) | flash3 (Hopper-native: FA3, cuDNN via TE) (default flash2)"},
-        {"o", "--optimizer", "training.optimizer", FieldType::choice, "adamw | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
+        {"o", "--optimizer", "training.optimizer", FieldType::choice, "adamw | adamw8bit | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
+        {"ft", "--finetune", "training.finetune.method", FieldType::choice, "full | lora | qlora (default full: every weight trains)"},
+        {"lor", "--lora-rank", "training.finetune.lora_rank", FieldType::integer, "LoRA adapter rank r (required with lora / qlora)"},
+        {"lot", "--lora-targets", "training.finetune.lora_targets", FieldType::choice, "attention | all-linear: layers that get adapters (default all-linear)"},
+        {"frz", "--frozen-layers", "training.finetune.frozen_layers", FieldType::integer, "freeze the input embedding and the first N layers (default 0)"},
+        {"oo", "--offload-optimizer", "training.offload_optimizer", FieldType::boolean, "master weights, optimizer states and gradients in CPU memory (default off)"},
+        {"opr", "--offload-params", "training.offload_params", FieldType::boolean, "weights in CPU memory, streamed per layer; needs zero 3 with dp > 1 (default off)"},
         {"tok", "--tokens", "training.tokens", FieldType::number, "training tokens of the whole run, e.g. 15e12 (default 0: one step)"},
         {"usd", "--price", "training.price_per_gpu_hour", FieldType::number, "USD per GPU-hour (default: the GPU preset's)"},
         {"cki", "--checkpoint-interval", "training.checkpoint_interval_s", FieldType::number,
@@ -191,20 +197,19 @@ Result<Config> set_config_field(Config base, const ConfigField& field, std::stri
         const Error& error = value.error();
         return Error{std::string(error_key), error.key.empty() ? error.message : error.to_string()};
     }
-    // {"a": V} or {"a": {"b": V}} for the path "a" or "a.b".
-    const std::string_view path = field.path;
-    const size_t dot = path.find('.');
-    std::string document = "{";
-    append_json_string(document, path.substr(0, dot));
-    document += ':';
-    if (dot != std::string_view::npos) {
+    // {"a": V}, {"a": {"b": V}}, {"a": {"b": {"c": V}}} for the path "a", "a.b", "a.b.c".
+    std::string_view path = field.path;
+    std::string document, closing;
+    for (;;) {
+        const size_t dot = path.find('.');
         document += '{';
-        append_json_string(document, path.substr(dot + 1));
-        document += ':' + value.value() + '}';
-    } else {
-        document += value.value();
+        append_json_string(document, path.substr(0, dot));
+        document += ':';
+        closing += '}';
+        if (dot == std::string_view::npos) break;
+        path.remove_prefix(dot + 1);
     }
-    document += '}';
+    document += value.value() + closing;
     return merge_config_json(std::move(base), document);
 }
 

@@ -64,6 +64,31 @@ void add_comm(Target& out, const char* name, Collective collective, Group group,
 // [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
 // =====================================================================================
 
+// Separate projections a fused GEMM stands for, each with its own adapter (HF q/k/v_proj, gate/up_proj).
+double fused_parts(const Execution& x, const char* name) {
+    if (std::strcmp(name, "qkv") == 0) return 3;
+    if (std::strcmp(name, "kv") == 0) return 2;
+    if (std::strcmp(name, "mlp_up") == 0 && x.gated) return 2;
+    return 1;
+}
+
+// LoRA beside a frozen k x n weight (Hu et al. 2021 eq. 3: h = W0 x + B A x, A r x k, B n x r), one
+// adapter per fused part: forward x A (parts A's side by side) then (x A) B (block-diagonal B's: m n r
+// FLOPs); backward dgrad and wgrad of both (PEFT runs them as plain GEMMs).
+void lora_adapter(const Execution& x, Target& out, Phase phase, double m, double k, double n, double count, double parts) {
+    const double r = x.lora_rank, ra = parts * r, wa = x.ops.w_act, wp = x.ops.w_param, wgr = x.ops.w_grad;
+    const DType d = x.ops.activations;
+    if (phase == Phase::forward) {
+        out.ops.add(make_gemm("lora_a", OpKind::gemm, d, m, ra, k, (m * k + k * ra) * wa + m * ra * wa, count));
+        out.ops.add(make_gemm("lora_b", OpKind::gemm, d, m, n, r, (m * ra + r * n) * wa + m * n * wa, count));
+        return;
+    }
+    out.ops.add(make_gemm("lora_b_dgrad", OpKind::gemm, d, m, r, n, (m * n + n * r) * wa + m * ra * wa, count));
+    out.ops.add(make_gemm("lora_b_wgrad", OpKind::gemm, d, r, n, m, (m * ra + m * n) * wa + r * n * (wp + wgr), count));
+    out.ops.add(make_gemm("lora_a_dgrad", OpKind::gemm, d, m, k, ra, (m * ra + ra * k) * wa + m * k * wa, count));
+    out.ops.add(make_gemm("lora_a_wgrad", OpKind::gemm, d, k, ra, m, (m * k + m * ra) * wa + k * ra * (wp + wgr), count));
+}
+
 enum class Operand { activation, weight, gradient };
 
 // HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
@@ -102,6 +127,12 @@ double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double 
 void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
             bool after_norm) {
     const double wg = x.ops.w_gemm;
+    // Transformer-block weights only: the LM head and MTP projection keep plain frozen weights and no adapters.
+    const bool block = std::strcmp(name, "lm_head") != 0 && std::strcmp(name, "mtp_proj") != 0;
+    if (x.nf4 && block)  // bitsandbytes matmul_4bit: dequantize_4bit to the compute dtype, then a plain GEMM (forward and dgrad)
+        out.ops.add(make_op("nf4_dequantize", OpKind::precision_overhead, x.ops.activations, 0, k * n * (kNf4BytesPerParam + wg), count));
+    if (x.lora_rank > 0 && block && (x.lora_mlp || std::strncmp(name, "mlp_", 4) != 0))
+        lora_adapter(x, out, phase, m, k, n, count, fused_parts(x, name));
     if (phase == Phase::forward) {
         if (x.ops.autocast) {
             // torch.autocast re-casts fp32 weights to the half dtype in every forward (the cast cache
@@ -124,6 +155,7 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
         out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
                             m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act), count));
     out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
+    if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
     out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
     if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
@@ -174,16 +206,21 @@ void tp_block_comm(const Execution& x, Target& out, double tokens) {
     }
 }
 
-// Attention core for queries of `s_q` and keys of `s_kv` tokens.
-void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, bool causal) {
+// Attention core for queries of `s_q` and keys of `s_kv` tokens; `local`: the layer attends locally.
+void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, bool causal, bool local) {
     const double bh = x.micro_batch * x.heads_local;
-    const double q_bytes = x.tokens * x.heads_local * x.head_dim * x.ops.w_attn;
-    const double kv_bytes = x.micro_batch * s_kv * x.kv_heads_local * x.head_dim * x.ops.w_attn;
+    const double dqk = x.head_dim_qk, dv = x.head_dim_v;
+    const double q_bytes = x.tokens * x.heads_local * dqk * x.ops.w_attn;
     if (x.ops.flash) {
-        // FlashAttention: 4 b h s_q s_kv d FLOPs forward (QK^T and PV), half when causal (masked
-        // blocks skipped); backward recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
-        const double f = 4.0 * bh * x.s_q * s_kv * x.head_dim * (causal ? 0.5 : 1.0);
-        const double io = 2 * q_bytes + 2 * kv_bytes;  // read Q, K, V; write O
+        // FlashAttention: 2 b h s_q keys (d_qk + d_v) FLOPs forward (QK^T and PV), keys = s_kv, s_kv / 2
+        // when causal (masked blocks skipped), fewer on local layers (attended_keys); backward
+        // recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
+        LayerKind kind;
+        kind.local = local;
+        const double keys = causal ? attended_keys(x.config->model, kind, s_kv) : s_kv;
+        const double f = 2.0 * bh * x.s_q * keys * (dqk + dv);
+        // Read Q, K, V; write O.
+        const double io = q_bytes + x.tokens * x.heads_local * dv * x.ops.w_attn + x.micro_batch * s_kv * x.kv_heads_local * (dqk + dv) * x.ops.w_attn;
         if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.ops.attention, f, io));
         else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.ops.attention, 2.5 * f, 2 * io + q_bytes));
         return;
@@ -219,32 +256,77 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
                               s_kv * (x.hidden + x.heads_local * x.head_dim) * x.ops.w_gemm + x.hidden * x.heads_local * x.head_dim * x.ops.w_grad, 1));
     }
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, x.head_dim,
-                              (x.s_q + s_kv) * x.head_dim * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
+                              (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));
         out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (x.ops.w_act + w_soft)));
         if (x.ops.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
         out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
-        out.ops.add(make_gemm("attn_context", OpKind::attention, x.ops.attention, x.s_q, x.head_dim, s_kv,
-                              x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
+        out.ops.add(make_gemm("attn_context", OpKind::attention, x.ops.attention, x.s_q, dv, s_kv,
+                              x.s_q * s_kv * wa + s_kv * dv * wa + x.s_q * dv * x.ops.w_act, bh));
         return;
     }
-    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.ops.attention, x.s_q, s_kv, x.head_dim,
-                          (x.s_q + s_kv) * x.head_dim * wa + x.s_q * s_kv * x.ops.w_act, bh));
-    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
-                          (x.s_q * s_kv + x.s_q * x.head_dim) * wa + s_kv * x.head_dim * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.ops.attention, x.s_q, s_kv, dv,
+                          (x.s_q + s_kv) * dv * wa + x.s_q * s_kv * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.ops.attention, s_kv, dv, x.s_q,
+                          (x.s_q * s_kv + x.s_q * dv) * wa + s_kv * dv * x.ops.w_act, bh));
     out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
     out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * w_soft + x.ops.w_act)));
-    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, x.head_dim, s_kv,
-                          x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
-    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
-                          x.s_q * s_kv * wa + x.s_q * x.head_dim * wa + s_kv * x.head_dim * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, dqk, s_kv,
+                          x.s_q * s_kv * wa + s_kv * dqk * wa + x.s_q * dqk * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, dqk, x.s_q,
+                          x.s_q * s_kv * wa + x.s_q * dqk * wa + s_kv * dqk * x.ops.w_act, bh));
+}
+
+// MLA projections (DeepSeek-V2 eqs. 9-14 and 16-18; Megatron-Core MLASelfAttention): the down
+// projections of Q and of K/V (+ the shared RoPE key) are duplicated over TP and run on the block
+// input's T_sp tokens, their latents are RMS-normed and, with SP, all-gathered over TP; the up
+// projections split the heads. RoPE itself is an elementwise op on q^R, k^R, not costed (as for
+// every rotary model here).
+void mla_projections(const Execution& x, Target& out, Phase phase) {
+    const MlaSpec& a = x.config->model.mla;
+    const double ql = double(a.q_lora_rank), kvl = double(a.kv_lora_rank), rope = double(a.qk_rope_head_dim);
+    auto latent_norm = [&](double width) {
+        const double e = x.tokens * width;
+        out.ops.add(make_op(phase == Phase::forward ? "mla_latent_norm" : "mla_latent_norm_bwd", OpKind::elementwise, x.ops.activations,
+                            0, e * (phase == Phase::forward ? 2 : 3) * x.ops.w_act));
+    };
+    if (ql > 0) {
+        linear(x, out, phase, "mla_q_down", x.tokens_sp, x.hidden, ql, 1, true);
+        latent_norm(ql);
+        linear(x, out, phase, "mla_q_up", x.tokens, ql, x.heads_local * x.head_dim_qk, 1, true);
+    } else {
+        linear(x, out, phase, "mla_q", x.tokens, x.hidden, x.heads_local * x.head_dim_qk, 1, true);
+    }
+    linear(x, out, phase, "mla_kv_down", x.tokens_sp, x.hidden, kvl + rope, 1, true);
+    latent_norm(kvl);
+    linear(x, out, phase, "mla_kv_up", x.tokens, kvl, x.heads_local * (double(a.qk_nope_head_dim) + x.head_dim_v), 1, true);
+    if (x.sp) add_comm(out, "tp_mla_latent_all_gather", Collective::all_gather, Group::tp, x.tokens * (ql + kvl + rope) * x.ops.w_act);
 }
 
 // Attention block: [SP all-gather] norm, QKV (or Q and KV for cross-attention), core, output
 // projection, [all-reduce | reduce-scatter], dropout + residual.
-void attention_block(const Execution& x, Target& out, Phase phase, bool causal, bool cross) {
+void attention_block(const Execution& x, Target& out, Phase phase, bool causal, bool cross, bool local) {
     const double q_out = x.heads_local * x.head_dim, kv_out = 2 * x.kv_heads_local * x.head_dim;
     if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
+    if (x.mla && !cross) {
+        mla_projections(x, out, phase);
+        attention_core(x, out, phase, x.seq_len, causal, local);
+        linear(x, out, phase, "attn_out", x.tokens, x.heads_local * x.head_dim_v, x.hidden, 1, false);
+        dropout_residual(x, out, phase);
+        if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+        // The latents are all-gathered instead of the block input; the output is reduced as usual.
+        if (x.tp > 1) {
+            const double bytes = x.tokens * x.hidden * x.ops.w_act;
+            if (x.sp) add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+            else add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
+        }
+        const int64_t cp = x.config->parallel.cp;
+        if (cp > 1) {  // ring exchange of the up-projected K and V, as below
+            const double bytes = x.micro_batch * x.s_q * x.heads_local * (x.head_dim_qk + x.head_dim_v) * x.ops.w_act;
+            add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
+        }
+        return;
+    }
     if (cross) {  // Q from the decoder, K and V from the encoder output (same length here)
         linear(x, out, phase, "q", x.tokens, x.hidden, q_out, 1, true);
         linear(x, out, phase, "kv", x.tokens, x.hidden, kv_out, 1, false);
@@ -253,7 +335,7 @@ void attention_block(const Execution& x, Target& out, Phase phase, bool causal, 
         // reference code: qkv_net(cat([mems, w]))), so Q, K and V run over b (s + memory_len) tokens.
         linear(x, out, phase, "qkv", x.tokens + x.micro_batch * x.memory_len, x.hidden, q_out + kv_out, 1, true);
     }
-    attention_core(x, out, phase, x.seq_len + x.memory_len, causal && !cross);
+    attention_core(x, out, phase, x.seq_len + x.memory_len, causal && !cross, local && !cross);
     linear(x, out, phase, "attn_out", x.tokens, q_out, x.hidden, 1, false);
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
@@ -285,6 +367,8 @@ void mlp_core(const Execution& x, Target& out, Phase phase, double m, double ffn
 // Routed-expert MLP (Shazeer et al. 2017; Fedus et al. 2021): router GEMM, top-k, permute, EP
 // all-to-all dispatch, the local experts' GEMMs on top_k T ep / E tokens each, all-to-all combine,
 // weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
+constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
+
 void moe_mlp(const Execution& x, Target& out, Phase phase) {
     const MoeSpec& moe = x.config->model.moe;
     const double E = double(std::max<int64_t>(moe.experts, 1));
@@ -302,8 +386,16 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
         out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens, (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
     }
     out.ops.add(make_op("permute", OpKind::elementwise, x.ops.activations, 0, 2 * routed * x.hidden * x.ops.w_act));
-    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
-    mlp_core(x, out, phase, routed * ep / E, f_local, E / ep);
+    // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
+    const double load = x.expert_load;
+    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
+    // Several local experts run as one grouped GEMM whose groups have data-dependent row counts, each
+    // padded to the kernel's M tile: half a tile per group on average (DeepGEMM README, contiguous
+    // layout: each expert's segment aligned to the 128-row M block; CUTLASS grouped GEMM: one tile
+    // grid per problem). One expert per GPU is a plain GEMM (tile rounding in gemm_efficiency).
+    const double local_experts = E / ep;
+    const double rows = load * routed * ep / E + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0);
+    mlp_core(x, out, phase, rows, f_local, local_experts);
     out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
     if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
 }
@@ -318,8 +410,8 @@ void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
 }
 
 void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
-    attention_block(x, out, phase, kind.causal, false);
-    if (kind.cross_attention) attention_block(x, out, phase, false, true);
+    attention_block(x, out, phase, kind.causal, false, kind.local);
+    if (kind.cross_attention) attention_block(x, out, phase, false, true, false);
     mlp_block(x, out, phase, kind.moe);
 }
 
@@ -327,18 +419,80 @@ void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
 // gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
 // Expert weights shard over the expert data-parallel group (dp / ep ranks, Megatron-Core
 // expert_data_parallel_group), as the ZeRO-1/2 reduction does (predict.cpp), the rest over dp.
-void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double expert_params) {
+// Only the trainable part has gradients to reduce (LoRA adapters count as dense); a frozen layer
+// (no backward) gathers once.
+void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double expert_params, double trainable, bool backward) {
     const Config& c = *x.config;
     const PrecisionSpec& p = x.precision();
     if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
-    const std::pair<Group, double> shards[2] = {{Group::dp, params - expert_params}, {Group::expert_dp, expert_params}};
-    for (const auto& [group, n] : shards) {
+    const double expert_trainable = c.training.finetune.adapters() ? 0.0 : std::min(expert_params, trainable);
+    const double shards[2][2] = {{params - expert_params, trainable - expert_trainable}, {expert_params, expert_trainable}};
+    const Group groups[2] = {Group::dp, Group::expert_dp};
+    for (int i = 0; i < 2; ++i) {
+        const double n = shards[i][0], n_trainable = shards[i][1];
         if (n <= 0) continue;
-        const CommOp gather{"zero3_param_all_gather", Collective::all_gather, group, n * dtype_storage_bytes(p.params), 1};
+        const CommOp gather{"zero3_param_all_gather", Collective::all_gather, groups[i], n * dtype_storage_bytes(p.params), 1};
         fwd.add(gather);
+        if (!backward) continue;
         bwd.add(gather);
-        bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, group, n * dtype_storage_bytes(p.grad_reduce), 1});
+        if (n_trainable > 0)
+            bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, groups[i], n_trainable * dtype_storage_bytes(p.grad_reduce), 1});
     }
+}
+
+// The linear layers of one layer kind as (k, n, copies on this GPU, is MLP, separate projections
+// fused in it: LoRA gives each its own A), TP/EP-sharded.
+struct LinearShape { double k, n, count; bool mlp; double parts = 1; };
+FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, double t, double ep) {
+    FixedList<LinearShape, 12> out;
+    const double h = double(m.hidden), heads_l = double(m.heads) / t, hd = double(m.effective_head_dim());
+    const double kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / t, 1.0);
+    auto attention = [&](bool cross) {
+        if (m.mla.enabled() && !cross) {  // as mla_projections
+            const MlaSpec& a = m.mla;
+            const double qk = heads_l * double(a.qk_nope_head_dim + a.qk_rope_head_dim);
+            if (a.q_lora_rank > 0) {
+                out.add({h, double(a.q_lora_rank), 1, false});
+                out.add({double(a.q_lora_rank), qk, 1, false});
+            } else {
+                out.add({h, qk, 1, false});
+            }
+            out.add({h, double(a.kv_lora_rank + a.qk_rope_head_dim), 1, false});
+            out.add({double(a.kv_lora_rank), heads_l * double(a.qk_nope_head_dim + a.v_head_dim), 1, false});
+            out.add({heads_l * double(a.v_head_dim), h, 1, false});
+            return;
+        }
+        if (cross) {
+            out.add({h, heads_l * hd, 1, false});
+            out.add({h, 2 * kv_l * hd, 1, false, 2});
+        } else {
+            out.add({h, heads_l * hd + 2 * kv_l * hd, 1, false, 3});  // fused QKV
+        }
+        out.add({heads_l * hd, h, 1, false});
+    };
+    attention(false);
+    if (kind.cross_attention) attention(true);
+    const double up = gated_mlp(m.activation) ? 2 : 1;
+    auto mlp = [&](double f, double copies) {
+        out.add({h, f * up, copies, true, up});
+        out.add({f, h, copies, true});
+    };
+    if (!kind.moe) {
+        mlp(double(m.ffn_hidden) / t, 1);
+    } else {
+        mlp(double(m.moe.expert_ffn_hidden) / t, double(m.moe.experts) / ep);
+        if (m.moe.shared_experts > 0) mlp(double(m.moe.expert_ffn_hidden * m.moe.shared_experts) / t, 1);
+    }
+    return out;
+}
+
+double adapter_params(const Config& c, LayerKind kind, double tp, double ep) {
+    const FinetuneSpec& ft = c.training.finetune;
+    if (!ft.adapters() || kind.frozen) return 0;
+    double params = 0;
+    for (const LinearShape& l : layer_linears(c.model, kind, tp, ep))
+        if (!l.mlp || ft.lora_targets == LoraTargets::all_linear) params += l.count * double(ft.lora_rank) * (l.parts * l.k + l.n);
+    return params;
 }
 
 // =====================================================================================
@@ -347,12 +501,27 @@ void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params,
 
 } // namespace
 
+double layer_adapter_params_local(const Execution& x, LayerKind kind) { return adapter_params(*x.config, kind, x.tp, x.ep); }
+double layer_adapter_params(const Config& c, LayerKind kind) { return adapter_params(c, kind, 1, 1); }
+
+double layer_nf4_params_local(const Execution& x, LayerKind kind) {
+    if (!x.nf4) return 0;
+    double params = 0;
+    for (const LinearShape& l : layer_linears(x.config->model, kind, x.tp, x.ep)) params += l.count * l.k * l.n;
+    return params;
+}
+
+double layer_trainable_params_local(const Execution& x, LayerKind kind) {
+    if (kind.frozen) return 0;
+    return x.config->training.finetune.adapters() ? layer_adapter_params_local(x, kind) : layer_params_local(x, kind);
+}
+
 double layer_params_local(const Execution& x, LayerKind kind) {
     const ModelSpec& m = x.config->model;
     const double t = x.tp;
-    const double h = double(m.hidden), d = double(m.effective_head_dim());
-    const double kv = double(m.kv_heads > 0 ? m.kv_heads : m.heads);
-    const double attn = (2 * h * double(m.heads) * d + 2 * h * kv * d) / t;  // as model.cpp
+    const double h = double(m.hidden);
+    const double replicated = double(attention_replicated_parameter_count(m));  // MLA down projections: whole on every TP rank
+    const double attn = replicated + (double(attention_parameter_count(m)) - replicated) / t;
     const double mats = double(mlp_matrices(m.activation));
     double mlp = mats * h * double(m.ffn_hidden) / t;
     if (kind.moe) {
@@ -376,6 +545,10 @@ PieceOps layer_ops(const Execution& x, LayerKind kind) {
     Target fwd{out.forward, out.comm_forward};
     Target bwd{out.backward, out.comm_backward};
     layer(x, fwd, Phase::forward, kind);
+    if (kind.frozen) {  // leading frozen layers: nothing before them needs a gradient, so no backward
+        zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind), 0, false);
+        return out;
+    }
     // Recompute (Korthikanti et al. 2022 sec. 5): full re-runs the layer forward (with its TP
     // collectives) before its backward; selective re-runs only the attention core, which flash
     // attention already recomputes inside its backward kernel.
@@ -385,11 +558,28 @@ PieceOps layer_ops(const Execution& x, LayerKind kind) {
     } else if (x.recompute == Recompute::selective && !x.ops.flash) {
         CommList unused;
         Target re{out.backward, unused};
-        attention_core(x, re, Phase::forward, x.seq_len + x.memory_len, kind.causal);
-        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.seq_len, false);
+        attention_core(x, re, Phase::forward, x.seq_len + x.memory_len, kind.causal, kind.local);
+        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.seq_len, false, false);
     }
     layer(x, bwd, Phase::backward, kind);
-    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind));
+    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind),
+               layer_trainable_params_local(x, kind), true);
+    return out;
+}
+
+PieceOps mtp_ops(const Execution& x) {
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    Target bwd{out.backward, out.comm_backward};
+    // h'_k = M [RMSNorm(h_{k-1}); RMSNorm(Emb(t_{i+k}))] (arXiv 2412.19437 eq. 21), per module.
+    norm(x, fwd, Phase::forward, x.tokens_sp);
+    norm(x, fwd, Phase::forward, x.tokens_sp);
+    linear(x, fwd, Phase::forward, "mtp_proj", x.tokens, 2 * x.hidden, x.hidden, 1, true);
+    linear(x, bwd, Phase::backward, "mtp_proj", x.tokens, 2 * x.hidden, x.hidden, 1, true);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
+    if (x.recompute == Recompute::full)
+        for (const Op& op : out.forward) out.backward.add(op);
     return out;
 }
 
@@ -402,8 +592,8 @@ PieceOps embedding_ops(const Execution& x) {
     out.forward.add(make_op("embedding", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_param + x.ops.w_act)));
     out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.ops.activations, 0, x.tokens_sp * x.hidden * (2 * x.ops.w_act + 1)));
     if (x.tp > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.ops.w_act);
-    // Backward: scatter-add of the token gradients into the fp32 main gradient.
-    out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * x.ops.w_grad)));
+    // Backward: scatter-add of the token gradients into the fp32 main gradient (none when frozen).
+    if (embedding_trains(*x.config)) out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * x.ops.w_grad)));
     if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);  // re-run the lookup
     return out;
 }
@@ -452,18 +642,23 @@ double per_tensor_optimizer_kernels(const Execution& x) {
     return tensors * kOpsPerTensor / double(x.stages);
 }
 
+double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpec& p) {
+    // bitsandbytes 8-bit states: one byte per element plus an fp32 absmax per 2048-element block.
+    if (t.optimizer == Optimizer::adamw8bit) return optimizer_state_count(t.optimizer) * (1.0 + 4.0 / 2048);
+    return optimizer_state_count(t.optimizer) * dtype_storage_bytes(p.optimizer_states);
+}
+
 OpList step_ops(const Execution& x, double params_local, double params_shard) {
     const Config& c = *x.config;
     const PrecisionSpec& p = x.precision();
     OpList ops;
-    const double wg = dtype_storage_bytes(p.grads), ws = dtype_storage_bytes(p.optimizer_states);
+    const double wg = dtype_storage_bytes(p.grads);
     const double wp = dtype_storage_bytes(p.params);
     const bool master = keeps_master(p);
     const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
-    const double states = double(optimizer_state_count(c.training.optimizer));
-    double bytes = params_shard * (wg + 2 * wu + 2 * states * ws);
+    double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
     if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));

@@ -142,10 +142,20 @@ PieceCost piece_cost(const PieceOps& ops, const Execution& x, const Network& net
 // [SECTION] Stages: per virtual stage durations and weights, the busiest stage
 // =====================================================================================
 
+// Weights that train on one GPU of a stage (gradients reduced over DP, updated by the optimizer).
 struct StageParams {
     double dense = 0, expert = 0, layers = 0;
     double embedding = 0;  // input embedding weights (their gradient is ready last in backward)
 };
+
+// `n` layers of `kind`: their trainable weights (all, none when frozen, the adapters under LoRA).
+void add_trainable(StageParams& sp, const Execution& x, LayerKind kind, double n) {
+    const double trainable = layer_trainable_params_local(x, kind);
+    const double experts = x.config->training.finetune.adapters() || trainable == 0 ? 0.0 : layer_expert_params_local(x, kind);
+    sp.dense += n * (trainable - experts);
+    sp.expert += n * experts;
+    sp.layers += n;
+}
 
 // One micro-batch through every virtual stage, and the weights of every stage.
 struct Stages {
@@ -186,21 +196,40 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
             }
             st.fwd[size_t(j)].add(kinds[size_t(slot)].fwd, n);
             st.bwd[size_t(j)].add(kinds[size_t(slot)].bwd, n);
-            const double experts = layer_expert_params_local(x, kind);
-            st.params[size_t(stage)].dense += n * (layer_params_local(x, kind) - experts);
-            st.params[size_t(stage)].expert += n * experts;
-            st.params[size_t(stage)].layers += n;
+            add_trainable(st.params[size_t(stage)], x, kind, n);
         });
         if (j == 0) {
             st.fwd[0].add(embed.fwd);
             st.bwd[0].add(embed.bwd);
-            st.params[0].dense += vocab_params;
-            st.params[0].embedding = vocab_params;
+            if (embedding_trains(*x.config)) {
+                st.params[0].dense += vocab_params;
+                st.params[0].embedding = vocab_params;
+            }
         }
         if (j == vs - 1) {
             st.fwd[size_t(j)].add(head.fwd);
             st.bwd[size_t(j)].add(head.bwd);
-            if (!m.tied_embeddings || p > 1) st.params[size_t(p - 1)].dense += vocab_params;
+            if ((!m.tied_embeddings || p > 1) && head_trains(*x.config)) st.params[size_t(p - 1)].dense += vocab_params;
+            if (m.mtp_layers > 0) {
+                // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
+                // sec. 3.2.1): per module its projection, a transformer layer of the last layer's kind
+                // and the shared output head with its loss.
+                const LayerKind kind = layer_kind_at(m, m.layers - 1);
+                const int slot = kind_slot(kind);
+                if (!have[size_t(slot)]) {
+                    kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net);
+                    have[size_t(slot)] = true;
+                }
+                const PieceCost mtp = piece_cost(mtp_ops(x), x, net);
+                const double n = double(m.mtp_layers);
+                const PieceCost* parts[] = {&kinds[size_t(slot)], &mtp, &head};
+                for (const PieceCost* piece : parts) {
+                    st.fwd[size_t(j)].add(piece->fwd, n);
+                    st.bwd[size_t(j)].add(piece->bwd, n);
+                }
+                add_trainable(st.params[size_t(p - 1)], x, kind, n);
+                if (!x.config->training.finetune.adapters()) st.params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
+            }
         }
         if (j < vs - 1) st.fwd[size_t(j)].s[kPp] += p2p_s;
         if (j > 0) st.bwd[size_t(j)].s[kPp] += p2p_s;
@@ -315,11 +344,66 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         shard = heavy->dense / double(par.weight_replicas()) + heavy->expert / double(par.expert_weight_replicas());
     }
     Cost cost = from_ops(cost_ops(step_ops(x, most, shard), x.config->gpu, x.cal));
+    const Config& c = *x.config;
+    if (c.training.offload_optimizer) {
+        // ZeRO-Offload (Ren et al. 2021 sec. 4): the reduced gradient shard goes to the host and the
+        // updated weights come back, over the host link, once per step; the GPU-side step is gone
+        // (the CPU's Adam itself is not costed: a warning says so).
+        const PrecisionSpec& p = x.precision();
+        const double bytes = shard * (dtype_storage_bytes(p.grad_reduce) + dtype_storage_bytes(p.params));
+        cost.s[kOptimizer] = bytes / (c.gpu.host_link_gbps * 1e9);
+    }
+    if (c.training.offload_params) {
+        // Weights streamed from host memory per micro-batch, for the forward and again for the
+        // backward (ZeRO-Infinity, Rajbhandari et al. 2021 arXiv 2104.07857; FSDP CPU offload),
+        // prefetched behind the busiest stage's compute: the excess is exposed (dp_comm, beside the
+        // ZeRO-3 gathers it feeds).
+        // The weights one GPU holds: the model over pp x tp (experts and the embedding evenly spread).
+        const double held = double(parameter_count(c.model)) / (double(x.stages) * x.tp);
+        const double stream_s = 2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
+        cost.s[kDp] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
+    }
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
     const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s;
     if (host_s > cost.total()) cost.s[kOverhead] += host_s - cost.total();
     return cost;
 }
+
+} // namespace
+
+// Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022: 6 N + 12 L H Q T) generalised per
+// layer. N_i: the matmul weights a token passes through (norm gains do no matmul; the input embedding
+// is a lookup). A layer that trains costs 2 N_i forward + 2 N_i input gradients + 2 N_i weight
+// gradients and 3x its attention forward 2 H (d_qk + d_v) K, K the keys a query attends to: half
+// the sequence under causal masking (the masked half is never used; FlashAttention skips it, Dao 2023
+// sec. 3.1 -- the convention of Megatron-LM's and torchtitan's MFU), fewer on local layers
+// (attended_keys), the whole sequence bidirectional and for cross-attention. A frozen leading layer
+// costs its forward only; under LoRA the base gets no weight gradients (4 N_i) and the adapters train
+// (6 A_i). The LM head counts over the logits actually computed, once more per MTP module.
+double model_flops_per_token(const Config& c) {
+    const ModelSpec& m = c.model;
+    const double seq = double(c.training.seq_len);
+    const double d_qk = m.mla.enabled() ? double(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : double(m.effective_head_dim());
+    const double d_v = m.mla.enabled() ? double(m.mla.v_head_dim) : double(m.effective_head_dim());
+    const bool lora = c.training.finetune.adapters();
+    auto layer_flops = [&](LayerKind kind, double n_active) {
+        const double keys = attended_keys(m, kind, seq) + (kind.cross_attention ? seq : 0.0);
+        const double attention = 2.0 * double(m.heads) * (d_qk + d_v) * keys;
+        if (kind.frozen) return 2 * n_active + attention;
+        return (lora ? 4 : 6) * n_active + 6 * layer_adapter_params(c, kind) + 3 * attention;
+    };
+    double sum = 0;
+    for (int64_t i = 0; i < total_layers(m); ++i)
+        sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true, false)));
+    const double logits = double(m.softmax_head > 0 ? std::min(m.softmax_head, m.vocab) : m.vocab);
+    const double head = logits * double(m.hidden) * (head_trains(c) ? 6 : 4);
+    const LayerKind last = layer_kind_at(m, m.layers - 1);
+    // MTP module: a layer of the last layer's kind plus its 2h -> h projection (the norms do no matmul).
+    const double mtp_layer = double(layer_parameter_count(m, m.layers - 1, true, false)) + 2.0 * double(m.hidden) * double(m.hidden);
+    return sum + head + double(m.mtp_layers) * (layer_flops(last, mtp_layer) + head);
+}
+
+namespace {
 
 // =====================================================================================
 // [SECTION] Simulate and summarise: throughput, FLOPs, MFU, totals, memory, warnings
@@ -388,6 +472,8 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     out.energy_known = x.power_w > 0;
     out.energy_kwh = x.power_w * out.total_time_s / 3.6e6;
 
+    out.params_total = double(parameter_count(m));
+    out.params_active = double(active_parameter_count(m));
     out.memory = memory_per_gpu(x);
     if (!out.memory.fits)
         out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib));
@@ -402,6 +488,10 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
             out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
                                    " runs materialised attention (s x s scores)");
     }
+    if (c.training.offload_optimizer || c.training.offload_params)
+        out.warnings.push_back(format("%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed, the CPU optimizer step is not", out.memory.host_gib));
+    if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
+        out.warnings.push_back("expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
     if (!out.cost_known && c.training.tokens > 0)
         out.warnings.push_back("cost unknown: gpu " + c.gpu.name + " has no price (give training.price_per_gpu_hour / --price)");
     if (!out.energy_known && c.training.tokens > 0) out.warnings.push_back("energy unknown: gpu " + c.gpu.name + " has no tdp_w");
@@ -456,24 +546,6 @@ double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Netw
 
 double phases::step_cost_usd(const Config& c, double iteration_time_s) {
     return iteration_time_s / 3600.0 * double(c.num_gpus) * price_per_gpu_hour_usd(c);
-}
-
-double model_flops_per_token(const Config& c) {
-    // PaLM appendix B (Chowdhery et al. 2022): 6 N + 12 L H Q T, N the matmul weights a token passes
-    // through (the input embedding is a lookup; norm gains do no matmul; the LM head counts once,
-    // over the logits actually computed). Causal self-attention needs half the score/context FLOPs
-    // (the masked half is never used; FlashAttention skips it, Dao 2023 sec. 3.1), so it counts
-    // 6 L H Q T (the convention of Megatron-LM's and torchtitan's MFU); bidirectional and
-    // cross-attention count the full 12.
-    const ModelSpec& m = c.model;
-    const bool enc_dec = m.architecture == Architecture::encoder_decoder;
-    const double causal_layers = m.architecture == Architecture::decoder ? double(m.layers) : enc_dec ? double(m.decoder_layers) : 0.0;
-    const double full_layers = double(m.layers) + (enc_dec ? 2.0 * double(m.decoder_layers) : 0.0) - causal_layers;
-    const double logits = double(m.softmax_head > 0 ? std::min(m.softmax_head, m.vocab) : m.vocab);
-    const double n_flop = double(active_matmul_parameter_count(m)) - double(m.vocab) * double(m.hidden) * (m.tied_embeddings ? 1.0 : 2.0)
-                          + logits * double(m.hidden);
-    const double hqt = double(m.heads) * double(m.effective_head_dim()) * double(c.training.seq_len);
-    return 6.0 * n_flop + (12.0 * full_layers + 6.0 * causal_layers) * hqt;
 }
 
 Prediction predict(const Config& c, const PredictOptions& options) {

@@ -13,7 +13,7 @@ struct ScalarField {
     std::string_view key;
     double Prediction::*member;
 };
-constexpr std::array<ScalarField, 13> kScalars = {{
+constexpr std::array<ScalarField, 15> kScalars = {{
     {"iteration_time_s", &Prediction::iteration_time_s},
     {"tokens_per_s", &Prediction::tokens_per_s},
     {"tokens_per_s_per_gpu", &Prediction::tokens_per_s_per_gpu},
@@ -27,13 +27,15 @@ constexpr std::array<ScalarField, 13> kScalars = {{
     {"gpu_hours", &Prediction::gpu_hours},
     {"cost_usd", &Prediction::cost_usd},
     {"energy_kwh", &Prediction::energy_kwh},
+    {"params_total", &Prediction::params_total},
+    {"params_active", &Prediction::params_active},
 }};
 
 struct MemoryField {
     std::string_view key;
     double MemoryBreakdown::*member;
 };
-constexpr std::array<MemoryField, 8> kMemory = {{
+constexpr std::array<MemoryField, 9> kMemory = {{
     {"per_gpu_gib", &MemoryBreakdown::per_gpu_gib},
     {"capacity_gib", &MemoryBreakdown::capacity_gib},
     {"weights_gib", &MemoryBreakdown::weights_gib},
@@ -42,6 +44,7 @@ constexpr std::array<MemoryField, 8> kMemory = {{
     {"optimizer_gib", &MemoryBreakdown::optimizer_gib},
     {"activations_gib", &MemoryBreakdown::activations_gib},
     {"other_gib", &MemoryBreakdown::other_gib},
+    {"host_gib", &MemoryBreakdown::host_gib},
 }};
 
 struct BreakdownField {

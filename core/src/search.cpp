@@ -549,8 +549,8 @@ MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
     f.head_s = phases::piece_floor_s(head_ops(x), x, net);
     f.all_s = f.embedding_s + f.head_s;
     for (int64_t i = 0; i < x.layers;) {
-        const LayerKind kind = layer_kind_at(c.model, i);
-        const int64_t end = layer_kind_run_end(c.model, i, x.layers);
+        const LayerKind kind = layer_kind_at(c, i);
+        const int64_t end = layer_kind_run_end(c, i, x.layers);
         double& layer_s = f.layer_s[size_t(kind_slot(kind))];
         if (layer_s == 0) layer_s = phases::piece_floor_s(layer_ops(x, kind), x, net);
         f.all_s += double(end - i) * layer_s;

@@ -23,8 +23,11 @@ const EnumName<Recompute> kRecomputeNames[3] = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 const EnumName<AttentionKernel> kAttentionKernelNames[2] = {
     {"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
-const EnumName<Optimizer> kOptimizerNames[5] = {
-    {"adamw", Optimizer::adamw}, {"adam", Optimizer::adam}, {"lamb", Optimizer::lamb},
+const EnumName<FinetuneMethod> kFinetuneMethodNames[3] = {
+    {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
+const EnumName<LoraTargets> kLoraTargetsNames[2] = {{"attention", LoraTargets::attention}, {"all-linear", LoraTargets::all_linear}};
+const EnumName<Optimizer> kOptimizerNames[6] = {
+    {"adamw", Optimizer::adamw}, {"adamw8bit", Optimizer::adamw8bit}, {"adam", Optimizer::adam}, {"lamb", Optimizer::lamb},
     {"lamb-per-tensor", Optimizer::lamb_per_tensor}, {"sgd", Optimizer::sgd}};
 const EnumName<Fp8Recipe> kFp8RecipeNames[6] = {
     {"delayed", Fp8Recipe::delayed}, {"tensorwise", Fp8Recipe::tensorwise}, {"rowwise", Fp8Recipe::rowwise},
@@ -51,6 +54,8 @@ const EnumName<Activation> kActivations[] = {
     {"swiglu", Activation::swiglu}, {"geglu", Activation::geglu},
 };
 const EnumName<Norm> kNorms[] = {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}};
+const EnumName<LocalAttentionKind> kLocalAttentionKinds[] = {
+    {"none", LocalAttentionKind::none}, {"sliding", LocalAttentionKind::sliding}, {"chunked", LocalAttentionKind::chunked}};
 const EnumName<LossScaling> kLossScalings[] = {{"none", LossScaling::none}, {"dynamic", LossScaling::dynamic}};
 const EnumName<MasterWeights> kMasterWeights[] = {{"none", MasterWeights::none}, {"fp32", MasterWeights::fp32}};
 
@@ -88,10 +93,13 @@ void write_if(JsonWriter& out, std::string_view key, const std::string& text) {
 std::string_view architecture_name(Architecture value) { return name_of(kArchitectures, value); }
 std::string_view activation_name(Activation value) { return name_of(kActivations, value); }
 std::string_view norm_name(Norm value) { return name_of(kNorms, value); }
+std::string_view local_attention_kind_name(LocalAttentionKind value) { return name_of(kLocalAttentionKinds, value); }
 std::string_view schedule_name(PipelineSchedule value) { return name_of(kScheduleNames, value); }
 std::string_view optimizer_name(Optimizer value) { return name_of(kOptimizerNames, value); }
 std::string_view recompute_name(Recompute value) { return name_of(kRecomputeNames, value); }
 std::string_view attention_kernel_name(AttentionKernel value) { return name_of(kAttentionKernelNames, value); }
+std::string_view finetune_method_name(FinetuneMethod value) { return name_of(kFinetuneMethodNames, value); }
+std::string_view lora_targets_name(LoraTargets value) { return name_of(kLoraTargetsNames, value); }
 std::string_view fp8_recipe_name(Fp8Recipe value) { return name_of(kFp8RecipeNames, value); }
 std::string_view gpu_generation_name(GpuGeneration value) { return name_of(kGpuGenerationNames, value); }
 std::string_view gather_prefetch_name(GatherPrefetch value) { return name_of(kGatherPrefetchNames, value); }
@@ -137,8 +145,30 @@ void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
         moe_reader.read("expert_ffn_hidden", spec.moe.expert_ffn_hidden);
         moe_reader.read("shared_experts", spec.moe.shared_experts);
         moe_reader.read("dense_layers", spec.moe.dense_layers);
+        moe_reader.read("every", spec.moe.every);
+        moe_reader.read("capacity_factor", spec.moe.capacity_factor);
+        moe_reader.read("imbalance", spec.moe.imbalance);
         reader.adopt(moe_reader.finish());
     }
+    if (const auto mla = reader.read_object("mla")) {
+        ObjectReader a(*mla, join_key(reader.path(), "mla"));
+        if (required || !spec.mla.enabled()) require_all(a, {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+        a.read("q_lora_rank", spec.mla.q_lora_rank);
+        a.read("kv_lora_rank", spec.mla.kv_lora_rank);
+        a.read("qk_nope_head_dim", spec.mla.qk_nope_head_dim);
+        a.read("qk_rope_head_dim", spec.mla.qk_rope_head_dim);
+        a.read("v_head_dim", spec.mla.v_head_dim);
+        reader.adopt(a.finish());
+    }
+    if (const auto local = reader.read_object("local_attention")) {
+        ObjectReader a(*local, join_key(reader.path(), "local_attention"));
+        if (required || !spec.local_attention.enabled()) require_all(a, {"kind", "window"});
+        a.read_enum("kind", kLocalAttentionKinds, spec.local_attention.kind);
+        a.read("window", spec.local_attention.window);
+        a.read("full_every", spec.local_attention.full_every);
+        reader.adopt(a.finish());
+    }
+    reader.read("mtp_layers", spec.mtp_layers);
     double published_b = 0;  // metadata for cross-checks, not part of the spec
     reader.read("params_b_published", published_b);
     std::string notes;
@@ -159,6 +189,7 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
     reader.read("l2_cache_mb", spec.l2_cache_mb);
     reader.read("tdp_w", spec.tdp_w);
     reader.read("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
+    reader.read("host_link_gbps", spec.host_link_gbps);
     reader.read("default_node", spec.default_node);
     if (const auto measured = reader.read_object("measured")) {  // published achievable fractions
         ObjectReader m(*measured, join_key(reader.path(), "measured"));
@@ -341,8 +372,26 @@ void write_model(JsonWriter& out, const ModelSpec& spec) {
         out.key("moe").begin_object();
         out.field("experts", moe.experts).field("top_k", moe.top_k).field("expert_ffn_hidden", moe.expert_ffn_hidden);
         out.field("shared_experts", moe.shared_experts).field("dense_layers", moe.dense_layers);
+        if (moe.every != 1) out.field("every", moe.every);
+        if (moe.capacity_factor != 0) out.field("capacity_factor", moe.capacity_factor);
+        if (moe.imbalance != 1) out.field("imbalance", moe.imbalance);
         out.end_object();
     }
+    const MlaSpec& mla = spec.mla;
+    if (mla.q_lora_rank || mla.kv_lora_rank || mla.qk_nope_head_dim || mla.qk_rope_head_dim || mla.v_head_dim) {
+        out.key("mla").begin_object();
+        out.field("q_lora_rank", mla.q_lora_rank).field("kv_lora_rank", mla.kv_lora_rank);
+        out.field("qk_nope_head_dim", mla.qk_nope_head_dim).field("qk_rope_head_dim", mla.qk_rope_head_dim);
+        out.field("v_head_dim", mla.v_head_dim);
+        out.end_object();
+    }
+    const LocalAttentionSpec& local = spec.local_attention;
+    if (local.kind != LocalAttentionKind::none || local.window || local.full_every) {
+        out.key("local_attention").begin_object();
+        out.field("kind", local_attention_kind_name(local.kind)).field("window", local.window).field("full_every", local.full_every);
+        out.end_object();
+    }
+    if (spec.mtp_layers != 0) out.field("mtp_layers", spec.mtp_layers);
     write_if(out, "source", spec.source);
     out.end_object();
 }
@@ -364,6 +413,7 @@ void write_gpu(JsonWriter& out, const GpuSpec& spec) {
     if (spec.l2_cache_mb != 0) out.field("l2_cache_mb", spec.l2_cache_mb);
     out.field("tdp_w", spec.tdp_w);
     if (spec.price_per_gpu_hour_usd != 0) out.field("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
+    if (spec.host_link_gbps != 0) out.field("host_link_gbps", spec.host_link_gbps);
     write_if(out, "default_node", spec.default_node);
     bool any_measured = spec.measured_memory_efficiency != 0;
     for (const double fraction : spec.measured_gemm_efficiency) any_measured = any_measured || fraction != 0;

@@ -277,6 +277,31 @@ TEST_CASE("import megatron, torchtitan and deepspeed print a config/v1 document"
     check_rejected("import megatron", "import megatron");
 }
 
+TEST_CASE("fine-tuning: LoRA flags predict, link round-trip, and search --smallest finds the fewest GPUs") {
+    const std::string lora = "--model llama3.1-8b --gpu a100-sxm4-40gb --gpus 1 --finetune lora --lora-rank 16 --seq 2048 --gbs 16";
+    const Run table = trainclock("predict " + lora);
+    REQUIRE(table.exit_code == 0);
+    CHECK(has(table.out, "fits"));
+    const Run encoded = trainclock("link encode " + lora + " --optimizer adamw8bit --frozen-layers 2");
+    REQUIRE(encoded.exit_code == 0);
+    const std::string fragment = encoded.out.substr(0, encoded.out.find('\n'));
+    CHECK(has(fragment, "&ft=lora"));
+    CHECK(has(fragment, "&lor=16"));
+    CHECK(has(fragment, "&frz=2"));
+    const Run decoded = trainclock("link decode '" + fragment + "'");
+    REQUIRE(decoded.exit_code == 0);
+    CHECK(trainclock("predict --json --config -", decoded.out).out ==
+          trainclock("predict --json " + lora + " --optimizer adamw8bit --frozen-layers 2").out);
+    check_rejected("predict --model llama3.1-8b --gpu a100-sxm4-40gb --finetune lora", "training.finetune.lora_rank");
+    // Full fine-tuning of an 8B model needs ~16 bytes per weight: more than one or two 40 GB GPUs.
+    const Run full = trainclock("search --model llama3.1-8b --gpu a100-sxm4-40gb --gpus 64 --smallest --seq 2048 --gbs 64 --top 1 --threads 1");
+    REQUIRE(full.exit_code == 0);
+    CHECK(has(full.out, "smallest setup that fits: 4 x a100-sxm4-40gb"));
+    const Run small = trainclock("search " + lora + " --gpus 64 --smallest --top 1 --threads 1");
+    REQUIRE(small.exit_code == 0);
+    CHECK(has(small.out, "smallest setup that fits: 1 x a100-sxm4-40gb"));
+}
+
 TEST_CASE("calibrate: measured runs in, a calibration that predict and validate read out") {
     const std::string runs = R"({"schema_version":1,"name":"runs","set":"public","source":"test","cases":[
 {"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.9},"citation":"test"},

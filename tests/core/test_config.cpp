@@ -426,3 +426,74 @@ TEST_CASE("a UTF-8 byte order mark is skipped; a number JSON cannot hold is name
     REQUIRE_FALSE(zero.ok());
     CHECK(zero.error().key == "num_gpus");
 }
+
+TEST_CASE("model features (MLA, local attention, MoE every/capacity/imbalance, MTP): round trip and errors naming keys") {
+    const auto config = load_config(R"({"model": {"preset": "deepseek-v2-lite", "mtp_layers": 2,
+        "moe": {"every": 2, "capacity_factor": 1.25, "imbalance": 1.5}, "mla": {"q_lora_rank": 768},
+        "local_attention": {"kind": "chunked", "window": 2048, "full_every": 3}}, "gpu": "h100-sxm"})");
+    REQUIRE(config.ok());
+    const std::string canonical = config_to_json(config.value());
+    const auto again = load_config(canonical);
+    REQUIRE(again.ok());
+    const ModelSpec& m = again.value().model;
+    CHECK(config_to_json(again.value()) == canonical);
+    CHECK(m.mtp_layers == 2);
+    CHECK(m.moe.every == 2);
+    CHECK(m.moe.capacity_factor == 1.25);
+    CHECK(m.moe.imbalance == 1.5);
+    CHECK(m.mla.q_lora_rank == 768);
+    CHECK(m.mla.kv_lora_rank == 512);  // kept from the preset
+    CHECK(m.local_attention.kind == LocalAttentionKind::chunked);
+    CHECK(m.local_attention.window == 2048);
+    CHECK(m.local_attention.full_every == 3);
+
+    auto key_of = [](const std::string& model) { return load_error(R"({"model": )" + model + R"(, "gpu": "h100-sxm"})").key; };
+    CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"q_lora_rank": 8}})") == "model.mla.kv_lora_rank");
+    CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}})") ==
+          "model.kv_heads");  // GQA with MLA
+    CHECK(key_of(R"({"preset": "deepseek-v3", "mla": {"v_head_dim": 0}})") == "model.mla.v_head_dim");
+    CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"window": 0}})") == "model.local_attention.window");
+    CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"kind": "none"}})") == "model.local_attention.kind");
+    CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"kind": "banded"}})") == "model.local_attention.kind");
+    CHECK(key_of(R"({"preset": "t5-base", "local_attention": {"kind": "sliding", "window": 64}})") == "model.local_attention");
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"every": 2}})") == "model.ffn_hidden");  // dense layers need a width
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"imbalance": 0.5}})") == "model.moe.imbalance");
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"imbalance": 5}})") == "model.moe.imbalance");  // > experts / top_k
+    CHECK(key_of(R"({"preset": "mixtral-8x7b", "moe": {"capacity_factor": -1}})") == "model.moe.capacity_factor");
+    CHECK(key_of(R"({"preset": "llama3-8b", "moe": {"imbalance": 1.2}})") == "model.moe.experts");
+    CHECK(key_of(R"({"preset": "llama3-8b", "mtp_layers": -1})") == "model.mtp_layers");
+    CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512}})") == "model.mla.qk_nope_head_dim");  // required with it
+}
+
+TEST_CASE("training.finetune and offload: round trip and errors naming keys") {
+    const auto config = load_config(R"({"model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1,
+        "training": {"optimizer": "adamw8bit", "finetune": {"method": "qlora", "lora_rank": 64, "lora_targets": "attention", "frozen_layers": 2},
+                     "offload_optimizer": true}})");
+    REQUIRE(config.ok());
+    const std::string canonical = config_to_json(config.value());
+    const auto again = load_config(canonical);
+    REQUIRE(again.ok());
+    CHECK(config_to_json(again.value()) == canonical);
+    const TrainingSpec& t = again.value().training;
+    CHECK(t.finetune.method == FinetuneMethod::qlora);
+    CHECK(t.finetune.lora_rank == 64);
+    CHECK(t.finetune.lora_targets == LoraTargets::attention);
+    CHECK(t.finetune.frozen_layers == 2);
+    CHECK(t.offload_optimizer);
+    CHECK(t.optimizer == Optimizer::adamw8bit);
+    // Pre-training configs keep their canonical form (no finetune object).
+    CHECK(config_to_json(load_config(R"({"model": "gpt2", "gpu": "h100-sxm"})").value()).find("finetune") == std::string::npos);
+
+    auto key_of = [](const std::string& training) {
+        return load_error(R"({"model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 2, "training": )" + training + "}").key;
+    };
+    CHECK(key_of(R"({"finetune": {"method": "lora"}})") == "training.finetune.lora_rank");
+    CHECK(key_of(R"({"finetune": {"method": "full", "lora_rank": 8}})") == "training.finetune.lora_rank");
+    CHECK(key_of(R"({"finetune": {"method": "lora", "lora_rank": 8, "frozen_layers": 32}})") == "training.finetune.frozen_layers");
+    CHECK(key_of(R"({"finetune": {"frozen_layers": 33}})") == "training.finetune.frozen_layers");
+    CHECK(key_of(R"({"finetune": {"method": "dora"}})") == "training.finetune.method");
+    CHECK(key_of(R"({"finetune": {"method": "lora", "lora_rank": 8, "lora_targets": "mlp"}})") == "training.finetune.lora_targets");
+    CHECK(key_of(R"({"finetune": {"rank": 8}})") == "training.finetune.rank");
+    CHECK(key_of(R"({"offload_params": true})") == "training.offload_params");  // dp 2 without zero 3
+    CHECK(key_of(R"({"optimizer": "adam8bit"})") == "training.optimizer");
+}

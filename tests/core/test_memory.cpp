@@ -113,6 +113,75 @@ TEST_CASE("Relative-position attention stores its scores even with flash attenti
     CHECK(a - activation_bytes_per_layer(make_execution(absolute), kind) == Approx(8.0 * 8 * 512 * 512 * 5));
 }
 
+TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master copy and Adam states (hand count)", "[memory]") {
+    // Llama 3.1 8B, LoRA r = 16 on every linear layer of the blocks (PEFT target_modules q, k, v, o,
+    // gate, up, down): r (k + n) per projection, 32 layers:
+    // 16 x (2 x 4096 + 2 x (4096 + 1024) + (4096 + 4096) + 3 x (4096 + 14336)) x 32 = 41,943,040
+    // (the count PEFT's print_trainable_parameters reports for this setup).
+    const Config c = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "finetune": {"method": "lora", "lora_rank": 16}})");
+    const double adapters = 16.0 * (2 * 4096 + 2 * (4096 + 1024) + (4096 + 4096) + 3 * (4096 + 14336)) * 32;
+    REQUIRE(adapters == 41943040.0);
+    CHECK(layer_adapter_params_local(make_execution(c), layer_kind_at(c, 0)) * 32 == Approx(adapters));
+    const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 16, 1};
+    const MemoryBreakdown mem = memory_of(c, sh);
+    const double gib = 1024.0 * 1024.0 * 1024.0, base = double(parameter_count(c.model));
+    CHECK(mem.weights_gib == Approx((base + adapters) * 2 / gib));  // bf16 base + bf16 adapters
+    CHECK(mem.grads_gib == Approx(adapters * 4 / gib));             // fp32 gradients of the adapters only
+    CHECK(mem.master_gib == Approx(adapters * 4 / gib));
+    CHECK(mem.optimizer_gib == Approx(adapters * 8 / gib));         // Adam m and v in fp32
+    CHECK(mem.fits);
+    // Full fine-tuning of the same model needs 2 + 4 + 4 + 8 bytes per weight: 134 GiB, no fit.
+    const Config full = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1})");
+    CHECK_FALSE(memory_of(full, sh).fits);
+    // QLoRA: the linear weights of the blocks as NF4 (4.127 bits), embedding, head and norms bf16.
+    const Config q = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "finetune": {"method": "qlora", "lora_rank": 16}})");
+    const double linear = 32.0 * (4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336);
+    const MemoryBreakdown qm = memory_of(q, sh);
+    CHECK(qm.weights_gib == Approx(((base - linear + adapters) * 2 + linear * (4 + 8.0 / 64 + 32.0 / 16384) / 8) / gib));
+    CHECK(qm.grads_gib == Approx(mem.grads_gib));
+    // adamw8bit: two 1-byte states per parameter (+ one fp32 absmax per 2048-value block).
+    Config eight = c;
+    eight.training.optimizer = Optimizer::adamw8bit;
+    CHECK(memory_of(eight, sh).optimizer_gib == Approx(adapters * 2 * (1 + 4.0 / 2048) / gib));
+}
+
+TEST_CASE("Frozen leading layers keep no activations, gradients or optimizer states", "[memory]") {
+    const std::string body = R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 4, "micro_batch": 1)";
+    const Config all = fixtures::config(body + "}");
+    const Config half = fixtures::config(body + R"(, "finetune": {"frozen_layers": 16}})");
+    const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 4, 1};
+    const MemoryBreakdown a = memory_of(all, sh), f = memory_of(half, sh);
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    const double layer = double(layer_parameter_count(all.model, 0, false));
+    const double embedding = double(all.model.vocab) * double(all.model.hidden);
+    CHECK(f.weights_gib == Approx(a.weights_gib));
+    CHECK(a.grads_gib - f.grads_gib == Approx((16 * layer + embedding) * 4 / gib));
+    CHECK(a.optimizer_gib - f.optimizer_gib == Approx((16 * layer + embedding) * 8 / gib));
+    CHECK(a.activations_gib - f.activations_gib == Approx(16 * activation_bytes_per_layer(make_execution(all), layer_kind_at(all, 0)) / gib));
+}
+
+
+TEST_CASE("CPU offload moves gradients, master weights and optimizer states (and streamed weights) to host memory", "[memory]") {
+    const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 4, "micro_batch": 1, "recompute": "full")";
+    const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 4, 1};
+    const MemoryBreakdown on_gpu = memory_of(fixtures::config(body + "}"), sh);
+    const MemoryBreakdown off = memory_of(fixtures::config(body + R"(, "offload_optimizer": true})"), sh);
+    CHECK(off.grads_gib == 0);
+    CHECK(off.master_gib == 0);
+    CHECK(off.optimizer_gib == 0);
+    CHECK(off.host_gib == Approx(on_gpu.grads_gib + on_gpu.master_gib + on_gpu.optimizer_gib));
+    CHECK(off.weights_gib == Approx(on_gpu.weights_gib));
+    const MemoryBreakdown both = memory_of(fixtures::config(body + R"(, "offload_optimizer": true, "offload_params": true})"), sh);
+    CHECK(both.weights_gib == 0);
+    CHECK(both.host_gib == Approx(off.host_gib + on_gpu.weights_gib));
+    CHECK(both.fits);  // 8B weights and states in host memory; two gathered layers stay on the GPU
+}
+
 TEST_CASE("Memory outside the tensors: CUDA context, one NCCL communicator per group, allocator reserve", "[memory]") {
     // 64 GPUs as tp 8 x pp 2 x dp 4: three communicators (TP, PP, DP) of a dense model.
     const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},

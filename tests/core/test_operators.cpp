@@ -1,6 +1,9 @@
 // Operator lists (FLOPs, bytes, precision ops) and the roofline cost of one op.
 #include "model_fixtures.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "trainclock/calibration.hpp"
 #include "trainclock/operators.hpp"
 
@@ -241,6 +244,127 @@ TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter
     CHECK(one >= 7 * 32);
     CHECK(one < 8 * 32 * 7);
     CHECK(per_tensor_optimizer_kernels(with("lamb-per-tensor", 4, "llama3-8b")) == Approx(one / 4));
+}
+
+namespace {
+
+double gemm_flops_named(const OpList& ops, const char* prefix) {
+    double f = 0;
+    for (const Op& op : ops)
+        if (op.kind == OpKind::gemm && std::string(op.name).rfind(prefix, 0) == 0) f += op.count * op.flops;
+    return f;
+}
+
+} // namespace
+
+TEST_CASE("MLA forward FLOPs follow the DeepSeek-V2 formulas", "[operators]") {
+    // arXiv 2405.04434 eqs. 9-19 per token: c^Q = W^DQ h (2 d d_c'), [q^C; q^R] = W^UQ/W^QR c^Q
+    // (2 d_c' n_h (d_h + d_h^R)), [c^KV; k^R] (2 d (d_c + d_h^R)), [k^C; v^C] = W^UK/W^UV c^KV
+    // (2 d_c n_h (d_h + d_v)), u = W^O o (2 n_h d_v d); attention q k^T over n_h (d_h + d_h^R) and
+    // softmax(.) v over n_h d_v per key, s / 2 keys per query when causal (the FLOP convention here).
+    const Config c = fixtures::config(R"("model": "deepseek-v3", "gpu": "h800-sxm", "num_gpus": 1, "precision": "bf16-mixed",
+                                         "training": {"seq_len": 4096, "global_batch": 1, "micro_batch": 1})");
+    const double s = 4096, d = 7168, nh = 128, dh = 128, dr = 64, dv = 128, dc = 512, dq = 1536;
+    const LayerKind dense = layer_kind_at(c.model, 0);
+    const PieceOps layer = layer_ops(make_execution(c), dense);
+    const double projections = 2 * s * (d * dq + dq * nh * (dh + dr) + d * (dc + dr) + dc * nh * (dh + dv));
+    CHECK(gemm_flops_named(layer.forward, "mla_") == Approx(projections));
+    CHECK(gemm_flops_named(layer.forward, "attn_out") == Approx(2 * s * nh * dv * d));
+    CHECK(flops(layer.forward, OpKind::attention) == Approx(2 * s * (s / 2) * nh * (dh + dr + dv)));
+    // TP 8 splits the up projections and heads, not the duplicated down projections.
+    const Config tp = fixtures::config(R"("model": "deepseek-v3", "gpu": "h800-sxm", "num_gpus": 8, "precision": "bf16-mixed",
+                                          "parallel": {"tp": 8}, "training": {"seq_len": 4096, "global_batch": 1, "micro_batch": 1})");
+    const PieceOps split = layer_ops(make_execution(tp), dense);
+    CHECK(gemm_flops_named(split.forward, "mla_") == Approx(2 * s * (d * dq + d * (dc + dr) + (dq * nh * (dh + dr) + dc * nh * (dh + dv)) / 8)));
+}
+
+TEST_CASE("Sliding-window attention FLOPs match the closed form; chunked and short sequences too", "[operators]") {
+    auto mistral = [](int64_t seq) {
+        return fixtures::config(R"("model": "mistral-7b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed",
+                                   "training": {"seq_len": )" + std::to_string(seq) + R"(, "global_batch": 1, "micro_batch": 1})");
+    };
+    const double w = 4096, H = 32, hd = 128;
+    const Config c = mistral(32768);
+    const double s = 32768;
+    const LayerKind kind = layer_kind_at(c.model, 0);
+    REQUIRE(kind.local);
+    // Query i attends to min(i, w) keys: sum over the sequence = w^2 / 2 + (s - w) w (continuous, as
+    // causal attention counts s^2 / 2); 4 H d per query-key pair forward (QK^T and PV).
+    CHECK(flops(layer_ops(make_execution(c), kind).forward, OpKind::attention) == Approx(4 * H * hd * (w * w / 2 + (s - w) * w)));
+    // The discrete count sum_i min(i + 1, w) agrees to O(1 / w).
+    double pairs = 0;
+    for (double i = 0; i < s; ++i) pairs += std::min(i + 1, w);
+    CHECK(attended_keys(c.model, kind, s) * s == Approx(pairs).epsilon(1.0 / w));
+    // Within the window the layer is plain causal attention.
+    const Config short_seq = mistral(4096);
+    CHECK(flops(layer_ops(make_execution(short_seq), kind).forward, OpKind::attention) == Approx(4 * H * hd * 4096.0 * 4096.0 / 2));
+    // Llama 4 chunked attention (8192-token chunks) over 32768 tokens: 4 causal chunks.
+    const ModelSpec scout = fixtures::model("llama4-scout");
+    CHECK(attended_keys(scout, layer_kind_at(scout, 0), 32768) == Approx(4 * 8192.0 * 8192.0 / 2 / 32768));
+    CHECK(!layer_kind_at(scout, 3).local);  // every 4th layer global
+    CHECK(attended_keys(scout, layer_kind_at(scout, 3), 32768) == Approx(32768.0 / 2));
+}
+
+TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's expert GEMMs", "[operators]") {
+    auto mixtral = [](const char* moe_extra, int64_t ep) {
+        return fixtures::config(R"("model": {"architecture": "decoder", "layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8,
+                                   "ffn_hidden": 0, "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+                                   "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 14336)" + std::string(moe_extra) + R"(}},
+                                   "gpu": "h100-sxm", "num_gpus": )" + std::to_string(ep) + R"(, "parallel": {"ep": )" + std::to_string(ep) +
+                                R"(}, "training": {"seq_len": 4096, "global_batch": )" + std::to_string(ep) + R"(, "micro_batch": 1})");
+    };
+    const Config balanced = mixtral("", 8), skewed = mixtral(R"(, "imbalance": 1.5)", 8);
+    const Config capped = mixtral(R"(, "imbalance": 1.5, "capacity_factor": 1.25)", 8);
+    const LayerKind kind = layer_kind_at(balanced.model, 0);
+    const double base = gemm_flops_named(layer_ops(make_execution(balanced), kind).forward, "mlp_");
+    // One expert per GPU (ep = experts): the busiest GPU runs 1.5x the mean tokens, or the capacity.
+    CHECK(gemm_flops_named(layer_ops(make_execution(skewed), kind).forward, "mlp_") == Approx(1.5 * base));
+    CHECK(gemm_flops_named(layer_ops(make_execution(capped), kind).forward, "mlp_") == Approx(1.25 * base));
+    CHECK(expert_load_factor(skewed.model, skewed.parallel) == Approx(1.5));
+    // Eight experts on one GPU: the busiest expert is one of eight, (1.5 + 7) / 8.
+    CHECK(expert_load_factor(skewed.model, ParallelSpec{}) == Approx(8.5 / 8));
+    // Grouped GEMM of 8 local experts: each group padded by half a 128-row tile on average.
+    const Config one = mixtral("", 1);
+    const double rows = 4096.0 * 2 / 8;  // T top_k / experts per expert
+    const double up_flops = 8 * 2 * (rows + 64) * (2 * 14336.0) * 4096;  // 8 experts of (rows + 64) x h by h x 2f (gate + up)
+    double up = 0;
+    for (const Op& op : layer_ops(make_execution(one), kind).forward)
+        if (std::string(op.name) == "mlp_up" && op.count == 8) up += op.count * op.flops;
+    CHECK(up == Approx(up_flops));
+}
+
+TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA dequantises per GEMM", "[operators]") {
+    const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 1, "micro_batch": 1)";
+    const Config full = fixtures::config(body + "}");
+    const Config lora = fixtures::config(body + R"(, "finetune": {"method": "lora", "lora_rank": 16}})");
+    const Config qlora = fixtures::config(body + R"(, "finetune": {"method": "qlora", "lora_rank": 16}})");
+    const LayerKind kind = layer_kind_at(full, 0);
+    const PieceOps f = layer_ops(make_execution(full), kind), l = layer_ops(make_execution(lora), kind);
+    // Base GEMMs: backward is dgrad only (1x forward) instead of dgrad + wgrad (2x).
+    const double base_fwd = gemm_flops_named(f.forward, "qkv") + gemm_flops_named(f.forward, "attn_out") + gemm_flops_named(f.forward, "mlp_");
+    CHECK(gemm_flops_named(l.backward, "dgrad") == Approx(base_fwd));
+    CHECK(gemm_flops_named(l.backward, "wgrad") == 0);
+    CHECK(gemm_flops_named(f.backward, "wgrad") == Approx(base_fwd));
+    // Adapters: 2 T r (parts k + n) forward per projection = 2 T x adapter weights; backward twice that.
+    const double T = 2048, adapters = layer_adapter_params_local(make_execution(lora), kind);
+    CHECK(gemm_flops_named(l.forward, "lora_") == Approx(2 * T * adapters));
+    CHECK(gemm_flops_named(l.backward, "lora_") == Approx(4 * T * adapters));
+    // QLoRA: every block weight dequantised (read NF4, write bf16) for the forward and again for dgrad.
+    const PieceOps q = layer_ops(make_execution(qlora), kind);
+    double dequant = 0;
+    for (const PieceOps* ops : {&q}) {
+        for (const Op& op : ops->forward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+        for (const Op& op : ops->backward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+    }
+    const double linear = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336;
+    CHECK(dequant == Approx(2 * linear * (kNf4BytesPerParam + 2)));
+    // A frozen leading layer runs forward only.
+    const Config frozen = fixtures::config(body + R"(, "finetune": {"frozen_layers": 4}})");
+    REQUIRE(layer_kind_at(frozen, 3).frozen);
+    CHECK_FALSE(layer_kind_at(frozen, 4).frozen);
+    CHECK(layer_kind_run_end(frozen, 0, 32) == 4);
+    CHECK(layer_ops(make_execution(frozen), layer_kind_at(frozen, 0)).backward.size == 0);
 }
 
 TEST_CASE("Autocast keeps the residual stream in fp32 and casts gradients back at op boundaries", "[operators]") {

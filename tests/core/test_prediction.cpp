@@ -214,6 +214,19 @@ TEST_CASE("Steps are whole and rounded up; an unknown GPU price gives no cost", 
     CHECK(free_run.cost_usd == 0);
 }
 
+TEST_CASE("LoRA of Llama 3.1 8B on one A100 40GB predicts and fits; the frozen base speeds up the step", "[prediction]") {
+    const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "recompute": "full")";
+    const Prediction lora = run(body + R"(, "finetune": {"method": "lora", "lora_rank": 16}})");
+    const Prediction full = run(body + "}");
+    CHECK(lora.memory.fits);
+    CHECK_FALSE(full.memory.fits);
+    // No weight gradients for the base: fewer executed FLOPs per step, a shorter step.
+    CHECK(lora.hardware_tflops_per_gpu * lora.iteration_time_s < 0.85 * full.hardware_tflops_per_gpu * full.iteration_time_s);
+    CHECK(lora.iteration_time_s < full.iteration_time_s);
+    CHECK(lora.params_total == Approx(full.params_total));
+}
+
 TEST_CASE("FLOP and MFU invariants hold for every model x GPU x precision preset, even at efficiency 1") {
     // Model FLOPs (6N + causal attention, no recompute) never exceed the FLOPs executed, MFU never
     // exceeds the precision's own peak, and the executed FLOP/s never exceed the fastest unit's peak,

@@ -51,20 +51,20 @@ TEST_CASE("result JSON has exactly the DESIGN.md 3 keys") {
     CHECK(json.find("\"schema\": \"trainclock/result/v1\"") != std::string::npos);
     for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s",
                             "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "mfu_precision_peak", "steps", "total_time_s", "gpu_hours",
-                            "cost_usd", "energy_kwh", "memory", "breakdown_s", "warnings", "per_gpu_gib", "capacity_gib",
+                            "cost_usd", "energy_kwh", "params_total", "params_active", "memory", "breakdown_s", "warnings", "per_gpu_gib", "capacity_gib",
                             "fits", "weights_gib", "grads_gib", "master_gib", "optimizer_gib", "activations_gib",
-                            "other_gib", "gemm", "attention", "elementwise", "precision_overhead", "optimizer", "tp_comm",
+                            "other_gib", "host_gib", "gemm", "attention", "elementwise", "precision_overhead", "optimizer", "tp_comm",
                             "pp_comm", "dp_comm", "cp_comm", "ep_comm", "pipeline_bubble", "overhead"}) {
         INFO(key);
         CHECK(count(json, std::string("\"") + key + "\":") == 1);
     }
-    // 1 schema + 13 scalars + memory (8 numbers + fits) + breakdown (12) + warnings + the two objects,
+    // 1 schema + 15 scalars + memory (9 numbers + fits) + breakdown (12) + warnings + the two objects,
     // goodput, expected_interruptions and whole_run (11 members).
     for (const char* key : {"goodput", "expected_interruptions", "whole_run", "ideal_time_s", "checkpoint_write_s", "defaults"}) {
         INFO(key);
         CHECK(count(json, std::string("\"") + key + "\":") == 1);
     }
-    CHECK(count(json, "\":") == 1 + 13 + 1 + 9 + 1 + 12 + 1 + 2 + 1 + 11);
+    CHECK(count(json, "\":") == 1 + 15 + 1 + 10 + 1 + 12 + 1 + 2 + 1 + 11);  // memory: 9 numbers + fits
     CHECK(json.find("\"config\"") == std::string::npos);    // only when a config is given
     CHECK(json.find("\"timeline\"") == std::string::npos);  // only when non-empty
     CHECK(json.find("\"iteration_time_s\": 9.5,") != std::string::npos);

@@ -24,10 +24,10 @@ inline constexpr std::string_view kConfigSchema = "trainclock/config/v1";
 
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };  // JSON: "gpipe", "1f1b", "interleaved"
 enum class Recompute { none, selective, full };
-// JSON: "adamw", "adam", "lamb", "lamb-per-tensor" (a Python loop over tensors, not multi-tensor
+// JSON: "adamw", "adamw8bit" (bitsandbytes 8-bit states), "adam", "lamb", "lamb-per-tensor" (a Python loop over tensors, not multi-tensor
 // fused), "sgd" (with momentum).
-enum class Optimizer { adamw, adam, lamb, lamb_per_tensor, sgd };
-// State buffers per weight: SGD's momentum 1, Adam(W)'s and LAMB's m and v 2.
+enum class Optimizer { adamw, adamw8bit, adam, lamb, lamb_per_tensor, sgd };
+// State buffers per weight: SGD's momentum 1, Adam(W)'s (also 8-bit) and LAMB's m and v 2.
 inline int optimizer_state_count(Optimizer o) { return o == Optimizer::sgd ? 1 : 2; }
 // LAMB reads gradient and weight once more for its trust ratio (You et al. 2019).
 inline bool optimizer_trust_ratio(Optimizer o) { return o == Optimizer::lamb || o == Optimizer::lamb_per_tensor; }
@@ -56,6 +56,21 @@ struct ParallelSpec {
     }
 };
 
+// Fine-tuning (training.finetune). Frozen weights keep no gradients, master copy or optimizer states
+// and skip their weight-gradient GEMMs; LoRA (Hu et al. 2021, arXiv 2106.09685) trains rank-r
+// adapters beside frozen linear layers; QLoRA (Dettmers et al. 2023, arXiv 2305.14314) stores the
+// frozen linear weights in 4-bit NormalFloat and dequantises them to the compute dtype per GEMM.
+enum class FinetuneMethod { full, lora, qlora };
+enum class LoraTargets { attention, all_linear };  // JSON "attention" (q, k, v, o) | "all-linear" (+ MLP; PEFT's all-linear, no LM head)
+struct FinetuneSpec {
+    FinetuneMethod method = FinetuneMethod::full;
+    int64_t lora_rank = 0;                         // adapter rank r (required for lora and qlora)
+    LoraTargets lora_targets = LoraTargets::all_linear;
+    int64_t frozen_layers = 0;                     // the input embedding and the first N layers stay frozen (no adapters, no backward)
+    bool adapters() const { return method != FinetuneMethod::full; }
+    bool is_default() const { return method == FinetuneMethod::full && lora_rank == 0 && lora_targets == LoraTargets::all_linear && frozen_layers == 0; }
+};
+
 struct TrainingSpec {
     int64_t seq_len = 2048;              // tokens per sample
     int64_t global_batch = 512;          // samples per optimizer step
@@ -63,9 +78,12 @@ struct TrainingSpec {
     Recompute recompute = Recompute::none;
     bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
     AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
-    Optimizer optimizer = Optimizer::adamw;
+    Optimizer optimizer = Optimizer::adamw;  // adamw | adamw8bit (bitsandbytes, 1-byte states) | adam | lamb | lamb-per-tensor | sgd
     double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
+    FinetuneSpec finetune;               // method full and nothing frozen = pre-training
+    bool offload_optimizer = false;      // master weights, optimizer states and gradients in CPU memory; CPU step (ZeRO-Offload)
+    bool offload_params = false;         // weights in CPU memory, streamed to the GPU per layer each forward and backward (ZeRO-Infinity)
     // The whole run around the steps (run.hpp): checkpoints, interruptions, restarts. Unset = default.
     double checkpoint_interval_s = 0;    // training seconds between checkpoints (0 = Young's optimum, unless _steps)
     int64_t checkpoint_interval_steps = 0;  // optimizer steps between checkpoints (0 = unset)

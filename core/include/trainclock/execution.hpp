@@ -18,17 +18,34 @@ namespace trainclock {
 struct LayerKind {
     bool causal = true;           // decoder self-attention (encoder: bidirectional)
     bool cross_attention = false; // decoder layer of an encoder-decoder
-    bool moe = false;             // routed-expert MLP instead of the dense one
+    bool moe = false;             // routed-expert MLP instead of the dense one (model.moe: dense_layers, every)
+    bool local = false;           // sliding-window / chunked attention (model.local_attention)
+    bool frozen = false;          // training.finetune.frozen_layers: forward only, nothing trains
 };
-// Kinds of layer: (second stack of an encoder-decoder) x (MoE); a dense index for per-kind memos.
-inline constexpr int kLayerKindSlots = 4;
-inline int kind_slot(LayerKind kind) { return (kind.cross_attention ? 2 : 0) + (kind.moe ? 1 : 0); }
+// Kinds of layer: frozen x (second stack of an encoder-decoder) x MoE x local; a dense index for per-kind memos.
+inline constexpr int kLayerKindSlots = 16;
+inline int kind_slot(LayerKind kind) {
+    return (kind.frozen ? 8 : 0) + (kind.cross_attention ? 4 : 0) + (kind.moe ? 2 : 0) + (kind.local ? 1 : 0);
+}
 
-// Layers in pipeline order: an encoder-decoder's encoder stack, then its decoder stack.
-int64_t total_layers(const ModelSpec& model);
+// Layers in pipeline order (total_layers, model.hpp): an encoder-decoder's encoder stack, then its decoder stack.
 LayerKind layer_kind_at(const ModelSpec& model, int64_t index);
 // End (exclusive, at most `limit`) of the run of layers of the same kind that starts at `index`.
 int64_t layer_kind_run_end(const ModelSpec& model, int64_t index, int64_t limit);
+// The same with the training's frozen leading layers marked (what predict, memory and search walk).
+LayerKind layer_kind_at(const Config& config, int64_t index);
+int64_t layer_kind_run_end(const Config& config, int64_t index, int64_t limit);
+
+// Keys a query attends to on average, over a sequence of `s_kv` tokens: s_kv / 2 for full causal
+// attention (the convention of attention_core), fewer on local layers (closed forms in execution.cpp).
+double attended_keys(const ModelSpec& model, LayerKind kind, double s_kv);
+// Routed tokens on the busiest expert-parallel rank over the balanced mean: the busiest expert
+// (moe.imbalance, capped by moe.capacity_factor) beside experts / ep - 1 others at the mean.
+double expert_load_factor(const ModelSpec& model, const ParallelSpec& parallel);
+// Whether the input embedding / the LM head train: frozen under LoRA (PEFT trains only adapters by
+// default), the embedding also with frozen_layers.
+bool embedding_trains(const Config& config);
+bool head_trains(const Config& config);
 
 // The dtype each op class runs in under one precision setting on this GPU, its storage width, and
 // the kernel decisions that follow from them.
@@ -95,7 +112,16 @@ public:
     double memory_len = 0;            // Transformer-XL memory tokens per sample
     bool relative = false;            // relative-position attention (materialised scores)
     bool gated = false;               // gated MLP (3 matrices)
+    // MLA (DeepSeek-V2 eqs. 16-18): queries and keys carry d_h + d_h^R per head, values d_v; else head_dim.
+    bool mla = false;
+    double head_dim_qk = 0, head_dim_v = 0;
+    double expert_load = 1;           // expert_load_factor: the busiest EP rank's routed tokens over the mean
     Recompute recompute = Recompute::none;
+    // Fine-tuning (training.finetune): whether linear weights get gradients, and the adapters.
+    bool train_weights = true;        // false: frozen base (LoRA/QLoRA), no weight-gradient GEMM
+    bool nf4 = false;                 // QLoRA: the frozen block linears are NF4, dequantised per GEMM
+    double lora_rank = 0;             // adapters beside the block linears (0 = none)
+    bool lora_mlp = false;            // adapters on the MLP too (lora_targets all-linear)
 
     double gpus = 1;
     double price_per_gpu_hour_usd = 0;  // the training's price, else the GPU preset's
@@ -119,11 +145,11 @@ Execution make_execution(const Config&& config, const Calibration& cal) = delete
 
 // Layers of virtual stage j (chunk * stages + stage) in runs of one kind: f(first, count, kind).
 template <class F> void for_each_layer_run(const Execution& x, int64_t j, F&& f) {
-    const ModelSpec& m = x.config->model;
+    const Config& c = *x.config;
     const LayerRange r = x.stage_layers(j);
     for (int64_t i = r.first; i < r.first + r.count;) {
-        const int64_t end = layer_kind_run_end(m, i, r.first + r.count);
-        f(i, end - i, layer_kind_at(m, i));
+        const int64_t end = layer_kind_run_end(c, i, r.first + r.count);
+        f(i, end - i, layer_kind_at(c, i));
         i = end;
     }
 }

@@ -23,6 +23,7 @@ struct GpuSpec {
     double l2_cache_mb = 0;
     double tdp_w = 0;                                  // board power used for energy
     double price_per_gpu_hour_usd = 0;                 // indicative on-demand price (0 = unknown)
+    double host_link_gbps = 0;                         // GPU <-> CPU memory (PCIe / NVLink-C2C), one direction, GB/s (0 = unknown)
     std::string default_node;                          // node preset used when the config names none
     std::array<double, 7> measured_gemm_efficiency{};  // preset "measured.gemm_efficiency" per DType (0 = no published figure)
     double measured_memory_efficiency = 0;             // preset "measured.memory_efficiency" (0 = no published figure)

@@ -23,6 +23,7 @@ struct MemoryBreakdown {
     double per_gpu_gib = 0;        // sum of the above on the most loaded GPU (first pipeline stage)
     double capacity_gib = 0;
     bool fits = false;
+    double host_gib = 0;           // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
 };
 
 // Seconds of one iteration on the critical path, by cause; the parts add up to iteration_time_s.
@@ -80,6 +81,8 @@ struct Prediction {
     double steps = 0;                    // optimizer steps for training.tokens
     double total_time_s = 0;
     double gpu_hours = 0;
+    double params_total = 0;             // every weight incl. embeddings, all experts and MTP modules (parameter_count)
+    double params_active = 0;            // weights a token passes through: top_k experts (active_parameter_count)
     double cost_usd = 0;                 // 0 with cost_known false when neither the config nor the GPU preset has a price
     double energy_kwh = 0;               // 0 with energy_known false when the GPU preset has no TDP
     bool cost_known = true;              // false: result JSON "cost_usd": null, and a warning

@@ -43,6 +43,7 @@
 
 #include "trainclock/calibration.hpp"
 #include "trainclock/config.hpp"
+#include "trainclock/operators.hpp"
 #include "trainclock/prediction.hpp"
 #include "trainclock/status.hpp"
 
@@ -127,7 +128,7 @@ struct SearchStats {
 // (roofline compute and launches of every op, plus the TP, EP and CP collectives predict() always
 // exposes; no bubble, DP sync or optimizer step), per layer kind, embedding and head.
 struct MicroBatchFloor {
-    std::array<double, 4> layer_s{};         // one layer of each kind (predict.cpp kind_slot), forward + backward
+    std::array<double, kLayerKindSlots> layer_s{};  // one layer of each kind (kind_slot), forward + backward
     double embedding_s = 0, head_s = 0;
     double all_s = 0;                        // every layer, the embedding and the head
 };
