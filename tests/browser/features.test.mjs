@@ -124,7 +124,7 @@ describe('search plot', () => {
       await clickControl(page, 'search');
       await page.waitForFunction((n) => (window.trainclockData?.search?.points.length ?? 0) > n, count,
         { timeout: 240000, polling: 100 });
-      const native = nativeSearch(JSON.stringify({ ...base, num_gpus: gpus }), ['--precision', 'all']);
+      const native = nativeSearch(JSON.stringify({ ...base, num_gpus: gpus }), ['--precision', 'all', '--widen', 'all']);
       for (const hit of native.top)
         expected.push({ num_gpus: gpus, precision: hit.precision, iteration_time_s: hit.result.iteration_time_s,
                         cost_usd: hit.result.cost_usd });
@@ -247,7 +247,7 @@ describe('export', () => {
     await page.waitForFunction(() => (window.trainclockData?.search?.points.length ?? 0) > 0, null, { timeout: 240000 });
     await page.waitForTimeout(200);
     const searchCsv = (await download(page, 'export.search')).text.trim().split('\n');
-    const native = nativeCsv(JSON.stringify(base), ['--precision', 'all']);
+    const native = nativeCsv(JSON.stringify(base), ['--precision', 'all', '--widen', 'all']);
     assert.deepEqual(searchCsv, native, 'the search CSV is that of `trainclock search --csv`');
     assert.deepEqual(errors, []);
     await page.close();
