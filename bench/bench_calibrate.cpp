@@ -2,7 +2,7 @@
 // including its leave-one-out refits; and one cross-source fold's fit over the validation set.
 #include <benchmark/benchmark.h>
 
-#include "trainclock/fit.hpp"
+#include "trainclock/validation/fit.hpp"
 
 namespace {
 

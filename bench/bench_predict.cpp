@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "trainclock/config.hpp"
-#include "trainclock/prediction.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/perf/prediction.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "../native/search_threads.hpp"
-#include "trainclock/config.hpp"
-#include "trainclock/search.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/search/search.hpp"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <iterator>
 #include <sstream>
 
-#include "trainclock/link.hpp"
-#include "trainclock/presets.hpp"
+#include "trainclock/io/link.hpp"
+#include "trainclock/io/presets.hpp"
 
 namespace trainclock::cli {
 

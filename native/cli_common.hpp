@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "trainclock/config.hpp"
+#include "trainclock/model/config.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock::cli {

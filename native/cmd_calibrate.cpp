@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/fit.hpp"
+#include "trainclock/validation/fit.hpp"
 
 namespace trainclock::cli {
 namespace {

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/api.hpp"
-#include "trainclock/compare.hpp"
+#include "trainclock/io/api.hpp"
+#include "trainclock/perf/compare.hpp"
 
 namespace trainclock::cli {
 namespace {

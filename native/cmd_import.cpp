@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/import.hpp"
+#include "trainclock/io/import.hpp"
 
 namespace trainclock::cli {
 namespace {

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/link.hpp"
+#include "trainclock/io/link.hpp"
 
 namespace trainclock::cli {
 namespace {

@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/intervals.hpp"
-#include "trainclock/model.hpp"
-#include "trainclock/prediction.hpp"
+#include "trainclock/validation/intervals.hpp"
+#include "trainclock/model/model.hpp"
+#include "trainclock/perf/prediction.hpp"
 
 namespace trainclock::cli {
 namespace {

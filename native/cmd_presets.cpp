@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/api.hpp"
-#include "trainclock/model.hpp"
-#include "trainclock/presets.hpp"
+#include "trainclock/io/api.hpp"
+#include "trainclock/model/model.hpp"
+#include "trainclock/io/presets.hpp"
 
 namespace trainclock::cli {
 namespace {

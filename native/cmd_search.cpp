@@ -11,9 +11,9 @@
 
 #include "cli_common.hpp"
 #include "search_threads.hpp"
-#include "trainclock/link.hpp"
-#include "trainclock/presets.hpp"
-#include "trainclock/search.hpp"
+#include "trainclock/io/link.hpp"
+#include "trainclock/io/presets.hpp"
+#include "trainclock/search/search.hpp"
 
 namespace trainclock::cli {
 namespace {

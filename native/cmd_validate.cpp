@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/fit.hpp"
-#include "trainclock/validation.hpp"
+#include "trainclock/validation/fit.hpp"
+#include "trainclock/validation/validation.hpp"
 
 namespace trainclock::cli {
 namespace {

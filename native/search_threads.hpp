@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "trainclock/search.hpp"
+#include "trainclock/search/search.hpp"
 
 namespace trainclock {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "trainclock/api.hpp"
+#include "trainclock/io/api.hpp"
 
 namespace py = pybind11;
 

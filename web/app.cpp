@@ -11,7 +11,7 @@
 #include <cstdio>
 
 #include "platform.hpp"
-#include "trainclock/link.hpp"
+#include "trainclock/io/link.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "imgui.h"
-#include "trainclock/config.hpp"
-#include "trainclock/prediction.hpp"
-#include "trainclock/presets.hpp"
-#include "trainclock/scaling.hpp"
-#include "trainclock/search.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/perf/prediction.hpp"
+#include "trainclock/io/presets.hpp"
+#include "trainclock/search/scaling.hpp"
+#include "trainclock/search/search.hpp"
 
 namespace trainclock::gui {
 

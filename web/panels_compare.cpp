@@ -14,7 +14,7 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"
-#include "trainclock/link.hpp"
+#include "trainclock/io/link.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "trainclock/config.hpp"
-#include "trainclock/presets.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/io/presets.hpp"
 
 namespace trainclock::fixtures {
 

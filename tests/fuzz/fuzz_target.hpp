@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "trainclock/config.hpp"
-#include "trainclock/import.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/io/import.hpp"
 #include "trainclock/status.hpp"
 
 // Defines LLVMFuzzerTestOneInput over the input as text; the body follows the macro.

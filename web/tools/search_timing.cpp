@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <string>
 
-#include "trainclock/config.hpp"
-#include "trainclock/search.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/search/search.hpp"
 
 int main(int argc, char** argv) {
     using namespace trainclock;

@@ -1,0 +1,57 @@
+// trainclock: shareable links (the URL fragment "v=1&m=llama3-70b&g=h100-sxm&N=1024&...") and the
+// flat config fields they share with the CLI flags (--model, --tp, ...). DESIGN.md 3.
+//
+// Fragment grammar: "key=value" pairs joined by '&', optionally after '#' or a whole URL. Keys are
+// the `link_key`s of config_fields(); only values that differ from the defaults are written (plus
+// v, m, g, N, p always). Presets appear by id; inline objects (a custom model, GPU, node, precision,
+// or a calibration) as '~' followed by the base64url (RFC 4648 section 5, unpadded) of their JSON.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trainclock/model/config.hpp"
+#include "trainclock/status.hpp"
+
+namespace trainclock {
+
+inline constexpr int kLinkVersion = 1;
+
+enum class FieldType { spec, integer, number, boolean, choice, object };
+
+// One flat config field: its link key, its CLI flag and the config path it sets.
+struct ConfigField {
+    std::string_view link_key;  // "tp" (empty: CLI only)
+    std::string_view flag;      // "--tp"
+    std::string_view path;      // "parallel.tp"
+    FieldType type;
+    std::string_view help;      // one line for --help
+};
+
+const std::vector<ConfigField>& config_fields();        // in link/flag order
+const ConfigField* find_field_by_link_key(std::string_view key);
+const ConfigField* find_field_by_flag(std::string_view flag);
+
+// A config with nothing set: presets unnamed, num_gpus and dp 0 (derived by validate_config).
+// parse_config(json) == merge_config_json(config_draft(), json).
+Config config_draft();
+
+// Applies the keys of a config/v1 document over `base` (objects such as "parallel" merge key by
+// key; "model", "gpu", "node", "precision" replace). Errors name the key.
+Result<Config> merge_config_json(Config base, std::string_view json);
+
+// Sets one field from its text form (what a link or a flag carries): a preset id or '~'+base64url
+// JSON or raw JSON for specs/objects; integers; numbers; 1/0/true/false for booleans.
+// Errors are keyed by `error_key` (the flag or link key) for unreadable text, else by config path.
+Result<Config> set_config_field(Config base, const ConfigField& field, std::string_view text,
+                                std::string_view error_key);
+
+std::string encode_config_link(const Config& config);        // of a validated config
+Result<Config> decode_config_link(std::string_view fragment);  // validated; errors name the link key
+
+std::string base64url_encode(std::string_view bytes);
+Result<std::string> base64url_decode(std::string_view text);  // error key ""
+
+} // namespace trainclock

@@ -1,0 +1,59 @@
+// trainclock: the software stack as an input (issue 9 item 1). A framework preset (presets/frameworks/)
+// states the defaults a training stack applies: which fused-attention kernel it picks per GPU
+// generation, which collectives it overlaps with compute, its FP8 recipe, fused optimizer and norms,
+// its host cost per kernel and how it prefetches ZeRO/FSDP gathers; each value with a source.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trainclock/model/hardware.hpp"
+#include "trainclock/model/precision.hpp"
+
+namespace trainclock {
+
+// Generation of the fused-attention kernel: FlashAttention-1/2 and Triton-era kernels (mma.sync), or
+// Hopper-native ones (FlashAttention-3, cuDNN fused attention through Transformer Engine: wgmma + TMA).
+enum class AttentionKernel { flash2, flash3 };
+
+// GPU generations a framework picks kernels by: before Hopper (no wgmma/TMA: Volta, Ampere, Ada and
+// non-NVIDIA parts), Hopper, Blackwell (block-scaled tensor cores).
+enum class GpuGeneration { pre_hopper, hopper, blackwell };
+inline constexpr int kGpuGenerationCount = 3;
+
+// How a framework overlaps the parameter all-gathers of ZeRO-3/FSDP with compute.
+enum class GatherPrefetch {
+    none,    // gathered on demand, exposed (or no sharded gathers at all)
+    layer,   // the next layer's (or bucket's) gather issued while this one computes (FSDP backward_prefetch, Megatron overlap_param_gather)
+    bucket,  // a byte budget of gathers in flight (DeepSpeed stage3_prefetch_bucket_size)
+};
+
+struct FrameworkSpec {
+    std::string name;                                 // preset id ("megatron-core") or "custom"; "" = no framework given
+    std::string display_name;
+    std::array<AttentionKernel, kGpuGenerationCount> attention_kernel{};  // fused-attention kernel per GpuGeneration
+    bool overlap_tp_comm = false;                     // TP collectives overlapped with GEMMs
+    bool overlap_dp_comm = true;                      // DP gradient reduction overlapped with backward
+    bool overlap_pp_comm = false;                     // PP send/recv overlapped with compute
+    bool overlap_cp_comm = false;                     // CP ring exchange of K/V overlapped with attention
+    bool overlap_ep_comm = false;                     // EP all-to-all overlapped with expert compute
+    Fp8Recipe fp8_recipe = Fp8Recipe::delayed;        // the FP8 scaling recipe it runs by default
+    bool fused_optimizer = true;                      // multi-tensor (fused) Adam
+    bool fused_norms = true;                          // fused LayerNorm/RMSNorm kernels
+    double host_op_s = 60e-6;                         // CPU time to dispatch one op of our lists
+    GatherPrefetch gather_prefetch = GatherPrefetch::layer;
+    std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
+};
+
+// The generation a GPU preset belongs to, from its formats: Blackwell runs block-scaled fp8
+// (mxfp8); Hopper runs fp8 on HBM (Ada's fp8 parts carry GDDR, <= 1.1 TB/s, and no wgmma).
+GpuGeneration gpu_kernel_generation(const GpuSpec& gpu);
+std::string_view gpu_generation_name(GpuGeneration generation);  // "pre_hopper", "hopper", "blackwell"
+
+// The preset whose defaults equal a config without a framework (today's physics): megatron-lm.
+inline constexpr std::string_view kDefaultFrameworkEquivalent = "megatron-lm";
+
+} // namespace trainclock

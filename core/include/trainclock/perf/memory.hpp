@@ -1,0 +1,26 @@
+// trainclock: memory per GPU (DESIGN.md 2.5): weights, gradients, master weights and optimizer
+// states by dtype and ZeRO stage; activations per Korthikanti et al. 2022 (arXiv 2205.05198)
+// scaled by dtype, TP/SP, recompute and flash attention, times the micro-batches in flight.
+#pragma once
+
+#include "trainclock/perf/execution.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/perf/prediction.hpp"
+
+namespace trainclock {
+
+// Activation bytes one layer keeps for backward, one micro-batch, one GPU. For a GPT layer at
+// 16 bits without SP or recompute this is s b h (10 + 24/t + 5 a s / (h t)) (Korthikanti eq. 2/3),
+// s b h (34 + 5 a s / h) / t with SP, 34 s b h / t with selective recompute, 2 s b h (/t with SP)
+// with full recompute; flash attention removes the 5 a s / h term.
+double activation_bytes_per_layer(const Execution& execution, LayerKind kind);
+
+// Per-GPU memory of the more loaded of the first and last pipeline stages (the execution's pipeline
+// shape counts the in-flight micro-batches as the simulation runs them).
+MemoryBreakdown memory_per_gpu(const Execution& execution);
+
+// Bytes of one checkpoint of the whole model: every weight, the fp32 master copy and the optimizer
+// states (what Megatron's distributed checkpoint saves; gradients are not saved).
+double checkpoint_bytes(const Config& config);
+
+} // namespace trainclock

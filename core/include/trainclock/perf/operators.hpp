@@ -1,0 +1,99 @@
+// trainclock: operator lists of one micro-batch and their roofline costs (DESIGN.md 2.1, 2.2).
+// Every op is {kind, dtype, flops, bytes, count}; ops that exist only because of the precision
+// setting are OpKind::precision_overhead. Collectives of a layer come with it as CommOps.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "trainclock/perf/calibration.hpp"
+#include "trainclock/perf/communication.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/perf/execution.hpp"
+
+namespace trainclock {
+
+enum class OpKind { gemm, attention, elementwise, precision_overhead, optimizer };
+inline constexpr int kOpKindCount = 5;
+
+// Plain aggregate (value-initialise: Op op{}), so fixed lists of them cost nothing to create.
+struct Op {
+    const char* name;   // static label ("qkv", "flash_attention", "fp8_cast_transpose")
+    OpKind kind;
+    DType dtype;        // dtype whose peak the FLOPs run at
+    double flops;       // per execution
+    double bytes;       // HBM bytes read + written per execution
+    double count;       // executions per micro-batch (experts, heads of a batched GEMM)
+    double m, n, k;     // GEMM shape of one execution (0 for non-GEMMs)
+};
+
+// Fixed-capacity lists: building and costing a layer allocates nothing, and a default-initialised
+// list leaves its (trivial) items unwritten until added.
+template <class T, int N> struct FixedList {
+    std::array<T, N> items;
+    int size = 0;
+    void add(const T& item) { if (size < N) items[size_t(size++)] = item; }
+    const T* begin() const { return items.data(); }
+    const T* end() const { return items.data() + size; }
+};
+using OpList = FixedList<Op, 96>;
+using CommList = FixedList<CommOp, 12>;
+
+// One micro-batch through a piece of the model on one GPU. `backward` includes recomputation.
+struct PieceOps {
+    OpList forward, backward;
+    CommList comm_forward, comm_backward;
+};
+
+// NF4 storage per weight: 4 bits + double-quantised block constants, 8/64 + 32/(64 x 256) bits
+// (QLoRA, Dettmers et al. 2023 arXiv 2305.14314 sec. 3: 0.127 bits per parameter).
+inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64 + 32.0 / (64 * 256)) / 8;
+
+// The ops of one micro-batch at the execution's costed precision (Execution::ops).
+PieceOps layer_ops(const Execution& execution, LayerKind kind);
+PieceOps embedding_ops(const Execution& execution);  // first stage
+PieceOps head_ops(const Execution& execution);       // last stage: norm, LM head, loss
+// The DeepSeek-V3 MTP modules' own ops besides their transformer layer and the shared LM head:
+// two RMSNorms and the 2h -> h projection per module (arXiv 2412.19437 sec. 2.2), last stage.
+PieceOps mtp_ops(const Execution& execution);
+// Once per optimizer step on one GPU: `params_local` weights held, `params_shard` updated by it
+// (params_local / dp under ZeRO >= 1).
+OpList step_ops(const Execution& execution, double params_local, double params_shard);
+// Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
+// time ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused) optimizers.
+double per_tensor_optimizer_kernels(const Execution& execution);
+// Bytes of optimizer state per trained parameter: SGD momentum 1 state, Adam(W)/LAMB m and v at the
+// precision's optimizer_states width; adamw8bit keeps both as 8-bit block-quantised values with one
+// fp32 absmax per 2048-value block (bitsandbytes, Dettmers et al. 2022 arXiv 2110.02861 sec. 2).
+double optimizer_state_bytes_per_param(const TrainingSpec& training, const PrecisionSpec& precision);
+
+// Parameters of one layer held by one GPU (TP- and EP-sharded), for gradients and ZeRO-3 gathers.
+double layer_params_local(const Execution& execution, LayerKind kind);
+// The routed experts' share of layer_params_local (sharded over the expert-DP group, dp / ep).
+double layer_expert_params_local(const Execution& execution, LayerKind kind);
+// The LoRA adapters of one layer held by one GPU (r (parts k + n) per adapted k x n weight); 0 without LoRA.
+double layer_adapter_params_local(const Execution& execution, LayerKind kind);
+double layer_adapter_params(const Config& config, LayerKind kind);  // the whole layer's (no TP/EP split)
+// The part of layer_params_local stored as NF4 under QLoRA (the linear weights; norms and router stay 16-bit).
+double layer_nf4_params_local(const Execution& execution, LayerKind kind);
+// Parameters of one layer that train (get gradients, master copy, optimizer states): all of them in
+// full fine-tuning, none in a frozen layer, only the adapters under LoRA/QLoRA.
+double layer_trainable_params_local(const Execution& execution, LayerKind kind);
+
+// ---- cost (roofline, DESIGN.md 2.2) ----
+// Dtype that executes `dtype` on this GPU (tf32 without tensor cores runs as fp32, bf16 as fp16...).
+DType compute_dtype(const GpuSpec& gpu, DType dtype);
+// Fraction of peak of one GEMM shape: large-GEMM efficiency x wave/tile quantisation x K-loop fill.
+double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal);
+// Seconds of one execution, launch excluded: max(flops / (peak eff), bytes / (bw mem_eff)).
+double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal);
+
+struct OpCost {
+    std::array<double, kOpKindCount> seconds{};  // by kind, launches excluded
+    double launch_s = 0;                          // kernels x kernel_launch_s
+    double flops = 0;
+    double total_s() const;
+};
+OpCost cost_ops(const OpList& ops, const GpuSpec& gpu, const Calibration& cal);
+
+} // namespace trainclock

@@ -1,0 +1,28 @@
+// trainclock: the whole run around the steps: checkpoint saves, unexpected interruptions, restarts
+// and the work lost to them, giving the wall time and the goodput (the share of it spent on steps
+// that count). First-order checkpoint/restart model of Young (1974) and Daly (2006).
+#pragma once
+
+#include "trainclock/model/config.hpp"
+#include "trainclock/perf/prediction.hpp"
+
+namespace trainclock {
+
+// Defaults, each stated in the output when used.
+// Llama 3 405B pre-training: 419 unexpected interruptions in a 54-day snapshot on 16,384 H100 GPUs
+// (Dubey et al. 2024, arXiv 2407.21783, sec. 3.3.4): 419 / (16384 x 54 x 24 GPU-hours).
+inline constexpr double kLlama3FailuresPerGpuHour = 419.0 / (16384.0 * 54.0 * 24.0);  // 1.97e-5
+// Llama 3's checkpoint storage, Tectonic: 2 TB/s sustained for the 16K-GPU cluster (Dubey et al.
+// 2024 sec. 3.3.1), 122 MB/s per GPU; a job gets its GPUs' share.
+inline constexpr double kLlama3StorageGbpsPerGpu = 2000.0 / 16384.0;
+// Interruption -> training again (detect, reschedule, start processes, NCCL init), before loading the
+// checkpoint: an ASSUMED default (no published figure transcribed), 10 minutes.
+inline constexpr double kDefaultRestartS = 600.0;
+
+// The whole run of `steps` steps of `iteration_time_s` under the config's training.* keys.
+WholeRun whole_run(const Config& config, double iteration_time_s, double steps);
+
+// The warning that states the defaults used and the goodput ("" when nothing to say).
+std::string whole_run_note(const WholeRun& run);
+
+} // namespace trainclock

@@ -1,0 +1,187 @@
+// trainclock: the result JSON of DESIGN.md 3 ("trainclock/result/v1") and its CSV form.
+// One table of result fields drives both, so the two never disagree on names or order.
+#include <array>
+
+#include "io/spec_json.hpp"
+#include "trainclock/validation/intervals.hpp"
+#include "trainclock/perf/prediction.hpp"
+
+namespace trainclock {
+namespace {
+
+struct ScalarField {
+    std::string_view key;
+    double Prediction::*member;
+};
+constexpr std::array<ScalarField, 15> kScalars = {{
+    {"iteration_time_s", &Prediction::iteration_time_s},
+    {"tokens_per_s", &Prediction::tokens_per_s},
+    {"tokens_per_s_per_gpu", &Prediction::tokens_per_s_per_gpu},
+    {"samples_per_s", &Prediction::samples_per_s},
+    {"model_tflops_per_gpu", &Prediction::model_tflops_per_gpu},
+    {"hardware_tflops_per_gpu", &Prediction::hardware_tflops_per_gpu},
+    {"mfu", &Prediction::mfu},
+    {"mfu_precision_peak", &Prediction::mfu_precision_peak},
+    {"steps", &Prediction::steps},
+    {"total_time_s", &Prediction::total_time_s},
+    {"gpu_hours", &Prediction::gpu_hours},
+    {"cost_usd", &Prediction::cost_usd},
+    {"energy_kwh", &Prediction::energy_kwh},
+    {"params_total", &Prediction::params_total},
+    {"params_active", &Prediction::params_active},
+}};
+
+struct MemoryField {
+    std::string_view key;
+    double MemoryBreakdown::*member;
+};
+constexpr std::array<MemoryField, 9> kMemory = {{
+    {"per_gpu_gib", &MemoryBreakdown::per_gpu_gib},
+    {"capacity_gib", &MemoryBreakdown::capacity_gib},
+    {"weights_gib", &MemoryBreakdown::weights_gib},
+    {"grads_gib", &MemoryBreakdown::grads_gib},
+    {"master_gib", &MemoryBreakdown::master_gib},
+    {"optimizer_gib", &MemoryBreakdown::optimizer_gib},
+    {"activations_gib", &MemoryBreakdown::activations_gib},
+    {"other_gib", &MemoryBreakdown::other_gib},
+    {"host_gib", &MemoryBreakdown::host_gib},
+}};
+
+struct BreakdownField {
+    std::string_view key;
+    double StepBreakdown::*member;
+};
+constexpr std::array<BreakdownField, 12> kBreakdown = {{
+    {"gemm", &StepBreakdown::gemm},
+    {"attention", &StepBreakdown::attention},
+    {"elementwise", &StepBreakdown::elementwise},
+    {"precision_overhead", &StepBreakdown::precision_overhead},
+    {"optimizer", &StepBreakdown::optimizer},
+    {"tp_comm", &StepBreakdown::tp_comm},
+    {"pp_comm", &StepBreakdown::pp_comm},
+    {"dp_comm", &StepBreakdown::dp_comm},
+    {"cp_comm", &StepBreakdown::cp_comm},
+    {"ep_comm", &StepBreakdown::ep_comm},
+    {"pipeline_bubble", &StepBreakdown::pipeline_bubble},
+    {"overhead", &StepBreakdown::overhead},
+}};
+
+// RFC 4180: quote a cell holding a comma, quote or line break.
+std::string csv_cell(std::string_view text) {
+    if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+    std::string out = "\"";
+    for (const char c : text) {
+        out += c;
+        if (c == '"') out += '"';
+    }
+    return out + "\"";
+}
+
+const char* const kConfigColumns[] = {"model", "gpu", "node", "num_gpus", "precision", "tp", "pp", "dp", "cp", "ep",
+                                      "sequence_parallel", "zero", "virtual_stages", "schedule", "seq_len",
+                                      "global_batch", "micro_batch", "recompute", "flash_attention", "attention_kernel"};
+
+} // namespace
+
+void write_prediction_members(JsonWriter& out, const Prediction& p, const Config* config) {
+    out.field("schema", kResultSchema);
+    for (const auto& field : kScalars) {
+        // Unknown cost or energy is null, never 0 (a preset without a price or TDP).
+        const bool unknown = (field.member == &Prediction::cost_usd && !p.cost_known) ||
+                             (field.member == &Prediction::energy_kwh && !p.energy_known);
+        if (unknown) out.key(field.key).null();
+        else out.field(field.key, p.*field.member);
+    }
+    out.field("goodput", p.run.goodput).field("expected_interruptions", p.run.expected_interruptions);
+    const WholeRun& r = p.run;
+    out.key("whole_run").begin_object();
+    out.field("ideal", r.ideal).field("ideal_time_s", r.ideal_time_s).field("checkpoint_bytes", r.checkpoint_bytes);
+    out.field("checkpoint_write_s", r.checkpoint_write_s).field("checkpoint_interval_s", r.checkpoint_interval_s);
+    out.field("checkpoints", r.checkpoints).field("restart_s", r.restart_s);
+    out.field("failure_rate_per_gpu_hour", r.failure_rate_per_gpu_hour).field("storage_bw_gbps", r.storage_bw_gbps);
+    out.field("stalls", r.stalls);
+    out.key("defaults").begin_array();
+    for (const std::string& key : r.defaults) out.value(key);
+    out.end_array();
+    out.end_object();
+    out.key("memory").begin_object();
+    for (const auto& field : kMemory) out.field(field.key, p.memory.*field.member);
+    out.field("fits", p.memory.fits);
+    out.end_object();
+    out.key("breakdown_s").begin_object();
+    for (const auto& field : kBreakdown) out.field(field.key, p.breakdown_s.*field.member);
+    out.end_object();
+    out.key("warnings").begin_array();
+    for (const auto& warning : p.warnings) out.value(warning);
+    out.end_array();
+    if (config) {
+        // Likely range from the cross-source residuals of the config's group (intervals.hpp).
+        if (const IntervalRow* interval = find_interval(*config)) {
+            out.field("iteration_time_s_low", p.iteration_time_s * interval->low);
+            out.field("iteration_time_s_high", p.iteration_time_s * interval->high);
+            out.field("total_time_s_low", p.total_time_s * interval->low);
+            out.field("total_time_s_high", p.total_time_s * interval->high);
+            out.field("cost_usd_low", p.cost_usd * interval->low);
+            out.field("cost_usd_high", p.cost_usd * interval->high);
+            out.field("interval_cases", interval->cases).field("interval_group", interval->group);
+        }
+        out.key("config");
+        write_config(out, *config);
+    }
+    if (!p.timeline.empty()) {
+        out.key("timeline").begin_array();
+        for (const TimelineSpan& span : p.timeline) {
+            out.begin_object();
+            out.field("stage", span.stage).field("micro_batch", span.micro_batch).field("chunk", span.chunk);
+            out.field("forward", span.forward).field("start_s", span.start_s).field("end_s", span.end_s);
+            out.end_object();
+        }
+        out.end_array();
+    }
+}
+
+std::string prediction_to_json(const Prediction& prediction, const Config* config) {
+    JsonWriter out(2);
+    out.begin_object();
+    write_prediction_members(out, prediction, config);
+    out.end_object();
+    return out.take() + "\n";
+}
+
+std::string prediction_csv_header() {
+    std::string header;
+    for (size_t i = 0; i < std::size(kConfigColumns); ++i) header += std::string(i ? "," : "") + kConfigColumns[i];
+    for (const auto& field : kScalars) header += "," + std::string(field.key);
+    for (const auto& field : kMemory) header += ",memory_" + std::string(field.key);
+    header += ",memory_fits";
+    for (const auto& field : kBreakdown) header += "," + std::string(field.key) + "_s";
+    return header + ",warnings,goodput,expected_interruptions";  // later columns appended after warnings
+}
+
+std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
+    const ParallelSpec& q = c.parallel;
+    const TrainingSpec& t = c.training;
+    const std::string cells[] = {
+        csv_cell(c.model.name), csv_cell(c.gpu.name), csv_cell(c.node.name), std::to_string(c.num_gpus),
+        csv_cell(c.precision.name), std::to_string(q.tp), std::to_string(q.pp), std::to_string(q.dp),
+        std::to_string(q.cp), std::to_string(q.ep), q.sequence_parallel ? "true" : "false", std::to_string(q.zero),
+        std::to_string(q.virtual_stages), std::string(schedule_name(q.schedule)), std::to_string(t.seq_len),
+        std::to_string(t.global_batch), std::to_string(t.micro_batch), std::string(recompute_name(t.recompute)),
+        t.flash_attention ? "true" : "false", std::string(attention_kernel_name(t.attention_kernel))};
+    static_assert(std::size(cells) == std::size(kConfigColumns), "one cell per config column");
+    std::string row;
+    for (size_t i = 0; i < std::size(cells); ++i) row += (i ? "," : "") + cells[i];
+    for (const auto& field : kScalars) {
+        const bool unknown = (field.member == &Prediction::cost_usd && !p.cost_known) ||
+                             (field.member == &Prediction::energy_kwh && !p.energy_known);
+        row += "," + (unknown ? std::string() : json_number(p.*field.member));  // unknown: an empty cell
+    }
+    for (const auto& field : kMemory) row += "," + json_number(p.memory.*field.member);
+    row += p.memory.fits ? ",true" : ",false";
+    for (const auto& field : kBreakdown) row += "," + json_number(p.breakdown_s.*field.member);
+    std::string warnings;
+    for (const auto& warning : p.warnings) warnings += (warnings.empty() ? "" : "; ") + warning;
+    return row + "," + csv_cell(warnings) + "," + json_number(p.run.goodput) + "," + json_number(p.run.expected_interruptions);
+}
+
+} // namespace trainclock

@@ -1,0 +1,167 @@
+// trainclock: the preset catalogue, parsed once from the embedded presets/**.json files.
+#include "trainclock/io/presets.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "io/spec_json.hpp"
+
+namespace trainclock {
+namespace {
+
+template <class Spec> struct KindTable {
+    std::map<std::string, Result<Spec>, std::less<>> by_name;
+    std::vector<std::string> names;  // sorted (embedded_presets() is sorted by name)
+};
+
+struct Catalogue {
+    KindTable<ModelSpec> models;
+    KindTable<GpuSpec> gpus;
+    KindTable<NodeSpec> nodes;
+    KindTable<PrecisionSpec> precisions;
+    KindTable<FrameworkSpec> frameworks;
+};
+
+// Framework presets state a source for every value (presets/README.md): the keys read_framework
+// requires of a preset file, and the generations of attention_kernel.
+void read_framework_preset(ObjectReader& reader, FrameworkSpec& spec, bool required) {
+    read_framework(reader, spec, required);
+    if (reader.failed()) return;
+    for (const char* key : {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
+                            "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "host_op_s", "gather_prefetch"}) {
+        const bool cited = std::any_of(spec.sources.begin(), spec.sources.end(),
+                                       [&](const auto& source) { return source.first == key && !source.second.empty(); });
+        if (!cited) reader.fail("sources", std::string("no citation for ") + key);
+    }
+}
+
+// One preset file: the kind's keys plus "schema_version": 1 and "name" equal to the file stem
+// (presets/README.md). Errors are keyed by the file ("models/gpt2.json") and name the key inside.
+template <class Spec, class Read>
+Result<Spec> parse_preset(simdjson::dom::parser& parser, const EmbeddedPreset& preset, Read read) {
+    const std::string file = std::string(preset_kind_name(preset.kind)) + "s/" + std::string(preset.name) + ".json";
+    auto document = parse_json_document(parser, preset.json);
+    if (!document) return Error{file, document.error().message};
+    simdjson::dom::object object;
+    if (document.value().get_object().get(object) != simdjson::SUCCESS) return Error{file, "expected a JSON object"};
+    ObjectReader reader(object, "");
+    int64_t version = 0;
+    std::string name;
+    reader.require("schema_version");
+    reader.read("schema_version", version);
+    reader.require("name");
+    reader.read("name", name);
+    Spec spec;
+    read(reader, spec, true);
+    if (auto error = reader.finish()) return Error{file, error->to_string()};
+    if (version != 1) return Error{file, "schema_version: " + std::to_string(version) + " is not supported (expected 1)"};
+    if (name != preset.name) return Error{file, "name: '" + name + "' differs from the file name"};
+    spec.name = name;
+    return spec;
+}
+
+template <class Spec, class Read>
+void add_preset(KindTable<Spec>& table, simdjson::dom::parser& parser, const EmbeddedPreset& preset, Read read) {
+    table.names.emplace_back(preset.name);
+    table.by_name.emplace(std::string(preset.name), parse_preset<Spec>(parser, preset, read));
+}
+
+const Catalogue& catalogue() {
+    static const Catalogue parsed = [] {
+        Catalogue c;
+        simdjson::dom::parser parser;
+        for (const EmbeddedPreset& preset : embedded_presets()) {
+            switch (preset.kind) {
+                case PresetKind::model: add_preset(c.models, parser, preset, read_model); break;
+                case PresetKind::gpu: add_preset(c.gpus, parser, preset, read_gpu); break;
+                case PresetKind::node: add_preset(c.nodes, parser, preset, read_node); break;
+                case PresetKind::precision: add_preset(c.precisions, parser, preset, read_precision); break;
+                case PresetKind::framework: add_preset(c.frameworks, parser, preset, read_framework_preset); break;
+                case PresetKind::validation: break;  // read by the validation module
+                case PresetKind::interval: break;    // read by fit.cpp (find_interval)
+            }
+        }
+        return c;
+    }();
+    return parsed;
+}
+
+template <class Spec>
+Result<Spec> lookup(const KindTable<Spec>& table, std::string_view kind, std::string_view name) {
+    const auto found = table.by_name.find(name);
+    if (found == table.by_name.end()) return unknown_preset_error(kind, kind, name, table.names);
+    return found->second;
+}
+
+// Levenshtein distance, case-insensitive (Wagner & Fischer 1974, two-row form).
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> previous(b.size() + 1), current(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        current[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                              std::tolower(static_cast<unsigned char>(b[j - 1]));
+            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (same ? 0 : 1)});
+        }
+        std::swap(previous, current);
+    }
+    return previous[b.size()];
+}
+
+} // namespace
+
+std::string_view preset_kind_name(PresetKind kind) {
+    switch (kind) {
+        case PresetKind::model: return "model";
+        case PresetKind::gpu: return "gpu";
+        case PresetKind::node: return "node";
+        case PresetKind::precision: return "precision";
+        case PresetKind::framework: return "framework";
+        case PresetKind::validation: return "validation";
+        case PresetKind::interval: return "interval";
+    }
+    return "?";
+}
+
+std::vector<std::string> preset_names(PresetKind kind) {
+    std::vector<std::string> names;
+    for (const EmbeddedPreset& preset : embedded_presets()) {
+        if (preset.kind == kind) names.emplace_back(preset.name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+Result<ModelSpec> model_preset(std::string_view name) { return lookup(catalogue().models, "model", name); }
+Result<GpuSpec> gpu_preset(std::string_view name) { return lookup(catalogue().gpus, "gpu", name); }
+Result<NodeSpec> node_preset(std::string_view name) { return lookup(catalogue().nodes, "node", name); }
+Result<PrecisionSpec> precision_preset(std::string_view name) {
+    return lookup(catalogue().precisions, "precision", name);
+}
+Result<FrameworkSpec> framework_preset(std::string_view name) { return lookup(catalogue().frameworks, "framework", name); }
+
+// The closest candidates, or "" when none is close: a candidate containing the wanted text
+// ("h100" -> "h100-sxm") scores 1, otherwise 2 per edit, accepted up to max(2, length / 3) edits.
+// Ties are listed: "h100-nvl, h100-pcie or h100-sxm".
+std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates) {
+    if (wanted.empty()) return "";
+    size_t best_score = 2 * std::max<size_t>(2, wanted.size() / 3) + 1;
+    std::vector<std::string> best;
+    for (const std::string& candidate : candidates) {
+        size_t score = 2 * edit_distance(wanted, candidate);
+        if (wanted.size() >= 3 && candidate.find(wanted) != std::string::npos) score = std::min<size_t>(score, 1);
+        if (score < best_score) {
+            best_score = score;
+            best.clear();
+        }
+        if (score == best_score && std::find(best.begin(), best.end(), candidate) == best.end()) best.push_back(candidate);
+    }
+    std::string joined;
+    const size_t shown = std::min<size_t>(best.size(), 3);
+    for (size_t i = 0; i < shown; ++i) joined += (i == 0 ? "" : i + 1 == shown ? " or " : ", ") + best[i];
+    return joined;
+}
+
+} // namespace trainclock

@@ -1,0 +1,542 @@
+// trainclock (internal): JSON objects of models, GPUs, nodes, precisions and calibrations.
+//
+// Index
+//   [SECTION] Enum spellings
+//   [SECTION] Reading (keys of presets/README.md)
+//   [SECTION] Writing (canonical order)
+#include "io/spec_json.hpp"
+
+#include <algorithm>
+
+#include "trainclock/io/presets.hpp"
+
+namespace trainclock {
+
+// [SECTION] Enum spellings ------------------------------------------------------------------------
+
+const EnumName<PipelineSchedule> kScheduleNames[3] = {
+    {"gpipe", PipelineSchedule::gpipe},
+    {"1f1b", PipelineSchedule::one_f_one_b},
+    {"interleaved", PipelineSchedule::interleaved},
+};
+const EnumName<Recompute> kRecomputeNames[3] = {
+    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+const EnumName<AttentionKernel> kAttentionKernelNames[2] = {
+    {"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
+const EnumName<FinetuneMethod> kFinetuneMethodNames[3] = {
+    {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
+const EnumName<LoraTargets> kLoraTargetsNames[2] = {{"attention", LoraTargets::attention}, {"all-linear", LoraTargets::all_linear}};
+const EnumName<Optimizer> kOptimizerNames[6] = {
+    {"adamw", Optimizer::adamw}, {"adamw8bit", Optimizer::adamw8bit}, {"adam", Optimizer::adam}, {"lamb", Optimizer::lamb},
+    {"lamb-per-tensor", Optimizer::lamb_per_tensor}, {"sgd", Optimizer::sgd}};
+const EnumName<Fp8Recipe> kFp8RecipeNames[6] = {
+    {"delayed", Fp8Recipe::delayed}, {"tensorwise", Fp8Recipe::tensorwise}, {"rowwise", Fp8Recipe::rowwise},
+    {"blockwise", Fp8Recipe::blockwise}, {"mxfp8", Fp8Recipe::mxfp8},       {"nvfp4", Fp8Recipe::nvfp4},
+};
+const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount] = {
+    {"pre_hopper", GpuGeneration::pre_hopper}, {"hopper", GpuGeneration::hopper}, {"blackwell", GpuGeneration::blackwell}};
+const EnumName<GatherPrefetch> kGatherPrefetchNames[3] = {
+    {"none", GatherPrefetch::none}, {"layer", GatherPrefetch::layer}, {"bucket", GatherPrefetch::bucket}};
+const EnumName<DType> kDTypeNames[kDTypeCount] = {
+    {"fp32", DType::fp32}, {"tf32", DType::tf32},   {"fp16", DType::fp16},   {"bf16", DType::bf16},
+    {"fp8", DType::fp8},   {"mxfp8", DType::mxfp8}, {"nvfp4", DType::nvfp4},
+};
+
+namespace {
+
+const EnumName<Architecture> kArchitectures[] = {
+    {"decoder", Architecture::decoder},
+    {"encoder", Architecture::encoder},
+    {"encoder-decoder", Architecture::encoder_decoder},
+};
+const EnumName<Activation> kActivations[] = {
+    {"gelu", Activation::gelu},     {"relu", Activation::relu},   {"squared-relu", Activation::squared_relu},
+    {"swiglu", Activation::swiglu}, {"geglu", Activation::geglu},
+};
+const EnumName<Norm> kNorms[] = {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}};
+const EnumName<LocalAttentionKind> kLocalAttentionKinds[] = {
+    {"none", LocalAttentionKind::none}, {"sliding", LocalAttentionKind::sliding}, {"chunked", LocalAttentionKind::chunked}};
+const EnumName<LossScaling> kLossScalings[] = {{"none", LossScaling::none}, {"dynamic", LossScaling::dynamic}};
+const EnumName<MasterWeights> kMasterWeights[] = {{"none", MasterWeights::none}, {"fp32", MasterWeights::fp32}};
+
+template <class E, size_t N> std::string_view name_of(const EnumName<E> (&names)[N], E value) {
+    for (const auto& entry : names) {
+        if (entry.value == value) return entry.name;
+    }
+    return "?";
+}
+
+// Reads {"fp32": x, "bf16": y, ...}; `store(dtype, value)` is called for each dtype present.
+template <class Store> void read_per_dtype(ObjectReader& parent, std::string_view key, Store store) {
+    const auto object = parent.read_object(key);
+    if (!object) return;
+    ObjectReader reader(*object, join_key(parent.path(), key));
+    for (const auto& entry : kDTypeNames) {
+        if (!reader.find(entry.name)) continue;
+        double value = 0;
+        reader.read(entry.name, value);
+        store(entry.value, value);
+    }
+    parent.adopt(reader.finish());
+}
+
+void require_all(ObjectReader& reader, std::initializer_list<std::string_view> keys) {
+    for (const auto key : keys) reader.require(key);
+}
+
+void write_if(JsonWriter& out, std::string_view key, const std::string& text) {
+    if (!text.empty()) out.field(key, text);
+}
+
+} // namespace
+
+std::string_view architecture_name(Architecture value) { return name_of(kArchitectures, value); }
+std::string_view activation_name(Activation value) { return name_of(kActivations, value); }
+std::string_view norm_name(Norm value) { return name_of(kNorms, value); }
+std::string_view local_attention_kind_name(LocalAttentionKind value) { return name_of(kLocalAttentionKinds, value); }
+std::string_view schedule_name(PipelineSchedule value) { return name_of(kScheduleNames, value); }
+std::string_view optimizer_name(Optimizer value) { return name_of(kOptimizerNames, value); }
+std::string_view recompute_name(Recompute value) { return name_of(kRecomputeNames, value); }
+std::string_view attention_kernel_name(AttentionKernel value) { return name_of(kAttentionKernelNames, value); }
+std::string_view finetune_method_name(FinetuneMethod value) { return name_of(kFinetuneMethodNames, value); }
+std::string_view lora_targets_name(LoraTargets value) { return name_of(kLoraTargetsNames, value); }
+std::string_view fp8_recipe_name(Fp8Recipe value) { return name_of(kFp8RecipeNames, value); }
+std::string_view gpu_generation_name(GpuGeneration value) { return name_of(kGpuGenerationNames, value); }
+std::string_view gather_prefetch_name(GatherPrefetch value) { return name_of(kGatherPrefetchNames, value); }
+
+Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
+                           const std::vector<std::string>& names) {
+    std::string message = "unknown " + std::string(kind) + " preset '" + std::string(name) + "'";
+    const std::string guess = did_you_mean(name, names);
+    if (!guess.empty()) message += "; did you mean " + guess + "?";
+    else message += " (list them with `trainclock presets " + std::string(kind) + "s`)";
+    return Error{std::string(key), message};
+}
+
+// [SECTION] Reading (keys of presets/README.md) ---------------------------------------------------
+
+void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
+    if (required) {
+        require_all(reader, {"architecture", "layers", "hidden", "heads", "ffn_hidden", "vocab", "activation", "norm"});
+    }
+    reader.read("display_name", spec.display_name);
+    reader.read_enum("architecture", kArchitectures, spec.architecture);
+    reader.read("layers", spec.layers);
+    reader.read("decoder_layers", spec.decoder_layers);
+    reader.read("hidden", spec.hidden);
+    reader.read("heads", spec.heads);
+    if (reader.has("kv_heads")) reader.read("kv_heads", spec.kv_heads);
+    else if (required) spec.kv_heads = spec.heads;  // plain multi-head attention
+    reader.read("head_dim", spec.head_dim);
+    reader.read("ffn_hidden", spec.ffn_hidden);
+    reader.read("vocab", spec.vocab);
+    reader.read("max_seq_len", spec.max_seq_len);
+    reader.read_enum("activation", kActivations, spec.activation);
+    reader.read_enum("norm", kNorms, spec.norm);
+    reader.read("tied_embeddings", spec.tied_embeddings);
+    reader.read("memory_len", spec.memory_len);
+    reader.read("relative_position", spec.relative_position);
+    reader.read("softmax_head", spec.softmax_head);
+    if (const auto moe = reader.read_object("moe")) {
+        ObjectReader moe_reader(*moe, join_key(reader.path(), "moe"));
+        if (required || spec.moe.experts == 0) require_all(moe_reader, {"experts", "top_k", "expert_ffn_hidden"});
+        moe_reader.read("experts", spec.moe.experts);
+        moe_reader.read("top_k", spec.moe.top_k);
+        moe_reader.read("expert_ffn_hidden", spec.moe.expert_ffn_hidden);
+        moe_reader.read("shared_experts", spec.moe.shared_experts);
+        moe_reader.read("dense_layers", spec.moe.dense_layers);
+        moe_reader.read("every", spec.moe.every);
+        moe_reader.read("capacity_factor", spec.moe.capacity_factor);
+        moe_reader.read("imbalance", spec.moe.imbalance);
+        reader.adopt(moe_reader.finish());
+    }
+    if (const auto mla = reader.read_object("mla")) {
+        ObjectReader a(*mla, join_key(reader.path(), "mla"));
+        if (required || !spec.mla.enabled()) require_all(a, {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+        a.read("q_lora_rank", spec.mla.q_lora_rank);
+        a.read("kv_lora_rank", spec.mla.kv_lora_rank);
+        a.read("qk_nope_head_dim", spec.mla.qk_nope_head_dim);
+        a.read("qk_rope_head_dim", spec.mla.qk_rope_head_dim);
+        a.read("v_head_dim", spec.mla.v_head_dim);
+        reader.adopt(a.finish());
+    }
+    if (const auto local = reader.read_object("local_attention")) {
+        ObjectReader a(*local, join_key(reader.path(), "local_attention"));
+        if (required || !spec.local_attention.enabled()) require_all(a, {"kind", "window"});
+        a.read_enum("kind", kLocalAttentionKinds, spec.local_attention.kind);
+        a.read("window", spec.local_attention.window);
+        a.read("full_every", spec.local_attention.full_every);
+        reader.adopt(a.finish());
+    }
+    reader.read("mtp_layers", spec.mtp_layers);
+    double published_b = 0;  // metadata for cross-checks, not part of the spec
+    reader.read("params_b_published", published_b);
+    std::string notes;
+    reader.read("notes", notes);
+    reader.read("source", spec.source);
+}
+
+void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
+    if (required) require_all(reader, {"memory_gib", "memory_bw_gbps", "peak_tflops", "sm_count", "tdp_w"});
+    reader.read("display_name", spec.display_name);
+    reader.read("vendor", spec.vendor);
+    reader.read("memory_gib", spec.memory_gib);
+    reader.read("memory_bw_gbps", spec.memory_bw_gbps);
+    read_per_dtype(reader, "peak_tflops", [&](DType dtype, double tflops) {
+        spec.peak_tflops[static_cast<int>(dtype)] = tflops;
+    });
+    reader.read("sm_count", spec.sm_count);
+    reader.read("l2_cache_mb", spec.l2_cache_mb);
+    reader.read("tdp_w", spec.tdp_w);
+    reader.read("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
+    reader.read("host_link_gbps", spec.host_link_gbps);
+    reader.read("default_node", spec.default_node);
+    if (const auto measured = reader.read_object("measured")) {  // published achievable fractions
+        ObjectReader m(*measured, join_key(reader.path(), "measured"));
+        read_per_dtype(m, "gemm_efficiency", [&](DType dtype, double fraction) {
+            spec.measured_gemm_efficiency[static_cast<int>(dtype)] = fraction;
+        });
+        m.read("memory_efficiency", spec.measured_memory_efficiency);
+        std::string measured_source;
+        m.read("source", measured_source);
+        reader.adopt(m.finish());
+    }
+    std::string notes;
+    reader.read("notes", notes);
+    reader.read("source", spec.source);
+}
+
+void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
+    if (required) require_all(reader, {"gpus_per_node", "intra_bw_gbps", "inter_bw_gbps"});
+    reader.read("display_name", spec.display_name);
+    reader.read("gpus_per_node", spec.gpus_per_node);
+    reader.read("gpus_per_host", spec.gpus_per_host);
+    reader.read("intra_link", spec.intra_link);
+    reader.read("intra_bw_gbps", spec.intra_bw_gbps);
+    reader.read("intra_latency_us", spec.intra_latency_us);
+    if (const auto groups = reader.read_object("intra_group_bw_gbps")) {  // {"2": GB/s, "4": GB/s, ...}
+        ObjectReader g(*groups, join_key(reader.path(), "intra_group_bw_gbps"));
+        spec.intra_group_bw_gbps.clear();
+        for (int64_t k = 2; k <= 1024; ++k) {
+            const std::string key = std::to_string(k);
+            if (!g.find(key)) continue;
+            double bw_gbps = 0;
+            g.read(key, bw_gbps);
+            spec.intra_group_bw_gbps.emplace_back(k, bw_gbps);
+        }
+        reader.adopt(g.finish());
+    }
+    reader.read("inter_link", spec.inter_link);
+    reader.read("inter_bw_gbps", spec.inter_bw_gbps);
+    reader.read("inter_latency_us", spec.inter_latency_us);
+    reader.read("power_overhead", spec.power_overhead);
+    std::string notes;
+    reader.read("notes", notes);
+    reader.read("source", spec.source);
+}
+
+void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
+    if (required) {
+        require_all(reader, {"gemm", "activations", "params", "master_weights", "grads", "grad_reduce",
+                             "optimizer_states", "loss_scaling", "autocast"});
+    }
+    reader.read("description", spec.description);
+    reader.read_enum("gemm", kDTypeNames, spec.gemm);
+    reader.read_enum("activations", kDTypeNames, spec.activations);
+    reader.read_enum("params", kDTypeNames, spec.params);
+    reader.read_enum("master_weights", kMasterWeights, spec.master_weights);
+    reader.read_enum("grads", kDTypeNames, spec.grads);
+    reader.read_enum("grad_reduce", kDTypeNames, spec.grad_reduce);
+    reader.read_enum("optimizer_states", kDTypeNames, spec.optimizer_states);
+    reader.read_enum("loss_scaling", kLossScalings, spec.loss_scaling);
+    reader.read("autocast", spec.autocast);
+    if (reader.has("fp8_recipe")) {
+        Fp8Recipe recipe = Fp8Recipe::delayed;
+        reader.read_enum("fp8_recipe", kFp8RecipeNames, recipe);
+        spec.fp8_recipe = recipe;
+    }
+    std::string source;  // the framework behaviour the record follows; documentation only
+    reader.read("source", source);
+    std::string notes;
+    reader.read("notes", notes);
+}
+
+void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
+    if (required) {
+        require_all(reader, {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
+                             "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "host_op_s", "gather_prefetch"});
+    }
+    reader.read("display_name", spec.display_name);
+    if (const auto kernels = reader.read_object("attention_kernel")) {
+        ObjectReader k(*kernels, join_key(reader.path(), "attention_kernel"));
+        for (const auto& generation : kGpuGenerationNames) {
+            if (required) k.require(generation.name);
+            k.read_enum(generation.name, kAttentionKernelNames, spec.attention_kernel[static_cast<int>(generation.value)]);
+        }
+        reader.adopt(k.finish());
+    }
+    reader.read("overlap_tp_comm", spec.overlap_tp_comm);
+    reader.read("overlap_dp_comm", spec.overlap_dp_comm);
+    reader.read("overlap_pp_comm", spec.overlap_pp_comm);
+    reader.read("overlap_cp_comm", spec.overlap_cp_comm);
+    reader.read("overlap_ep_comm", spec.overlap_ep_comm);
+    reader.read_enum("fp8_recipe", kFp8RecipeNames, spec.fp8_recipe);
+    reader.read("fused_optimizer", spec.fused_optimizer);
+    reader.read("fused_norms", spec.fused_norms);
+    if (reader.has("host_op_s")) {
+        reader.read("host_op_s", spec.host_op_s);
+        if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {
+            reader.fail("host_op_s", "must be between 0 and 1 s, got " + json_number(spec.host_op_s));
+        }
+    }
+    reader.read_enum("gather_prefetch", kGatherPrefetchNames, spec.gather_prefetch);
+    if (const auto sources = reader.read_object("sources")) {
+        spec.sources.clear();
+        for (const auto field : *sources) {
+            std::string_view text;
+            if (field.value.get_string().get(text) != simdjson::SUCCESS) {
+                reader.fail(join_key("sources", field.key), "expected a citation string");
+                continue;
+            }
+            spec.sources.emplace_back(std::string(field.key), std::string(text));
+        }
+    }
+}
+
+namespace {
+
+void read_overrides(ObjectReader& reader, CalibrationOverrides& spec) {
+    read_per_dtype(reader, "gemm_efficiency", [&](DType dtype, double fraction) {
+        spec.gemm_efficiency[static_cast<int>(dtype)] = fraction;
+    });
+    for (const auto& [key, target] : calibration_scalars(spec)) {
+        if (!reader.find(key)) continue;
+        double value = 0;
+        reader.read(key, value);
+        *target = value;
+    }
+}
+
+} // namespace
+
+void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
+    reader.read("precision_blind", spec.precision_blind);
+    read_overrides(reader, spec);
+    // "gpus": {"<GPU preset>": {overrides}}: a misspelt GPU would silently calibrate nothing, so
+    // every name must be a preset.
+    const auto gpus = reader.read_object("gpus");
+    if (!gpus) return;
+    ObjectReader sections(*gpus, join_key(reader.path(), "gpus"));
+    const std::vector<std::string> names = preset_names(PresetKind::gpu);
+    for (const auto field : *gpus) {
+        const std::string name(field.key);
+        const auto section = sections.read_object(name);
+        if (!section) continue;
+        if (std::find(names.begin(), names.end(), name) == names.end()) {
+            sections.adopt(unknown_preset_error(join_key(sections.path(), name), "gpu", name, names));
+            continue;
+        }
+        ObjectReader one(*section, join_key(sections.path(), name));
+        CalibrationOverrides overrides;
+        read_overrides(one, overrides);
+        sections.adopt(one.finish());
+        spec.per_gpu.emplace_back(name, overrides);
+    }
+    reader.adopt(sections.finish());
+}
+
+// [SECTION] Writing (canonical order) -------------------------------------------------------------
+
+void write_model(JsonWriter& out, const ModelSpec& spec) {
+    out.begin_object();
+    out.field("name", spec.name);
+    write_if(out, "display_name", spec.display_name);
+    out.field("architecture", architecture_name(spec.architecture));
+    out.field("layers", spec.layers);
+    if (spec.decoder_layers != 0) out.field("decoder_layers", spec.decoder_layers);
+    out.field("hidden", spec.hidden);
+    out.field("heads", spec.heads);
+    out.field("kv_heads", spec.kv_heads);
+    if (spec.head_dim != 0) out.field("head_dim", spec.head_dim);
+    out.field("ffn_hidden", spec.ffn_hidden);
+    out.field("vocab", spec.vocab);
+    if (spec.max_seq_len != 0) out.field("max_seq_len", spec.max_seq_len);
+    out.field("activation", activation_name(spec.activation));
+    out.field("norm", norm_name(spec.norm));
+    out.field("tied_embeddings", spec.tied_embeddings);
+    if (spec.memory_len != 0) out.field("memory_len", spec.memory_len);
+    if (spec.relative_position) out.field("relative_position", spec.relative_position);
+    if (spec.softmax_head != 0) out.field("softmax_head", spec.softmax_head);
+    const MoeSpec& moe = spec.moe;
+    if (moe.experts || moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers) {
+        out.key("moe").begin_object();
+        out.field("experts", moe.experts).field("top_k", moe.top_k).field("expert_ffn_hidden", moe.expert_ffn_hidden);
+        out.field("shared_experts", moe.shared_experts).field("dense_layers", moe.dense_layers);
+        if (moe.every != 1) out.field("every", moe.every);
+        if (moe.capacity_factor != 0) out.field("capacity_factor", moe.capacity_factor);
+        if (moe.imbalance != 1) out.field("imbalance", moe.imbalance);
+        out.end_object();
+    }
+    const MlaSpec& mla = spec.mla;
+    if (mla.q_lora_rank || mla.kv_lora_rank || mla.qk_nope_head_dim || mla.qk_rope_head_dim || mla.v_head_dim) {
+        out.key("mla").begin_object();
+        out.field("q_lora_rank", mla.q_lora_rank).field("kv_lora_rank", mla.kv_lora_rank);
+        out.field("qk_nope_head_dim", mla.qk_nope_head_dim).field("qk_rope_head_dim", mla.qk_rope_head_dim);
+        out.field("v_head_dim", mla.v_head_dim);
+        out.end_object();
+    }
+    const LocalAttentionSpec& local = spec.local_attention;
+    if (local.kind != LocalAttentionKind::none || local.window || local.full_every) {
+        out.key("local_attention").begin_object();
+        out.field("kind", local_attention_kind_name(local.kind)).field("window", local.window).field("full_every", local.full_every);
+        out.end_object();
+    }
+    if (spec.mtp_layers != 0) out.field("mtp_layers", spec.mtp_layers);
+    write_if(out, "source", spec.source);
+    out.end_object();
+}
+
+void write_gpu(JsonWriter& out, const GpuSpec& spec) {
+    out.begin_object();
+    out.field("name", spec.name);
+    write_if(out, "display_name", spec.display_name);
+    write_if(out, "vendor", spec.vendor);
+    out.field("memory_gib", spec.memory_gib);
+    out.field("memory_bw_gbps", spec.memory_bw_gbps);
+    out.key("peak_tflops").begin_object();
+    for (const auto& entry : kDTypeNames) {
+        const double tflops = spec.peak_tflops[static_cast<int>(entry.value)];
+        if (tflops != 0) out.field(entry.name, tflops);
+    }
+    out.end_object();
+    out.field("sm_count", spec.sm_count);
+    if (spec.l2_cache_mb != 0) out.field("l2_cache_mb", spec.l2_cache_mb);
+    out.field("tdp_w", spec.tdp_w);
+    if (spec.price_per_gpu_hour_usd != 0) out.field("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
+    if (spec.host_link_gbps != 0) out.field("host_link_gbps", spec.host_link_gbps);
+    write_if(out, "default_node", spec.default_node);
+    bool any_measured = spec.measured_memory_efficiency != 0;
+    for (const double fraction : spec.measured_gemm_efficiency) any_measured = any_measured || fraction != 0;
+    if (any_measured) {
+        out.key("measured").begin_object();
+        out.key("gemm_efficiency").begin_object();
+        for (const auto& entry : kDTypeNames) {
+            const double fraction = spec.measured_gemm_efficiency[static_cast<int>(entry.value)];
+            if (fraction != 0) out.field(entry.name, fraction);
+        }
+        out.end_object();
+        if (spec.measured_memory_efficiency != 0) out.field("memory_efficiency", spec.measured_memory_efficiency);
+        out.end_object();
+    }
+    write_if(out, "source", spec.source);
+    out.end_object();
+}
+
+void write_node(JsonWriter& out, const NodeSpec& spec) {
+    out.begin_object();
+    out.field("name", spec.name);
+    write_if(out, "display_name", spec.display_name);
+    out.field("gpus_per_node", spec.gpus_per_node);
+    if (spec.gpus_per_host > 0) out.field("gpus_per_host", spec.gpus_per_host);
+    write_if(out, "intra_link", spec.intra_link);
+    out.field("intra_bw_gbps", spec.intra_bw_gbps);
+    out.field("intra_latency_us", spec.intra_latency_us);
+    if (!spec.intra_group_bw_gbps.empty()) {
+        out.key("intra_group_bw_gbps");
+        out.begin_object();
+        for (const auto& [k, bw_gbps] : spec.intra_group_bw_gbps) out.field(std::to_string(k), bw_gbps);
+        out.end_object();
+    }
+    write_if(out, "inter_link", spec.inter_link);
+    out.field("inter_bw_gbps", spec.inter_bw_gbps);
+    out.field("inter_latency_us", spec.inter_latency_us);
+    out.field("power_overhead", spec.power_overhead);
+    write_if(out, "source", spec.source);
+    out.end_object();
+}
+
+void write_precision(JsonWriter& out, const PrecisionSpec& spec) {
+    out.begin_object();
+    out.field("name", spec.name);
+    write_if(out, "description", spec.description);
+    out.field("gemm", dtype_name(spec.gemm));
+    out.field("activations", dtype_name(spec.activations));
+    out.field("params", dtype_name(spec.params));
+    out.field("master_weights", name_of(kMasterWeights, spec.master_weights));
+    out.field("grads", dtype_name(spec.grads));
+    out.field("grad_reduce", dtype_name(spec.grad_reduce));
+    out.field("optimizer_states", dtype_name(spec.optimizer_states));
+    out.field("loss_scaling", name_of(kLossScalings, spec.loss_scaling));
+    out.field("autocast", spec.autocast);
+    if (spec.fp8_recipe) out.field("fp8_recipe", fp8_recipe_name(*spec.fp8_recipe));
+    out.end_object();
+}
+
+void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sources) {
+    out.begin_object();
+    out.field("name", spec.name);
+    write_if(out, "display_name", spec.display_name);
+    out.key("attention_kernel").begin_object();
+    for (const auto& generation : kGpuGenerationNames)
+        out.field(generation.name, attention_kernel_name(spec.attention_kernel[static_cast<int>(generation.value)]));
+    out.end_object();
+    out.field("overlap_tp_comm", spec.overlap_tp_comm).field("overlap_dp_comm", spec.overlap_dp_comm);
+    out.field("overlap_pp_comm", spec.overlap_pp_comm).field("overlap_cp_comm", spec.overlap_cp_comm);
+    out.field("overlap_ep_comm", spec.overlap_ep_comm);
+    out.field("fp8_recipe", fp8_recipe_name(spec.fp8_recipe));
+    out.field("fused_optimizer", spec.fused_optimizer).field("fused_norms", spec.fused_norms);
+    out.field("host_op_s", spec.host_op_s);
+    out.field("gather_prefetch", gather_prefetch_name(spec.gather_prefetch));
+    if (with_sources && !spec.sources.empty()) {
+        out.key("sources").begin_object();
+        for (const auto& [key, citation] : spec.sources) out.field(key, citation);
+        out.end_object();
+    }
+    out.end_object();
+}
+
+bool calibration_is_default(const CalibrationSpec& spec) {
+    bool any = spec.precision_blind || !spec.per_gpu.empty();
+    for (const auto& [key, value] : calibration_scalars(spec)) any = any || value->has_value();
+    for (const auto& efficiency : spec.gemm_efficiency) any = any || efficiency.has_value();
+    return !any;
+}
+
+namespace {
+
+// The override keys of one object (the caller opens and closes it).
+void write_overrides(JsonWriter& out, const CalibrationOverrides& spec) {
+    bool any_gemm = false;
+    for (const auto& efficiency : spec.gemm_efficiency) any_gemm = any_gemm || efficiency.has_value();
+    if (any_gemm) {
+        out.key("gemm_efficiency").begin_object();
+        for (const auto& entry : kDTypeNames) {
+            const auto& efficiency = spec.gemm_efficiency[static_cast<int>(entry.value)];
+            if (efficiency) out.field(entry.name, *efficiency);
+        }
+        out.end_object();
+    }
+    for (const auto& [key, value] : calibration_scalars(spec)) {
+        if (*value) out.field(key, **value);
+    }
+}
+
+} // namespace
+
+void write_calibration(JsonWriter& out, const CalibrationSpec& spec) {
+    out.begin_object();
+    if (spec.precision_blind) out.field("precision_blind", true);
+    write_overrides(out, spec);
+    if (!spec.per_gpu.empty()) {
+        out.key("gpus").begin_object();
+        for (const auto& [gpu, overrides] : spec.per_gpu) {
+            out.key(gpu).begin_object();
+            write_overrides(out, overrides);
+            out.end_object();
+        }
+        out.end_object();
+    }
+    out.end_object();
+}
+
+} // namespace trainclock

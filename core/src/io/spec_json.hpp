@@ -1,0 +1,95 @@
+// trainclock (internal): JSON objects of the four preset kinds (presets/README.md), configs and
+// results, shared by the preset catalogue (presets.cpp), configs (config.cpp), links (link.cpp),
+// results (prediction_json.cpp) and the API (api.cpp).
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "io/json_reader.hpp"
+#include "io/json_writer.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/perf/prediction.hpp"
+
+namespace trainclock {
+
+// Fill `spec` (pre-set to the base when there is one) from an object; `required` = no base, so every
+// mandatory key must be present. Errors accumulate in the reader.
+void read_model(ObjectReader& reader, ModelSpec& spec, bool required);
+void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required);
+void read_node(ObjectReader& reader, NodeSpec& spec, bool required);
+void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required);
+void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required);
+void read_calibration(ObjectReader& reader, CalibrationSpec& spec);
+
+// Canonical objects: every field, fixed key order, optional ones only when set.
+void write_model(JsonWriter& out, const ModelSpec& spec);
+void write_gpu(JsonWriter& out, const GpuSpec& spec);
+void write_node(JsonWriter& out, const NodeSpec& spec);
+void write_precision(JsonWriter& out, const PrecisionSpec& spec);
+void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sources = false);  // sources: only for listings
+void write_calibration(JsonWriter& out, const CalibrationSpec& spec);
+bool calibration_is_default(const CalibrationSpec& spec);
+
+// The optional scalar fields of a calibration with their JSON keys (const or mutable spec).
+template <class Spec> auto calibration_scalars(Spec& spec) {
+    using Field = std::conditional_t<std::is_const_v<Spec>, const std::optional<double>, std::optional<double>>;
+    return std::array<std::pair<std::string_view, Field*>, 7>{{
+        {"attention_efficiency", &spec.attention_efficiency},
+        {"memory_efficiency", &spec.memory_efficiency},
+        {"intra_node_efficiency", &spec.intra_node_efficiency},
+        {"inter_node_efficiency", &spec.inter_node_efficiency},
+        {"kernel_launch_s", &spec.kernel_launch_s},
+        {"step_overhead_s", &spec.step_overhead_s},
+        {"host_op_s", &spec.host_op_s},
+    }};
+}
+
+
+// Compact canonical text of one spec (for "unchanged preset" checks).
+template <class Spec, class Writer> std::string spec_text(const Spec& spec, Writer write) {
+    JsonWriter out;
+    write(out, spec);
+    return out.take();
+}
+
+// Enum spellings used in JSON, links and CLI flags.
+std::string_view architecture_name(Architecture value);
+std::string_view activation_name(Activation value);
+std::string_view norm_name(Norm value);
+std::string_view local_attention_kind_name(LocalAttentionKind value);
+std::string_view schedule_name(PipelineSchedule value);
+std::string_view recompute_name(Recompute value);
+std::string_view attention_kernel_name(AttentionKernel value);
+std::string_view finetune_method_name(FinetuneMethod value);
+std::string_view lora_targets_name(LoraTargets value);
+extern const EnumName<FinetuneMethod> kFinetuneMethodNames[3];
+extern const EnumName<LoraTargets> kLoraTargetsNames[2];
+std::string_view optimizer_name(Optimizer value);
+extern const EnumName<PipelineSchedule> kScheduleNames[3];
+extern const EnumName<Recompute> kRecomputeNames[3];
+extern const EnumName<AttentionKernel> kAttentionKernelNames[2];
+extern const EnumName<Optimizer> kOptimizerNames[6];
+std::string_view gather_prefetch_name(GatherPrefetch value);
+extern const EnumName<Fp8Recipe> kFp8RecipeNames[6];
+extern const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount];
+extern const EnumName<DType> kDTypeNames[kDTypeCount];
+
+// Names a preset by its id, with a did-you-mean on failure (key = `key`).
+Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
+                           const std::vector<std::string>& names);
+
+// Why `gpu` cannot run `precision` (a dtype without a peak), or nullopt when it can.
+std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu);
+
+// The config object of config_to_json, into a writer (embedded in result JSON and API replies).
+void write_config(JsonWriter& out, const Config& config);
+
+// The members of a result/v1 object (no braces): scalars, memory, breakdown_s, warnings, then
+// "config" when given and "timeline" when non-empty. prediction_to_json wraps them in an object.
+void write_prediction_members(JsonWriter& out, const Prediction& prediction, const Config* config);
+
+} // namespace trainclock

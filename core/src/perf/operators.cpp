@@ -1,0 +1,777 @@
+// trainclock: operator lists of one micro-batch and their roofline costs (operators.hpp).
+//
+// Index
+//   [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
+//   [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
+//   [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
+//   [SECTION] Cost: dtype fallback, GEMM shape efficiency, roofline
+//
+// Conventions: T = tokens of one micro-batch on this GPU (b s / cp); TP splits heads and the MLP
+// width (Megatron-LM, Shoeybi et al. 2019, arXiv 1909.08053); with sequence parallelism the norms,
+// dropouts and residuals work on T / tp tokens (Korthikanti et al. 2022, arXiv 2205.05198, sec. 4.2.2).
+// A GEMM of m x k by k x n costs 2mnk FLOPs; backward = dgrad + wgrad = 2x forward (Narayanan et al.
+// SC'21, arXiv 2104.04473, sec. 3.5). Bytes are HBM traffic at each tensor's dtype width.
+#include "trainclock/perf/operators.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace trainclock {
+namespace {
+
+// =====================================================================================
+// [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
+// =====================================================================================
+
+enum class Phase { forward, backward };
+
+struct Target {  // where a block emits its ops
+    OpList& ops;
+    CommList& comm;
+};
+
+Op make_op(const char* name, OpKind kind, DType dtype, double flops, double bytes, double count = 1) {
+    Op op{};
+    op.name = name;
+    op.kind = kind;
+    op.dtype = dtype;
+    op.flops = flops;
+    op.bytes = bytes;
+    op.count = count;
+    return op;
+}
+
+Op make_gemm(const char* name, OpKind kind, DType dtype, double m, double n, double k, double bytes, double count) {
+    Op op = make_op(name, kind, dtype, 2.0 * m * n * k, bytes, count);
+    op.m = m;
+    op.n = n;
+    op.k = k;
+    return op;
+}
+
+void add_comm(Target& out, const char* name, Collective collective, Group group, double bytes, double count = 1) {
+    CommOp op{};
+    op.name = name;
+    op.collective = collective;
+    op.group = group;
+    op.bytes = bytes;
+    op.count = count;
+    out.comm.add(op);
+}
+
+// =====================================================================================
+// [SECTION] Building blocks: linear layers with their precision ops, norms, attention, MLPs
+// =====================================================================================
+
+// Separate projections a fused GEMM stands for, each with its own adapter (HF q/k/v_proj, gate/up_proj).
+double fused_parts(const Execution& x, const char* name) {
+    if (std::strcmp(name, "qkv") == 0) return 3;
+    if (std::strcmp(name, "kv") == 0) return 2;
+    if (std::strcmp(name, "mlp_up") == 0 && x.gated) return 2;
+    return 1;
+}
+
+// LoRA beside a frozen k x n weight (Hu et al. 2021 eq. 3: h = W0 x + B A x, A r x k, B n x r), one
+// adapter per fused part: forward x A (parts A's side by side) then (x A) B (block-diagonal B's: m n r
+// FLOPs); backward dgrad and wgrad of both (PEFT runs them as plain GEMMs).
+void lora_adapter(const Execution& x, Target& out, Phase phase, double m, double k, double n, double count, double parts) {
+    const double r = x.lora_rank, ra = parts * r, wa = x.ops.w_act, wp = x.ops.w_param, wgr = x.ops.w_grad;
+    const DType d = x.ops.activations;
+    if (phase == Phase::forward) {
+        out.ops.add(make_gemm("lora_a", OpKind::gemm, d, m, ra, k, (m * k + k * ra) * wa + m * ra * wa, count));
+        out.ops.add(make_gemm("lora_b", OpKind::gemm, d, m, n, r, (m * ra + r * n) * wa + m * n * wa, count));
+        return;
+    }
+    out.ops.add(make_gemm("lora_b_dgrad", OpKind::gemm, d, m, r, n, (m * n + n * r) * wa + m * ra * wa, count));
+    out.ops.add(make_gemm("lora_b_wgrad", OpKind::gemm, d, r, n, m, (m * ra + m * n) * wa + r * n * (wp + wgr), count));
+    out.ops.add(make_gemm("lora_a_dgrad", OpKind::gemm, d, m, k, ra, (m * ra + ra * k) * wa + m * k * wa, count));
+    out.ops.add(make_gemm("lora_a_wgrad", OpKind::gemm, d, k, ra, m, (m * k + m * ra) * wa + k * ra * (wp + wgr), count));
+}
+
+enum class Operand { activation, weight, gradient };
+
+// HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
+// GEMMs need (fprop / dgrad / wgrad read it row- and column-wise), by scaling recipe; q = the
+// quantised width with its block scales (dtype_storage_bytes).
+double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double w_in) {
+    const double q = o.w_gemm;
+    switch (o.recipe) {
+    // TE DelayedScaling: the scale comes from the amax history of earlier steps, so one fused
+    // cast-transpose reads the tensor once and records its amax on the way (TE docs "Using FP8 with
+    // Transformer Engine": delayed scaling).
+    case Fp8Recipe::delayed: return w_in + 2 * q;
+    // Current (tensorwise) scaling needs this tensor's amax before it can scale: a reduction pass,
+    // then the cast-transpose (TE Float8CurrentScaling; torchao float8 tensorwise dynamic scaling).
+    case Fp8Recipe::tensorwise: return 2 * w_in + 2 * q;
+    // Rowwise: the transpose of a row-scaled tensor is not row-scaled, so each layout is quantised
+    // from the high-precision tensor with its own per-row amax (torchao float8 rowwise recipe).
+    case Fp8Recipe::rowwise: return 2 * (w_in + q);
+    // Blockwise (DeepSeek-V3, arXiv 2412.19437 sec. 3.3.2): activations and gradients in 1x128 tiles,
+    // weights in 128x128 blocks, fp32 scales, both layouts from one read (TE Float8BlockScaling).
+    case Fp8Recipe::blockwise: return w_in + 2 * (q + 4.0 / (operand == Operand::weight ? 128.0 * 128.0 : 128.0));
+    // MXFP8: one e8m0 scale per 32 elements (in q), computed inside the block; rowwise and
+    // columnwise data from one read (TE MXFP8BlockScaling).
+    case Fp8Recipe::mxfp8: return w_in + 2 * q;
+    // NVFP4 (NVIDIA, "Pretraining LLMs with NVFP4", arXiv 2509.25149, sec. 4; TE NVFP4BlockScaling):
+    // a per-tensor fp32 scale above the e4m3 block scales needs the global amax first; wgrad's
+    // operands (activations, gradients) get a 16x16 random Hadamard transform, whose output needs
+    // its own amax; weights use 16x16 2D blocks without the transform.
+    case Fp8Recipe::nvfp4: return (operand == Operand::weight ? 2 : 3) * w_in + 2 * q;
+    }
+    return w_in + 2 * q;
+}
+
+// y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
+// from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
+void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
+            bool after_norm) {
+    const double wg = x.ops.w_gemm;
+    // Transformer-block weights only: the LM head and MTP projection keep plain frozen weights and no adapters.
+    const bool block = std::strcmp(name, "lm_head") != 0 && std::strcmp(name, "mtp_proj") != 0;
+    if (x.nf4 && block)  // bitsandbytes matmul_4bit: dequantize_4bit to the compute dtype, then a plain GEMM (forward and dgrad)
+        out.ops.add(make_op("nf4_dequantize", OpKind::precision_overhead, x.ops.activations, 0, k * n * (kNf4BytesPerParam + wg), count));
+    if (x.lora_rank > 0 && block && (x.lora_mlp || std::strncmp(name, "mlp_", 4) != 0))
+        lora_adapter(x, out, phase, m, k, n, count, fused_parts(x, name));
+    if (phase == Phase::forward) {
+        if (x.ops.autocast) {
+            // torch.autocast re-casts fp32 weights to the half dtype in every forward (the cast cache
+            // lives for one autocast region), and casts fp32 inputs at op boundaries.
+            out.ops.add(make_op("autocast_weight_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + wg), count));
+            if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
+        }
+        if (x.ops.quantized) {
+            // Quantise the input and the weight for every micro-batch, both layouts (TE fp8 docs: FP8
+            // GEMM operands need both for fprop and wgrad), as the recipe does it.
+            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                m * k * quantize_bytes_per_element(x.ops, Operand::activation, x.ops.w_act), count));
+            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                                k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param), count));
+        }
+        out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
+        return;
+    }
+    if (x.ops.quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
+        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                            m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act), count));
+    out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
+    if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
+    // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
+    out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
+    if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
+        out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
+    // The backward of autocast's input cast is a cast: the half dgrad goes back to the fp32 norm
+    // output it came from (autograd records the cast; torch.amp docs: backward ops run in the dtype
+    // autocast chose for their forward).
+    if (x.ops.autocast && after_norm)
+        out.ops.add(make_op("autocast_input_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (wg + 4.0), count));
+}
+
+// Width of the residual stream: under autocast it stays fp32, as the embedding output (fp32
+// weights) and every residual add (fp32 + half promotes to fp32: PyTorch type promotion; add is on
+// none of autocast's lists) are fp32; else the activation dtype.
+double residual_width(const Execution& x) { return x.ops.autocast ? 4.0 : x.ops.w_act; }
+
+// LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
+// reads the gradient and the saved input and writes the input gradient.
+void norm(const Execution& x, Target& out, Phase phase, double tokens) {
+    const double e = tokens * x.hidden;
+    const double w_in = residual_width(x);  // norms read the residual stream
+    const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
+    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
+    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * w_in));
+}
+
+// Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1): forward reads the
+// branch output and the residual and writes the sum; backward reads the sum's gradient and writes
+// the branch's (the residual's passes through), both residual-stream wide except the branch.
+void dropout_residual(const Execution& x, Target& out, Phase phase) {
+    const double e = x.tokens_sp * x.hidden;
+    const double w_res = residual_width(x);
+    out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
+                        x.ops.activations, 0, e * (x.ops.w_act + 2 * w_res + 1)));
+}
+
+// TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
+// GEMM; with sequence parallelism an all-gather before the block and a reduce-scatter after it
+// (Korthikanti et al. 2022, sec. 4.2.2). Backward mirrors them.
+void tp_block_comm(const Execution& x, Target& out, double tokens) {
+    if (x.tp <= 1) return;
+    const double bytes = tokens * x.hidden * x.ops.w_act;
+    if (x.sp) {
+        add_comm(out, "tp_all_gather", Collective::all_gather, Group::tp, bytes);
+        add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+    } else {
+        add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
+    }
+}
+
+// Attention core for queries of `s_q` and keys of `s_kv` tokens; `local`: the layer attends locally.
+void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, bool causal, bool local) {
+    const double bh = x.micro_batch * x.heads_local;
+    const double dqk = x.head_dim_qk, dv = x.head_dim_v;
+    const double q_bytes = x.tokens * x.heads_local * dqk * x.ops.w_attn;
+    if (x.ops.flash) {
+        // FlashAttention: 2 b h s_q keys (d_qk + d_v) FLOPs forward (QK^T and PV), keys = s_kv, s_kv / 2
+        // when causal (masked blocks skipped), fewer on local layers (attended_keys); backward
+        // recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
+        LayerKind kind;
+        kind.local = local;
+        const double keys = causal ? attended_keys(x.config->model, kind, s_kv) : s_kv;
+        const double f = 2.0 * bh * x.s_q * keys * (dqk + dv);
+        // Read Q, K, V; write O.
+        const double io = q_bytes + x.tokens * x.heads_local * dv * x.ops.w_attn + x.micro_batch * s_kv * x.kv_heads_local * (dqk + dv) * x.ops.w_attn;
+        if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.ops.attention, f, io));
+        else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.ops.attention, 2.5 * f, 2 * io + q_bytes));
+        return;
+    }
+    // Materialised attention (Vaswani et al. 2017): batched QK^T, scale-mask-softmax and dropout over
+    // the s_q x s_kv score matrix (memory-bound), batched PV. The full matrix is computed even when causal.
+    const double scores = bh * x.s_q * s_kv;
+    const double wa = x.ops.w_attn;
+    const double w_soft = x.ops.autocast ? 4.0 : x.ops.w_act;  // softmax is on autocast's fp32 list
+    // Transformer-XL relative attention (Dai et al. 2019 sec. 3.3; reference code kimiyoung/transformer-xl
+    // pytorch/mem_transformer.py RelPartialLearnableMultiHeadAttn, which NVIDIA's DeepLearningExamples
+    // version keeps): besides the content scores AC a position projection r_net (s_kv x h x h, shared by
+    // the batch), the position scores BD (a second QK^T-sized matmul), _rel_shift (zero-pad concat and
+    // a strided copy: read + write of the padded matrix), then AC + BD (read 2, write 1), scale and
+    // mask as separate passes (read 1, write 1 each). Backward mirrors the matmuls and copies.
+    const double w_s = x.ops.w_act;
+    if (x.relative && phase == Phase::forward) {
+        out.ops.add(make_gemm("rel_pos_proj", OpKind::gemm, x.ops.gemm, s_kv, x.heads_local * x.head_dim, x.hidden,
+                              s_kv * x.hidden * 2 * x.ops.w_gemm + s_kv * x.heads_local * x.head_dim * x.ops.w_act, 1));
+        out.ops.add(make_gemm("attn_pos_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, x.head_dim,
+                              (x.s_q + s_kv) * x.head_dim * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        out.ops.add(make_op("rel_shift", OpKind::elementwise, x.ops.activations, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_add_scale_mask", OpKind::elementwise, x.ops.activations, 0, scores * 7 * w_s));
+    }
+    if (x.relative && phase == Phase::backward) {
+        out.ops.add(make_op("rel_shift_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 3 * w_s));
+        out.ops.add(make_op("score_scale_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
+        out.ops.add(make_gemm("attn_pos_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, x.head_dim, s_kv,
+                              x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
+        out.ops.add(make_gemm("attn_pos_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
+                              x.s_q * s_kv * wa + x.s_q * x.head_dim * wa + s_kv * x.head_dim * x.ops.w_act, bh));
+        out.ops.add(make_gemm("rel_pos_proj_wgrad", OpKind::gemm, x.ops.gemm, x.hidden, x.heads_local * x.head_dim, s_kv,
+                              s_kv * (x.hidden + x.heads_local * x.head_dim) * x.ops.w_gemm + x.hidden * x.heads_local * x.head_dim * x.ops.w_grad, 1));
+    }
+    if (phase == Phase::forward) {
+        out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
+                              (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (x.ops.w_act + w_soft)));
+        if (x.ops.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
+        out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
+        out.ops.add(make_gemm("attn_context", OpKind::attention, x.ops.attention, x.s_q, dv, s_kv,
+                              x.s_q * s_kv * wa + s_kv * dv * wa + x.s_q * dv * x.ops.w_act, bh));
+        return;
+    }
+    out.ops.add(make_gemm("attn_context_dgrad", OpKind::attention, x.ops.attention, x.s_q, s_kv, dv,
+                          (x.s_q + s_kv) * dv * wa + x.s_q * s_kv * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.ops.attention, s_kv, dv, x.s_q,
+                          (x.s_q * s_kv + x.s_q * dv) * wa + s_kv * dv * x.ops.w_act, bh));
+    out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
+    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * w_soft + x.ops.w_act)));
+    out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, dqk, s_kv,
+                          x.s_q * s_kv * wa + s_kv * dqk * wa + x.s_q * dqk * x.ops.w_act, bh));
+    out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, dqk, x.s_q,
+                          x.s_q * s_kv * wa + x.s_q * dqk * wa + s_kv * dqk * x.ops.w_act, bh));
+}
+
+// MLA projections (DeepSeek-V2 eqs. 9-14 and 16-18; Megatron-Core MLASelfAttention): the down
+// projections of Q and of K/V (+ the shared RoPE key) are duplicated over TP and run on the block
+// input's T_sp tokens, their latents are RMS-normed and, with SP, all-gathered over TP; the up
+// projections split the heads. RoPE itself is an elementwise op on q^R, k^R, not costed (as for
+// every rotary model here).
+void mla_projections(const Execution& x, Target& out, Phase phase) {
+    const MlaSpec& a = x.config->model.mla;
+    const double ql = double(a.q_lora_rank), kvl = double(a.kv_lora_rank), rope = double(a.qk_rope_head_dim);
+    auto latent_norm = [&](double width) {
+        const double e = x.tokens * width;
+        out.ops.add(make_op(phase == Phase::forward ? "mla_latent_norm" : "mla_latent_norm_bwd", OpKind::elementwise, x.ops.activations,
+                            0, e * (phase == Phase::forward ? 2 : 3) * x.ops.w_act));
+    };
+    if (ql > 0) {
+        linear(x, out, phase, "mla_q_down", x.tokens_sp, x.hidden, ql, 1, true);
+        latent_norm(ql);
+        linear(x, out, phase, "mla_q_up", x.tokens, ql, x.heads_local * x.head_dim_qk, 1, true);
+    } else {
+        linear(x, out, phase, "mla_q", x.tokens, x.hidden, x.heads_local * x.head_dim_qk, 1, true);
+    }
+    linear(x, out, phase, "mla_kv_down", x.tokens_sp, x.hidden, kvl + rope, 1, true);
+    latent_norm(kvl);
+    linear(x, out, phase, "mla_kv_up", x.tokens, kvl, x.heads_local * (double(a.qk_nope_head_dim) + x.head_dim_v), 1, true);
+    if (x.sp) add_comm(out, "tp_mla_latent_all_gather", Collective::all_gather, Group::tp, x.tokens * (ql + kvl + rope) * x.ops.w_act);
+}
+
+// Attention block: [SP all-gather] norm, QKV (or Q and KV for cross-attention), core, output
+// projection, [all-reduce | reduce-scatter], dropout + residual.
+void attention_block(const Execution& x, Target& out, Phase phase, bool causal, bool cross, bool local) {
+    const double q_out = x.heads_local * x.head_dim, kv_out = 2 * x.kv_heads_local * x.head_dim;
+    if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
+    if (x.mla && !cross) {
+        mla_projections(x, out, phase);
+        attention_core(x, out, phase, x.seq_len, causal, local);
+        linear(x, out, phase, "attn_out", x.tokens, x.heads_local * x.head_dim_v, x.hidden, 1, false);
+        dropout_residual(x, out, phase);
+        if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+        // The latents are all-gathered instead of the block input; the output is reduced as usual.
+        if (x.tp > 1) {
+            const double bytes = x.tokens * x.hidden * x.ops.w_act;
+            if (x.sp) add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+            else add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
+        }
+        const int64_t cp = x.config->parallel.cp;
+        if (cp > 1) {  // ring exchange of the up-projected K and V, as below
+            const double bytes = x.micro_batch * x.s_q * x.heads_local * (x.head_dim_qk + x.head_dim_v) * x.ops.w_act;
+            add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
+        }
+        return;
+    }
+    if (cross) {  // Q from the decoder, K and V from the encoder output (same length here)
+        linear(x, out, phase, "q", x.tokens, x.hidden, q_out, 1, true);
+        linear(x, out, phase, "kv", x.tokens, x.hidden, kv_out, 1, false);
+    } else {
+        // Transformer-XL projects the concatenated [memory, segment] (Dai et al. 2019 eq. in sec. 3.3;
+        // reference code: qkv_net(cat([mems, w]))), so Q, K and V run over b (s + memory_len) tokens.
+        linear(x, out, phase, "qkv", x.tokens + x.micro_batch * x.memory_len, x.hidden, q_out + kv_out, 1, true);
+    }
+    attention_core(x, out, phase, x.seq_len + x.memory_len, causal && !cross, local && !cross);
+    linear(x, out, phase, "attn_out", x.tokens, q_out, x.hidden, 1, false);
+    dropout_residual(x, out, phase);
+    if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+    tp_block_comm(x, out, x.tokens);
+    // Context parallelism: ring exchange of the local K/V chunk with the other cp-1 ranks forward;
+    // K/V again plus dK/dV backward (Liu et al. 2023 Ring Attention; Megatron-Core CP).
+    const int64_t cp = x.config->parallel.cp;
+    if (cp > 1) {
+        const double bytes = x.micro_batch * x.s_q * kv_out * x.ops.w_act;
+        add_comm(out, "cp_kv_exchange", Collective::p2p, Group::cp, bytes, double(cp - 1) * (phase == Phase::forward ? 1 : 2));
+    }
+}
+
+// Dense MLP of width `ffn` (already TP-split) over m tokens, `count` copies (experts).
+void mlp_core(const Execution& x, Target& out, Phase phase, double m, double ffn, double count) {
+    const double up = x.gated ? 2.0 : 1.0;  // gate + up fused
+    const double act_in = m * ffn * up, act_out = m * ffn;
+    if (phase == Phase::forward) {
+        linear(x, out, phase, "mlp_up", m, x.hidden, ffn * up, count, true);
+        out.ops.add(make_op("activation", OpKind::elementwise, x.ops.activations, 0, (act_in + act_out) * x.ops.w_act, count));
+        linear(x, out, phase, "mlp_down", m, ffn, x.hidden, count, false);
+    } else {
+        linear(x, out, phase, "mlp_down", m, ffn, x.hidden, count, false);
+        out.ops.add(make_op("activation_bwd", OpKind::elementwise, x.ops.activations, 0, (2 * act_in + act_out) * x.ops.w_act, count));
+        linear(x, out, phase, "mlp_up", m, x.hidden, ffn * up, count, true);
+    }
+}
+
+// Routed-expert MLP (Shazeer et al. 2017; Fedus et al. 2021): router GEMM, top-k, permute, EP
+// all-to-all dispatch, the local experts' GEMMs on top_k T ep / E tokens each, all-to-all combine,
+// weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
+constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
+
+void moe_mlp(const Execution& x, Target& out, Phase phase) {
+    const MoeSpec& moe = x.config->model.moe;
+    const double E = double(std::max<int64_t>(moe.experts, 1));
+    const double ep = x.ep;
+    const double k = double(std::max<int64_t>(moe.top_k, 1));
+    const double routed = x.tokens * k;
+    const double f_local = double(moe.expert_ffn_hidden) / x.tp;  // expert tensor parallelism = TP
+    const DType router_dtype = x.ops.attention;                            // routers are not quantised to fp8
+    const double wr = dtype_storage_bytes(router_dtype);
+    if (phase == Phase::forward) {
+        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden, (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
+        out.ops.add(make_op("router_topk", OpKind::elementwise, x.ops.activations, 0, x.tokens * E * 8));
+    } else {
+        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E, (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
+        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens, (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
+    }
+    out.ops.add(make_op("permute", OpKind::elementwise, x.ops.activations, 0, 2 * routed * x.hidden * x.ops.w_act));
+    // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
+    const double load = x.expert_load;
+    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
+    // Several local experts run as one grouped GEMM whose groups have data-dependent row counts, each
+    // padded to the kernel's M tile: half a tile per group on average (DeepGEMM README, contiguous
+    // layout: each expert's segment aligned to the 128-row M block; CUTLASS grouped GEMM: one tile
+    // grid per problem). One expert per GPU is a plain GEMM (tile rounding in gemm_efficiency).
+    const double local_experts = E / ep;
+    const double rows = load * routed * ep / E + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0);
+    mlp_core(x, out, phase, rows, f_local, local_experts);
+    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
+    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
+}
+
+void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
+    if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
+    if (moe) moe_mlp(x, out, phase);
+    else mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
+    dropout_residual(x, out, phase);
+    if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
+    tp_block_comm(x, out, x.tokens);
+}
+
+void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
+    attention_block(x, out, phase, kind.causal, false, kind.local);
+    if (kind.cross_attention) attention_block(x, out, phase, false, true, false);
+    mlp_block(x, out, phase, kind.moe);
+}
+
+// ZeRO-3 / FSDP: gather the layer's weights for forward and again for backward, reduce-scatter its
+// gradients every micro-batch (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP FULL_SHARD).
+// Expert weights shard over the expert data-parallel group (dp / ep ranks, Megatron-Core
+// expert_data_parallel_group), as the ZeRO-1/2 reduction does (predict.cpp), the rest over dp.
+// Only the trainable part has gradients to reduce (LoRA adapters count as dense); a frozen layer
+// (no backward) gathers once.
+void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params, double expert_params, double trainable, bool backward) {
+    const Config& c = *x.config;
+    const PrecisionSpec& p = x.precision();
+    if (c.parallel.zero < 3 || c.parallel.weight_replicas() <= 1) return;
+    const double expert_trainable = c.training.finetune.adapters() ? 0.0 : std::min(expert_params, trainable);
+    const double shards[2][2] = {{params - expert_params, trainable - expert_trainable}, {expert_params, expert_trainable}};
+    const Group groups[2] = {Group::dp, Group::expert_dp};
+    for (int i = 0; i < 2; ++i) {
+        const double n = shards[i][0], n_trainable = shards[i][1];
+        if (n <= 0) continue;
+        const CommOp gather{"zero3_param_all_gather", Collective::all_gather, groups[i], n * dtype_storage_bytes(p.params), 1};
+        fwd.add(gather);
+        if (!backward) continue;
+        bwd.add(gather);
+        if (n_trainable > 0)
+            bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, groups[i], n_trainable * dtype_storage_bytes(p.grad_reduce), 1});
+    }
+}
+
+// The linear layers of one layer kind as (k, n, copies on this GPU, is MLP, separate projections
+// fused in it: LoRA gives each its own A), TP/EP-sharded.
+struct LinearShape { double k, n, count; bool mlp; double parts = 1; };
+FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, double t, double ep) {
+    FixedList<LinearShape, 12> out;
+    const double h = double(m.hidden), heads_l = double(m.heads) / t, hd = double(m.effective_head_dim());
+    const double kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / t, 1.0);
+    auto attention = [&](bool cross) {
+        if (m.mla.enabled() && !cross) {  // as mla_projections
+            const MlaSpec& a = m.mla;
+            const double qk = heads_l * double(a.qk_nope_head_dim + a.qk_rope_head_dim);
+            if (a.q_lora_rank > 0) {
+                out.add({h, double(a.q_lora_rank), 1, false});
+                out.add({double(a.q_lora_rank), qk, 1, false});
+            } else {
+                out.add({h, qk, 1, false});
+            }
+            out.add({h, double(a.kv_lora_rank + a.qk_rope_head_dim), 1, false});
+            out.add({double(a.kv_lora_rank), heads_l * double(a.qk_nope_head_dim + a.v_head_dim), 1, false});
+            out.add({heads_l * double(a.v_head_dim), h, 1, false});
+            return;
+        }
+        if (cross) {
+            out.add({h, heads_l * hd, 1, false});
+            out.add({h, 2 * kv_l * hd, 1, false, 2});
+        } else {
+            out.add({h, heads_l * hd + 2 * kv_l * hd, 1, false, 3});  // fused QKV
+        }
+        out.add({heads_l * hd, h, 1, false});
+    };
+    attention(false);
+    if (kind.cross_attention) attention(true);
+    const double up = gated_mlp(m.activation) ? 2 : 1;
+    auto mlp = [&](double f, double copies) {
+        out.add({h, f * up, copies, true, up});
+        out.add({f, h, copies, true});
+    };
+    if (!kind.moe) {
+        mlp(double(m.ffn_hidden) / t, 1);
+    } else {
+        mlp(double(m.moe.expert_ffn_hidden) / t, double(m.moe.experts) / ep);
+        if (m.moe.shared_experts > 0) mlp(double(m.moe.expert_ffn_hidden * m.moe.shared_experts) / t, 1);
+    }
+    return out;
+}
+
+double adapter_params(const Config& c, LayerKind kind, double tp, double ep) {
+    const FinetuneSpec& ft = c.training.finetune;
+    if (!ft.adapters() || kind.frozen) return 0;
+    double params = 0;
+    for (const LinearShape& l : layer_linears(c.model, kind, tp, ep))
+        if (!l.mlp || ft.lora_targets == LoraTargets::all_linear) params += l.count * double(ft.lora_rank) * (l.parts * l.k + l.n);
+    return params;
+}
+
+// =====================================================================================
+// [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
+// =====================================================================================
+
+} // namespace
+
+double layer_adapter_params_local(const Execution& x, LayerKind kind) { return adapter_params(*x.config, kind, x.tp, x.ep); }
+double layer_adapter_params(const Config& c, LayerKind kind) { return adapter_params(c, kind, 1, 1); }
+
+double layer_nf4_params_local(const Execution& x, LayerKind kind) {
+    if (!x.nf4) return 0;
+    double params = 0;
+    for (const LinearShape& l : layer_linears(x.config->model, kind, x.tp, x.ep)) params += l.count * l.k * l.n;
+    return params;
+}
+
+double layer_trainable_params_local(const Execution& x, LayerKind kind) {
+    if (kind.frozen) return 0;
+    return x.config->training.finetune.adapters() ? layer_adapter_params_local(x, kind) : layer_params_local(x, kind);
+}
+
+double layer_params_local(const Execution& x, LayerKind kind) {
+    const ModelSpec& m = x.config->model;
+    const double t = x.tp;
+    const double h = double(m.hidden);
+    const double replicated = double(attention_replicated_parameter_count(m));  // MLA down projections: whole on every TP rank
+    const double attn = replicated + (double(attention_parameter_count(m)) - replicated) / t;
+    const double mats = double(mlp_matrices(m.activation));
+    double mlp = mats * h * double(m.ffn_hidden) / t;
+    if (kind.moe) {
+        const double ep = x.ep;
+        const double expert = mats * h * double(m.moe.expert_ffn_hidden) / t;
+        mlp = h * double(m.moe.experts) + expert * (double(m.moe.experts) / ep + double(m.moe.shared_experts));
+    }
+    const double norms = (m.norm == Norm::layernorm ? 2 : 1) * h * (kind.cross_attention ? 3 : 2);
+    return attn * (kind.cross_attention ? 2 : 1) + mlp + norms;
+}
+
+double layer_expert_params_local(const Execution& x, LayerKind kind) {
+    if (!kind.moe) return 0;
+    const ModelSpec& m = x.config->model;
+    const double t = x.tp, ep = x.ep;
+    return double(mlp_matrices(m.activation)) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
+}
+
+PieceOps layer_ops(const Execution& x, LayerKind kind) {
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    Target bwd{out.backward, out.comm_backward};
+    layer(x, fwd, Phase::forward, kind);
+    if (kind.frozen) {  // leading frozen layers: nothing before them needs a gradient, so no backward
+        zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind), 0, false);
+        return out;
+    }
+    // Recompute (Korthikanti et al. 2022 sec. 5): full re-runs the layer forward (with its TP
+    // collectives) before its backward; selective re-runs only the attention core, which flash
+    // attention already recomputes inside its backward kernel.
+    if (x.recompute == Recompute::full) {
+        for (const Op& op : out.forward) out.backward.add(op);
+        for (const CommOp& op : out.comm_forward) out.comm_backward.add(op);
+    } else if (x.recompute == Recompute::selective && !x.ops.flash) {
+        CommList unused;
+        Target re{out.backward, unused};
+        attention_core(x, re, Phase::forward, x.seq_len + x.memory_len, kind.causal, kind.local);
+        if (kind.cross_attention) attention_core(x, re, Phase::forward, x.seq_len, false, false);
+    }
+    layer(x, bwd, Phase::backward, kind);
+    zero3_comm(x, out.comm_forward, out.comm_backward, layer_params_local(x, kind), layer_expert_params_local(x, kind),
+               layer_trainable_params_local(x, kind), true);
+    return out;
+}
+
+PieceOps mtp_ops(const Execution& x) {
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    Target bwd{out.backward, out.comm_backward};
+    // h'_k = M [RMSNorm(h_{k-1}); RMSNorm(Emb(t_{i+k}))] (arXiv 2412.19437 eq. 21), per module.
+    norm(x, fwd, Phase::forward, x.tokens_sp);
+    norm(x, fwd, Phase::forward, x.tokens_sp);
+    linear(x, fwd, Phase::forward, "mtp_proj", x.tokens, 2 * x.hidden, x.hidden, 1, true);
+    linear(x, bwd, Phase::backward, "mtp_proj", x.tokens, 2 * x.hidden, x.hidden, 1, true);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
+    if (x.recompute == Recompute::full)
+        for (const Op& op : out.forward) out.backward.add(op);
+    return out;
+}
+
+PieceOps embedding_ops(const Execution& x) {
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    const double e = x.tokens * x.hidden;
+    // Vocab-parallel lookup: gather rows, write activations, embedding dropout; partial rows are
+    // all-reduced (reduce-scattered with SP) over TP (Megatron VocabParallelEmbedding).
+    out.forward.add(make_op("embedding", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_param + x.ops.w_act)));
+    out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.ops.activations, 0, x.tokens_sp * x.hidden * (2 * x.ops.w_act + 1)));
+    if (x.tp > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.ops.w_act);
+    // Backward: scatter-add of the token gradients into the fp32 main gradient (none when frozen).
+    if (embedding_trains(*x.config)) out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * x.ops.w_grad)));
+    if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);  // re-run the lookup
+    return out;
+}
+
+PieceOps head_ops(const Execution& x) {
+    PieceOps out;
+    Target fwd{out.forward, out.comm_forward};
+    Target bwd{out.backward, out.comm_backward};
+    norm(x, fwd, Phase::forward, x.tokens_sp);  // final norm
+    if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.tokens * x.hidden * x.ops.w_act);
+    linear(x, fwd, Phase::forward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
+    // Vocab-parallel cross-entropy in fp32 (Megatron vocab_parallel_cross_entropy): logits to fp32,
+    // max, exp-sum, normalise (3 small all-reduces of T floats over TP); backward writes softmax - 1.
+    const double logits = x.tokens * x.logits_local;
+    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.ops.activations, 0, logits * (x.ops.w_act + 3 * 4.0)));
+    if (x.tp > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.tokens * 4.0, 3);
+    // Backward: the fp32 loss gradient is written (4), the log-softmax backward reads it and the saved
+    // fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the activation
+    // dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward and Megatron's
+    // softmax - one-hot alike.
+    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.ops.w_act)));
+    linear(x, bwd, Phase::backward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
+    if (x.tp > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
+                          Group::tp, x.tokens * x.hidden * x.ops.w_act);
+    norm(x, bwd, Phase::backward, x.tokens_sp);
+    return out;
+}
+
+double per_tensor_optimizer_kernels(const Execution& x) {
+    const Config& c = *x.config;
+    if (c.training.optimizer != Optimizer::lamb_per_tensor) return 0;
+    // Parameter tensors per layer: two norms (scale, + bias for LayerNorm), fused QKV and output
+    // projections (no biases: Transformer-XL's qkv_net/o_net/r_net, Megatron's default keeps them in
+    // the GEMM epilogue), FFN matrices (3 gated) with biases when not gated, the relative-position
+    // projection; plus embedding, final norm and Transformer-XL's two global position biases.
+    const ModelSpec& m = c.model;
+    const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;
+    const double per_layer = 2 * norm_tensors + 2 + (x.gated ? 3 : 4) + (m.relative_position ? 1 : 0);
+    const double tensors = double(x.layers) * per_layer + 1 + norm_tensors + (m.relative_position ? 2 : 0);
+    // NVIDIA DLE Transformer-XL's jitlamb (lamb.py) calls one TorchScript function per tensor from a
+    // Python loop: the moment update, the weight and update norms and the apply run as ~3 dispatched
+    // ops of our host_op_s size (several fused kernels each), so the loop is host-bound for small
+    // tensors. 3 per tensor: TXL base fp16 on V100 misses ~30 ms per step (1 GPU, 16x192 tokens),
+    // 179 tensors x 3 x 60 us = 32 ms; the fused (apex multi-tensor) FusedLAMB of BERT has none.
+    constexpr double kOpsPerTensor = 3;
+    return tensors * kOpsPerTensor / double(x.stages);
+}
+
+double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpec& p) {
+    // bitsandbytes 8-bit states: one byte per element plus an fp32 absmax per 2048-element block.
+    if (t.optimizer == Optimizer::adamw8bit) return optimizer_state_count(t.optimizer) * (1.0 + 4.0 / 2048);
+    return optimizer_state_count(t.optimizer) * dtype_storage_bytes(p.optimizer_states);
+}
+
+OpList step_ops(const Execution& x, double params_local, double params_shard) {
+    const Config& c = *x.config;
+    const PrecisionSpec& p = x.precision();
+    OpList ops;
+    const double wg = dtype_storage_bytes(p.grads);
+    const double wp = dtype_storage_bytes(p.params);
+    const bool master = keeps_master(p);
+    const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
+    // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
+    // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
+    double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
+    if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
+    ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
+    ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));
+    ops.add(make_op("zero_grad", OpKind::optimizer, p.activations, 0, params_local * wg));
+    // Precision-only work per step (DESIGN.md 2.1 effect 3).
+    if (master)  // refresh the half working weights from the fp32 master copy (Micikevicius et al. 2018)
+        ops.add(make_op("master_weight_copy", OpKind::precision_overhead, p.activations, 0, params_shard * (4.0 + wp)));
+    if (p.loss_scaling == LossScaling::dynamic)  // unscale + inf/nan check (torch GradScaler.unscale_)
+        ops.add(make_op("loss_scale_unscale_check", OpKind::precision_overhead, p.activations, 0, params_shard * 2 * wg));
+    if (p.grad_reduce != p.grads && c.parallel.weight_replicas() > 1)  // cast gradients to the reduction dtype and back
+        ops.add(make_op("grad_reduce_cast", OpKind::precision_overhead, p.activations, 0,
+                        params_local * 2 * (wg + dtype_storage_bytes(p.grad_reduce))));
+    return ops;
+}
+
+// =====================================================================================
+// [SECTION] Cost: dtype fallback, GEMM shape efficiency, roofline
+// =====================================================================================
+
+DType compute_dtype(const GpuSpec& gpu, DType d) {
+    // Without a unit for the dtype, frameworks run the next wider format that exists.
+    static constexpr DType kFallback[kDTypeCount][3] = {
+        {DType::fp32, DType::fp32, DType::fp32},    // fp32
+        {DType::tf32, DType::fp32, DType::fp32},    // tf32 -> CUDA cores (V100)
+        {DType::fp16, DType::bf16, DType::fp32},    // fp16
+        {DType::bf16, DType::fp16, DType::fp32},    // bf16 -> fp16 units (V100 has no bf16)
+        {DType::fp8, DType::bf16, DType::fp16},     // fp8
+        {DType::mxfp8, DType::fp8, DType::bf16},    // mxfp8
+        {DType::nvfp4, DType::mxfp8, DType::fp8},   // nvfp4
+    };
+    for (DType f : kFallback[static_cast<int>(d)])
+        if (gpu.supports(f)) return f;
+    return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp32;
+}
+
+double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+    // Tensor-core GEMMs lose gemm_sustained to power-limited clocks and NCCL sharing (calibration.cpp);
+    // CUDA-core SGEMM's efficiency is a sustained measurement already.
+    const DType d = compute_dtype(gpu, op.dtype);
+    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
+    if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
+    // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
+    // extent (the K that halves it, per dtype: calibration.cpp).
+    const double k_half = cal.gemm_k_half[static_cast<int>(d)];
+    const double reuse = cal.tile_reuse[static_cast<int>(d)];
+    // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
+    // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
+    // User's Guide", tile/wave quantisation). Smaller tiles reuse operands less: relative mainloop
+    // efficiency 1.0 / 0.95 / 0.85 / 0.7 for 256x128 / 128x128 / 128x64 / 64x64 (physical default),
+    // stated for 16-bit tensor cores; a dtype suffers the share `reuse` of that loss (calibration.cpp).
+    // Split-K (cuBLAS heuristics, CUTLASS "split-K" / "stream-K"): a C with few tiles and a long K
+    // (weight gradients: k = tokens) is split into `split` K slices that fill the SMs, each paying
+    // its own prologue and epilogue on k / split.
+    struct Tile { double tm, tn, rel; };
+    static constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.7}};
+    static constexpr double kSplits[] = {1, 2, 4, 8};
+    const double sms = double(std::max<int64_t>(gpu.sm_count, 1));
+    const double batch = std::max(op.count, 1.0);
+    // A search asks for the same few shapes millions of times: a small per-thread memo of the shape
+    // factor (the same arithmetic on the same inputs, so bit-identical).
+    struct Memo { double m = -1, n = 0, k = 0, batch = 0, sms = 0, k_half = 0, reuse = 0, shape = 0; };
+    thread_local Memo memo[64];
+    auto bits = [](double x) { uint64_t u; std::memcpy(&u, &x, sizeof u); return u; };  // no UB for NaN or huge
+    const uint64_t h = bits(op.m) * 0x9E3779B97F4A7C15ull ^ bits(op.n) * 0xC2B2AE3D27D4EB4Full ^
+                       bits(batch) * 0x165667B19E3779F9ull ^ bits(op.k) * 0x27D4EB2F165667C5ull;
+    Memo& slot = memo[h >> 58];  // the top bits mix every input bit (integer-valued doubles end in zeros)
+    if (slot.m != op.m || slot.n != op.n || slot.k != op.k || slot.batch != batch || slot.sms != sms ||
+        slot.k_half != k_half || slot.reuse != reuse) {
+        double shape = 0;
+        for (const Tile& tile : kTiles) {
+            const double tiles = std::ceil(op.m / tile.tm) * std::ceil(op.n / tile.tn) * batch;
+            const double rel = 1.0 - (1.0 - tile.rel) * reuse;
+            for (double split : kSplits) {
+                if (split > 1 && tiles * split > 2 * sms) break;  // enough tiles already: no split
+                const double waves = std::ceil(tiles * split / sms);
+                const double k_slice = op.k / split;
+                shape = std::max(shape, rel * (op.m * op.n * batch * split) / (waves * sms * tile.tm * tile.tn) *
+                                            k_slice / (k_slice + k_half));
+            }
+        }
+        slot = Memo{op.m, op.n, op.k, batch, sms, k_half, reuse, shape};
+    }
+    return base * slot.shape;
+}
+
+double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+    double compute_s = 0;
+    if (op.flops > 0) {
+        const DType d = compute_dtype(gpu, op.dtype);
+        const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal) : cal.attention_efficiency;
+        const double peak = gpu.peak_flops(d);
+        if (peak > 0 && eff > 0) compute_s = op.flops / (peak * eff);
+    }
+    const double bw = gpu.memory_bw_gbps * 1e9 * cal.memory_efficiency;
+    const double memory_s = bw > 0 ? op.bytes / bw : 0;
+    return std::max(compute_s, memory_s);  // roofline (Williams et al. 2009)
+}
+
+double OpCost::total_s() const {
+    double s = launch_s;
+    for (double v : seconds) s += v;
+    return s;
+}
+
+OpCost cost_ops(const OpList& ops, const GpuSpec& gpu, const Calibration& cal) {
+    OpCost cost;
+    for (const Op& op : ops) {
+        cost.seconds[static_cast<int>(op.kind)] += op.count * op_time_s(op, gpu, cal);
+        cost.flops += op.count * op.flops;
+        // A batched or grouped GEMM is one kernel however many copies it runs (count is the batch).
+        cost.launch_s += cal.kernel_launch_s;
+    }
+    return cost;
+}
+
+} // namespace trainclock

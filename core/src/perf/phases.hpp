@@ -1,0 +1,32 @@
+// trainclock: the phase costs predict() sums (predict.cpp), shared with the search's lower bounds
+// (search.cpp) so that a bound is the same function minus its non-negative terms, not a copy.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "trainclock/perf/communication.hpp"
+#include "trainclock/perf/execution.hpp"
+#include "trainclock/perf/operators.hpp"
+
+namespace trainclock::phases {
+
+// The link and size of every process group of the execution's layout.
+struct Network {
+    std::array<Link, kGroupCount> link{};
+    std::array<int64_t, kGroupCount> ranks{};
+};
+Network make_network(const Execution& x);
+
+// Floor of one phase's cost in predict(): the ops' roofline time and launches (cost_ops), plus the
+// collectives predict() always exposes: TP when TP comm overlap is off, EP all-to-all, and the CP
+// ring beyond the attention it hides behind. Its other terms (ZeRO-3 gathers beyond the compute,
+// comm-SM slowdown, comm launches, host-bound excess) are non-negative and left out.
+double phase_floor_s(const OpList& ops, const CommList& comm, const Execution& x, const Network& net);
+double piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net);  // forward + backward
+
+// Price of one step of `iteration_time_s`: GPUs x hours x price (the cost of one step when the run
+// length is unknown).
+double step_cost_usd(const Config& config, double iteration_time_s);
+
+} // namespace trainclock::phases

@@ -1,0 +1,587 @@
+// trainclock: predict() — operators, costs, collectives, pipeline schedule, memory (DESIGN.md 2).
+// predict() runs named phases in order, each a function below reading the Execution record:
+// stages -> (the search's early exit) -> simulate -> dp_sync -> optimizer step -> summarise.
+//
+// Index
+//   [SECTION] Cost vectors: seconds per breakdown category
+//   [SECTION] Phase costs: one phase of one piece (layer kind, embedding, head), and its floor
+//   [SECTION] Stages: per virtual stage durations and weights, the busiest stage
+//   [SECTION] DP sync and optimizer step
+//   [SECTION] Simulate and summarise: throughput, FLOPs, MFU, totals, memory, warnings
+#include "trainclock/perf/prediction.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "perf/phases.hpp"
+#include "trainclock/perf/calibration.hpp"
+#include "trainclock/perf/communication.hpp"
+#include "trainclock/perf/execution.hpp"
+#include "trainclock/perf/memory.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/perf/pipeline.hpp"
+#include "trainclock/perf/run.hpp"
+
+namespace trainclock {
+
+using phases::Network;
+
+namespace {
+
+// =====================================================================================
+// [SECTION] Cost vectors: seconds per breakdown category
+// =====================================================================================
+
+enum Cat { kGemm, kAttention, kElementwise, kPrecision, kOptimizer, kTp, kPp, kDp, kCp, kEp, kOverhead, kCatCount };
+
+struct Cost {
+    std::array<double, kCatCount> s{};
+    double flops = 0;
+    double total() const {
+        double t = 0;
+        for (double v : s) t += v;
+        return t;
+    }
+    void add(const Cost& o, double times = 1.0) {
+        for (int i = 0; i < kCatCount; ++i) s[size_t(i)] += times * o.s[size_t(i)];
+        flops += times * o.flops;
+    }
+};
+
+Cost from_ops(const OpCost& oc) {
+    Cost c;
+    // OpKind order is gemm, attention, elementwise, precision_overhead, optimizer = Cat 0..4.
+    for (int k = 0; k < kOpKindCount; ++k) c.s[size_t(k)] = oc.seconds[size_t(k)];
+    c.s[kOverhead] = oc.launch_s;
+    c.flops = oc.flops;
+    return c;
+}
+
+Cat comm_category(Group g) {
+    switch (g) {
+    case Group::tp: return kTp;
+    case Group::cp: return kCp;
+    case Group::ep: return kEp;
+    case Group::pp: return kPp;
+    case Group::dp:
+    case Group::expert_dp: return kDp;
+    }
+    return kTp;
+}
+
+double comm_time_s(const CommOp& op, const Network& net) {
+    const size_t g = size_t(op.group);
+    return op.count * collective_time_s(op.collective, op.bytes, net.ranks[g], net.link[g]);
+}
+
+// Share of the SMs a running collective holds (its NCCL channels): compute overlapped with it runs
+// at (1 - share) speed.
+double comm_sm_share(const Execution& x) {
+    return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), 0.5);
+}
+
+// =====================================================================================
+// [SECTION] Phase costs: one phase of one piece (layer kind, embedding, head), and its floor
+// =====================================================================================
+
+// Seconds of a phase's collectives by category, before overlap; `launch_s` and `kernels` gain a
+// kernel per collective of a group with more than one rank.
+std::array<double, kCatCount> comm_seconds(const CommList& comm, const Execution& x, const Network& net, double& launch_s,
+                                           double& kernels) {
+    std::array<double, kCatCount> comm_s{};
+    for (const CommOp& op : comm) {
+        comm_s[size_t(comm_category(op.group))] += comm_time_s(op, net);
+        if (net.ranks[size_t(op.group)] > 1) {
+            launch_s += x.cal.kernel_launch_s;
+            kernels += op.count;
+        }
+    }
+    return comm_s;
+}
+
+// Compute plus the exposed part of each collective: TP is on the critical path unless TP comm
+// overlap is on (then hidden behind the phase's GEMMs); the CP ring hides behind attention
+// (Megatron-Core CP overlaps the K/V exchange with the block computation); ZeRO-3 gathers are
+// prefetched behind the phase's compute; EP all-to-all is exposed.
+Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net) {
+    const Calibration& cal = x.cal;
+    Cost cost = from_ops(cost_ops(ops, x.config->gpu, cal));
+    double kernels = double(ops.size);
+    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, cost.s[kOverhead], kernels);
+    const bool overlap_tp = x.config->parallel.overlap_tp_comm;
+    const double compute = cost.s[kGemm] + cost.s[kAttention] + cost.s[kElementwise] + cost.s[kPrecision];
+    cost.s[kTp] = overlap_tp ? std::max(0.0, comm_s[kTp] - cost.s[kGemm]) : comm_s[kTp];
+    cost.s[kCp] = std::max(0.0, comm_s[kCp] - cost.s[kAttention]);
+    cost.s[kDp] = std::max(0.0, comm_s[kDp] - compute);
+    cost.s[kEp] = comm_s[kEp];
+    // Overlap is not free: the compute that runs beside a collective proceeds at (1 - f) speed
+    // (charged to the collective's category).
+    const double f = comm_sm_share(x);
+    const double overlapped_tp = overlap_tp ? std::min(comm_s[kTp], cost.s[kGemm]) : 0.0;
+    cost.s[kTp] += overlapped_tp * f / (1 - f);
+    cost.s[kCp] += std::min(comm_s[kCp], cost.s[kAttention]) * f / (1 - f);
+    cost.s[kDp] += std::min(comm_s[kDp], compute) * f / (1 - f);
+    // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
+    // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
+    const double host_s = kernels * cal.host_op_s, gpu_s = cost.total();
+    if (host_s > gpu_s) cost.s[kOverhead] += host_s - gpu_s;
+    return cost;
+}
+
+struct PieceCost {
+    Cost fwd, bwd;
+};
+
+PieceCost piece_cost(const PieceOps& ops, const Execution& x, const Network& net) {
+    return {phase_cost(ops.forward, ops.comm_forward, x, net), phase_cost(ops.backward, ops.comm_backward, x, net)};
+}
+
+// =====================================================================================
+// [SECTION] Stages: per virtual stage durations and weights, the busiest stage
+// =====================================================================================
+
+// Weights that train on one GPU of a stage (gradients reduced over DP, updated by the optimizer).
+struct StageParams {
+    double dense = 0, expert = 0, layers = 0;
+    double embedding = 0;  // input embedding weights (their gradient is ready last in backward)
+};
+
+// `n` layers of `kind`: their trainable weights (all, none when frozen, the adapters under LoRA).
+void add_trainable(StageParams& sp, const Execution& x, LayerKind kind, double n) {
+    const double trainable = layer_trainable_params_local(x, kind);
+    const double experts = x.config->training.finetune.adapters() || trainable == 0 ? 0.0 : layer_expert_params_local(x, kind);
+    sp.dense += n * (trainable - experts);
+    sp.expert += n * experts;
+    sp.layers += n;
+}
+
+// One micro-batch through every virtual stage, and the weights of every stage.
+struct Stages {
+    std::vector<Cost> fwd, bwd;        // by virtual stage j = chunk * p + stage
+    std::vector<double> fwd_s, bwd_s;  // their totals by stage * v + chunk (simulate_pipeline's order)
+    std::vector<StageParams> params;   // by stage
+    int64_t busiest = 0;               // the stage with the most work per micro-batch
+    double busiest_s = -1;             // its forward + backward seconds of one micro-batch
+};
+
+// Each distinct layer kind, the embedding and the head are built and costed once; a run of layers
+// of one kind costs its count times the kind's cost.
+const Stages& stages_phase(const Execution& x, const Network& net) {
+    thread_local Stages st;  // reused: a search predicts millions of layouts
+    const ModelSpec& m = x.config->model;
+    const int64_t p = x.stages, v = x.chunks, vs = x.virtual_stages;
+    std::array<PieceCost, kLayerKindSlots> kinds{};
+    std::array<bool, kLayerKindSlots> have{};
+    const PieceCost embed = piece_cost(embedding_ops(x), x, net);
+    const PieceCost head = piece_cost(head_ops(x), x, net);
+    // P2P of one activation per micro-batch boundary, 1/tp of it per GPU (scatter-gather
+    // optimisation, Narayanan et al. SC'21 sec. 4.1); a blocking send on the producing stage.
+    const double p2p_bytes = x.tokens * x.hidden * x.ops.w_act / x.tp;
+    const double p2p_s = p > 1 ? collective_time_s(Collective::p2p, p2p_bytes, 2, net.link[size_t(Group::pp)]) + x.cal.kernel_launch_s : 0;
+
+    st.fwd.assign(size_t(vs), Cost{});
+    st.bwd.assign(size_t(vs), Cost{});
+    st.params.assign(size_t(p), StageParams{});
+    const double vocab_params = double(m.vocab) * x.hidden / x.tp;
+    for (int64_t j = 0; j < vs; ++j) {
+        const int64_t stage = j % p;
+        for_each_layer_run(x, j, [&](int64_t, int64_t count, LayerKind kind) {
+            const int slot = kind_slot(kind);
+            const double n = double(count);
+            if (!have[size_t(slot)]) {
+                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net);
+                have[size_t(slot)] = true;
+            }
+            st.fwd[size_t(j)].add(kinds[size_t(slot)].fwd, n);
+            st.bwd[size_t(j)].add(kinds[size_t(slot)].bwd, n);
+            add_trainable(st.params[size_t(stage)], x, kind, n);
+        });
+        if (j == 0) {
+            st.fwd[0].add(embed.fwd);
+            st.bwd[0].add(embed.bwd);
+            if (embedding_trains(*x.config)) {
+                st.params[0].dense += vocab_params;
+                st.params[0].embedding = vocab_params;
+            }
+        }
+        if (j == vs - 1) {
+            st.fwd[size_t(j)].add(head.fwd);
+            st.bwd[size_t(j)].add(head.bwd);
+            if ((!m.tied_embeddings || p > 1) && head_trains(*x.config)) st.params[size_t(p - 1)].dense += vocab_params;
+            if (m.mtp_layers > 0) {
+                // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
+                // sec. 3.2.1): per module its projection, a transformer layer of the last layer's kind
+                // and the shared output head with its loss.
+                const LayerKind kind = layer_kind_at(m, m.layers - 1);
+                const int slot = kind_slot(kind);
+                if (!have[size_t(slot)]) {
+                    kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net);
+                    have[size_t(slot)] = true;
+                }
+                const PieceCost mtp = piece_cost(mtp_ops(x), x, net);
+                const double n = double(m.mtp_layers);
+                const PieceCost* parts[] = {&kinds[size_t(slot)], &mtp, &head};
+                for (const PieceCost* piece : parts) {
+                    st.fwd[size_t(j)].add(piece->fwd, n);
+                    st.bwd[size_t(j)].add(piece->bwd, n);
+                }
+                add_trainable(st.params[size_t(p - 1)], x, kind, n);
+                if (!x.config->training.finetune.adapters()) st.params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
+            }
+        }
+        if (j < vs - 1) st.fwd[size_t(j)].s[kPp] += p2p_s;
+        if (j > 0) st.bwd[size_t(j)].s[kPp] += p2p_s;
+    }
+
+    st.fwd_s.resize(size_t(vs));
+    st.bwd_s.resize(size_t(vs));
+    for (int64_t j = 0; j < vs; ++j) {
+        const int64_t stage = j % p, chunk = j / p;
+        st.fwd_s[size_t(stage * v + chunk)] = st.fwd[size_t(j)].total();
+        st.bwd_s[size_t(stage * v + chunk)] = st.bwd[size_t(j)].total();
+    }
+    st.busiest = 0;
+    st.busiest_s = -1;
+    for (int64_t s = 0; s < p; ++s) {
+        double busy = 0;
+        for (int64_t ch = 0; ch < v; ++ch) busy += st.fwd_s[size_t(s * v + ch)] + st.bwd_s[size_t(s * v + ch)];
+        if (busy > st.busiest_s) {
+            st.busiest_s = busy;
+            st.busiest = s;
+        }
+    }
+    return st;
+}
+
+// The busiest stage sets the breakdown: M times its per-micro-batch work (the rest is bubble).
+Cost busiest_stage_work(const Execution& x, const Stages& st) {
+    Cost step;
+    for (int64_t j = 0; j < x.virtual_stages; ++j) {
+        if (j % x.stages != st.busiest) continue;
+        step.add(st.fwd[size_t(j)], double(x.micro_batches));
+        step.add(st.bwd[size_t(j)], double(x.micro_batches));
+    }
+    return step;
+}
+
+// =====================================================================================
+// [SECTION] DP sync and optimizer step
+// =====================================================================================
+
+// Data-parallel gradient sync once per step (ZeRO <= 2): all-reduce, or reduce-scatter of the
+// gradients + all-gather of the updated weights with a distributed optimizer / ZeRO 1-2
+// (Rajbhandari et al. 2020). Gradients reduce behind the last micro-batch's backward (bucketed,
+// Li et al. 2020 PyTorch DDP) except the first layers' bucket; the gather hides behind the next
+// forward (Megatron overlap_param_gather). Each stage syncs its own weights; the slowest counts.
+// The exposed once-per-step sync of stage s with ZeRO-stage `zero` (<= 2) volumes.
+double step_sync_exposed(const Execution& x, const Stages& st, const Network& net, int64_t s, int64_t zero) {
+    const PrecisionSpec& prec = x.precision();
+    const int64_t v = x.chunks;
+    const double w_reduce = dtype_storage_bytes(prec.grad_reduce), w_param = dtype_storage_bytes(prec.params);
+    const StageParams& sp = st.params[size_t(s)];
+    const Collective grad_op = zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+    const CommOp grads[2] = {{"dp_grad_sync", grad_op, Group::dp, sp.dense * w_reduce, 1},
+                             {"dp_expert_grad_sync", grad_op, Group::expert_dp, sp.expert * w_reduce, 1}};
+    double grad_s = 0, gather_s = 0;
+    for (const CommOp& op : grads) grad_s += comm_time_s(op, net);
+    if (zero >= 1) {
+        const CommOp gathers[2] = {{"dp_param_gather", Collective::all_gather, Group::dp, sp.dense * w_param, 1},
+                                   {"dp_expert_param_gather", Collective::all_gather, Group::expert_dp, sp.expert * w_param, 1}};
+        for (const CommOp& op : gathers) gather_s += comm_time_s(op, net);
+    }
+    double exposed = grad_s + gather_s;
+    if (x.config->parallel.overlap_dp_comm && sp.layers > 0) {
+        double f1 = 0, b1 = 0;  // one micro-batch through this stage
+        for (int64_t ch = 0; ch < v; ++ch) {
+            f1 += st.fwd_s[size_t(s * v + ch)];
+            b1 += st.bwd_s[size_t(s * v + ch)];
+        }
+        // The last bucket holds the first layer and, on the first stage, the input embedding,
+        // whose gradient (tied or not) is complete only at the very end of backward: it
+        // cannot overlap (a 267k-word table is most of Transformer-XL base's gradients).
+        const double layer_w = (sp.dense - sp.embedding) / sp.layers + sp.expert / sp.layers + sp.embedding;
+        const double last = grad_s * layer_w / std::max(sp.dense + sp.expert, 1.0);
+        exposed = std::max(last, grad_s - b1) + std::max(gather_s / sp.layers, gather_s - f1);
+        // The hidden part still slows the compute it hides behind (as in phase_cost).
+        const double f = comm_sm_share(x);
+        exposed += (grad_s + gather_s - exposed) * f / (1 - f);
+    }
+    return exposed;
+}
+
+double dp_sync_phase(const Execution& x, const Stages& st, const Network& net) {
+    double dp_exposed = 0;
+    const int64_t zero = x.config->parallel.zero;
+    for (int64_t s = 0; s < x.stages; ++s) {
+        if (zero < 3) {
+            dp_exposed = std::max(dp_exposed, step_sync_exposed(x, st, net, s, zero));
+            continue;
+        }
+        // ZeRO-3 reduces and gathers every micro-batch (operators.cpp zero3_comm): it moves ZeRO-2's
+        // gradient reduce-scatter and parameter all-gather and more (1.5x the volume, Rajbhandari et
+        // al. 2020 sec. 7.2) on the same groups, so its exposed DP time is at least ZeRO-2's; the
+        // per-layer overlap of phase_cost already charged part of it inside the micro-batches.
+        double in_phases = 0;
+        for (int64_t j = s; j < x.virtual_stages; j += x.stages)
+            in_phases += double(x.micro_batches) * (st.fwd[size_t(j)].s[kDp] + st.bwd[size_t(j)].s[kDp]);
+        dp_exposed = std::max(dp_exposed, std::max(0.0, step_sync_exposed(x, st, net, s, 2) - in_phases));
+    }
+    return dp_exposed;
+}
+
+// Optimizer step and per-step precision ops on the stage holding the most weights.
+Cost optimizer_step_phase(const Execution& x, const Stages& st) {
+    double most = 0;
+    for (const StageParams& sp : st.params) most = std::max(most, sp.dense + sp.expert);
+    double shard = most;
+    const ParallelSpec& par = x.config->parallel;
+    if (par.zero >= 1) {
+        const StageParams* heavy = &st.params[0];
+        for (const StageParams& sp : st.params)
+            if (sp.dense + sp.expert >= heavy->dense + heavy->expert) heavy = &sp;
+        shard = heavy->dense / double(par.weight_replicas()) + heavy->expert / double(par.expert_weight_replicas());
+    }
+    Cost cost = from_ops(cost_ops(step_ops(x, most, shard), x.config->gpu, x.cal));
+    const Config& c = *x.config;
+    if (c.training.offload_optimizer) {
+        // ZeRO-Offload (Ren et al. 2021 sec. 4): the reduced gradient shard goes to the host and the
+        // updated weights come back, over the host link, once per step; the GPU-side step is gone
+        // (the CPU's Adam itself is not costed: a warning says so).
+        const PrecisionSpec& p = x.precision();
+        const double bytes = shard * (dtype_storage_bytes(p.grad_reduce) + dtype_storage_bytes(p.params));
+        cost.s[kOptimizer] = bytes / (c.gpu.host_link_gbps * 1e9);
+    }
+    if (c.training.offload_params) {
+        // Weights streamed from host memory per micro-batch, for the forward and again for the
+        // backward (ZeRO-Infinity, Rajbhandari et al. 2021 arXiv 2104.07857; FSDP CPU offload),
+        // prefetched behind the busiest stage's compute: the excess is exposed (dp_comm, beside the
+        // ZeRO-3 gathers it feeds).
+        // The weights one GPU holds: the model over pp x tp (experts and the embedding evenly spread).
+        const double held = double(parameter_count(c.model)) / (double(x.stages) * x.tp);
+        const double stream_s = 2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
+        cost.s[kDp] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
+    }
+    // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
+    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s;
+    if (host_s > cost.total()) cost.s[kOverhead] += host_s - cost.total();
+    return cost;
+}
+
+} // namespace
+
+// Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022: 6 N + 12 L H Q T) generalised per
+// layer. N_i: the matmul weights a token passes through (norm gains do no matmul; the input embedding
+// is a lookup). A layer that trains costs 2 N_i forward + 2 N_i input gradients + 2 N_i weight
+// gradients and 3x its attention forward 2 H (d_qk + d_v) K, K the keys a query attends to: half
+// the sequence under causal masking (the masked half is never used; FlashAttention skips it, Dao 2023
+// sec. 3.1 -- the convention of Megatron-LM's and torchtitan's MFU), fewer on local layers
+// (attended_keys), the whole sequence bidirectional and for cross-attention. A frozen leading layer
+// costs its forward only; under LoRA the base gets no weight gradients (4 N_i) and the adapters train
+// (6 A_i). The LM head counts over the logits actually computed, once more per MTP module.
+double model_flops_per_token(const Config& c) {
+    const ModelSpec& m = c.model;
+    const double seq = double(c.training.seq_len);
+    const double d_qk = m.mla.enabled() ? double(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim) : double(m.effective_head_dim());
+    const double d_v = m.mla.enabled() ? double(m.mla.v_head_dim) : double(m.effective_head_dim());
+    const bool lora = c.training.finetune.adapters();
+    auto layer_flops = [&](LayerKind kind, double n_active) {
+        const double keys = attended_keys(m, kind, seq) + (kind.cross_attention ? seq : 0.0);
+        const double attention = 2.0 * double(m.heads) * (d_qk + d_v) * keys;
+        if (kind.frozen) return 2 * n_active + attention;
+        return (lora ? 4 : 6) * n_active + 6 * layer_adapter_params(c, kind) + 3 * attention;
+    };
+    double sum = 0;
+    for (int64_t i = 0; i < total_layers(m); ++i)
+        sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true, false)));
+    const double logits = double(m.softmax_head > 0 ? std::min(m.softmax_head, m.vocab) : m.vocab);
+    const double head = logits * double(m.hidden) * (head_trains(c) ? 6 : 4);
+    const LayerKind last = layer_kind_at(m, m.layers - 1);
+    // MTP module: a layer of the last layer's kind plus its 2h -> h projection (the norms do no matmul).
+    const double mtp_layer = double(layer_parameter_count(m, m.layers - 1, true, false)) + 2.0 * double(m.hidden) * double(m.hidden);
+    return sum + head + double(m.mtp_layers) * (layer_flops(last, mtp_layer) + head);
+}
+
+namespace {
+
+// =====================================================================================
+// [SECTION] Simulate and summarise: throughput, FLOPs, MFU, totals, memory, warnings
+// =====================================================================================
+
+// Pipeline (DESIGN.md 2.4). Asking for the timeline must not change a single bit of the numbers
+// (the page always asks, the CLI does not): with one stage the closed form (M forward/backward
+// pairs) is authoritative and the spans come extra.
+double simulate_phase(const Execution& x, const Stages& st, std::vector<TimelineSpan>* timeline) {
+    if (x.stages > 1) return simulate_pipeline(x.shape, st.fwd_s.data(), st.bwd_s.data(), timeline);
+    if (timeline) simulate_pipeline(x.shape, st.fwd_s.data(), st.bwd_s.data(), timeline);
+    return double(x.micro_batches) * (st.fwd_s[0] + st.bwd_s[0]);
+}
+
+std::string format(const char* fmt, double a, double b = 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, fmt, a, b);
+    return buf;
+}
+
+void summarise_phase(const Execution& x, const Cost& step, double stage_flops_sum, double iteration_s, double bubble_s,
+                     Prediction& out) {
+    const Config& c = *x.config;
+    const ModelSpec& m = c.model;
+    StepBreakdown& bd = out.breakdown_s;
+    bd.gemm = step.s[kGemm];
+    bd.attention = step.s[kAttention];
+    bd.elementwise = step.s[kElementwise];
+    bd.precision_overhead = step.s[kPrecision];
+    bd.optimizer = step.s[kOptimizer];
+    bd.tp_comm = step.s[kTp];
+    bd.pp_comm = step.s[kPp];
+    bd.dp_comm = step.s[kDp];
+    bd.cp_comm = step.s[kCp];
+    bd.ep_comm = step.s[kEp];
+    bd.pipeline_bubble = bubble_s;
+    bd.overhead = step.s[kOverhead];
+
+    const double gpus = x.gpus;
+    const double tokens_per_step = double(c.training.global_batch) * double(c.training.seq_len);
+    out.iteration_time_s = iteration_s;
+    out.tokens_per_s = tokens_per_step / iteration_s;
+    out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+    out.samples_per_s = double(c.training.global_batch) / iteration_s;
+    out.model_tflops_per_gpu = model_flops_per_token(c) * tokens_per_step / iteration_s / gpus / 1e12;
+    // Executed FLOPs (recompute included): every stage runs M micro-batches on each of its GPUs.
+    out.hardware_tflops_per_gpu = stage_flops_sum * double(x.micro_batches) / double(x.stages) / iteration_s / 1e12;
+    // MFU against the dense 16-bit peak, whatever the precision (Llama 3, Dubey et al. 2024 sec. 3.3.4
+    // and PaLM appendix B report BF16 MFU for every run), so FP8 reads faster, not worse; beside it the
+    // fraction of the peak of the dtype the GEMMs actually run in (the blind baseline: its reference).
+    const double dense_peak = c.gpu.peak_flops(compute_dtype(c.gpu, reference_dtype(c.gpu)));
+    const double own_peak = c.gpu.peak_flops(compute_dtype(c.gpu, x.ops.gemm));
+    out.mfu = dense_peak > 0 ? out.model_tflops_per_gpu * 1e12 / dense_peak : 0;
+    out.mfu_precision_peak = own_peak > 0 ? out.model_tflops_per_gpu * 1e12 / own_peak : 0;
+
+    // Whole optimizer steps: a run cannot stop inside a step, so a partial last batch counts as one.
+    const double exact_steps = c.training.tokens / tokens_per_step;
+    out.steps = c.training.tokens > 0 ? std::ceil(exact_steps) : 1.0;  // 0 tokens: one step
+    // Wall time of the run: checkpoints, interruptions and restarts around the steps (run.hpp).
+    out.run = whole_run(c, iteration_s, out.steps);
+    out.total_time_s = out.run.ideal_time_s / out.run.goodput;
+    out.gpu_hours = out.total_time_s * gpus / 3600.0;
+    // A price or TDP of 0 is unknown (presets/README.md): no figure rather than $0 or 0 kWh.
+    out.cost_known = c.training.price_per_gpu_hour_usd >= 0 || c.gpu.price_per_gpu_hour_usd > 0;
+    out.cost_usd = out.cost_known ? out.gpu_hours * x.price_per_gpu_hour_usd : 0;
+    out.energy_known = x.power_w > 0;
+    out.energy_kwh = x.power_w * out.total_time_s / 3.6e6;
+
+    out.params_total = double(parameter_count(m));
+    out.params_active = double(active_parameter_count(m));
+    out.memory = memory_per_gpu(x);
+    if (!out.memory.fits)
+        out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib));
+    if (bubble_s > 0.1 * iteration_s)
+        out.warnings.push_back(format("pipeline bubble is %.0f %% of the step", 100.0 * bubble_s / iteration_s));
+    const double comm = bd.tp_comm + bd.pp_comm + bd.dp_comm + bd.cp_comm + bd.ep_comm;
+    if (comm > 0.3 * iteration_s)
+        out.warnings.push_back(format("exposed communication is %.0f %% of the step", 100.0 * comm / iteration_s));
+    if (c.training.flash_attention && !x.cal.precision_blind) {
+        const DType g = c.precision.gemm;
+        if (g == DType::fp32 || g == DType::tf32)
+            out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
+                                   " runs materialised attention (s x s scores)");
+    }
+    if (c.training.offload_optimizer || c.training.offload_params)
+        out.warnings.push_back(format("%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed, the CPU optimizer step is not", out.memory.host_gib));
+    if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
+        out.warnings.push_back("expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
+    if (!out.cost_known && c.training.tokens > 0)
+        out.warnings.push_back("cost unknown: gpu " + c.gpu.name + " has no price (give training.price_per_gpu_hour / --price)");
+    if (!out.energy_known && c.training.tokens > 0) out.warnings.push_back("energy unknown: gpu " + c.gpu.name + " has no tdp_w");
+    const std::string run_note = whole_run_note(out.run);
+    if (!run_note.empty()) out.warnings.push_back(run_note);
+    const std::string split_note = stage_split_note(x.layers, x.stages, x.chunks, c.parallel.stage_split);
+    if (!split_note.empty()) out.warnings.push_back(split_note);
+    if (c.parallel.pp > 1 && x.micro_batches < c.parallel.pp)
+        out.warnings.push_back(format("fewer micro-batches (%.0f) than pipeline stages (%.0f): the pipeline never fills",
+                                      double(x.micro_batches), double(c.parallel.pp)));
+    if (c.training.tokens > 0 && out.steps != exact_steps) {
+        char text[200];
+        std::snprintf(text, sizeof text, "training.tokens = %.6g is %.2f steps of %.0f tokens: rounded up to %.0f whole steps",
+                      c.training.tokens, exact_steps, tokens_per_step, out.steps);
+        out.warnings.push_back(text);
+    }
+    if (!c.framework_defaults.empty()) {  // no silent assumption: what the framework preset set
+        std::string applied;
+        for (const std::string& d : c.framework_defaults) applied += (applied.empty() ? "" : ", ") + d;
+        out.warnings.push_back("framework " + c.framework.name + " defaults: " + applied);
+    }
+}
+
+} // namespace
+
+// =====================================================================================
+// Shared with the search (phases.hpp)
+// =====================================================================================
+
+Network phases::make_network(const Execution& x) {
+    Network n;
+    for (int g = 0; g < kGroupCount; ++g) {
+        const GroupPlacement place = group_placement(x.config->parallel, Group(g));
+        n.link[size_t(g)] = group_link(x.config->node, x.cal, place);
+        n.ranks[size_t(g)] = place.size;
+    }
+    return n;
+}
+
+double phases::phase_floor_s(const OpList& ops, const CommList& comm, const Execution& x, const Network& net) {
+    const OpCost cost = cost_ops(ops, x.config->gpu, x.cal);
+    double launch_s = 0, kernels = 0;  // comm launches: not part of the floor
+    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, launch_s, kernels);
+    const double attention_s = cost.seconds[size_t(OpKind::attention)];
+    return cost.total_s() + (x.config->parallel.overlap_tp_comm ? 0.0 : comm_s[kTp]) + comm_s[kEp] +
+           std::max(0.0, comm_s[kCp] - attention_s);
+}
+
+double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net) {
+    return phase_floor_s(ops.forward, ops.comm_forward, x, net) + phase_floor_s(ops.backward, ops.comm_backward, x, net);
+}
+
+double phases::step_cost_usd(const Config& c, double iteration_time_s) {
+    return iteration_time_s / 3600.0 * double(c.num_gpus) * price_per_gpu_hour_usd(c);
+}
+
+Prediction predict(const Config& c, const PredictOptions& options) {
+    Prediction out;
+    const Execution x = make_execution(c);
+    if (x.interleave_fallback)
+        out.warnings.push_back(format("interleaved schedule needs micro-batches (%.0f) divisible by pp (%.0f); simulated as 1F1B",
+                                      double(x.micro_batches), double(x.stages)));
+    const Network net = phases::make_network(x);
+
+    const Stages& st = stages_phase(x, net);
+    Cost step = busiest_stage_work(x, st);
+    double stage_flops_sum = 0;
+    for (int64_t j = 0; j < x.virtual_stages; ++j) stage_flops_sum += st.fwd[size_t(j)].flops + st.bwd[size_t(j)].flops;
+    const double dp_exposed = dp_sync_phase(x, st, net);
+    const Cost step_ops_cost = optimizer_step_phase(x, st);
+
+    // A search only needs layouts that can beat its current K-th best: the busiest stage works
+    // M x busiest_s serially, so the pipeline takes at least that (less 1e-9 relative: the steady-state
+    // skip of pipeline.cpp is exact to that); above the cutoff the simulation is skipped.
+    const double rest_s = dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s;
+    const double bound_s = double(x.micro_batches) * st.busiest_s * (1.0 - 1e-9) + rest_s;
+    if (bound_s > options.bound_above_s && !options.timeline) {
+        out.bounded = true;
+        out.iteration_time_s = bound_s;
+        return out;
+    }
+
+    const double pipe_s = simulate_phase(x, st, options.timeline ? &out.timeline : nullptr);
+    const double bubble_s = std::max(0.0, pipe_s - double(x.micro_batches) * st.busiest_s);
+    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s;
+    step.add(step_ops_cost);
+    step.s[kDp] += dp_exposed;
+    step.s[kOverhead] += x.cal.step_overhead_s;
+    summarise_phase(x, step, stage_flops_sum, iteration_s, bubble_s, out);
+    return out;
+}
+
+} // namespace trainclock

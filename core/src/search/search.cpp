@@ -1,0 +1,1042 @@
+// trainclock: layout search (search.hpp, issue 5).
+//
+// Index
+//   [SECTION] Names and small helpers
+//   [SECTION] Ranking
+//   [SECTION] Enumeration (SearchSpace::create): groups that pass the cheap rules
+//   [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
+//   [SECTION] Pruning
+//   [SECTION] Report and explanation
+//   [SECTION] JSON and CSV
+//
+// The enumeration is ordered so the cheap rejections happen first: the integer rules on (TP, PP,
+// CP, EP, schedule) are checked once per group and reject a whole subtree of layouts at once,
+// counted by the subtree's size. The rest of the cost is memory_per_gpu (rule 1 needs it on a few
+// micro-batches per level), validate_config once per (SP, micro-batch), and predict() for the few
+// layouts whose lower bounds do not rule them out ([SECTION] Pruning).
+#include "trainclock/search/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <tuple>
+
+#include "io/json_writer.hpp"
+#include "perf/phases.hpp"
+#include "io/spec_json.hpp"
+#include "trainclock/perf/execution.hpp"
+#include "trainclock/perf/memory.hpp"
+#include "trainclock/perf/communication.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/perf/pipeline.hpp"
+#include "trainclock/io/presets.hpp"
+
+namespace trainclock {
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Names and small helpers
+// -----------------------------------------------------------------------------------------------
+
+std::string_view reject_reason_name(RejectReason reason) {
+    switch (reason) {
+    case RejectReason::precision: return "precision";
+    case RejectReason::tp_split: return "tp_split";
+    case RejectReason::pp_layers: return "pp_layers";
+    case RejectReason::seq_split: return "seq_split";
+    case RejectReason::ep_experts: return "ep_experts";
+    case RejectReason::virtual_stages: return "virtual_stages";
+    case RejectReason::gemm_shape: return "gemm_shape";
+    case RejectReason::batch: return "batch";
+    case RejectReason::micro_batches: return "micro_batches";
+    case RejectReason::node_fill: return "node_fill";
+    case RejectReason::rule: return "rule";
+    case RejectReason::memory: return "memory";
+    }
+    return "unknown";
+}
+
+std::string_view reject_reason_text(RejectReason reason) {
+    switch (reason) {
+    case RejectReason::precision: return "the GPU cannot run a dtype of the precision";
+    case RejectReason::tp_split: return "TP does not divide the heads, KV heads or MLP width";
+    case RejectReason::pp_layers: return "more pipeline stages than layers";
+    case RejectReason::seq_split: return "CP or SP cannot split the sequence evenly";
+    case RejectReason::ep_experts: return "EP does not divide the experts and DP (or EP > 1 on a dense model)";
+    case RejectReason::virtual_stages: return "the layers do not split into PP x virtual stages equal chunks";
+    case RejectReason::gemm_shape: return "FP8/FP4 GEMMs need hidden and MLP width / TP multiples of 16";
+    case RejectReason::batch: return "micro-batch x DP does not divide the global batch";
+    case RejectReason::micro_batches: return "interleaved schedule needs a micro-batch count that is a multiple of PP";
+    case RejectReason::node_fill: return "the GPU count does not fill whole nodes";
+    case RejectReason::rule: return "another rule of the config validation";
+    case RejectReason::memory: return "does not fit in GPU memory";
+    }
+    return "unknown";
+}
+
+int64_t SearchStats::rejected_total() const {
+    int64_t total = 0;
+    for (int64_t n : rejected) total += n;
+    return total;
+}
+
+namespace {
+
+// Divisors of n > 0, ascending.
+std::vector<int64_t> divisors(int64_t n) {
+    std::vector<int64_t> low, high;
+    for (int64_t d = 1; d * d <= n; ++d) {
+        if (n % d != 0) continue;
+        low.push_back(d);
+        if (d != n / d) high.push_back(n / d);
+    }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    return low;
+}
+
+std::string format_gib(double gib) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f", gib);
+    return buffer;
+}
+
+std::string join(const std::vector<int64_t>& values) {
+    std::string out;
+    for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+    return out;
+}
+
+} // namespace
+
+namespace {
+
+// The GPU has a unit for every dtype the precision computes in (validate_config's rule).
+bool gpu_runs(const GpuSpec& gpu, const PrecisionSpec& p) { return !precision_support_error(p, gpu); }
+
+} // namespace
+
+std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
+    std::vector<PrecisionSpec> out;
+    for (const std::string& name : preset_names(PresetKind::precision)) {
+        Result<PrecisionSpec> precision = precision_preset(name);
+        if (precision.ok() && gpu_runs(gpu, precision.value())) out.push_back(std::move(precision).value());
+    }
+    return out;
+}
+
+// Updates smaller than half a weight's ulp vanish when the weights themselves are 16-bit: an fp32
+// master copy keeps them (Micikevicius et al. 2018, arXiv 1710.03740, sec. 3.1), and pure bf16
+// needs stochastic rounding or Kahan summation to match it (Zamirai et al. 2020, arXiv 2010.06192).
+// Every recipe that pretrained a published LLM keeps fp32 masters (or fp32 weights under autocast).
+const char* const kNotPretrainingNote =
+    "pure fp16/bf16 (no fp32 master weights) left out: updates below half a weight's ulp are lost "
+    "(Micikevicius et al. 2018 sec. 3.1); --precision all includes them";
+
+bool used_to_pretrain(const PrecisionSpec& p) {
+    return p.master_weights == MasterWeights::fp32 || p.params == DType::fp32;
+}
+
+std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu) {
+    std::vector<PrecisionSpec> out = precisions_for_gpu(gpu);
+    out.erase(std::remove_if(out.begin(), out.end(), [](const PrecisionSpec& p) { return !used_to_pretrain(p); }), out.end());
+    return out;
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Ranking
+// -----------------------------------------------------------------------------------------------
+
+namespace {
+
+auto layout_key(const SearchLayout& l) {
+    return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep,
+                           l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule),
+                           l.parallel.virtual_stages, l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
+                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split,
+                           l.micro_batch, static_cast<int>(l.recompute));
+}
+
+// (objective, secondary) of a, strictly before that of b.
+bool key_before(double a_objective, double a_secondary, double b_objective, double b_secondary) {
+    if (a_objective != b_objective) return a_objective < b_objective;
+    return a_secondary < b_secondary;
+}
+
+} // namespace
+
+bool ranks_before(const SearchHit& a, const SearchHit& b) {
+    if (a.objective != b.objective) return a.objective < b.objective;
+    if (a.secondary != b.secondary) return a.secondary < b.secondary;
+    const double ma = a.prediction.memory.per_gpu_gib, mb = b.prediction.memory.per_gpu_gib;
+    if (ma != mb) return ma < mb;
+    return layout_key(a.layout) < layout_key(b.layout);
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Enumeration (SearchSpace::create): groups that pass the cheap rules
+// -----------------------------------------------------------------------------------------------
+// The cheap rules below mirror validate_config (config.cpp check_layout and check_training;
+// tests/core/search/test_search.cpp checks that they agree on every layout of several spaces);
+// validate_config itself still runs on every layout that reaches predict(), so a rule missing
+// here costs time and shows as `rule`, never as a wrong result.
+
+namespace {
+
+// First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
+std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp,
+                                       int64_t cp, int64_t dp, int64_t ep, int64_t v, const StageSplit& split) {
+    const ModelSpec& m = base.model;
+    if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
+    if (tp_rule(m, tp)) return RejectReason::tp_split;
+    if (pp_rule(m, pp, split)) return RejectReason::pp_layers;
+    if (virtual_stages_rule(m, pp, v, v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b, split))
+        return RejectReason::virtual_stages;
+    if (ep_rule(m, dp, ep)) return RejectReason::ep_experts;
+    if (cp_rule(base.training.seq_len, cp)) return RejectReason::seq_split;
+    if (gemm_shape_rule(m, precision.gemm, tp)) return RejectReason::gemm_shape;
+    return std::nullopt;
+}
+
+// validate_config's micro-batch rules (slots simulated, interleaving) on M of one micro-batch size.
+bool micro_batches_ok(const SearchSpace::Group& g, int64_t global_batch, int64_t micro_batch) {
+    return !micro_batch_rule(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
+}
+
+// Node and precision defaults as validate_config fills them, so every layout sees the same base.
+Config resolved_base(Config base) {
+    fill_node_default(base);
+    fill_precision_default(base);
+    return base;
+}
+
+} // namespace
+
+Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchOptions& options) {
+    // Bounds of config.cpp (kMaxGpus, training.global_batch, micro_batch, virtual_stages): the base's
+    // layout is not validated before the search, and the enumeration multiplies these in int64.
+    auto in_range = [](std::string_view key, int64_t value, int64_t low, int64_t high) -> std::optional<Error> {
+        if (value >= low && value <= high) return std::nullopt;
+        return Error{std::string(key), "must be between " + std::to_string(low) + " and " + std::to_string(high) +
+                                           ", got " + std::to_string(value)};
+    };
+    if (auto bad = in_range("num_gpus", base_config.num_gpus, 1, int64_t(1) << 20)) return *bad;
+    if (auto bad = in_range("training.global_batch", base_config.training.global_batch, 1, int64_t(1) << 26)) return *bad;
+    for (int64_t m : options.micro_batch)
+        if (auto bad = in_range("training.micro_batch", m, 1, int64_t(1) << 20)) return *bad;
+    for (int64_t v : options.virtual_stages)
+        if (auto bad = in_range("parallel.virtual_stages", v, 1, 1024)) return *bad;
+    for (int64_t z : options.zero)  // (run_cell reuses validate_config's verdict across ZeRO stages)
+        if (auto bad = in_range("parallel.zero", z, 0, 3)) return *bad;
+    if (options.top_k < 1) return Error{"top", "must be at least 1"};
+    if (base_config.model.layers < 1 || base_config.model.heads < 1) return Error{"model", "has no layers or heads"};
+
+    SearchSpace space;
+    space.base_ = resolved_base(base_config);
+    space.options_ = options;
+    space.precisions_ = options.precisions.empty() ? std::vector<PrecisionSpec>{space.base_.precision} : options.precisions;
+    space.recompute_ = options.recompute.empty()
+                           ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                           : options.recompute;
+    std::sort(space.recompute_.begin(), space.recompute_.end());
+    space.recompute_.erase(std::unique(space.recompute_.begin(), space.recompute_.end()), space.recompute_.end());
+
+    const Config& base = space.base_;
+    const int64_t n = base.num_gpus;
+    const int64_t layers = base.model.layers + base.model.decoder_layers;
+    const int64_t gbs = base.training.global_batch;
+    const int64_t n_rec = int64_t(space.recompute_.size());
+    const std::vector<int64_t> n_divisors = divisors(n);
+    const std::vector<int64_t>& tps = options.tp.empty() ? n_divisors : options.tp;
+    const std::vector<int64_t>& pps = options.pp.empty() ? n_divisors : options.pp;
+    const std::vector<int64_t>& cps = options.cp.empty() ? n_divisors : options.cp;
+    const std::vector<PipelineSchedule> schedules =
+        options.schedules.empty() ? std::vector<PipelineSchedule>{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
+                                                                  PipelineSchedule::interleaved}
+                                  : options.schedules;
+    // A GPU count beyond one node must fill whole nodes: then no layout passes.
+    const bool node_ok = base.node.host_gpus() <= 0 || !node_fill_rule(n, base.node);
+    auto reject = [&space](RejectReason reason, int64_t count) {
+        space.enumeration_.rejected[size_t(reason)] += count;
+        space.layouts_ += count;
+    };
+
+    for (int32_t precision = 0; precision < int32_t(space.precisions_.size()); ++precision) {
+        for (int64_t tp : tps) {
+            for (int64_t pp : pps) {
+                for (int64_t cp : cps) {
+                    // Not a split of n GPUs (each <= n first, so the product cannot overflow).
+                    if (tp < 1 || pp < 1 || cp < 1 || tp > n || pp > n || cp > n || n % (tp * pp * cp) != 0) continue;
+                    const int64_t dp = n / (tp * pp * cp);
+
+                    Group group;
+                    group.precision = precision;
+                    group.tp = tp;
+                    group.pp = pp;
+                    group.cp = cp;
+                    group.dp = dp;
+                    // SP only means something with TP > 1, ZeRO only over several weight replicas (DP x CP,
+                    // ParallelSpec::weight_replicas): one canonical value otherwise.
+                    group.sequence_parallel = tp == 1 ? std::vector<int>{0}
+                                              : options.sequence_parallel.empty() ? std::vector<int>{0, 1}
+                                                                                  : options.sequence_parallel;
+                    group.zero = !options.zero.empty() ? options.zero
+                                 : dp * cp > 1         ? std::vector<int64_t>{0, 1, 2, 3}
+                                                       : std::vector<int64_t>{0};
+                    int64_t batch_rejected = 0;  // micro-batch values that do not divide
+                    if (!options.micro_batch.empty()) {
+                        for (int64_t m : options.micro_batch) {
+                            if (m >= 1 && gbs % (m * dp) == 0) group.micro_batch.push_back(m);
+                            else ++batch_rejected;
+                        }
+                        std::sort(group.micro_batch.begin(), group.micro_batch.end());
+                    } else if (gbs % dp == 0) {
+                        for (int64_t m : divisors(gbs / dp))
+                            if (options.max_micro_batch <= 0 || m <= options.max_micro_batch) group.micro_batch.push_back(m);
+                    } else {
+                        batch_rejected = 1;
+                    }
+                    const int64_t per_sp = int64_t(group.zero.size()) * n_rec;  // layouts per (SP, micro-batch)
+                    const int64_t per_mbs = int64_t(group.sequence_parallel.size()) * per_sp;
+                    const int64_t subtree = per_mbs * (int64_t(group.micro_batch.size()) + batch_rejected);
+
+                    // EP (MoE only) is carved out of DP (Megatron expert parallelism).
+                    const std::vector<int64_t> eps =
+                        options.ep.empty() ? (base.model.is_moe() ? divisors(dp) : std::vector<int64_t>{1}) : options.ep;
+                    // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
+                    std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>> schedule_v;
+                    // Where the layers do not divide into pp x v, the splits Megatron-Core makes
+                    // instead (stage_split.hpp); none found: the even split (rejected for v > 1,
+                    // trainclock's balanced one for v = 1).
+                    auto add_splits = [&](PipelineSchedule schedule, int64_t v) {
+                        const std::vector<StageSplit> splits = megatron_stage_splits(layers, pp, v);
+                        if (splits.empty()) schedule_v.push_back({schedule, v, StageSplit{}});
+                        for (const StageSplit& split : splits) schedule_v.push_back({schedule, v, split});
+                    };
+                    if (pp == 1) {
+                        schedule_v.push_back({PipelineSchedule::one_f_one_b, 1, StageSplit{}});
+                    } else {
+                        for (PipelineSchedule schedule : schedules) {
+                            if (schedule != PipelineSchedule::interleaved) {
+                                add_splits(schedule, 1);
+                                continue;
+                            }
+                            // Virtual stages >= 2 that split the layers into equal chunks, or that
+                            // one of Megatron's uneven splits fits (v <= (layers + 2) / pp).
+                            if (!options.virtual_stages.empty()) {
+                                for (int64_t v : options.virtual_stages)
+                                    if (v >= 2) add_splits(schedule, v);
+                                continue;
+                            }
+                            for (int64_t v = 2; v * pp <= layers + 2; ++v)
+                                if (layers % (pp * v) == 0 || !megatron_stage_splits(layers, pp, v).empty()) add_splits(schedule, v);
+                        }
+                    }
+
+                    for (int64_t ep : eps) {
+                        for (const auto& [schedule, v, split] : schedule_v) {
+                            std::optional<RejectReason> reason =
+                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v, split)
+                                        : RejectReason::node_fill;
+                            if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
+                            if (reason) {
+                                reject(*reason, subtree);
+                                continue;
+                            }
+                            reject(RejectReason::batch, per_mbs * batch_rejected);
+                            Group g = group;
+                            g.ep = ep;
+                            g.schedule = schedule;
+                            g.virtual_stages = v;
+                            g.stage_split = split;
+                            if (tp > 1 && sp_rule(base.training.seq_len, tp, cp)) {
+                                const auto on = std::find(g.sequence_parallel.begin(), g.sequence_parallel.end(), 1);
+                                if (on != g.sequence_parallel.end()) {
+                                    g.sequence_parallel.erase(on);
+                                    reject(RejectReason::seq_split, per_sp * int64_t(g.micro_batch.size()));
+                                }
+                                if (g.sequence_parallel.empty()) continue;
+                            }
+                            g.first_cell = space.cells_;
+                            space.cells_ += 1;
+                            space.layouts_ += int64_t(g.sequence_parallel.size()) * per_sp * int64_t(g.micro_batch.size());
+                            space.groups_.push_back(std::move(g));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    space.enumeration_.layouts = space.layouts_;
+    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel, &base.framework);
+    if (options.prune) {
+        space.pilot_ = std::make_shared<Pilot>();
+        if (!options.deferred_pilot) space.run_pilot(std::numeric_limits<int64_t>::max());
+    }
+    return space;
+}
+
+Config SearchSpace::config_for(const SearchLayout& layout) const {
+    Config config = base_;
+    config.precision = precisions_[size_t(layout.precision)];
+    config.parallel = layout.parallel;
+    config.training.micro_batch = layout.micro_batch;
+    config.training.recompute = layout.recompute;
+    return config;
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
+// -----------------------------------------------------------------------------------------------
+
+SearchState::SearchState(const SearchSpace& space)
+    : space_(&space), floor_cache_(space.floors()), scratch_(space.base()), base_checked_(space.precisions().size(), 0) {
+    if (space.pilot_cutoff()) {
+        fixed_ = true;
+        fixed_cutoff_ = *space.pilot_cutoff();
+    }
+}
+
+void SearchState::run(int64_t begin_cell, int64_t end_cell) {
+    const std::vector<SearchSpace::Group>& groups = space_->groups();
+    begin_cell = std::max<int64_t>(begin_cell, 0);
+    end_cell = std::min(end_cell, space_->cells());
+    if (begin_cell >= end_cell) return;
+    // The group holding begin_cell: the last one whose first cell is <= begin_cell.
+    auto it = std::upper_bound(groups.begin(), groups.end(), begin_cell,
+                               [](int64_t cell, const SearchSpace::Group& g) { return cell < g.first_cell; });
+    size_t gi = size_t(it - groups.begin()) - 1;
+    for (int64_t cell = begin_cell; cell < end_cell; ++cell) {
+        while (gi + 1 < groups.size() && groups[gi + 1].first_cell <= cell) ++gi;
+        const SearchSpace::Group& g = groups[gi];
+        run_cell(g);
+    }
+}
+
+void SearchState::load(const SearchLayout& layout) {
+    if (scratch_precision_ != layout.precision) {
+        scratch_.precision = space_->precisions()[size_t(layout.precision)];
+        scratch_precision_ = layout.precision;
+    }
+    scratch_.parallel = layout.parallel;
+    scratch_.training.micro_batch = layout.micro_batch;
+    scratch_.training.recompute = layout.recompute;
+}
+
+const SearchHit* SearchState::cutoff() const {
+    if (fixed_) return &fixed_cutoff_;
+    return top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
+}
+
+std::optional<Error> SearchState::rule_violation(const SearchLayout& layout) {
+    load(layout);
+    // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
+    // check_config fills nothing in and predict() sees the same config as after validate_config.
+    // Model, GPU, node, precision and calibration are checked until they pass once per precision.
+    char& base_checked = base_checked_[size_t(layout.precision)];
+    std::optional<Error> violation = base_checked ? check_layout_rules(scratch_) : check_config(scratch_);
+    if (!violation) base_checked = 1;
+    return violation;
+}
+
+const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
+    last_.layout = layout;
+    // Pruning rule 4: by time, a layout whose step-time lower bound exceeds the K-th best cannot enter.
+    PredictOptions predict_options;
+    const SearchOptions& options = space_->options();
+    if (options.prune && options.objective == SearchObjective::time && cutoff())
+        predict_options.bound_above_s = cutoff()->objective;
+    last_.prediction = predict(scratch_, predict_options);
+    if (last_.prediction.bounded) {  // rule 3 already noted its memory and found that it fits
+        last_.objective = last_.prediction.iteration_time_s;
+        last_.secondary = -std::numeric_limits<double>::infinity();  // as a rule-2 bound: after the K-th by objective alone
+        return last_;
+    }
+    ++stats_.predicted;
+    const double time_s = last_.prediction.iteration_time_s;
+    const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : phases::step_cost_usd(scratch_, time_s);
+    const bool by_time = space_->options().objective == SearchObjective::time;
+    last_.objective = by_time ? time_s : cost;
+    last_.secondary = by_time ? cost : time_s;
+    note_memory(layout, last_.prediction.memory);
+    return last_;
+}
+
+namespace {
+
+// Least memory first, then the layout order (deterministic under merging).
+bool less_memory(const MemoryNeed& a, const MemoryNeed& b) {
+    if (a.memory.per_gpu_gib != b.memory.per_gpu_gib) return a.memory.per_gpu_gib < b.memory.per_gpu_gib;
+    return layout_key(a.layout) < layout_key(b.layout);
+}
+
+} // namespace
+
+void SearchState::note_memory(const SearchLayout& layout, const MemoryBreakdown& memory) {
+    MemoryNeed need{layout, memory};
+    if (!smallest_memory_ || less_memory(need, *smallest_memory_)) smallest_memory_ = std::move(need);
+}
+
+// Keeps the top K, best first. Layouts the model cannot tell apart (equal objective, secondary
+// and memory, e.g. selective recompute where flash attention already stores no scores) are kept
+// once: the first in layout order, so the list stays deterministic under slicing and merging.
+void SearchState::offer(const SearchHit& hit) {
+    const size_t k = size_t(space_->options().top_k);
+    if (top_.size() == k && !ranks_before(hit, top_.back())) return;
+    auto equivalent = [&hit](const SearchHit& other) {
+        return other.objective == hit.objective && other.secondary == hit.secondary &&
+               other.prediction.memory.per_gpu_gib == hit.prediction.memory.per_gpu_gib;
+    };
+    auto at = std::upper_bound(top_.begin(), top_.end(), hit, ranks_before);
+    if (at != top_.begin() && equivalent(*(at - 1))) return;  // an equivalent layout ranks first
+    if (at != top_.end() && equivalent(*at)) {
+        *at = hit;  // hit is the first of its kind
+        return;
+    }
+    top_.insert(at, hit);
+    if (top_.size() > k) top_.pop_back();
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Pruning
+// -----------------------------------------------------------------------------------------------
+// A cell fixes everything but recompute and micro-batch; it walks recompute from none to full and,
+// for each, the micro-batches ascending. Two physical monotonicities let it skip predict() with
+// SearchOptions::prune (tests compare against prune = false, which predicts every layout):
+//  1. Activation memory grows with the micro-batch (Korthikanti et al. 2022, arXiv 2205.05198,
+//     eq. 2: activations are linear in the micro-batch b, and b x in-flight micro-batches
+//     min(b PP, B/DP) never falls as b grows). So the micro-batches that fit at a level (SP, ZeRO,
+//     recompute) of a cell are a prefix: level_fits bisects for its end with memory_per_gpu,
+//     between the ends of levels that need no more / no less memory (SP on, ZeRO 0 -> 1 -> 2,
+//     recompute none -> selective). The rest count as memory rejections.
+//  2. Recompute only adds forward work (Chen et al. 2016, arXiv 1604.06174; Korthikanti et al.
+//     sec. 5): at equal layout, selective is no faster than none, full no faster than selective.
+//     So when a lighter recompute level already ranks strictly after the current K-th best, a
+//     heavier one that fits (rule 1) cannot enter the top K: counted as feasible without a
+//     prediction.
+//  3. predict() takes its memory from memory_per_gpu (memory.hpp); calling that alone first
+//     rejects layouts that do not fit without simulating their pipeline.
+//  4. Objective time with K layouts ranked: predict() gets the K-th best time as
+//     PredictOptions::bound_above_s and skips the pipeline simulation when a lower bound of the step
+//     (the busiest stage's M micro-batches run serially, plus the DP sync and optimizer step) exceeds
+//     it: such a layout ranks strictly after the K-th best, now and later (the K-th only improves).
+//     Counted as feasible and pruned; as a rule-2 bound it prunes heavier recompute levels too.
+//  5. Objective time, before predict(): a cheaper lower bound from compute alone. predict() costs
+//     every phase as its ops' roofline time (cost_ops) plus non-negative communication, launch and
+//     host terms, so a stage's micro-batch takes at least the compute of its layers; the busiest
+//     stage at least the average, (one micro-batch through every layer, the embedding and the
+//     head) / PP; and the step at least M times that (the rule-4 bound without the terms that need
+//     the network) plus the fixed step overhead. The compute of a micro-batch depends only on
+//     (precision, TP, CP, SP, EP, micro-batch, recompute) (operators.cpp make_ctx), so it is
+//     computed once per such key and shared by every PP, DP, schedule, virtual stages and ZeRO
+//     stage. A layout whose bound exceeds the K-th best time (memory already checked by rule 3)
+//     counts as feasible and pruned, as under rule 4, and bounds heavier recompute levels too.
+// "The K-th best" is the pilot's (SearchSpace::run_pilot, below) when it found K layouts: fixed for
+// the whole search, so each layout's fate depends on nothing else and every count is the same
+// however the cells are sliced, ordered or threaded.
+
+namespace {
+
+} // namespace
+
+// The floors of predict()'s phases (phases.hpp phase_floor_s) of one micro-batch through each
+// piece of the model.
+MicroBatchFloor micro_batch_floor(const Config& c, const Calibration& cal) {
+    MicroBatchFloor f;
+    if (cal.precision_blind) return f;  // predict() then costs another precision: no bound
+    const Execution x = make_execution(c, cal);
+    const phases::Network net = phases::make_network(x);
+    f.embedding_s = phases::piece_floor_s(embedding_ops(x), x, net);
+    f.head_s = phases::piece_floor_s(head_ops(x), x, net);
+    f.all_s = f.embedding_s + f.head_s;
+    for (int64_t i = 0; i < x.layers;) {
+        const LayerKind kind = layer_kind_at(c, i);
+        const int64_t end = layer_kind_run_end(c, i, x.layers);
+        double& layer_s = f.layer_s[size_t(kind_slot(kind))];
+        if (layer_s == 0) layer_s = phases::piece_floor_s(layer_ops(x, kind), x, net);
+        f.all_s += double(end - i) * layer_s;
+        i = end;
+    }
+    return f;
+}
+
+namespace {
+
+// M x (floor of the busiest stage's micro-batch), less 1e-6 relative (the summation order differs
+// from predict()'s, and its own pipeline bound is exact to 1e-9), plus the step overhead. `exact`:
+// walk the stages as predict() does; else the average stage (a weaker bound, O(1)).
+// `exact` needs the execution (its stages' layers); the average needs the config alone (a search
+// bounds most layouts with it, so it derives nothing else).
+double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
+    const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
+    double busiest_s = f.all_s / double(p);
+    if (exact && p > 1) {
+        const Execution x = make_execution(c, cal);
+        for (int64_t stage = 0; stage < p; ++stage) {
+            double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
+            for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
+                for_each_layer_run(x, chunk * p + stage,
+                                   [&](int64_t, int64_t n, LayerKind kind) { s += double(n) * f.layer_s[size_t(kind_slot(kind))]; });
+            busiest_s = std::max(busiest_s, s);
+        }
+    }
+    return double(micro_batch_count(c)) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
+}
+
+} // namespace
+
+namespace {
+
+// Bounds of SearchSpace::create: TP, CP, EP <= num_gpus <= 2^20, micro-batch <= global batch <= 2^26.
+SearchSpace::FloorKey floor_key(const SearchLayout& l) {
+    return {(uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
+            (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch), (uint64_t(l.parallel.cp) << 32) | uint64_t(l.parallel.ep)};
+}
+
+} // namespace
+
+double step_time_lower_bound_s(const Config& config) {
+    const Calibration cal = make_execution(config).cal;
+    return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
+}
+
+size_t SearchSpace::FloorKeyHash::operator()(const FloorKey& k) const {
+    uint64_t h = k.precision_recompute_sp * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing of each word
+    h = (h ^ (h >> 29)) + k.tp_micro_batch * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31)) + k.cp_ep * 0x94D049BB133111EBull;
+    return size_t(h ^ (h >> 32));
+}
+
+const MicroBatchFloor& SearchState::floor_of(const SearchLayout& l) {
+    auto [it, inserted] = floor_cache_.try_emplace(floor_key(l));
+    if (inserted) it->second = micro_batch_floor(scratch_, space_->calibration());
+    return it->second;
+}
+
+bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
+    const MicroBatchFloor& f = floor_of(layout);
+    const Calibration& cal = space_->calibration();
+    *bound_s = bound_from_floor_s(scratch_, cal, f, false);
+    if (*bound_s > cutoff_s) return false;
+    *bound_s = bound_from_floor_s(scratch_, cal, f, true);
+    return *bound_s <= cutoff_s;
+}
+
+// The pilot: a pruning cutoff fixed before the search, so that which layouts are pruned depends
+// on nothing but the layout (not on the thread count, the slicing or the order of the cells) and
+// is tight from the first cell on. Each cell gets an estimate of its best step: rule 5's bound
+// (average stage, no recompute) of each micro-batch, times a 1F1B bubble factor 1 + (PP-1)/(v M)
+// (Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2). The estimate only orders the cells: the
+// kPilotCells best are searched in full on a state of their own, and the K-th best layout found
+// becomes the cutoff. It is a real layout of the space, so the final K-th best is never worse and
+// nothing the exact search would report ranks after it. With fewer than K layouts found, states
+// prune with their own K-th best as it comes (counts then depend on the slicing). It runs in steps
+// (one group estimated or one pilot cell searched each) so that a UI can spread it over frames.
+struct SearchSpace::Pilot {
+    std::vector<std::pair<double, int64_t>> estimates;  // (estimate of the best step, first cell) per group
+    size_t next = 0;                                     // groups estimated, then pilot cells searched
+    std::unique_ptr<SearchState> state;                  // searches the pilot cells once all are estimated
+};
+
+void SearchSpace::run_pilot(int64_t steps) {
+    if (!pilot_) return;
+    Pilot& pilot = *pilot_;
+    Config c = base_;
+    SearchLayout l;
+    l.recompute = Recompute::none;
+    c.training.recompute = Recompute::none;
+    for (;;) {
+        if (!pilot.state && pilot.next == groups_.size()) {  // estimates complete: the best cells
+            const size_t n = std::min(pilot.estimates.size(), kPilotCells);
+            std::partial_sort(pilot.estimates.begin(), pilot.estimates.begin() + std::ptrdiff_t(n), pilot.estimates.end());
+            pilot.estimates.resize(n);
+            pilot.state = std::make_unique<SearchState>(*this);
+            pilot.next = 0;
+        }
+        if (pilot.state && pilot.next == pilot.estimates.size()) {
+            if (pilot.state->top().size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.state->top().back();
+            floors_ = std::move(pilot.state->floor_cache_);  // every state starts with the floors found so far
+            pilot_.reset();
+            return;
+        }
+        if (steps-- <= 0) return;
+        if (pilot.state) {
+            const int64_t cell = pilot.estimates[pilot.next++].second;
+            pilot.state->run(cell, cell + 1);
+            continue;
+        }
+        const Group& g = groups_[pilot.next++];
+        l.precision = g.precision;
+        c.precision = precisions_[size_t(g.precision)];
+        l.parallel.tp = c.parallel.tp = g.tp;
+        l.parallel.pp = c.parallel.pp = g.pp;
+        l.parallel.dp = c.parallel.dp = g.dp;
+        l.parallel.cp = c.parallel.cp = g.cp;
+        l.parallel.ep = c.parallel.ep = g.ep;
+        l.parallel.stage_split = c.parallel.stage_split = g.stage_split;
+        const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
+        double best = std::numeric_limits<double>::infinity();
+        for (int sp : g.sequence_parallel) {
+            l.parallel.sequence_parallel = c.parallel.sequence_parallel = sp != 0;
+            for (int64_t mbs : g.micro_batch) {
+                if (!micro_batches_ok(g, c.training.global_batch, mbs)) continue;
+                l.micro_batch = c.training.micro_batch = mbs;
+                auto [it, inserted] = floors_.try_emplace(floor_key(l));
+                if (inserted) it->second = micro_batch_floor(c, cal_);
+                const double m = double(micro_batch_count(c));
+                best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
+            }
+        }
+        pilot.estimates.push_back({best, g.first_cell});
+    }
+}
+
+// Rule 1: how many of the micro-batches `ok` fit at level (si, zi, ri) of the cell, a prefix as
+// memory grows with the micro-batch. Across levels, at every micro-batch: SP on stores the
+// activations outside the TP regions split over TP (Korthikanti et al. 2022, arXiv 2205.05198,
+// sec. 4.2.2), so it needs no more than SP off; ZeRO 1 and 2 shard the optimizer states, then the
+// gradients too, and hold nothing more (Rajbhandari et al. 2020, arXiv 1910.02054, fig. 1), so
+// 0 -> 1 -> 2 need no more (stage 3 adds gathered-layer buffers: compared with itself only);
+// selective recompute stores what none stores minus the attention scores (Korthikanti et al.
+// sec. 5), so it needs no more than none (full keeps one layer's full activations besides the
+// layer inputs: compared with itself only). Bounded by the levels already known (one needing no more
+// memory fits at least as many, one needing no less at most as many), then found with
+// memory_per_gpu on the first unknown micro-batch and, if it fits, by bisection. Probes of rule-passing layouts note their memory: a level that fits nothing
+// has probed its first micro-batch, or is bounded by a level needing no more memory that did.
+size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok,
+                               std::vector<char>& rules, std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri) {
+    const std::vector<Recompute>& recomputes = space_->recompute();
+    const size_t n_zero = g.zero.size(), n_rec = recomputes.size();
+    int64_t& known = fits[(si * n_zero + zi) * n_rec + ri];
+    if (known >= 0) return size_t(known);
+    const int sp = g.sequence_parallel[si];
+    const int64_t zero = g.zero[zi];
+    const Recompute recompute = recomputes[ri];
+    // Bounds: from below, the levels met just before this one (SP off, the ZeRO stage below, no
+    // recompute before selective), which need no less memory; from above, the lightest level of
+    // this recompute (run_cell knows it first), which needs no more.
+    const size_t n_sp = g.sequence_parallel.size();
+    size_t lo = 0, hi = ok.size();
+    auto at = [&](size_t s2, size_t z2, size_t r2) { return fits[(s2 * n_zero + z2) * n_rec + r2]; };
+    auto raise = [&lo](int64_t known_below) { if (known_below > 0) lo = std::max(lo, size_t(known_below)); };
+    if (si > 0 && g.sequence_parallel[si - 1] < sp) raise(at(si - 1, zi, ri));
+    if (zi > 0 && zero <= 2 && g.zero[zi - 1] < zero) raise(at(si, zi - 1, ri));
+    if (ri > 0 && recompute == Recompute::selective && recomputes[ri - 1] == Recompute::none) raise(at(si, zi, ri - 1));
+    if (zero <= 2) {
+        size_t light = n_zero;  // the highest ZeRO stage up to 2
+        while (light-- > 0 && g.zero[light] > 2) {}
+        const int64_t above = at(n_sp - 1, light, ri);
+        if (above >= 0 && g.zero[light] >= zero && g.sequence_parallel[n_sp - 1] >= sp) hi = std::min(hi, size_t(above));
+    }
+    layout.parallel.sequence_parallel = sp != 0;
+    layout.parallel.zero = zero;
+    layout.recompute = recompute;
+    const size_t n_mbs = g.micro_batch.size();
+    bool first = true;  // probe the first unknown micro-batch first: often nothing fits
+    while (lo < hi) {
+        const size_t mid = first ? lo : lo + (hi - lo) / 2;
+        first = false;
+        const size_t i = ok[mid];
+        layout.micro_batch = g.micro_batch[i];
+        char& verdict = rules[si * n_mbs + i];
+        if (verdict == 0) verdict = rule_violation(layout) ? 2 : 1;
+        load(layout);
+        const MemoryBreakdown memory = memory_per_gpu(make_execution(scratch_, space_->calibration()));
+        if (verdict == 1) note_memory(layout, memory);
+        if (memory.fits) lo = mid + 1;
+        else hi = mid;
+    }
+    known = int64_t(lo);
+    return lo;
+}
+
+void SearchState::run_cell(const SearchSpace::Group& g) {
+    const SearchOptions& options = space_->options();
+    const bool by_time = options.objective == SearchObjective::time;
+    const std::vector<Recompute>& recomputes = space_->recompute();
+    const size_t n_mbs = g.micro_batch.size(), n_sp = g.sequence_parallel.size(), n_zero = g.zero.size();
+    const size_t n_rec = recomputes.size();
+    // Micro-batches that pass the schedule rules (the memory boundary is searched among them).
+    std::vector<size_t> ok;
+    for (size_t i = 0; i < n_mbs; ++i)
+        if (micro_batches_ok(g, space_->base().training.global_batch, g.micro_batch[i])) ok.push_back(i);
+    // validate_config's verdict per (SP, micro-batch), found once for every ZeRO stage and recompute
+    // level (its rules read neither, ZeRO being 0-3; tests/core/search/test_search.cpp pins that): 0 unknown, 1 pass, 2 fail.
+    std::vector<char> rules(n_sp * n_mbs, 0);
+    // Per level (SP, ZeRO, recompute): how many of `ok` fit (level_fits); -1 not known yet.
+    std::vector<int64_t> fits(n_sp * n_zero * n_rec, -1);
+
+    SearchLayout layout;
+    layout.precision = g.precision;
+    layout.parallel.tp = g.tp;
+    layout.parallel.pp = g.pp;
+    layout.parallel.dp = g.dp;
+    layout.parallel.cp = g.cp;
+    layout.parallel.ep = g.ep;
+    layout.parallel.virtual_stages = g.virtual_stages;
+    layout.parallel.stage_split = g.stage_split;
+    layout.parallel.schedule = g.schedule;
+    layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
+    layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
+
+    if (options.prune) {
+        // The lightest level of each recompute first (SP on, the highest ZeRO up to 2): it bounds
+        // the heavier ones from above, as the heaviest (met first below) bound the rest from below.
+        for (size_t ri = 0; ri < n_rec; ++ri)
+            for (size_t zi = n_zero; zi-- > 0;)
+                if (g.zero[zi] <= 2) {
+                    level_fits(g, layout, ok, rules, fits, n_sp - 1, zi, ri);
+                    break;
+                }
+    }
+    // Per micro-batch, at one (SP, ZeRO): the (objective, secondary) of the lightest recompute level that fit.
+    std::vector<double> bound_objective(n_mbs), bound_secondary(n_mbs);
+    std::vector<char> fits_known(n_mbs);
+    for (size_t si = 0; si < n_sp; ++si) {
+        layout.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
+        for (size_t zi = 0; zi < n_zero; ++zi) {
+            layout.parallel.zero = g.zero[zi];
+            std::fill(fits_known.begin(), fits_known.end(), 0);
+            for (size_t ri = 0; ri < n_rec; ++ri) {
+                layout.recompute = recomputes[ri];
+                stats_.rejected[size_t(RejectReason::micro_batches)] += int64_t(n_mbs - ok.size());
+                const size_t fit = options.prune ? level_fits(g, layout, ok, rules, fits, si, zi, ri) : ok.size();
+                for (size_t o = 0; o < ok.size(); ++o) {
+                    const size_t i = ok[o];
+                    layout.micro_batch = g.micro_batch[i];
+                    char& verdict = rules[si * n_mbs + i];
+                    if (verdict == 0) verdict = rule_violation(layout) ? 2 : 1;
+                    if (verdict == 2) {
+                        if (stats_.first_rule_message.empty()) stats_.first_rule_message = rule_violation(layout)->to_string();
+                        ++stats_.rejected[size_t(RejectReason::rule)];
+                        continue;
+                    }
+                    if (o >= fit) {  // rule 1 (level_fits)
+                        ++stats_.rejected[size_t(RejectReason::memory)];
+                        ++stats_.pruned;
+                        continue;
+                    }
+                    const SearchHit* cut = cutoff();
+                    if (options.prune && fits_known[i] && cut &&  // rule 2
+                        key_before(cut->objective, cut->secondary, bound_objective[i], bound_secondary[i])) {
+                        ++stats_.feasible;
+                        ++stats_.pruned;
+                        ++stats_.cannot_beat_top_k;
+                        continue;
+                    }
+                    load(layout);
+                    double bound_s = 0;
+                    if (options.prune && by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
+                        ++stats_.feasible;
+                        ++stats_.pruned;
+                        ++stats_.cannot_beat_top_k;
+                        if (!fits_known[i]) {
+                            fits_known[i] = 1;
+                            bound_objective[i] = bound_s;
+                            bound_secondary[i] = -std::numeric_limits<double>::infinity();  // after the K-th by objective alone
+                        }
+                        continue;
+                    }
+                    const SearchHit& hit = evaluate(layout);
+                    if (!hit.prediction.bounded && !hit.prediction.memory.fits) {  // (prune off: rule 1 did not run)
+                        ++stats_.rejected[size_t(RejectReason::memory)];
+                        continue;
+                    }
+                    ++stats_.feasible;
+                    if (!fits_known[i]) {
+                        fits_known[i] = 1;
+                        bound_objective[i] = hit.objective;
+                        bound_secondary[i] = hit.secondary;
+                    }
+                    if (hit.prediction.bounded) {
+                        ++stats_.pruned;
+                        ++stats_.cannot_beat_top_k;
+                    } else {
+                        offer(hit);
+                    }
+                }
+            }
+        }
+    }
+    stats_.layouts += int64_t(n_mbs * n_sp * n_zero * n_rec);
+}
+
+void SearchState::merge(const SearchState& other) {
+    for (const SearchHit& hit : other.top_) offer(hit);
+    stats_.layouts += other.stats_.layouts;
+    stats_.predicted += other.stats_.predicted;
+    stats_.feasible += other.stats_.feasible;
+    stats_.pruned += other.stats_.pruned;
+    stats_.cannot_beat_top_k += other.stats_.cannot_beat_top_k;
+    for (int r = 0; r < kRejectReasonCount; ++r) stats_.rejected[size_t(r)] += other.stats_.rejected[size_t(r)];
+    if (stats_.first_rule_message.empty()) stats_.first_rule_message = other.stats_.first_rule_message;
+    if (other.smallest_memory_) note_memory(other.smallest_memory_->layout, other.smallest_memory_->memory);
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] Report and explanation
+// -----------------------------------------------------------------------------------------------
+
+std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
+    const ParallelSpec& p = l.parallel;
+    std::string out = "TP=" + std::to_string(p.tp) + " PP=" + std::to_string(p.pp) + " CP=" + std::to_string(p.cp) +
+                      " DP=" + std::to_string(p.dp);
+    if (p.ep > 1 || space.base().model.is_moe()) out += " EP=" + std::to_string(p.ep);
+    if (p.sequence_parallel) out += " SP";
+    out += " ZeRO-" + std::to_string(p.zero);
+    if (p.pp > 1) {
+        out += " " + std::string(schedule_name(p.schedule));
+        if (p.schedule == PipelineSchedule::interleaved) out += "(v=" + std::to_string(p.virtual_stages) + ")";
+        const StageSplit& split = p.stage_split;
+        if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
+            out += " stages " + std::to_string(split.first_stage_layers) + "/.../" + std::to_string(split.last_stage_layers);
+        if (split.embedding_in_stage_split) out += " +embedding";
+        if (split.loss_in_stage_split) out += " +loss";
+    }
+    out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(recompute_name(l.recompute));
+    out += " " + space.precisions()[size_t(l.precision)].name;
+    return out;
+}
+
+namespace {
+
+std::string explain(const SearchSpace& space, const SearchReport& report) {
+    const Config& base = space.base();
+    const SearchOptions& o = space.options();
+    const std::string gpus = std::to_string(base.num_gpus) + " GPUs";
+    if (report.stats.layouts == 0) {
+        const std::vector<int64_t> all = divisors(base.num_gpus);
+        return gpus + " cannot be split as TP x PP x CP x DP with TP in {" + join(o.tp.empty() ? all : o.tp) +
+               "}, PP in {" + join(o.pp.empty() ? all : o.pp) + "}, CP in {" + join(o.cp.empty() ? all : o.cp) +
+               "}: no product of them divides " + std::to_string(base.num_gpus);
+    }
+    if (report.smallest_memory) {
+        const MemoryNeed& m = *report.smallest_memory;
+        return "no layout fits in memory: the smallest memory need is " + format_gib(m.memory.per_gpu_gib) +
+               " GiB per GPU at " + describe_layout(space, m.layout) + "; " + base.gpu.name + " has " +
+               format_gib(base.gpu.memory_gib) + " GiB";
+    }
+    if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
+        return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.host_gpus()) +
+               " GPUs per host of node " + base.node.name + " (use whole hosts, or at most one host)";
+    const int64_t unsupported = report.stats.rejected[size_t(RejectReason::precision)];
+    if (unsupported == report.stats.layouts) {
+        std::string names;
+        for (const PrecisionSpec& p : space.precisions()) names += (names.empty() ? "" : ", ") + p.name;
+        return "gpu " + base.gpu.name + " cannot run precision " + names + " (no unit for its gemm, activation or weight dtype)";
+    }
+    // Every layout broke a rule: list the reasons, most frequent first.
+    std::vector<int> order;
+    for (int r = 0; r < kRejectReasonCount; ++r)
+        if (report.stats.rejected[size_t(r)] > 0) order.push_back(r);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return report.stats.rejected[size_t(a)] > report.stats.rejected[size_t(b)]; });
+    std::string out = "no layout of " + gpus + " passes the rules (" + std::to_string(report.stats.layouts) + " tried):";
+    for (size_t i = 0; i < order.size(); ++i) {
+        const RejectReason reason = RejectReason(order[i]);
+        out += (i ? "; " : " ") + std::string(reject_reason_text(reason)) + " (" +
+               std::to_string(report.stats.rejected[size_t(order[i])]) + ")";
+        if (reason == RejectReason::rule && !report.stats.first_rule_message.empty())
+            out += ", e.g. " + report.stats.first_rule_message;
+    }
+    return out;
+}
+
+} // namespace
+
+SearchReport finish(const SearchSpace& space, const SearchState& state) {
+    SearchReport report;
+    report.top = state.top();
+    report.smallest_memory = state.smallest_memory();
+    const SearchStats& e = space.enumeration_stats();
+    const SearchStats& s = state.stats();
+    report.stats = s;
+    report.stats.layouts = e.layouts;  // the enumeration counts every layout, evaluated or not
+    for (int r = 0; r < kRejectReasonCount; ++r) report.stats.rejected[size_t(r)] += e.rejected[size_t(r)];
+    if (report.stats.feasible == 0) report.explanation = explain(space, report);
+    return report;
+}
+
+Result<SearchReport> search(const Config& base, const SearchOptions& options) {
+    Result<SearchSpace> space = SearchSpace::create(base, options);
+    if (!space.ok()) return space.error();
+    SearchState state(space.value());
+    state.run(0, space.value().cells());
+    return finish(space.value(), state);
+}
+
+// -----------------------------------------------------------------------------------------------
+// [SECTION] JSON and CSV
+// -----------------------------------------------------------------------------------------------
+
+std::string search_report_to_json(const SearchSpace& space, const SearchReport& report) {
+    const SearchStats& s = report.stats;
+    JsonWriter out;
+    out.begin_object();
+    out.field("schema", "trainclock/search/v1");
+    out.field("objective", space.options().objective == SearchObjective::time ? "time" : "cost");
+    out.key("stats").begin_object();
+    out.field("layouts", s.layouts).field("predicted", s.predicted).field("feasible", s.feasible);
+    out.field("pruned", s.pruned).field("cannot_beat_top_k", s.cannot_beat_top_k).field("rejected", s.rejected_total());
+    if (report.wall_s >= 0) out.field("wall_s", report.wall_s).field("threads", int64_t(report.threads));
+    out.end_object();
+    out.key("rejected").begin_object();
+    for (int r = 0; r < kRejectReasonCount; ++r) out.field(reject_reason_name(RejectReason(r)), s.rejected[size_t(r)]);
+    out.end_object();
+    out.key("top").begin_array();
+    for (size_t i = 0; i < report.top.size(); ++i) {
+        const SearchHit& h = report.top[i];
+        const ParallelSpec& p = h.layout.parallel;
+        const Prediction& r = h.prediction;
+        out.begin_object();
+        out.field("rank", int64_t(i + 1));
+        out.field("precision", space.precisions()[size_t(h.layout.precision)].name);
+        out.key("layout").begin_object();
+        out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
+        out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero);
+        out.field("virtual_stages", p.virtual_stages).field("schedule", schedule_name(p.schedule));
+        out.field("first_stage_layers", p.stage_split.first_stage_layers).field("last_stage_layers", p.stage_split.last_stage_layers);
+        out.field("embedding_in_stage_split", p.stage_split.embedding_in_stage_split);
+        out.field("loss_in_stage_split", p.stage_split.loss_in_stage_split);
+        out.field("micro_batch", h.layout.micro_batch).field("recompute", recompute_name(h.layout.recompute));
+        out.end_object();
+        out.key("result").begin_object();
+        out.field("iteration_time_s", r.iteration_time_s).field("total_time_s", r.total_time_s);
+        if (r.cost_known) out.field("cost_usd", r.cost_usd).field("step_cost_usd", phases::step_cost_usd(space.base(), r.iteration_time_s));
+        else out.key("cost_usd").null().key("step_cost_usd").null();  // no price for the GPU: as the result JSON
+        out.field("mfu", r.mfu).field("tokens_per_s", r.tokens_per_s);
+        out.field("memory_per_gpu_gib", r.memory.per_gpu_gib).field("capacity_gib", r.memory.capacity_gib);
+        out.end_object();
+        out.end_object();
+    }
+    out.end_array();
+    out.key("explanation");
+    if (report.explanation.empty()) out.null();
+    else out.value(report.explanation);
+    out.end_object();
+    return out.take();
+}
+
+std::string search_csv_header() {
+    return "rank,precision,tp,pp,dp,cp,ep,sequence_parallel,zero,schedule,virtual_stages,micro_batch,recompute,"
+           "iteration_time_s,total_time_s,cost_usd,mfu,tokens_per_s,memory_per_gpu_gib";
+}
+
+std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& report) {
+    std::string out;
+    for (size_t i = 0; i < report.top.size(); ++i) {
+        const SearchHit& h = report.top[i];
+        const ParallelSpec& p = h.layout.parallel;
+        const Prediction& r = h.prediction;
+        out += std::to_string(i + 1) + "," + space.precisions()[size_t(h.layout.precision)].name + "," +
+               std::to_string(p.tp) + "," + std::to_string(p.pp) + "," + std::to_string(p.dp) + "," +
+               std::to_string(p.cp) + "," + std::to_string(p.ep) + "," + (p.sequence_parallel ? "true" : "false") + "," +
+               std::to_string(p.zero) + "," + std::string(schedule_name(p.schedule)) + "," +
+               std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
+               std::string(recompute_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," +
+               json_number(r.total_time_s) + "," + (r.cost_known ? json_number(r.cost_usd) : "") + "," + json_number(r.mfu) + "," +
+               json_number(r.tokens_per_s) + "," + json_number(r.memory.per_gpu_gib) + "\n";
+    }
+    return out;
+}
+
+} // namespace trainclock

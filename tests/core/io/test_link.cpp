@@ -1,0 +1,191 @@
+// Tests for trainclock/link.hpp: fragment encode/decode round trips, errors naming the field,
+// base64url per RFC 4648, and the flat config fields shared with CLI flags.
+#include <catch2/catch.hpp>
+
+#include "trainclock/io/link.hpp"
+#include "trainclock/io/presets.hpp"
+
+using namespace trainclock;
+
+namespace {
+
+Config load(const std::string& json) {
+    auto config = load_config(json);
+    INFO(json);
+    REQUIRE(config.ok());
+    return config.value();
+}
+
+Error decode_error(const std::string& fragment) {
+    auto config = decode_config_link(fragment);
+    INFO(fragment);
+    REQUIRE_FALSE(config.ok());
+    return config.error();
+}
+
+} // namespace
+
+TEST_CASE("base64url matches the RFC 4648 test vectors (unpadded)") {
+    const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg"},         {"fo", "Zm8"},
+                                                           {"foo", "Zm9v"}, {"foob", "Zm9vYg"}, {"fooba", "Zm9vYmE"},
+                                                           {"foobar", "Zm9vYmFy"}};
+    for (const auto& [plain, encoded] : vectors) {
+        CHECK(base64url_encode(plain) == encoded);
+        const auto decoded = base64url_decode(encoded);
+        REQUIRE(decoded.ok());
+        CHECK(decoded.value() == plain);
+    }
+    CHECK(base64url_encode("\xfb\xff") == "-_8");  // the URL-safe alphabet: '-' and '_' for 62 and 63
+    CHECK_FALSE(base64url_decode("ab+c").ok());
+    CHECK_FALSE(base64url_decode("a").ok());  // 6 bits cannot end a byte sequence
+}
+
+TEST_CASE("a preset config encodes to short keys with only non-default values") {
+    const Config config = load(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1024, "precision": "bf16-mixed",
+        "parallel": {"tp": 8, "pp": 4}, "training": {"seq_len": 8192, "global_batch": 1024, "tokens": 15e12}})");
+    const std::string fragment = encode_config_link(config);
+    CHECK(fragment == "v=1&m=llama3-70b&g=h100-sxm&N=1024&p=bf16-mixed&tp=8&pp=4&seq=8192&gbs=1024&tok=15000000000000");
+}
+
+TEST_CASE("links round-trip exactly for every model and GPU preset") {
+    const auto gpus = preset_names(PresetKind::gpu);
+    size_t index = 0;
+    for (const auto& model : preset_names(PresetKind::model)) {
+        const std::string gpu = gpus[index++ % gpus.size()];
+        const std::string json = R"({"model": ")" + model + R"(", "gpu": ")" + gpu + R"(", "training": {"seq_len": 1024}})";
+        auto config = load_config(json);
+        if (!config.ok()) continue;  // e.g. a default precision rule; covered by test_config
+        const std::string fragment = encode_config_link(config.value());
+        INFO(fragment);
+        const auto decoded = decode_config_link(fragment);
+        REQUIRE(decoded.ok());
+        CHECK(config_to_json(decoded.value()) == config_to_json(config.value()));
+    }
+}
+
+TEST_CASE("custom objects and every field round-trip through a link") {
+    const Config config = load(R"({"model": {"preset": "mixtral-8x7b", "layers": 8}, "gpu": {"preset": "h100-sxm", "memory_gib": 94},
+        "node": "dgx-h200", "precision": {"preset": "bf16-mixed", "grad_reduce": "bf16"}, "num_gpus": 32,
+        "parallel": {"tp": 2, "pp": 2, "ep": 2, "zero": 2, "sequence_parallel": true, "schedule": "interleaved",
+                     "virtual_stages": 2, "overlap_dp_comm": false, "overlap_tp_comm": true},
+        "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2, "recompute": "selective",
+                     "flash_attention": false, "attention_kernel": "flash3", "optimizer": "adam", "tokens": 1.5e11,
+                     "price_per_gpu_hour": 3.75},
+        "calibration": {"memory_efficiency": 0.8, "gemm_efficiency": {"bf16": 0.66}}})");
+    const std::string fragment = encode_config_link(config);
+    CHECK(fragment.find("m=~") != std::string::npos);  // inline objects as ~base64url JSON
+    CHECK(fragment.find("n=dgx-h200") != std::string::npos);
+    CHECK(fragment.find("&dp=") == std::string::npos);  // derived again on decode
+    CHECK(fragment.find("&ak=flash3") != std::string::npos);
+    const auto decoded = decode_config_link("https://example.org/trainclock/#" + fragment);
+    REQUIRE(decoded.ok());
+    CHECK(config_to_json(decoded.value()) == config_to_json(config));
+}
+
+TEST_CASE("uneven stages and whole-run keys travel through a link and the flags of the same names") {
+    const Config config = load(R"({"model": "llama3.1-405b", "gpu": "h100-sxm", "num_gpus": 1024,
+        "parallel": {"tp": 8, "pp": 8, "virtual_stages": 8, "schedule": "interleaved", "embedding_in_stage_split": true,
+                     "loss_in_stage_split": true},
+        "training": {"seq_len": 8192, "global_batch": 512, "tokens": 1e12, "checkpoint_interval_steps": 500,
+                     "storage_bw_gbps": 100, "restart_s": 0, "failure_rate_per_gpu_hour": 1e-5, "ideal": true}})");
+    const std::string fragment = encode_config_link(config);
+    for (const char* pair : {"&ess=1", "&lss=1", "&cks=500", "&sbw=100", "&rst=0", "&fr=0.00001", "&ideal=1"}) {
+        INFO(pair);
+        CHECK(fragment.find(pair) != std::string::npos);
+    }
+    const auto decoded = decode_config_link(fragment);
+    REQUIRE(decoded.ok());
+    CHECK(config_to_json(decoded.value()) == config_to_json(config));
+    const auto uneven = decode_config_link("v=1&m=llama3.1-405b&g=h100-sxm&N=1024&p=bf16-mixed&tp=8&pp=16&fsl=7&lsl=7&gbs=512");
+    REQUIRE(uneven.ok());
+    CHECK(uneven.value().parallel.stage_split.first_stage_layers == 7);
+    CHECK(find_field_by_flag("--first-stage-layers")->path == "parallel.first_stage_layers");
+    CHECK(find_field_by_flag("--ideal")->path == "training.ideal");
+    const Error bad = decode_error("v=1&m=llama3.1-405b&g=h100-sxm&N=1024&tp=8&pp=16&fsl=6&lsl=7&gbs=512");
+    CHECK(bad.key == "parallel.first_stage_layers");
+}
+
+TEST_CASE("decode rejects future versions, unknown and garbled fields, naming the key") {
+    const Error future = decode_error("v=2&m=gpt2&g=h100-sxm");
+    CHECK(future.key == "v");
+    CHECK(future.message == "link version 2 is newer than this trainclock supports (1)");
+    CHECK(decode_error("m=gpt2&g=h100-sxm").key == "v");
+    CHECK(decode_error("v=x&m=gpt2&g=h100-sxm").key == "v");
+    CHECK(decode_error("v=0&m=gpt2&g=h100-sxm").key == "v");
+    const Error unknown = decode_error("v=1&m=gpt2&g=h100-sxm&tpp=2");
+    CHECK(unknown.key == "tpp");
+    CHECK_THAT(unknown.message, Catch::Contains("unknown link field"));
+    CHECK(decode_error("v=1&m=gpt2&g=h100-sxm&tp=two").key == "tp");
+    CHECK(decode_error("v=1&m=gpt2&g=h100-sxm&sp=maybe").key == "sp");
+    CHECK(decode_error("v=1&m=~%%%&g=h100-sxm").key == "m");
+    CHECK(decode_error("v=1&m=~!!!&g=h100-sxm").key == "m");
+    CHECK(decode_error("v=1&m=~WzEsMl0&g=h100-sxm").key == "m");  // base64url of [1,2]: not an object
+    CHECK(decode_error("v=1&m=gpt2&g=h100-sxm&tp").key == "tp");
+    CHECK(decode_error("v=1&m=gpt2&m=gpt2-xl&g=h100-sxm").key == "m");
+    CHECK(decode_error("v=1&m=gpt2&g=h100").key == "gpu");              // unknown preset: config key
+    CHECK(decode_error("v=1&m=gpt2&g=h100-sxm&tp=5").key == "parallel.tp");  // rule: config key
+}
+
+TEST_CASE("decode accepts percent escapes and a leading '#'") {
+    const auto decoded = decode_config_link("#v=1&m=llama3%2D8b&g=h100-sxm");
+    REQUIRE(decoded.ok());
+    CHECK(decoded.value().model.name == "llama3-8b");
+}
+
+TEST_CASE("config fields: one table for link keys and CLI flags") {
+    for (const ConfigField& field : config_fields()) {
+        CHECK(find_field_by_flag(field.flag) == &field);
+        if (!field.link_key.empty()) CHECK(find_field_by_link_key(field.link_key) == &field);
+    }
+    CHECK(find_field_by_flag("--tp")->path == "parallel.tp");
+    CHECK(find_field_by_link_key("N")->path == "num_gpus");
+    CHECK(find_field_by_flag("--nope") == nullptr);
+}
+
+TEST_CASE("set_config_field converts text and merges it; errors name the flag or the config key") {
+    Config config = config_draft();
+    auto step = set_config_field(config, *find_field_by_flag("--model"), "llama3-8b", "--model");
+    REQUIRE(step.ok());
+    step = set_config_field(step.value(), *find_field_by_flag("--gpu"), "h100-sxm", "--gpu");
+    REQUIRE(step.ok());
+    step = set_config_field(step.value(), *find_field_by_flag("--tp"), "4", "--tp");
+    REQUIRE(step.ok());
+    step = set_config_field(step.value(), *find_field_by_flag("--sp"), "on", "--sp");
+    REQUIRE(step.ok());
+    CHECK(step.value().parallel.tp == 4);
+    CHECK(step.value().parallel.sequence_parallel);
+    step = set_config_field(step.value(), *find_field_by_flag("--model"), R"({"preset": "llama3-8b", "layers": 2})", "--model");
+    REQUIRE(step.ok());
+    CHECK(step.value().model.layers == 2);
+    CHECK(validate_config(step.value()).ok());
+
+    const auto bad_text = set_config_field(config, *find_field_by_flag("--tp"), "four", "--tp");
+    REQUIRE_FALSE(bad_text.ok());
+    CHECK(bad_text.error().key == "--tp");
+    const auto bad_value = set_config_field(config, *find_field_by_flag("--tp"), "2.5", "--tp");
+    REQUIRE_FALSE(bad_value.ok());
+    CHECK(bad_value.error().key == "parallel.tp");
+    const auto bad_choice = set_config_field(config, *find_field_by_flag("--schedule"), "zigzag", "--schedule");
+    REQUIRE_FALSE(bad_choice.ok());
+    CHECK(bad_choice.error().key == "parallel.schedule");
+}
+
+TEST_CASE("a custom spec travels as its changes against the closest preset") {
+    const Config config = load(R"({"model": {"preset": "llama3-8b", "layers": 16}, "gpu": "h100-sxm"})");
+    const std::string fragment = encode_config_link(config);
+    const size_t start = fragment.find("m=~") + 3;
+    const std::string encoded = fragment.substr(start, fragment.find('&', start) - start);
+    const auto json = base64url_decode(encoded);
+    REQUIRE(json.ok());
+    CHECK(json.value() == R"({"preset":"llama3-8b","layers":16})");
+    const auto decoded = decode_config_link(fragment);
+    REQUIRE(decoded.ok());
+    CHECK(config_to_json(decoded.value()) == config_to_json(config));
+
+    // A spec far from every preset, with keys the presets have and it lacks, still round-trips.
+    const Config bare = load(R"({"model": {"architecture": "encoder", "layers": 3, "hidden": 96, "heads": 3,
+        "ffn_hidden": 384, "vocab": 500, "activation": "relu", "norm": "layernorm"}, "gpu": "h100-sxm"})");
+    const auto bare_decoded = decode_config_link(encode_config_link(bare));
+    REQUIRE(bare_decoded.ok());
+    CHECK(config_to_json(bare_decoded.value()) == config_to_json(bare));
+}

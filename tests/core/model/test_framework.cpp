@@ -1,0 +1,220 @@
+// Tests for trainclock/framework.hpp: the framework presets, their precedence under explicit keys,
+// the GPU generations they pick kernels by, and their round trips through JSON and links.
+#include <catch2/catch.hpp>
+
+#include "trainclock/perf/execution.hpp"
+#include "trainclock/model/framework.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/io/link.hpp"
+#include "trainclock/perf/prediction.hpp"
+#include "trainclock/io/presets.hpp"
+#include "trainclock/validation/validation.hpp"
+
+using namespace trainclock;
+
+namespace {
+
+Config load(const std::string& json) {
+    auto config = load_config(json);
+    INFO(json);
+    REQUIRE(config.ok());
+    return config.value();
+}
+
+std::string layout(const std::string& gpu, const std::string& framework_json) {
+    return R"({"model": "llama3-8b", "gpu": ")" + gpu + R"(", "num_gpus": 8, "parallel": {"tp": 2, "sequence_parallel": true},)" +
+           (framework_json.empty() ? "" : R"( "framework": )" + framework_json + ",") +
+           R"( "training": {"seq_len": 4096, "global_batch": 64}})";
+}
+
+} // namespace
+
+TEST_CASE("the framework presets are exactly the nine stacks of issue 9, each loading with a source per value") {
+    const std::vector<std::string> expected = {"deepspeed", "hf-transformers", "jax", "llm-foundry", "megatron-core",
+                                               "megatron-lm", "pytorch", "tensorflow", "torchtitan"};
+    CHECK(preset_names(PresetKind::framework) == expected);
+    for (const std::string& name : expected) {
+        auto preset = framework_preset(name);
+        INFO(name);
+        REQUIRE(preset.ok());
+        CHECK(preset.value().sources.size() >= 11);  // one per value key (presets.cpp refuses a file without)
+    }
+    CHECK_FALSE(framework_preset("megatron").ok());
+}
+
+TEST_CASE("GPU generations follow the formats a part runs") {
+    auto generation = [](const char* gpu) { return gpu_kernel_generation(gpu_preset(gpu).value()); };
+    CHECK(generation("v100-sxm2-32gb") == GpuGeneration::pre_hopper);
+    CHECK(generation("a100-sxm4-80gb") == GpuGeneration::pre_hopper);
+    CHECK(generation("l40s") == GpuGeneration::pre_hopper);  // Ada: fp8 but no wgmma, GDDR6
+    CHECK(generation("h100-sxm") == GpuGeneration::hopper);
+    CHECK(generation("h100-pcie") == GpuGeneration::hopper);
+    CHECK(generation("h20") == GpuGeneration::hopper);
+    CHECK(generation("b200") == GpuGeneration::blackwell);
+    CHECK(generation("mi300x") == GpuGeneration::pre_hopper);  // not NVIDIA: no FA3/cuDNN Hopper kernels
+}
+
+TEST_CASE("no framework predicts exactly what megatron-lm's defaults predict, on every validation case") {
+    const ValidationSuite suite = load_validation_suite();
+    REQUIRE(suite.cases.size() > 100);
+    for (const ValidationCase& c : suite.cases) {
+        if (!c.config.framework.name.empty()) continue;  // a case that names its stack
+        Config with = c.config;
+        with.framework = framework_preset(std::string(kDefaultFrameworkEquivalent)).value();
+        REQUIRE(validate_config(with).ok());
+        with = validate_config(with).value();
+        INFO(c.id);
+        CHECK(predict(with).iteration_time_s == predict(c.config).iteration_time_s);
+    }
+}
+
+TEST_CASE("framework defaults apply per GPU generation, below every explicit key") {
+    const Config hopper = load(layout("h100-sxm", R"("megatron-core")"));
+    CHECK(hopper.training.attention_kernel == AttentionKernel::flash3);  // cuDNN fused attention on Hopper
+    CHECK(hopper.parallel.overlap_tp_comm);
+    CHECK(hopper.framework_defaults.size() == 4);
+    const Config ampere = load(layout("a100-sxm4-80gb", R"("megatron-core")"));
+    CHECK(ampere.training.attention_kernel == AttentionKernel::flash2);
+    const Config titan = load(layout("h100-sxm", R"("torchtitan")"));
+    CHECK(titan.training.attention_kernel == AttentionKernel::flash2);   // SDPA's FA2 backend
+    CHECK_FALSE(titan.parallel.overlap_tp_comm);                          // async TP is opt-in
+
+    // Explicit keys win, wherever they appear: in the config, in an inline framework, after or
+    // before --framework on a command line.
+    Config explicit_off = load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": "megatron-core",
+                                   "parallel": {"tp": 2, "sequence_parallel": true, "overlap_tp_comm": false},
+                                   "training": {"seq_len": 4096, "global_batch": 64, "attention_kernel": "flash2"}})");
+    CHECK_FALSE(explicit_off.parallel.overlap_tp_comm);
+    CHECK(explicit_off.training.attention_kernel == AttentionKernel::flash2);
+    CHECK(explicit_off.framework_defaults.size() == 2);  // overlap_dp_comm and host_op_s still from the preset
+    const Config inline_off = load(layout("h100-sxm", R"({"preset": "megatron-core", "overlap_tp_comm": false})"));
+    CHECK_FALSE(inline_off.parallel.overlap_tp_comm);
+    CHECK(inline_off.framework.name == "custom");
+
+    const ConfigField* overlap = find_field_by_flag("--overlap-tp");
+    const ConfigField* framework = find_field_by_flag("--framework");
+    REQUIRE(overlap);
+    REQUIRE(framework);
+    auto base = parse_config(layout("h100-sxm", ""));
+    REQUIRE(base.ok());
+    auto first = set_config_field(base.value(), *overlap, "0", "--overlap-tp");
+    REQUIRE(first.ok());
+    auto second = set_config_field(first.value(), *framework, "megatron-core", "--framework");
+    REQUIRE(second.ok());
+    auto checked = validate_config(second.value());
+    REQUIRE(checked.ok());
+    CHECK_FALSE(checked.value().parallel.overlap_tp_comm);
+
+    // The prediction says what the framework set.
+    const Prediction p = predict(hopper);
+    bool stated = false;
+    for (const std::string& warning : p.warnings) stated = stated || warning.find("framework megatron-core defaults") == 0;
+    CHECK(stated);
+}
+
+TEST_CASE("host cost per op: calibration > framework > default") {
+    const Config xla = load(layout("a100-sxm4-80gb", R"("jax")"));
+    const Config eager = load(layout("a100-sxm4-80gb", R"("megatron-lm")"));
+    // JAX/XLA dispatches no Python per op (5 us vs 60 us): a host-bound small layout is faster.
+    CHECK(predict(xla).iteration_time_s <= predict(eager).iteration_time_s);
+    Config calibrated = xla;
+    calibrated.calibration.host_op_s = 60e-6;
+    calibrated.explicit_knobs = xla.explicit_knobs;
+    calibrated = validate_config(calibrated).value();
+    // calibration wins: jax's host cost no longer applies (its attention kernel on A100 is megatron-lm's too)
+    CHECK(predict(calibrated).iteration_time_s == Approx(predict(eager).iteration_time_s).epsilon(1e-12));
+}
+
+TEST_CASE("every framework preset round-trips through config JSON and a link, predicting the same") {
+    for (const std::string& name : preset_names(PresetKind::framework)) {
+        for (const char* gpu : {"a100-sxm4-80gb", "h100-sxm", "b200"}) {
+            const Config config = load(layout(gpu, "\"" + name + "\""));
+            INFO(name << " on " << gpu);
+            const std::string json = config_to_json(config);
+            const Config reread = load(json);
+            CHECK(config_to_json(reread) == json);
+            CHECK(reread.framework_defaults == config.framework_defaults);
+            auto linked = decode_config_link(encode_config_link(config));
+            REQUIRE(linked.ok());
+            CHECK(config_to_json(linked.value()) == json);
+            CHECK(predict(linked.value()).iteration_time_s == predict(config).iteration_time_s);
+        }
+    }
+    // An inline variant too (the link carries a diff against its base preset).
+    const Config custom = load(layout("h100-sxm", R"({"preset": "deepspeed", "overlap_dp_comm": false, "host_op_s": 2e-5})"));
+    auto linked = decode_config_link(encode_config_link(custom));
+    REQUIRE(linked.ok());
+    CHECK(config_to_json(linked.value()) == config_to_json(custom));
+    CHECK_FALSE(linked.value().parallel.overlap_dp_comm);
+}
+
+TEST_CASE("bad framework input names the key") {
+    auto unknown = load_config(layout("h100-sxm", R"("megatron")"));
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().key == "framework");
+    CHECK(unknown.error().message.find("megatron-core") != std::string::npos);  // did you mean
+    auto bad = load_config(layout("h100-sxm", R"({"preset": "jax", "host_op_s": -1})"));
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().key == "framework.host_op_s");
+    auto recipe = load_config(layout("h100-sxm", R"({"preset": "jax", "fp8_recipe": "fp8"})"));
+    REQUIRE_FALSE(recipe.ok());
+    CHECK(recipe.error().key == "framework.fp8_recipe");
+    auto partial = load_config(layout("h100-sxm", R"({"overlap_tp_comm": true})"));  // no base: every key needed
+    REQUIRE_FALSE(partial.ok());
+}
+
+TEST_CASE("FP8 recipes: precision key, framework default, dtype fit, and their quantisation traffic") {
+    auto with = [](const std::string& precision, const std::string& framework = "") {
+        return R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "precision": )" + precision +
+               (framework.empty() ? "" : R"(, "framework": ")" + framework + "\"") + R"(, "training": {"seq_len": 4096, "global_batch": 64}})";
+    };
+    // Unset: the dtype's own (fp8: TE's delayed); the framework's when given; the key wins.
+    CHECK(effective_fp8_recipe(load(with(R"("fp8-mixed")"))) == Fp8Recipe::delayed);
+    CHECK(effective_fp8_recipe(load(with(R"("fp8-mixed")", "torchtitan"))) == Fp8Recipe::tensorwise);
+    CHECK(effective_fp8_recipe(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "rowwise"})", "torchtitan"))) == Fp8Recipe::rowwise);
+    CHECK_FALSE(effective_fp8_recipe(load(with(R"("bf16-mixed")"))).has_value());
+    CHECK(precision_preset("mxfp8-mixed").value().fp8_recipe == Fp8Recipe::mxfp8);
+    CHECK(precision_preset("nvfp4-mixed").value().fp8_recipe == Fp8Recipe::nvfp4);
+    // A recipe must scale the gemm dtype it is given with.
+    for (const char* bad : {R"({"preset": "fp8-mixed", "fp8_recipe": "mxfp8"})", R"({"preset": "bf16-mixed", "fp8_recipe": "delayed"})"}) {
+        auto config = load_config(with(bad));
+        REQUIRE_FALSE(config.ok());
+        CHECK(config.error().key == "precision.fp8_recipe");
+    }
+    // Traffic per element of an activation (bf16 in, fp8 out in two layouts): delayed 2 + 2 = 4 bytes,
+    // tensorwise and rowwise 2 x 2 + 2 = 6 (a second read), blockwise 2 + 2 (1 + 4/128) = 4.0625.
+    const auto cast_bytes = [&](const char* recipe) {
+        const Config c = load(with(std::string(R"({"preset": "fp8-mixed", "fp8_recipe": ")") + recipe + "\"}"));
+        const Execution x = make_execution(c);
+        const PieceOps ops = layer_ops(x, layer_kind_at(c.model, 0));
+        for (const Op& op : ops.forward)
+            if (std::string(op.name) == "fp8_input_cast_transpose") return op.bytes;
+        return 0.0;
+    };
+    const double delayed = cast_bytes("delayed");
+    REQUIRE(delayed > 0);
+    CHECK(cast_bytes("tensorwise") == Approx(delayed * 6 / 4));
+    CHECK(cast_bytes("rowwise") == Approx(delayed * 6 / 4));
+    CHECK(cast_bytes("blockwise") == Approx(delayed * 4.0625 / 4));
+    // More quantisation traffic, never less time; delayed (no framework) is today's prediction.
+    const double t_delayed = predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "delayed"})"))).iteration_time_s;
+    CHECK(t_delayed == predict(load(with(R"("fp8-mixed")"))).iteration_time_s);
+    CHECK(predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "tensorwise"})"))).iteration_time_s > t_delayed);
+}
+
+TEST_CASE("flag --fp8-recipe and link key f8 change the precision already chosen, in any order") {
+    const ConfigField* recipe = find_field_by_flag("--fp8-recipe");
+    REQUIRE(recipe);
+    CHECK(std::string(recipe->link_key) == "f8");
+    auto decoded = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&f8=blockwise");
+    REQUIRE(decoded.ok());
+    CHECK(decoded.value().precision.fp8_recipe == Fp8Recipe::blockwise);
+    CHECK(decoded.value().precision.gemm == DType::fp8);
+    auto again = decode_config_link(encode_config_link(decoded.value()));
+    REQUIRE(again.ok());
+    CHECK(config_to_json(again.value()) == config_to_json(decoded.value()));
+    CHECK(load(config_to_json(decoded.value())).precision.fp8_recipe == Fp8Recipe::blockwise);
+    auto mismatched = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&f8=nvfp4");
+    REQUIRE_FALSE(mismatched.ok());
+    CHECK(mismatched.error().key == "precision.fp8_recipe");
+}

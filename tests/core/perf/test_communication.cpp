@@ -1,0 +1,146 @@
+// Collectives: nccl-tests bus-bandwidth factors, latency steps, two-tier placement in Megatron order.
+#include "model_fixtures.hpp"
+
+#include <cmath>
+
+#include "trainclock/perf/communication.hpp"
+
+using namespace trainclock;
+
+TEST_CASE("Ring collective wire bytes (nccl-tests PERFORMANCE.md busbw factors)", "[communication]") {
+    const double S = 1e9;
+    CHECK(collective_wire_bytes(Collective::all_reduce, S, 8) == Approx(2.0 * 7 / 8 * S));
+    CHECK(collective_wire_bytes(Collective::reduce_scatter, S, 8) == Approx(7.0 / 8 * S));
+    CHECK(collective_wire_bytes(Collective::all_gather, S, 8) == Approx(7.0 / 8 * S));
+    CHECK(collective_wire_bytes(Collective::all_to_all, S, 4) == Approx(3.0 / 4 * S));
+    CHECK(collective_wire_bytes(Collective::p2p, S, 2) == Approx(S));
+    CHECK(collective_wire_bytes(Collective::all_reduce, S, 1) == 0);
+    // RS + AG moves exactly what one all-reduce moves (Megatron SP's equivalence).
+    CHECK(collective_wire_bytes(Collective::reduce_scatter, S, 16) + collective_wire_bytes(Collective::all_gather, S, 16) ==
+          Approx(collective_wire_bytes(Collective::all_reduce, S, 16)));
+}
+
+TEST_CASE("Alpha-beta time: wire bytes over bandwidth plus latency steps", "[communication]") {
+    Link link{100e9, 5e-6, false};
+    const double S = 1e8;
+    CHECK(collective_time_s(Collective::all_reduce, S, 8, link) == Approx(2.0 * 7 / 8 * S / 100e9 + 2 * 3 * 5e-6));
+    CHECK(collective_time_s(Collective::all_gather, S, 4, link) == Approx(3.0 / 4 * S / 100e9 + 3 * 5e-6));
+    // Large groups: NCCL's tree keeps the latency logarithmic.
+    CHECK(collective_time_s(Collective::all_reduce, 8.0, 1024, link) == Approx(2.0 * 1023 / 1024 * 8 / 100e9 + 2 * 10 * 5e-6));
+    CHECK(collective_time_s(Collective::all_reduce, S, 1, link) == 0);
+}
+
+TEST_CASE("Groups in Megatron rank order land on the right tier", "[communication]") {
+    NodeSpec node;
+    node.gpus_per_node = 8;
+    node.intra_bw_gbps = 300;
+    node.inter_bw_gbps = 25;
+    node.intra_latency_us = 5;
+    node.inter_latency_us = 10;
+    Calibration cal;
+    cal.intra_node_efficiency = 0.8;
+    cal.inter_node_efficiency = 0.8;
+    ParallelSpec p;
+    p.tp = 8;
+    p.pp = 4;
+    p.dp = 16;
+    const GroupPlacement tp = group_placement(p, Group::tp), dp = group_placement(p, Group::dp), pp = group_placement(p, Group::pp);
+    CHECK(tp.size == 8);
+    CHECK(tp.stride == 1);
+    CHECK(dp.stride == 8);
+    CHECK(pp.stride == 8 * 16);
+    const Link tp_link = group_link(node, cal, tp);
+    CHECK_FALSE(tp_link.inter_node);
+    CHECK(tp_link.bw_bytes_per_s == Approx(300e9 * 0.8));
+    const Link dp_link = group_link(node, cal, dp);  // one member per node: one NIC's worth
+    CHECK(dp_link.inter_node);
+    CHECK(dp_link.bw_bytes_per_s == Approx(25e9 * 0.8));
+    CHECK(dp_link.latency_s == Approx(10e-6));
+    // TP 2: a DP group has 4 members per node and drives 4 NICs at once.
+    p.tp = 2;
+    const Link dp4 = group_link(node, cal, group_placement(p, Group::dp));
+    CHECK(dp4.bw_bytes_per_s == Approx(4 * 25e9 * 0.8));
+    // Expert parallelism is carved out of DP: EP groups sit inside the DP stride, expert-DP beyond.
+    p.tp = 1;
+    p.ep = 4;
+    CHECK(group_placement(p, Group::ep).stride == 1);
+    CHECK(group_placement(p, Group::expert_dp).size == 4);
+    CHECK(group_placement(p, Group::expert_dp).stride == 4);
+}
+
+TEST_CASE("Gradients reduce over the DP replicas and the CP ranks (the ranks holding the same weights)", "[communication]") {
+    ParallelSpec p;
+    p.tp = 2;
+    p.cp = 4;
+    p.dp = 2;
+    const GroupPlacement dp = group_placement(p, Group::dp);
+    CHECK(dp.size == 8);    // dp x cp
+    CHECK(dp.stride == 2);  // the CP members are TP apart
+    p.dp = 1;               // CP alone still has a gradient all-reduce
+    CHECK(group_placement(p, Group::dp).size == 4);
+    p.cp = 1;
+    p.dp = 16;
+    CHECK(group_placement(p, Group::dp).size == 16);
+    CHECK(group_placement(p, Group::dp).stride == 2);
+}
+
+TEST_CASE("A group smaller than an unswitched node only gets the links among its members", "[communication]") {
+    // DGX-1-like cube-mesh: 1 link between GPUs 0-1, two disjoint rings over the quad 0-3.
+    NodeSpec node;
+    node.gpus_per_node = 8;
+    node.intra_bw_gbps = 150;
+    node.intra_group_bw_gbps = {{2, 25}, {4, 50}};
+    Calibration cal;
+    cal.intra_node_efficiency = 0.8;
+    const auto link_of = [&](int64_t size) { return group_link(node, cal, GroupPlacement{size, 1}).bw_bytes_per_s; };
+    CHECK(link_of(2) == Approx(25e9 * 0.8));
+    CHECK(link_of(3) == Approx(50e9 * 0.8));  // the smallest listed group that holds it
+    CHECK(link_of(4) == Approx(50e9 * 0.8));
+    CHECK(link_of(8) == Approx(150e9 * 0.8)); // the whole node: the per-GPU line rate
+    node.intra_group_bw_gbps.clear();         // switched fabric: every group gets the line rate
+    CHECK(link_of(2) == Approx(150e9 * 0.8));
+}
+
+TEST_CASE("NVLink domains: a group stays on NVLink only when every instance fits in one domain", "[communication]") {
+    // Ranks fill 72-GPU domains in order; a block of groups spans size x stride ranks.
+    CHECK(group_in_one_domain({8, 1, 512}, 72));    // 72 % 8 == 0: every TP 8 group inside a rack
+    CHECK(group_in_one_domain({16, 1, 64}, 72));    // one block [0, 64): the whole job is in one rack
+    CHECK_FALSE(group_in_one_domain({16, 1, 128}, 72));  // block [64, 80) straddles rank 72
+    CHECK_FALSE(group_in_one_domain({16, 8, 128}, 72));  // spans 128 ranks > 72
+    CHECK(group_in_one_domain({2, 4, 16}, 8));      // DGX: span 8
+    CHECK_FALSE(group_in_one_domain({3, 2, 24}, 8)); // span 6: block [6, 12) crosses node 0 -> 1
+    CHECK(group_in_one_domain({1, 1000, 4096}, 8)); // a single rank never crosses
+}
+
+TEST_CASE("GB200 NVL72 jobs of 64-512 GPUs: which collectives run on NVLink, which on the NICs", "[communication]") {
+    const Result<NodeSpec> nvl72 = node_preset("gb200-nvl72");
+    REQUIRE(nvl72.ok());
+    CHECK(nvl72.value().gpus_per_node == 72);
+    CHECK(nvl72.value().host_gpus() == 4);
+    const Calibration cal;
+    auto inter = [&](const ParallelSpec& p, Group g) { return group_link(nvl72.value(), cal, group_placement(p, g)).inter_node; };
+    ParallelSpec p;
+    p.tp = 8;
+    p.dp = 8;  // 64 GPUs: one rack, everything on NVLink
+    CHECK_FALSE(inter(p, Group::tp));
+    CHECK_FALSE(inter(p, Group::dp));
+    p.dp = 16;  // 128 GPUs: TP 8 groups tile the 72-GPU racks (72 = 9 x 8); the DP group spans both racks
+    CHECK_FALSE(inter(p, Group::tp));
+    CHECK(inter(p, Group::dp));
+    p.cp = 2;   // TP 8 x CP 2 on 128 GPUs: CP groups are 16-rank blocks, [64, 80) straddles the racks
+    p.dp = 8;
+    CHECK(inter(p, Group::cp));
+    p.dp = 4;   // the same on 64 GPUs fits one rack
+    CHECK_FALSE(inter(p, Group::cp));
+    p.cp = 1;   // 512 GPUs, TP 8 x PP 4 x DP 16: PP members are 128 ranks apart
+    p.pp = 4;
+    p.dp = 16;
+    CHECK(group_placement(p, Group::pp).stride == 128);
+    CHECK(inter(p, Group::pp));
+    CHECK_FALSE(inter(p, Group::tp));
+    // The same layout on DGX H100 (8 GPUs per node): only TP stays inside the node.
+    const Result<NodeSpec> dgx = node_preset("dgx-h100");
+    REQUIRE(dgx.ok());
+    CHECK_FALSE(group_link(dgx.value(), cal, group_placement(p, Group::tp)).inter_node);
+    CHECK(group_link(dgx.value(), cal, group_placement(p, Group::dp)).inter_node);
+}

@@ -1,0 +1,399 @@
+// Operator lists (FLOPs, bytes, precision ops) and the roofline cost of one op.
+#include "model_fixtures.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "trainclock/perf/calibration.hpp"
+#include "trainclock/perf/operators.hpp"
+
+using namespace trainclock;
+
+namespace {
+
+double flops(const OpList& ops, OpKind kind) {
+    double f = 0;
+    for (const Op& op : ops)
+        if (op.kind == kind) f += op.count * op.flops;
+    return f;
+}
+double all_flops(const OpList& ops) {
+    double f = 0;
+    for (const Op& op : ops) f += op.count * op.flops;
+    return f;
+}
+double bytes(const OpList& ops, OpKind kind) {
+    double b = 0;
+    for (const Op& op : ops)
+        if (op.kind == kind) b += op.count * op.bytes;
+    return b;
+}
+
+std::string gpt3(const char* precision, const char* training) {
+    return R"("model": ")" + std::string("gpt3-175b") + R"(", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" +
+           precision + R"(", "training": )" + training;
+}
+
+} // namespace
+
+TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[operators]") {
+    // Narayanan et al. SC'21 sec. 5.1: per layer 24 b s h^2 (GEMMs) + 4 b s^2 h (QK^T and AV);
+    // the logit layer 2 b s h V. Materialised attention computes the full s x s matrix.
+    const Config c = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false})"));
+    const double s = 2048, h = c.model.hidden, V = c.model.vocab, l = c.model.layers;
+    const PieceOps layer = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
+    CHECK(flops(layer.forward, OpKind::gemm) == Approx(24 * s * h * h));
+    CHECK(flops(layer.forward, OpKind::attention) == Approx(4 * s * s * h));
+    const PieceOps head = head_ops(make_execution(c));
+    const double model_fwd = l * all_flops(layer.forward) + all_flops(head.forward);
+    const double N = 12 * l * h * h;  // non-embedding weights (biases and norms have no GEMM FLOPs)
+    CHECK(model_fwd == Approx(2 * N * s + 4 * l * s * s * h + 2 * s * h * V));
+}
+
+TEST_CASE("Backward GEMMs cost 2x forward; recompute adds the forward again", "[operators]") {
+    const Config none = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "none"})"));
+    const LayerKind kind = layer_kind_at(none.model, 0);
+    const PieceOps a = layer_ops(make_execution(none), kind);
+    CHECK(flops(a.backward, OpKind::gemm) == Approx(2 * flops(a.forward, OpKind::gemm)));
+    CHECK(flops(a.backward, OpKind::attention) == Approx(2 * flops(a.forward, OpKind::attention)));
+
+    const Config full = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "full"})"));
+    const PieceOps f = layer_ops(make_execution(full), kind);
+    CHECK(all_flops(f.backward) == Approx(3 * all_flops(f.forward)));  // Korthikanti et al. 2022: 4 passes total
+
+    const Config sel = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "selective"})"));
+    const PieceOps s = layer_ops(make_execution(sel), kind);
+    CHECK(flops(s.backward, OpKind::attention) == Approx(3 * flops(s.forward, OpKind::attention)));
+    CHECK(flops(s.backward, OpKind::gemm) == Approx(2 * flops(s.forward, OpKind::gemm)));
+}
+
+TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised attention", "[operators]") {
+    const Config flash = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": true})"));
+    const PieceOps a = layer_ops(make_execution(flash), layer_kind_at(flash.model, 0));
+    const double s = 2048, h = flash.model.hidden;
+    CHECK(flops(a.forward, OpKind::attention) == Approx(0.5 * 4 * s * s * h));
+    // Flash: memory-bound bytes grow linearly with s; the materialised fp32 softmax grows as s^2.
+    auto elementwise_bytes = [](const char* precision, int seq) {
+        const Config c = fixtures::config(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" +
+                                          std::string(precision) + R"(", "training": {"seq_len": )" + std::to_string(seq) +
+                                          R"(, "global_batch": 1, "micro_batch": 1, "flash_attention": true})");
+        return bytes(layer_ops(make_execution(c), layer_kind_at(c.model, 0)).forward, OpKind::elementwise);
+    };
+    CHECK(elementwise_bytes("bf16-mixed", 4096) == Approx(2 * elementwise_bytes("bf16-mixed", 2048)));
+    CHECK(elementwise_bytes("fp32", 4096) > 3 * elementwise_bytes("fp32", 2048));
+}
+
+TEST_CASE("Precision-only ops appear exactly when the precision asks for them", "[operators]") {
+    const char* training = R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1})";
+    const Config mixed = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": )" + std::string(training));
+    const Config amp = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-amp", "training": )" + std::string(training));
+    const Config fp8 = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "fp8-mixed", "training": )" + std::string(training));
+    const LayerKind kind = layer_kind_at(mixed.model, 0);
+    CHECK(bytes(layer_ops(make_execution(mixed), kind).forward, OpKind::precision_overhead) == 0);
+    // Autocast: the fp32 weights of every GEMM are re-cast each forward: at least 6 bytes per weight.
+    const double weights = layer_params_local(make_execution(amp), kind) - 2 * amp.model.hidden;
+    CHECK(bytes(layer_ops(make_execution(amp), kind).forward, OpKind::precision_overhead) >= 6 * weights);
+    // FP8: cast-transpose of every GEMM input and weight forward and of the gradients backward.
+    const PieceOps f = layer_ops(make_execution(fp8), kind);
+    CHECK(bytes(f.forward, OpKind::precision_overhead) > 0);
+    CHECK(bytes(f.backward, OpKind::precision_overhead) > 0);
+    for (const Op& op : f.forward)
+        if (op.kind == OpKind::gemm) CHECK(op.dtype == DType::fp8);
+    // Optimizer step: master copy for mixed, unscale/check only with dynamic loss scaling.
+    bool master = false, unscale = false;
+    for (const Op& op : step_ops(make_execution(mixed), 1e9, 1e9)) {
+        master = master || std::string(op.name) == "master_weight_copy";
+        unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
+    }
+    CHECK(master);
+    CHECK_FALSE(unscale);
+    const Config fp16 = fixtures::config(R"("model": "llama3-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "fp16-mixed", "training": )" + std::string(training));
+    unscale = false;
+    for (const Op& op : step_ops(make_execution(fp16), 1e9, 1e9)) unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
+    CHECK(unscale);
+}
+
+TEST_CASE("GEMM dtype sets the peak: fp32 on V100 runs on CUDA cores", "[operators]") {
+    const GpuSpec v100 = fixtures::gpu("v100-sxm2-32gb");
+    CHECK(compute_dtype(v100, DType::fp32) == DType::fp32);
+    CHECK(compute_dtype(v100, DType::tf32) == DType::fp32);  // no TF32 tensor cores on Volta
+    CHECK(compute_dtype(v100, DType::bf16) == DType::fp16);
+    const Calibration cal = resolve_calibration(v100, {});
+    Op gemm{};
+    gemm.kind = OpKind::gemm;
+    gemm.dtype = DType::fp32;
+    gemm.m = gemm.n = gemm.k = 8192;
+    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    const double eff = gemm_efficiency(gemm, v100, cal);
+    CHECK(op_time_s(gemm, v100, cal) == Approx(gemm.flops / (15.7e12 * eff)));
+    CHECK(v100.peak_flops(DType::fp32) == Approx(15.7e12));
+}
+
+TEST_CASE("Large GEMMs: fp32 slower than tf32 on A100, fp8 faster than bf16 on H100", "[operators]") {
+    Op gemm{};
+    gemm.kind = OpKind::gemm;
+    gemm.m = gemm.n = gemm.k = 8192;
+    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    gemm.bytes = 3.0 * 8192 * 8192 * 2;
+    const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb"), h100 = fixtures::gpu("h100-sxm");
+    const Calibration ca = resolve_calibration(a100, {}), ch = resolve_calibration(h100, {});
+    auto at = [&](const GpuSpec& g, const Calibration& c, DType d) {
+        Op o = gemm;
+        o.dtype = d;
+        return op_time_s(o, g, c);
+    };
+    CHECK(at(a100, ca, DType::fp32) > 4 * at(a100, ca, DType::tf32));
+    CHECK(at(a100, ca, DType::tf32) > 1.5 * at(a100, ca, DType::bf16));
+    CHECK(at(h100, ch, DType::fp8) < at(h100, ch, DType::bf16));
+    // ...but by less than the 2x of the peaks: FP8 reaches a lower fraction (MAMF 0.709 vs 0.803).
+    CHECK(at(h100, ch, DType::bf16) / at(h100, ch, DType::fp8) == Approx(2 * 0.709 / 0.803).epsilon(0.01));
+}
+
+TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "[operators]") {
+    const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb");
+    const Calibration cal = resolve_calibration(a100, {});
+    Op full{};
+    full.kind = OpKind::gemm;
+    full.dtype = DType::bf16;
+    full.k = 4096;
+    full.m = 256.0 * 9;    // 9 x 12 = 108 tiles of 256 x 128 = one full wave on 108 SMs
+    full.n = 128.0 * 12;
+    Op spill = full;
+    spill.n = 128.0 * 12 + 1;  // a sliver more: partial tiles or a second wave
+    CHECK(gemm_efficiency(spill, a100, cal) < gemm_efficiency(full, a100, cal));
+    // Memory-bound op: time = bytes / (bandwidth x efficiency).
+    Op ew{};
+    ew.kind = OpKind::elementwise;
+    ew.bytes = 1e9;
+    CHECK(op_time_s(ew, a100, cal) == Approx(1e9 / (a100.memory_bw_gbps * 1e9 * cal.memory_efficiency)));
+}
+
+TEST_CASE("Short K and small tiles cost in proportion to the dtype's peak: fp32 CUDA cores lose less", "[operators]") {
+    const GpuSpec v100 = fixtures::gpu("v100-sxm2-32gb");
+    const Calibration cal = resolve_calibration(v100, {});
+    auto efficiency = [&](DType d, double m, double n, double k) {
+        Op op{};
+        op.kind = OpKind::gemm;
+        op.dtype = d;
+        op.m = m, op.n = n, op.k = k;
+        return gemm_efficiency(op, v100, cal) / cal.gemm_efficiency[int(compute_dtype(v100, d))] /
+               (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
+    };
+    // One full wave of 256 x 128 tiles (80 SMs = 8 x 10 tiles): only the K prologue/epilogue is lost,
+    // at k / (k + k_half) with k_half = 64 on the tensor cores and 64 x 15.7 / 125 = 8 on CUDA cores.
+    CHECK(efficiency(DType::fp16, 2048, 1280, 64) == Approx(64.0 / 128.0));
+    CHECK(efficiency(DType::fp32, 2048, 1280, 64) == Approx(64.0 / (64.0 + 64.0 * 15.7 / 125.0)));
+    // A C 64 wide: best as 40 tiles of 128 x 64 split 2 ways over K (one wave), whose operand-reuse
+    // loss (0.85 on tensor cores) shrinks by peak ratio x operand width (15.7 / 125 x 4 / 2 = 0.25)
+    // on CUDA cores.
+    const double k = 1e6;  // K prologue negligible
+    CHECK(efficiency(DType::fp16, 64 * 80, 64, k) == Approx(0.85).epsilon(1e-3));
+    CHECK(efficiency(DType::fp32, 64 * 80, 64, k) == Approx(1 - 0.15 * 15.7 / 125 * 2).epsilon(1e-3));
+}
+
+TEST_CASE("Split-K fills the SMs for a few output tiles over a long K (weight gradients)", "[operators]") {
+    const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb");  // 108 SMs
+    const Calibration cal = resolve_calibration(a100, {});
+    Op wgrad{};
+    wgrad.kind = OpKind::gemm;
+    wgrad.dtype = DType::bf16;
+    wgrad.m = 256, wgrad.n = 128 * 27;  // 27 tiles of 256 x 128: a quarter of the SMs without a split
+    wgrad.k = 65536;
+    const double base = cal.gemm_efficiency[int(DType::bf16)] * cal.gemm_sustained;
+    // Split 4 ways: 108 tiles = one full wave, each slice of K = 16384 (its own prologue/epilogue).
+    CHECK(gemm_efficiency(wgrad, a100, cal) == Approx(base * 16384.0 / (16384.0 + 64.0)));
+    Op short_k = wgrad;
+    short_k.k = 256;  // splitting a short K costs more prologue than it wins: still better than a quarter
+    CHECK(gemm_efficiency(short_k, a100, cal) > base * 0.25 * 256.0 / (256.0 + 64.0));
+}
+
+TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative position adds BD, adaptive head", "[operators]") {
+    // Dai et al. 2019 sec. 3.3: queries of the segment (s) attend over s + mem keys; Q/K/V are projected
+    // over the concatenated [memory, segment]; the relative term BD is a second QK^T-sized matmul.
+    const std::string base = R"("gpu": "v100-sxm2-16gb", "num_gpus": 1, "precision": "fp32", "training": {"seq_len": 192, "global_batch": 16, "micro_batch": 16, "flash_attention": false}, "model": )";
+    const std::string txl = R"({"architecture": "decoder", "layers": 16, "hidden": 512, "heads": 8, "ffn_hidden": 2048, "vocab": 267735, "activation": "relu", "norm": "layernorm", "tied_embeddings": true)";
+    const Config plain = fixtures::config(base + txl + "}");
+    const Config mem = fixtures::config(base + txl + R"(, "memory_len": 192})");
+    const Config rel = fixtures::config(base + txl + R"(, "memory_len": 192, "relative_position": true, "softmax_head": 20000})");
+    const LayerKind kind = layer_kind_at(plain.model, 0);
+    const double b = 16, s = 192, m = 192, h = 512;
+    const PieceOps p = layer_ops(make_execution(plain), kind), q = layer_ops(make_execution(mem), kind), r = layer_ops(make_execution(rel), kind);
+    // QKV over b (s + m) tokens instead of b s: 2 b m h (3h) more forward GEMM FLOPs.
+    CHECK(flops(q.forward, OpKind::gemm) - flops(p.forward, OpKind::gemm) == Approx(2 * b * m * h * 3 * h));
+    // Scores and context over s + m keys: attention FLOPs scale by (s + m) / s.
+    CHECK(flops(q.forward, OpKind::attention) == Approx(flops(p.forward, OpKind::attention) * (s + m) / s));
+    // Relative position: BD doubles the QK^T half of the attention FLOPs and adds score-sized copies.
+    CHECK(flops(r.forward, OpKind::attention) == Approx(1.5 * flops(q.forward, OpKind::attention)));
+    CHECK(bytes(r.forward, OpKind::elementwise) > bytes(q.forward, OpKind::elementwise));
+    // Adaptive softmax head: the LM head computes softmax_head logits, not the 267k embedding rows.
+    const PieceOps head_full = head_ops(make_execution(mem)), head_adaptive = head_ops(make_execution(rel));
+    CHECK(flops(head_adaptive.forward, OpKind::gemm) == Approx(flops(head_full.forward, OpKind::gemm) * 20000.0 / 267735.0));
+}
+
+TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter tensor, per stage", "[operators]") {
+    const auto with = [](const char* optimizer, int pp, const char* model) {
+        return fixtures::config(std::string(R"("model": ")") + model + R"(", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(pp) +
+                                R"(, "precision": "bf16-mixed", "parallel": {"pp": )" + std::to_string(pp) +
+                                R"(}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "optimizer": ")" + optimizer + R"("})");
+    };
+    auto per_tensor_optimizer_kernels = [](const Config& c) { return trainclock::per_tensor_optimizer_kernels(make_execution(c)); };
+    CHECK(per_tensor_optimizer_kernels(with("lamb", 1, "llama3-8b")) == 0);  // multi-tensor fused
+    CHECK(per_tensor_optimizer_kernels(with("adamw", 1, "llama3-8b")) == 0);
+    const double one = per_tensor_optimizer_kernels(with("lamb-per-tensor", 1, "llama3-8b"));
+    // Llama: 2 RMSNorm scales + QKV + output + 3 gated FFN matrices = 7 tensors per layer, 32 layers.
+    CHECK(one >= 7 * 32);
+    CHECK(one < 8 * 32 * 7);
+    CHECK(per_tensor_optimizer_kernels(with("lamb-per-tensor", 4, "llama3-8b")) == Approx(one / 4));
+}
+
+namespace {
+
+double gemm_flops_named(const OpList& ops, const char* prefix) {
+    double f = 0;
+    for (const Op& op : ops)
+        if (op.kind == OpKind::gemm && std::string(op.name).rfind(prefix, 0) == 0) f += op.count * op.flops;
+    return f;
+}
+
+} // namespace
+
+TEST_CASE("MLA forward FLOPs follow the DeepSeek-V2 formulas", "[operators]") {
+    // arXiv 2405.04434 eqs. 9-19 per token: c^Q = W^DQ h (2 d d_c'), [q^C; q^R] = W^UQ/W^QR c^Q
+    // (2 d_c' n_h (d_h + d_h^R)), [c^KV; k^R] (2 d (d_c + d_h^R)), [k^C; v^C] = W^UK/W^UV c^KV
+    // (2 d_c n_h (d_h + d_v)), u = W^O o (2 n_h d_v d); attention q k^T over n_h (d_h + d_h^R) and
+    // softmax(.) v over n_h d_v per key, s / 2 keys per query when causal (the FLOP convention here).
+    const Config c = fixtures::config(R"("model": "deepseek-v3", "gpu": "h800-sxm", "num_gpus": 1, "precision": "bf16-mixed",
+                                         "training": {"seq_len": 4096, "global_batch": 1, "micro_batch": 1})");
+    const double s = 4096, d = 7168, nh = 128, dh = 128, dr = 64, dv = 128, dc = 512, dq = 1536;
+    const LayerKind dense = layer_kind_at(c.model, 0);
+    const PieceOps layer = layer_ops(make_execution(c), dense);
+    const double projections = 2 * s * (d * dq + dq * nh * (dh + dr) + d * (dc + dr) + dc * nh * (dh + dv));
+    CHECK(gemm_flops_named(layer.forward, "mla_") == Approx(projections));
+    CHECK(gemm_flops_named(layer.forward, "attn_out") == Approx(2 * s * nh * dv * d));
+    CHECK(flops(layer.forward, OpKind::attention) == Approx(2 * s * (s / 2) * nh * (dh + dr + dv)));
+    // TP 8 splits the up projections and heads, not the duplicated down projections.
+    const Config tp = fixtures::config(R"("model": "deepseek-v3", "gpu": "h800-sxm", "num_gpus": 8, "precision": "bf16-mixed",
+                                          "parallel": {"tp": 8}, "training": {"seq_len": 4096, "global_batch": 1, "micro_batch": 1})");
+    const PieceOps split = layer_ops(make_execution(tp), dense);
+    CHECK(gemm_flops_named(split.forward, "mla_") == Approx(2 * s * (d * dq + d * (dc + dr) + (dq * nh * (dh + dr) + dc * nh * (dh + dv)) / 8)));
+}
+
+TEST_CASE("Sliding-window attention FLOPs match the closed form; chunked and short sequences too", "[operators]") {
+    auto mistral = [](int64_t seq) {
+        return fixtures::config(R"("model": "mistral-7b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed",
+                                   "training": {"seq_len": )" + std::to_string(seq) + R"(, "global_batch": 1, "micro_batch": 1})");
+    };
+    const double w = 4096, H = 32, hd = 128;
+    const Config c = mistral(32768);
+    const double s = 32768;
+    const LayerKind kind = layer_kind_at(c.model, 0);
+    REQUIRE(kind.local);
+    // Query i attends to min(i, w) keys: sum over the sequence = w^2 / 2 + (s - w) w (continuous, as
+    // causal attention counts s^2 / 2); 4 H d per query-key pair forward (QK^T and PV).
+    CHECK(flops(layer_ops(make_execution(c), kind).forward, OpKind::attention) == Approx(4 * H * hd * (w * w / 2 + (s - w) * w)));
+    // The discrete count sum_i min(i + 1, w) agrees to O(1 / w).
+    double pairs = 0;
+    for (double i = 0; i < s; ++i) pairs += std::min(i + 1, w);
+    CHECK(attended_keys(c.model, kind, s) * s == Approx(pairs).epsilon(1.0 / w));
+    // Within the window the layer is plain causal attention.
+    const Config short_seq = mistral(4096);
+    CHECK(flops(layer_ops(make_execution(short_seq), kind).forward, OpKind::attention) == Approx(4 * H * hd * 4096.0 * 4096.0 / 2));
+    // Llama 4 chunked attention (8192-token chunks) over 32768 tokens: 4 causal chunks.
+    const ModelSpec scout = fixtures::model("llama4-scout");
+    CHECK(attended_keys(scout, layer_kind_at(scout, 0), 32768) == Approx(4 * 8192.0 * 8192.0 / 2 / 32768));
+    CHECK(!layer_kind_at(scout, 3).local);  // every 4th layer global
+    CHECK(attended_keys(scout, layer_kind_at(scout, 3), 32768) == Approx(32768.0 / 2));
+}
+
+TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's expert GEMMs", "[operators]") {
+    auto mixtral = [](const char* moe_extra, int64_t ep) {
+        return fixtures::config(R"("model": {"architecture": "decoder", "layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8,
+                                   "ffn_hidden": 0, "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+                                   "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 14336)" + std::string(moe_extra) + R"(}},
+                                   "gpu": "h100-sxm", "num_gpus": )" + std::to_string(ep) + R"(, "parallel": {"ep": )" + std::to_string(ep) +
+                                R"(}, "training": {"seq_len": 4096, "global_batch": )" + std::to_string(ep) + R"(, "micro_batch": 1})");
+    };
+    const Config balanced = mixtral("", 8), skewed = mixtral(R"(, "imbalance": 1.5)", 8);
+    const Config capped = mixtral(R"(, "imbalance": 1.5, "capacity_factor": 1.25)", 8);
+    const LayerKind kind = layer_kind_at(balanced.model, 0);
+    const double base = gemm_flops_named(layer_ops(make_execution(balanced), kind).forward, "mlp_");
+    // One expert per GPU (ep = experts): the busiest GPU runs 1.5x the mean tokens, or the capacity.
+    CHECK(gemm_flops_named(layer_ops(make_execution(skewed), kind).forward, "mlp_") == Approx(1.5 * base));
+    CHECK(gemm_flops_named(layer_ops(make_execution(capped), kind).forward, "mlp_") == Approx(1.25 * base));
+    CHECK(expert_load_factor(skewed.model, skewed.parallel) == Approx(1.5));
+    // Eight experts on one GPU: the busiest expert is one of eight, (1.5 + 7) / 8.
+    CHECK(expert_load_factor(skewed.model, ParallelSpec{}) == Approx(8.5 / 8));
+    // Grouped GEMM of 8 local experts: each group padded by half a 128-row tile on average.
+    const Config one = mixtral("", 1);
+    const double rows = 4096.0 * 2 / 8;  // T top_k / experts per expert
+    const double up_flops = 8 * 2 * (rows + 64) * (2 * 14336.0) * 4096;  // 8 experts of (rows + 64) x h by h x 2f (gate + up)
+    double up = 0;
+    for (const Op& op : layer_ops(make_execution(one), kind).forward)
+        if (std::string(op.name) == "mlp_up" && op.count == 8) up += op.count * op.flops;
+    CHECK(up == Approx(up_flops));
+}
+
+TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA dequantises per GEMM", "[operators]") {
+    const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
+        "training": {"seq_len": 2048, "global_batch": 1, "micro_batch": 1)";
+    const Config full = fixtures::config(body + "}");
+    const Config lora = fixtures::config(body + R"(, "finetune": {"method": "lora", "lora_rank": 16}})");
+    const Config qlora = fixtures::config(body + R"(, "finetune": {"method": "qlora", "lora_rank": 16}})");
+    const LayerKind kind = layer_kind_at(full, 0);
+    const PieceOps f = layer_ops(make_execution(full), kind), l = layer_ops(make_execution(lora), kind);
+    // Base GEMMs: backward is dgrad only (1x forward) instead of dgrad + wgrad (2x).
+    const double base_fwd = gemm_flops_named(f.forward, "qkv") + gemm_flops_named(f.forward, "attn_out") + gemm_flops_named(f.forward, "mlp_");
+    CHECK(gemm_flops_named(l.backward, "dgrad") == Approx(base_fwd));
+    CHECK(gemm_flops_named(l.backward, "wgrad") == 0);
+    CHECK(gemm_flops_named(f.backward, "wgrad") == Approx(base_fwd));
+    // Adapters: 2 T r (parts k + n) forward per projection = 2 T x adapter weights; backward twice that.
+    const double T = 2048, adapters = layer_adapter_params_local(make_execution(lora), kind);
+    CHECK(gemm_flops_named(l.forward, "lora_") == Approx(2 * T * adapters));
+    CHECK(gemm_flops_named(l.backward, "lora_") == Approx(4 * T * adapters));
+    // QLoRA: every block weight dequantised (read NF4, write bf16) for the forward and again for dgrad.
+    const PieceOps q = layer_ops(make_execution(qlora), kind);
+    double dequant = 0;
+    for (const PieceOps* ops : {&q}) {
+        for (const Op& op : ops->forward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+        for (const Op& op : ops->backward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+    }
+    const double linear = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336;
+    CHECK(dequant == Approx(2 * linear * (kNf4BytesPerParam + 2)));
+    // A frozen leading layer runs forward only.
+    const Config frozen = fixtures::config(body + R"(, "finetune": {"frozen_layers": 4}})");
+    REQUIRE(layer_kind_at(frozen, 3).frozen);
+    CHECK_FALSE(layer_kind_at(frozen, 4).frozen);
+    CHECK(layer_kind_run_end(frozen, 0, 32) == 4);
+    CHECK(layer_ops(make_execution(frozen), layer_kind_at(frozen, 0)).backward.size == 0);
+}
+
+TEST_CASE("Autocast keeps the residual stream in fp32 and casts gradients back at op boundaries", "[operators]") {
+    // torch.autocast: the embedding output (fp32 weights) and every residual add (fp32 + half
+    // promotes) are fp32, so dropout+residual reads half + fp32 and writes fp32; norms read fp32; the
+    // half dgrad of a linear after a norm is cast back to fp32 in backward.
+    auto ops_of = [](const char* precision) {
+        const Config c = fixtures::config(std::string(R"("model": "bert-large", "gpu": "v100-sxm2-32gb", "num_gpus": 1, "precision": ")") +
+                                          precision + R"(", "training": {"seq_len": 128, "global_batch": 8, "micro_batch": 8})");
+        const Execution x = make_execution(c);
+        return layer_ops(x, layer_kind_at(c.model, 0));
+    };
+    auto bytes = [](const OpList& list, const char* name) {
+        for (const Op& op : list)
+            if (std::string(op.name) == name) return op.bytes;
+        return 0.0;
+    };
+    auto count = [](const OpList& list, const char* name) {
+        int n = 0;
+        for (const Op& op : list) n += std::string(op.name) == name ? 1 : 0;
+        return n;
+    };
+    const double e = 8.0 * 128 * 1024;  // tokens x hidden
+    const PieceOps amp = ops_of("fp16-amp"), mixed = ops_of("fp16-mixed");
+    CHECK(bytes(amp.forward, "dropout_residual") == Approx(e * (2 + 2 * 4 + 1)));
+    CHECK(bytes(mixed.forward, "dropout_residual") == Approx(e * (3 * 2 + 1)));
+    CHECK(bytes(amp.forward, "norm") == Approx(e * (4 + 4)));
+    CHECK(bytes(amp.backward, "norm_bwd") == Approx(e * 3 * 4));
+    // One input-gradient cast per linear fed by a norm (QKV and MLP up), none without autocast.
+    CHECK(count(amp.backward, "autocast_input_grad_cast") == 2);
+    CHECK(count(mixed.backward, "autocast_input_grad_cast") == 0);
+}
