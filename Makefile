@@ -7,7 +7,7 @@ CLI  := build/bin/trainclock
 # (compiler progress and errors still show; pipefail keeps the build's exit status).
 BUILD = set -o pipefail; cmake --build --preset $(1) -j $(JOBS) | { grep -v -E '^\[ *[0-9]+%\] Built target' || true; }
 
-.PHONY: setup build run predict validate test test-native bench clean
+.PHONY: setup build run predict validate test test-native bench clean format format-check
 
 setup:
 	@scripts/setup.sh native
@@ -30,9 +30,17 @@ validate: build
 test-native: build
 	@ctest --preset native -j $(JOBS)
 
-# The README's test command: native tests, the same core + CLI tests under ASan/UBSan with a short
-# fuzz run of every parser, then the WebAssembly, browser and desktop tests.
-test: test-native test-sanitize fuzz-smoke test-web test-gui
+# The README's test command: the source formatting check, native tests, the same core + CLI tests under
+# ASan/UBSan with a short fuzz run of every parser, then the WebAssembly, browser and desktop tests.
+test: format-check test-native test-sanitize fuzz-smoke test-web test-gui
+
+# Every C++ file as .clang-format (Debian's clang-format) lays it out; `make format` rewrites them.
+CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' '*.h')
+format: setup
+	@clang-format -i $(CXX_SOURCES)
+
+format-check: setup
+	@clang-format --dry-run --Werror $(CXX_SOURCES) || { echo "format-check: run 'make format'"; exit 1; }
 
 bench: build
 	@for b in build/bin/bench_*; do $$b; done

@@ -30,7 +30,7 @@ void BM_cross_source_all_folds(benchmark::State& state) {
     }
 }
 
-} // namespace
+}  // namespace
 
 BENCHMARK(BM_calibrate_100_runs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_cross_source_all_folds)->Unit(benchmark::kMillisecond)->Iterations(1);

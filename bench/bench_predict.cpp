@@ -65,7 +65,8 @@ void run_uncached(benchmark::State& state, const std::string& parallel) {
     configs.clear();
     for (int i = 0; i < 4096; ++i)  // M = 1536 micro-batches of 2048 + 8 i tokens (SP: a multiple of TP)
         configs.push_back(load(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 1024, "precision": "bf16-mixed",
-            "parallel": )" + parallel + R"(, "training": {"seq_len": )" + std::to_string(2048 + 8 * i) +
+            "parallel": )" + parallel +
+                               R"(, "training": {"seq_len": )" + std::to_string(2048 + 8 * i) +
                                R"(, "global_batch": 24576, "micro_batch": 1, "recompute": "selective"})"));
     size_t i = 0;
     for (auto _ : state) {
@@ -89,7 +90,7 @@ void BM_predict_moe_mixtral_8x7b(benchmark::State& state) {
     run(state, c);
 }
 
-} // namespace
+}  // namespace
 
 BENCHMARK(BM_predict_small_gpt3_1_3b);
 BENCHMARK(BM_predict_dense32_llama3_8b);

@@ -31,9 +31,9 @@ constexpr Problem kGpt3 = {"gpt3-175b", "a100-sxm4-80gb", 1024, 2048, 1536, true
 constexpr Problem kLlama405 = {"llama3.1-405b", "h100-sxm", 16384, 8192, 2048, false};
 
 Result<SearchSpace> make_space(const Problem& p) {
-    const std::string json = std::string("{\"schema\":\"trainclock/config/v1\",\"model\":\"") + p.model + "\",\"gpu\":\"" +
-                             p.gpu + "\",\"num_gpus\":" + std::to_string(p.gpus) + ",\"training\":{\"seq_len\":" +
-                             std::to_string(p.seq_len) + ",\"global_batch\":" + std::to_string(p.global_batch) + "}}";
+    const std::string json = std::string("{\"schema\":\"trainclock/config/v1\",\"model\":\"") + p.model + "\",\"gpu\":\"" + p.gpu +
+                             "\",\"num_gpus\":" + std::to_string(p.gpus) + ",\"training\":{\"seq_len\":" + std::to_string(p.seq_len) +
+                             ",\"global_batch\":" + std::to_string(p.global_batch) + "}}";
     Result<Config> base = parse_config(json);
     if (!base.ok()) return base.error();
     SearchOptions options;
@@ -81,6 +81,6 @@ BENCHMARK(BM_search_gpt3_175b_a100_all_precisions_threads)->Unit(benchmark::kMil
 BENCHMARK(BM_search_llama31_405b_h100_16384)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 BENCHMARK(BM_search_llama31_405b_h100_16384_threads)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 
-} // namespace
+}  // namespace
 
 BENCHMARK_MAIN();

@@ -30,7 +30,7 @@ std::vector<Command>& registry() {
     static std::vector<Command> commands;  // function-local: safe from static initialisation order
     return commands;
 }
-} // namespace
+}  // namespace
 
 CommandRegistrar::CommandRegistrar(Command command) {
     auto& all = registry();
@@ -65,12 +65,12 @@ std::vector<FlagSpec> config_flag_specs() {
     for (const ConfigField& field : config_fields()) {
         std::string value_name;
         switch (field.type) {
-            case FieldType::spec: value_name = "ID|JSON"; break;
-            case FieldType::integer: value_name = "N"; break;
-            case FieldType::number: value_name = "X"; break;
-            case FieldType::choice: value_name = "NAME"; break;
-            case FieldType::object: value_name = "FILE"; break;
-            case FieldType::boolean: break;
+        case FieldType::spec: value_name = "ID|JSON"; break;
+        case FieldType::integer: value_name = "N"; break;
+        case FieldType::number: value_name = "X"; break;
+        case FieldType::choice: value_name = "NAME"; break;
+        case FieldType::object: value_name = "FILE"; break;
+        case FieldType::boolean: break;
         }
         specs.push_back({std::string(field.flag), value_name, std::string(field.help)});
     }
@@ -96,7 +96,7 @@ std::vector<FlagSpec> all_flags(const Command& command) {
     return flags;
 }
 
-} // namespace
+}  // namespace
 
 Result<Args> parse_args(const Command& command, const std::vector<std::string>& argv) {
     const std::vector<FlagSpec> flags = all_flags(command);
@@ -125,8 +125,7 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
         auto spec = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
         if (spec == flags.end() && name.compare(0, 5, "--no-") == 0) {
             const std::string positive = "--" + name.substr(5);
-            spec = std::find_if(flags.begin(), flags.end(),
-                                [&](const FlagSpec& f) { return f.name == positive && f.value_name.empty(); });
+            spec = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == positive && f.value_name.empty(); });
             negated = spec != flags.end();
         }
         if (spec == flags.end()) {
@@ -163,12 +162,16 @@ std::string command_help(const Command& command) {
     auto list = [&](const std::vector<FlagSpec>& specs) {
         for (const FlagSpec& spec : specs) {
             std::string left = spec.name;
-            if (!spec.value_name.empty()) left += " " + spec.value_name;
-            else if (find_field_by_flag(spec.name)) left += ", --no-" + spec.name.substr(2);
+            if (!spec.value_name.empty())
+                left += " " + spec.value_name;
+            else if (find_field_by_flag(spec.name))
+                left += ", --no-" + spec.name.substr(2);
             constexpr size_t kColumn = 30;  // help text column; longer flag spellings wrap
             out << "  " << left;
-            if (left.size() + 2 > kColumn) out << "\n" << std::string(kColumn + 2, ' ');
-            else out << std::string(kColumn + 2 - left.size() - 2, ' ');
+            if (left.size() + 2 > kColumn)
+                out << "\n" << std::string(kColumn + 2, ' ');
+            else
+                out << std::string(kColumn + 2 - left.size() - 2, ' ');
             out << spec.help << "\n";
         }
     };
@@ -249,14 +252,11 @@ int report_error(const Error& error) {
 }
 
 bool names_file(std::string_view value) {
-    return value == "-" || value.find('/') != std::string_view::npos ||
-           (value.size() > 5 && value.substr(value.size() - 5) == ".json");
+    return value == "-" || value.find('/') != std::string_view::npos || (value.size() > 5 && value.substr(value.size() - 5) == ".json");
 }
 
 Result<std::string> read_text_file(const std::string& path) {
-    if (path == "-") {
-        return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    }
+    if (path == "-") { return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()); }
     // A directory opens, but reading it throws from libstdc++'s filebuf: refuse it first.
     std::error_code ignored;
     if (std::filesystem::is_directory(path, ignored)) return Error{path, "is a directory, not a file"};
@@ -281,7 +281,7 @@ std::string three_digits(double value) {
     const double magnitude = std::fabs(value);
     return format_fixed(value, magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : 2);
 }
-} // namespace
+}  // namespace
 
 std::string format_seconds(double seconds) {
     if (!std::isfinite(seconds)) return "n/a";
@@ -305,7 +305,7 @@ std::string scaled(double value, int* index) {
     }
     return three_digits(value);
 }
-} // namespace
+}  // namespace
 
 std::string format_si(double value, std::string_view unit) {
     static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
@@ -356,4 +356,4 @@ std::string TextTable::render(std::string_view indent) const {
     return out;
 }
 
-} // namespace trainclock::cli
+}  // namespace trainclock::cli

@@ -47,12 +47,12 @@ private:
 };
 
 struct Command {
-    std::string name;                 // "predict"
-    std::string summary;              // one line for `trainclock --help`
-    std::string usage;                // "trainclock predict [config flags] [--json | --csv]"
-    std::string description;          // paragraph(s) for `trainclock predict --help`
-    std::vector<FlagSpec> flags;      // the command's own flags (--help is implicit)
-    bool config_flags = false;        // also accepts the shared config flags
+    std::string name;             // "predict"
+    std::string summary;          // one line for `trainclock --help`
+    std::string usage;            // "trainclock predict [config flags] [--json | --csv]"
+    std::string description;      // paragraph(s) for `trainclock predict --help`
+    std::vector<FlagSpec> flags;  // the command's own flags (--help is implicit)
+    bool config_flags = false;    // also accepts the shared config flags
     int (*run)(const Args& args) = nullptr;
 };
 
@@ -80,15 +80,15 @@ Result<Config> config_draft_from_args(const Args& args, const std::optional<std:
 // Prints "trainclock: error: <key>: <reason>" on stderr; returns kExitBadInput.
 int report_error(const Error& error);
 Result<std::string> read_text_file(const std::string& path);  // "-" reads stdin
-bool names_file(std::string_view value);  // "-", a path with '/', or a name ending in .json (not a preset id)
+bool names_file(std::string_view value);                      // "-", a path with '/', or a name ending in .json (not a preset id)
 
 // Human-readable numbers.
-std::string format_seconds(double seconds);              // "812 ms", "3.42 s", "5.1 min", "2.30 h", "41.7 days"
+std::string format_seconds(double seconds);                     // "812 ms", "3.42 s", "5.1 min", "2.30 h", "41.7 days"
 std::string format_si(double value, std::string_view unit);     // SI prefix on the unit: "6.31 GWh", "412 TFLOP/s"
 std::string format_count(double value, std::string_view unit);  // counts: "862 k tokens/s", "70.6 B params", "4.95 M GPU-h"
-std::string format_fixed(double value, int decimals);    // "12.35"
-std::string format_percent(double fraction);             // "41.7 %"
-std::string format_signed_percent(double fraction);      // "+4.2 %", "-11.0 %"
+std::string format_fixed(double value, int decimals);           // "12.35"
+std::string format_percent(double fraction);                    // "41.7 %"
+std::string format_signed_percent(double fraction);             // "+4.2 %", "-11.0 %"
 
 // Column-aligned text table: first column left-aligned, the others right-aligned.
 class TextTable {
@@ -101,4 +101,4 @@ private:
     std::vector<std::vector<std::string>> rows_;
 };
 
-} // namespace trainclock::cli
+}  // namespace trainclock::cli

@@ -27,8 +27,8 @@ void print_report(const ValidationSuite& suite, const CalibrateReport& r, const 
     TextTable runs({"run", "gpu", "GPUs", "precision", "shipped", "calibrated", "leave-one-out"});
     for (const auto& c : r.cases) {
         const ValidationCase& v = suite.cases[c.index];
-        runs.add({v.id, v.config.gpu.name, std::to_string(v.config.num_gpus), v.config.precision.name,
-                  format_signed_percent(c.before), format_signed_percent(c.after), format_signed_percent(c.leave_one_out)});
+        runs.add({v.id, v.config.gpu.name, std::to_string(v.config.num_gpus), v.config.precision.name, format_signed_percent(c.before),
+                  format_signed_percent(c.after), format_signed_percent(c.leave_one_out)});
     }
     std::cout << "Error per run (predicted vs measured)\n" << runs.render("  ") << "\n";
     std::cout << "MAPE: shipped " << format_percent(r.mape_before) << ", calibrated " << format_percent(r.mape_after)
@@ -56,7 +56,8 @@ int run(const Args& args) {
     } else {
         print_report(suite, report.value(), *path);
         if (const auto out = args.value("--out")) {
-            std::cout << "Calibration written to " << *out << " (trainclock predict|compare|search|validate --calibration " << *out << ")\n";
+            std::cout << "Calibration written to " << *out << " (trainclock predict|compare|search|validate --calibration " << *out
+                      << ")\n";
         } else {
             std::cout << "Calibration (--out FILE writes it):\n" << json << "\n";
         }
@@ -82,5 +83,5 @@ const CommandRegistrar registrar({
     run,
 });
 
-} // namespace
-} // namespace trainclock::cli
+}  // namespace
+}  // namespace trainclock::cli

@@ -37,11 +37,11 @@ int run(const Args& args) {
         }
         return kExitOk;
     }
-    std::cout << c.model.name << " on " << c.num_gpus << " x " << c.gpu.name << " (tp " << c.parallel.tp << ", pp "
-              << c.parallel.pp << ", dp " << c.parallel.dp << "), " << c.training.global_batch << " x "
-              << c.training.seq_len << " tokens per step; speed-up vs " << comparison.baseline << "\n\n";
-    TextTable table({"precision", "gemm", "step", "speed-up", "tokens/s", "MFU", "mem/GPU", "fits", "gemm", "attention",
-                     "elementwise", "prec.ovh", "optimizer", "comm", "bubble", "overhead"});
+    std::cout << c.model.name << " on " << c.num_gpus << " x " << c.gpu.name << " (tp " << c.parallel.tp << ", pp " << c.parallel.pp
+              << ", dp " << c.parallel.dp << "), " << c.training.global_batch << " x " << c.training.seq_len
+              << " tokens per step; speed-up vs " << comparison.baseline << "\n\n";
+    TextTable table({"precision", "gemm", "step", "speed-up", "tokens/s", "MFU", "mem/GPU", "fits", "gemm", "attention", "elementwise",
+                     "prec.ovh", "optimizer", "comm", "bubble", "overhead"});
     for (const PrecisionRow& row : comparison.rows) {
         const std::string name = row.config.precision.name;
         const std::string gemm(dtype_name(row.config.precision.gemm));
@@ -51,11 +51,10 @@ int run(const Args& args) {
         }
         const Prediction& r = row.prediction;
         const StepBreakdown& b = r.breakdown_s;
-        table.add({name, gemm, format_seconds(r.iteration_time_s), format_fixed(row.speedup, 2) + "x",
-                   format_count(r.tokens_per_s, ""), format_percent(r.mfu), format_fixed(r.memory.per_gpu_gib, 1) + " GiB",
-                   r.memory.fits ? "yes" : "NO", format_seconds(b.gemm), format_seconds(b.attention),
-                   format_seconds(b.elementwise), format_seconds(b.precision_overhead), format_seconds(b.optimizer),
-                   format_seconds(b.tp_comm + b.pp_comm + b.dp_comm + b.cp_comm + b.ep_comm),
+        table.add({name, gemm, format_seconds(r.iteration_time_s), format_fixed(row.speedup, 2) + "x", format_count(r.tokens_per_s, ""),
+                   format_percent(r.mfu), format_fixed(r.memory.per_gpu_gib, 1) + " GiB", r.memory.fits ? "yes" : "NO",
+                   format_seconds(b.gemm), format_seconds(b.attention), format_seconds(b.elementwise), format_seconds(b.precision_overhead),
+                   format_seconds(b.optimizer), format_seconds(b.tp_comm + b.pp_comm + b.dp_comm + b.cp_comm + b.ep_comm),
                    format_seconds(b.pipeline_bubble), format_seconds(b.overhead)});
     }
     std::cout << table.render();
@@ -81,5 +80,5 @@ const CommandRegistrar registrar({
     run,
 });
 
-} // namespace
-} // namespace trainclock::cli
+}  // namespace
+}  // namespace trainclock::cli

@@ -41,5 +41,5 @@ const CommandRegistrar registrar({
     run,
 });
 
-} // namespace
-} // namespace trainclock::cli
+}  // namespace
+}  // namespace trainclock::cli

@@ -14,37 +14,38 @@ std::string layout_line(const Config& c) {
     const ParallelSpec& p = c.parallel;
     const TrainingSpec& t = c.training;
     const int64_t micro_batches = t.global_batch / (t.micro_batch * p.dp);
-    std::string line = "tp " + std::to_string(p.tp) + " x pp " + std::to_string(p.pp) + " x cp " + std::to_string(p.cp) +
-                       " x dp " + std::to_string(p.dp);
+    std::string line =
+        "tp " + std::to_string(p.tp) + " x pp " + std::to_string(p.pp) + " x cp " + std::to_string(p.cp) + " x dp " + std::to_string(p.dp);
     if (p.ep > 1) line += " (ep " + std::to_string(p.ep) + ")";
     line += ", sp " + std::string(p.sequence_parallel ? "on" : "off") + ", zero " + std::to_string(p.zero);
     line += ", " + std::string(p.schedule == PipelineSchedule::gpipe         ? "gpipe"
                                : p.schedule == PipelineSchedule::interleaved ? "interleaved"
                                                                              : "1f1b");
     if (p.virtual_stages > 1) line += " x" + std::to_string(p.virtual_stages) + " virtual";
-    line += "\nbatch: " + std::to_string(t.global_batch) + " x " + std::to_string(t.seq_len) + " tokens per step = " +
-            std::to_string(micro_batches) + " micro-batches of " + std::to_string(t.micro_batch) + " per replica" +
+    line += "\nbatch: " + std::to_string(t.global_batch) + " x " + std::to_string(t.seq_len) +
+            " tokens per step = " + std::to_string(micro_batches) + " micro-batches of " + std::to_string(t.micro_batch) + " per replica" +
             ", recompute " +
-            (t.recompute == Recompute::none ? "none" : t.recompute == Recompute::selective ? "selective" : "full") +
+            (t.recompute == Recompute::none        ? "none"
+             : t.recompute == Recompute::selective ? "selective"
+                                                   : "full") +
             ", flash attention " +
-            (!t.flash_attention ? "off" : t.attention_kernel == AttentionKernel::flash3 ? "on (flash3 kernels)" : "on");
+            (!t.flash_attention                              ? "off"
+             : t.attention_kernel == AttentionKernel::flash3 ? "on (flash3 kernels)"
+                                                             : "on");
     return line;
 }
 
 void print_table(const Config& c, const Prediction& r) {
     std::cout << c.model.name << " (" << format_count(r.params_total, "params")
-              << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string())
-              << ") on "
-              << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name
-              << ", framework " << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
+              << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string()) << ") on "
+              << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << ", framework "
+              << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
               << "layout: " << layout_line(c) << "\n\n";
 
     TextTable speed({"throughput", ""});
     speed.add({"step time", format_seconds(r.iteration_time_s)});
     const IntervalRow* interval = find_interval(c);
-    auto band = [&](double value) {
-        return format_seconds(value * interval->low) + " .. " + format_seconds(value * interval->high);
-    };
+    auto band = [&](double value) { return format_seconds(value * interval->low) + " .. " + format_seconds(value * interval->high); };
     if (interval) speed.add({"  likely range", band(r.iteration_time_s)});
     speed.add({"tokens/s", format_count(r.tokens_per_s, "tokens/s")});
     speed.add({"tokens/s per GPU", format_count(r.tokens_per_s_per_gpu, "tokens/s")});
@@ -55,13 +56,12 @@ void print_table(const Config& c, const Prediction& r) {
     speed.add({"MFU (" + std::string(dtype_name(c.precision.gemm)) + " peak)", format_percent(r.mfu_precision_peak)});
     std::cout << speed.render();
     if (interval)
-        std::cout << "likely range: 10th-90th percentile of the cross-source errors of " << interval->cases
-                  << " published runs (group " << interval->group << ", trainclock validate --cross-source)\n";
+        std::cout << "likely range: 10th-90th percentile of the cross-source errors of " << interval->cases << " published runs (group "
+                  << interval->group << ", trainclock validate --cross-source)\n";
     std::cout << "\n";
 
     if (c.training.tokens > 0) {
-        const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd
-                                                                    : c.gpu.price_per_gpu_hour_usd;
+        const double price = c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd : c.gpu.price_per_gpu_hour_usd;
         TextTable run({"run of " + format_count(c.training.tokens, "tokens"), ""});
         run.add({"steps", format_fixed(r.steps, 0)});
         run.add({"total time", format_seconds(r.total_time_s)});
@@ -73,10 +73,10 @@ void print_table(const Config& c, const Prediction& r) {
         if (interval) run.add({"  likely range", band(r.total_time_s)});
         run.add({"GPU-hours", format_count(r.gpu_hours, "GPU-h")});
         run.add({"cost", r.cost_known ? "$" + format_count(r.cost_usd, "") + " at $" + format_fixed(price, 2) + "/GPU-h"
-                                                   : "n/a (no price for " + c.gpu.name + ": give --price USD per GPU-hour)"});
+                                      : "n/a (no price for " + c.gpu.name + ": give --price USD per GPU-hour)"});
         if (interval && r.cost_known)
-            run.add({"  likely range", "$" + format_count(r.cost_usd * interval->low, "") + " .. $" +
-                                           format_count(r.cost_usd * interval->high, "")});
+            run.add({"  likely range",
+                     "$" + format_count(r.cost_usd * interval->low, "") + " .. $" + format_count(r.cost_usd * interval->high, "")});
         run.add({"energy", format_si(r.energy_kwh * 1e3, "Wh")});
         std::cout << run.render() << "\n";
     } else {
@@ -85,29 +85,33 @@ void print_table(const Config& c, const Prediction& r) {
 
     const MemoryBreakdown& m = r.memory;
     TextTable memory({"memory per GPU", "GiB", "% of capacity"});
-    const std::pair<const char*, double> parts[] = {
-        {"weights", m.weights_gib},         {"gradients", m.grads_gib},           {"master weights", m.master_gib},
-        {"optimizer states", m.optimizer_gib}, {"activations", m.activations_gib}, {"other", m.other_gib}};
+    const std::pair<const char*, double> parts[] = {{"weights", m.weights_gib},         {"gradients", m.grads_gib},
+                                                    {"master weights", m.master_gib},   {"optimizer states", m.optimizer_gib},
+                                                    {"activations", m.activations_gib}, {"other", m.other_gib}};
     for (const auto& [name, gib] : parts) {
         memory.add({name, format_fixed(gib, 2), m.capacity_gib > 0 ? format_percent(gib / m.capacity_gib) : "n/a"});
     }
-    memory.add({"total", format_fixed(m.per_gpu_gib, 2),
-                m.capacity_gib > 0 ? format_percent(m.per_gpu_gib / m.capacity_gib) : "n/a"});
+    memory.add({"total", format_fixed(m.per_gpu_gib, 2), m.capacity_gib > 0 ? format_percent(m.per_gpu_gib / m.capacity_gib) : "n/a"});
     memory.add({"capacity", format_fixed(m.capacity_gib, 2), m.fits ? "fits" : "DOES NOT FIT"});
     if (m.host_gib > 0) memory.add({"offloaded to CPU", format_fixed(m.host_gib, 2), "host memory"});
     std::cout << memory.render() << "\n";
 
     const StepBreakdown& b = r.breakdown_s;
     TextTable breakdown({"step breakdown", "time", "% of step"});
-    const std::pair<const char*, double> causes[] = {
-        {"gemm", b.gemm},           {"attention", b.attention}, {"elementwise", b.elementwise},
-        {"precision overhead", b.precision_overhead},           {"optimizer", b.optimizer},
-        {"tp comm", b.tp_comm},     {"pp comm", b.pp_comm},     {"dp comm", b.dp_comm},
-        {"cp comm", b.cp_comm},     {"ep comm", b.ep_comm},     {"pipeline bubble", b.pipeline_bubble},
-        {"overhead", b.overhead}};
+    const std::pair<const char*, double> causes[] = {{"gemm", b.gemm},
+                                                     {"attention", b.attention},
+                                                     {"elementwise", b.elementwise},
+                                                     {"precision overhead", b.precision_overhead},
+                                                     {"optimizer", b.optimizer},
+                                                     {"tp comm", b.tp_comm},
+                                                     {"pp comm", b.pp_comm},
+                                                     {"dp comm", b.dp_comm},
+                                                     {"cp comm", b.cp_comm},
+                                                     {"ep comm", b.ep_comm},
+                                                     {"pipeline bubble", b.pipeline_bubble},
+                                                     {"overhead", b.overhead}};
     for (const auto& [name, seconds] : causes) {
-        breakdown.add({name, format_seconds(seconds),
-                       r.iteration_time_s > 0 ? format_percent(seconds / r.iteration_time_s) : "n/a"});
+        breakdown.add({name, format_seconds(seconds), r.iteration_time_s > 0 ? format_percent(seconds / r.iteration_time_s) : "n/a"});
     }
     breakdown.add({"step", format_seconds(r.iteration_time_s), "100.0 %"});
     std::cout << breakdown.render();
@@ -151,5 +155,5 @@ const CommandRegistrar registrar({
     run,
 });
 
-} // namespace
-} // namespace trainclock::cli
+}  // namespace
+}  // namespace trainclock::cli

@@ -16,12 +16,12 @@ std::string model_table() {
         const auto m = model_preset(id);
         if (!m) continue;
         const ModelSpec& s = m.value();
-        std::string arch = s.architecture == Architecture::decoder ? "decoder"
-                           : s.architecture == Architecture::encoder ? "encoder" : "enc-dec";
+        std::string arch = s.architecture == Architecture::decoder   ? "decoder"
+                           : s.architecture == Architecture::encoder ? "encoder"
+                                                                     : "enc-dec";
         if (s.is_moe()) arch += " moe " + std::to_string(s.moe.experts) + "x top" + std::to_string(s.moe.top_k);
-        table.add({id, s.display_name, format_count(double(parameter_count(s)), ""), arch,
-                   std::to_string(s.layers + s.decoder_layers), std::to_string(s.hidden),
-                   std::to_string(s.heads) + "/" + std::to_string(s.kv_heads), std::to_string(s.ffn_hidden),
+        table.add({id, s.display_name, format_count(double(parameter_count(s)), ""), arch, std::to_string(s.layers + s.decoder_layers),
+                   std::to_string(s.hidden), std::to_string(s.heads) + "/" + std::to_string(s.kv_heads), std::to_string(s.ffn_hidden),
                    std::to_string(s.vocab)});
     }
     return table.render();
@@ -36,7 +36,8 @@ std::string gpu_table() {
         auto peak = [&](DType dtype) { return s.supports(dtype) ? format_fixed(s.peak_tflops[int(dtype)], 0) : "-"; };
         table.add({id, s.display_name, format_fixed(s.memory_gib, 0) + " GiB", format_fixed(s.memory_bw_gbps, 0) + " GB/s",
                    peak(DType::fp32), peak(DType::tf32), peak(DType::bf16), peak(DType::fp16), peak(DType::fp8),
-                   format_fixed(s.tdp_w, 0) + " W", s.price_per_gpu_hour_usd > 0 ? format_fixed(s.price_per_gpu_hour_usd, 2) : "-", s.default_node});
+                   format_fixed(s.tdp_w, 0) + " W", s.price_per_gpu_hour_usd > 0 ? format_fixed(s.price_per_gpu_hour_usd, 2) : "-",
+                   s.default_node});
     }
     return table.render() + "(peaks: dense TFLOP/s)\n";
 }
@@ -47,8 +48,8 @@ std::string node_table() {
         const auto n = node_preset(id);
         if (!n) continue;
         const NodeSpec& s = n.value();
-        table.add({id, s.display_name, std::to_string(s.gpus_per_node), format_fixed(s.intra_bw_gbps, 0),
-                   format_fixed(s.inter_bw_gbps, 1), s.intra_link});
+        table.add({id, s.display_name, std::to_string(s.gpus_per_node), format_fixed(s.intra_bw_gbps, 0), format_fixed(s.inter_bw_gbps, 1),
+                   s.intra_link});
     }
     return table.render() + "(bandwidths per GPU, one direction)\n";
 }
@@ -59,29 +60,33 @@ std::string precision_table() {
         const auto p = precision_preset(id);
         if (!p) continue;
         const PrecisionSpec& s = p.value();
-        table.add({id, std::string(dtype_name(s.gemm)), std::string(dtype_name(s.activations)),
-                   std::string(dtype_name(s.params)), s.master_weights == MasterWeights::fp32 ? "fp32" : "none",
-                   std::string(dtype_name(s.grads)), std::string(dtype_name(s.grad_reduce)),
-                   std::string(dtype_name(s.optimizer_states)), s.loss_scaling == LossScaling::dynamic ? "dynamic" : "none",
-                   s.autocast ? "yes" : "no"});
+        table.add({id, std::string(dtype_name(s.gemm)), std::string(dtype_name(s.activations)), std::string(dtype_name(s.params)),
+                   s.master_weights == MasterWeights::fp32 ? "fp32" : "none", std::string(dtype_name(s.grads)),
+                   std::string(dtype_name(s.grad_reduce)), std::string(dtype_name(s.optimizer_states)),
+                   s.loss_scaling == LossScaling::dynamic ? "dynamic" : "none", s.autocast ? "yes" : "no"});
     }
     return table.render();
 }
 
 std::string framework_table() {
-    TextTable table({"framework", "attention pre-Hopper/Hopper/Blackwell", "overlap tp dp pp cp ep", "fp8", "fused opt/norm", "host/op", "gathers"});
+    TextTable table(
+        {"framework", "attention pre-Hopper/Hopper/Blackwell", "overlap tp dp pp cp ep", "fp8", "fused opt/norm", "host/op", "gathers"});
     for (const std::string& id : preset_names(PresetKind::framework)) {
         const auto f = framework_preset(id);
         if (!f) continue;
         const FrameworkSpec& s = f.value();
         auto kernel = [&](GpuGeneration g) { return s.attention_kernel[int(g)] == AttentionKernel::flash3 ? "flash3" : "flash2"; };
         auto yn = [](bool b) { return b ? "y" : "-"; };
-        table.add({id, std::string(kernel(GpuGeneration::pre_hopper)) + "/" + kernel(GpuGeneration::hopper) + "/" + kernel(GpuGeneration::blackwell),
-                   std::string(yn(s.overlap_tp_comm)) + " " + yn(s.overlap_dp_comm) + " " + yn(s.overlap_pp_comm) + " " +
-                       yn(s.overlap_cp_comm) + " " + yn(s.overlap_ep_comm),
-                   std::string(fp8_recipe_name(s.fp8_recipe)), std::string(yn(s.fused_optimizer)) + "/" + yn(s.fused_norms),
-                   format_fixed(s.host_op_s * 1e6, 0) + " us",
-                   s.gather_prefetch == GatherPrefetch::none ? "none" : s.gather_prefetch == GatherPrefetch::layer ? "layer" : "bucket"});
+        table.add(
+            {id,
+             std::string(kernel(GpuGeneration::pre_hopper)) + "/" + kernel(GpuGeneration::hopper) + "/" + kernel(GpuGeneration::blackwell),
+             std::string(yn(s.overlap_tp_comm)) + " " + yn(s.overlap_dp_comm) + " " + yn(s.overlap_pp_comm) + " " + yn(s.overlap_cp_comm) +
+                 " " + yn(s.overlap_ep_comm),
+             std::string(fp8_recipe_name(s.fp8_recipe)), std::string(yn(s.fused_optimizer)) + "/" + yn(s.fused_norms),
+             format_fixed(s.host_op_s * 1e6, 0) + " us",
+             s.gather_prefetch == GatherPrefetch::none    ? "none"
+             : s.gather_prefetch == GatherPrefetch::layer ? "layer"
+                                                          : "bucket"});
     }
     return table.render() + "(no framework given: the defaults of " + std::string(kDefaultFrameworkEquivalent) +
            "; sources per value: trainclock presets frameworks --json)\n";
@@ -94,16 +99,19 @@ int run(const Args& args) {
     if (!kind.empty() && kind.back() != 's') kind += 's';
     if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
         const std::string guess = did_you_mean(kind, kinds);
-        return report_error({args.positionals()[0], "unknown preset kind" +
-                                                        (guess.empty() ? "; expected models, gpus, nodes, precisions or frameworks"
-                                                                       : "; did you mean " + guess + "?")});
+        return report_error(
+            {args.positionals()[0], "unknown preset kind" + (guess.empty() ? "; expected models, gpus, nodes, precisions or frameworks"
+                                                                           : "; did you mean " + guess + "?")});
     }
     if (args.has("--json")) {
         std::cout << presets_json(kind) << "\n";
         return kExitOk;
     }
-    const std::pair<const char*, std::string (*)()> sections[] = {
-        {"models", model_table}, {"gpus", gpu_table}, {"nodes", node_table}, {"precisions", precision_table}, {"frameworks", framework_table}};
+    const std::pair<const char*, std::string (*)()> sections[] = {{"models", model_table},
+                                                                  {"gpus", gpu_table},
+                                                                  {"nodes", node_table},
+                                                                  {"precisions", precision_table},
+                                                                  {"frameworks", framework_table}};
     bool first = true;
     for (const auto& [name, table] : sections) {
         if (!kind.empty() && kind != name) continue;
@@ -124,5 +132,5 @@ const CommandRegistrar registrar({
     run,
 });
 
-} // namespace
-} // namespace trainclock::cli
+}  // namespace
+}  // namespace trainclock::cli

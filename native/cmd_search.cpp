@@ -41,10 +41,11 @@ struct Dimension {
     std::string_view name;  // as --widen spells it: the flag without "--"
     std::string_view flag;
 };
-constexpr Dimension kDimensions[] = {{"tp", "--tp"},     {"pp", "--pp"},     {"cp", "--cp"},
-                                     {"ep", "--ep"},     {"sp", "--sp"},     {"zero", "--zero"},
-                                     {"vpp", "--vpp"},   {"schedule", "--schedule"}, {"mbs", "--mbs"},
-                                     {"recompute", "--recompute"}};
+constexpr Dimension kDimensions[] = {{"tp", "--tp"},   {"pp", "--pp"},
+                                     {"cp", "--cp"},   {"ep", "--ep"},
+                                     {"sp", "--sp"},   {"zero", "--zero"},
+                                     {"vpp", "--vpp"}, {"schedule", "--schedule"},
+                                     {"mbs", "--mbs"}, {"recompute", "--recompute"}};
 
 // The value a dimension has in `c`, as text ("8", "on", "1f1b", "selective").
 std::string dimension_value(const Config& c, std::string_view name) {
@@ -56,7 +57,8 @@ std::string dimension_value(const Config& c, std::string_view name) {
     if (name == "sp") return p.sequence_parallel ? "on" : "off";
     if (name == "zero") return std::to_string(p.zero);
     if (name == "vpp") return std::to_string(p.virtual_stages);
-    if (name == "schedule") return p.schedule == PipelineSchedule::gpipe ? "gpipe" : p.schedule == PipelineSchedule::interleaved ? "interleaved" : "1f1b";
+    if (name == "schedule")
+        return p.schedule == PipelineSchedule::gpipe ? "gpipe" : p.schedule == PipelineSchedule::interleaved ? "interleaved" : "1f1b";
     if (name == "mbs") return std::to_string(c.training.micro_batch);
     const Recompute r = c.training.recompute;
     return r == Recompute::none ? "none" : r == Recompute::selective ? "selective" : "full";
@@ -109,7 +111,8 @@ Result<SearchOptions> options_from_args(const Args& args, const Config& draft, c
                                                            : "did you mean " + guess + "?")};
             }
             if (args.has(d->flag) && *widen != "all")
-                return Error{"--widen", std::string(name) + " is pinned by " + std::string(d->flag) + " on the command line; drop one of the two"};
+                return Error{"--widen",
+                             std::string(name) + " is pinned by " + std::string(d->flag) + " on the command line; drop one of the two"};
             widened.push_back(d->name);
         }
     }
@@ -162,13 +165,13 @@ std::optional<Error> check_base(const Config& draft) {
 void print_table(const SearchSpace& space, const SearchReport& report) {
     const Config& base = space.base();
     const bool run_length = base.training.tokens > 0;
-    TextTable table({"#", "precision", "TP", "PP", "CP", "DP", "EP", "SP", "ZeRO", "schedule", "mbs", "recompute", "step",
-                     "total", run_length ? "cost" : "cost/step", "MFU", "tokens/s", "mem/GPU"});
+    TextTable table({"#", "precision", "TP", "PP", "CP", "DP", "EP", "SP", "ZeRO", "schedule", "mbs", "recompute", "step", "total",
+                     run_length ? "cost" : "cost/step", "MFU", "tokens/s", "mem/GPU"});
     for (size_t i = 0; i < report.top.size(); ++i) {
         const SearchHit& h = report.top[i];
         const ParallelSpec& p = h.layout.parallel;
         const Prediction& r = h.prediction;
-        std::string schedule = p.pp == 1                                    ? "-"
+        std::string schedule = p.pp == 1                                     ? "-"
                                : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
                                : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
                                                                              : "1f1b";
@@ -183,15 +186,13 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
                                 : h.layout.recompute == Recompute::selective ? "selective"
                                                                              : "full";
         // Without a run length the objective pair holds the cost of one step (search.hpp).
-        const double cost = run_length ? r.cost_usd
-                                       : space.options().objective == SearchObjective::cost ? h.objective : h.secondary;
+        const double cost = run_length ? r.cost_usd : space.options().objective == SearchObjective::cost ? h.objective : h.secondary;
         const bool priced = base.training.price_per_gpu_hour_usd >= 0 || base.gpu.price_per_gpu_hour_usd > 0;  // 0 = unknown
         const std::string cost_text = !priced || !std::isfinite(cost) ? "n/a" : "$" + format_fixed(cost, cost < 100 ? 2 : 0);
-        table.add({std::to_string(i + 1), space.precisions()[size_t(h.layout.precision)].name, std::to_string(p.tp),
-                   std::to_string(p.pp), std::to_string(p.cp), std::to_string(p.dp), std::to_string(p.ep),
-                   p.sequence_parallel ? "on" : "off", std::to_string(p.zero), schedule, std::to_string(h.layout.micro_batch),
-                   recompute, format_seconds(r.iteration_time_s), run_length ? format_seconds(r.total_time_s) : "-",
-                   cost_text, format_percent(r.mfu), format_count(r.tokens_per_s, ""),
+        table.add({std::to_string(i + 1), space.precisions()[size_t(h.layout.precision)].name, std::to_string(p.tp), std::to_string(p.pp),
+                   std::to_string(p.cp), std::to_string(p.dp), std::to_string(p.ep), p.sequence_parallel ? "on" : "off",
+                   std::to_string(p.zero), schedule, std::to_string(h.layout.micro_batch), recompute, format_seconds(r.iteration_time_s),
+                   run_length ? format_seconds(r.total_time_s) : "-", cost_text, format_percent(r.mfu), format_count(r.tokens_per_s, ""),
                    format_fixed(r.memory.per_gpu_gib, 1) + " GiB"});
     }
     std::cout << table.render();
@@ -200,16 +201,16 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
 void print_summary(const SearchSpace& space, const SearchReport& report) {
     const SearchStats& s = report.stats;
     const Config& base = space.base();
-    std::cout << "\n" << grouped(s.layouts) << " layouts of " << base.model.name << " on " << base.num_gpus << " x "
-              << base.gpu.name << " (" << space.precisions().size() << " precision"
-              << (space.precisions().size() == 1 ? "" : "s") << ", seq " << base.training.seq_len << ", global batch "
-              << base.training.global_batch << ") searched in " << format_seconds(report.wall_s) << " on "
-              << report.threads << " thread" << (report.threads == 1 ? "" : "s") << ": " << grouped(s.feasible)
-              << " fit, " << grouped(s.rejected_total()) << " rejected\n";
+    std::cout << "\n"
+              << grouped(s.layouts) << " layouts of " << base.model.name << " on " << base.num_gpus << " x " << base.gpu.name << " ("
+              << space.precisions().size() << " precision" << (space.precisions().size() == 1 ? "" : "s") << ", seq "
+              << base.training.seq_len << ", global batch " << base.training.global_batch << ") searched in "
+              << format_seconds(report.wall_s) << " on " << report.threads << " thread" << (report.threads == 1 ? "" : "s") << ": "
+              << grouped(s.feasible) << " fit, " << grouped(s.rejected_total()) << " rejected\n";
     // Pruned layouts are counted where an exhaustive search counts them (fit or memory); see --help.
-    std::cout << grouped(s.predicted) << " predicted in full; " << grouped(s.pruned) << " pruned: "
-              << grouped(s.cannot_beat_top_k) << " fit but cannot beat the top " << space.options().top_k << ", "
-              << grouped(s.pruned - s.cannot_beat_top_k) << " do not fit\n";
+    std::cout << grouped(s.predicted) << " predicted in full; " << grouped(s.pruned) << " pruned: " << grouped(s.cannot_beat_top_k)
+              << " fit but cannot beat the top " << space.options().top_k << ", " << grouped(s.pruned - s.cannot_beat_top_k)
+              << " do not fit\n";
     std::vector<int> order;
     for (int r = 0; r < kRejectReasonCount; ++r)
         if (s.rejected[size_t(r)] > 0) order.push_back(r);
@@ -227,11 +228,12 @@ int run(const Args& args) {
     Args config_args;
     bool all_precisions = false;
     for (const auto& [flag, value] : args.flags()) {
-        if (flag == "--precision" && value == "all") all_precisions = true;
-        else config_args.add_flag(flag, value);
+        if (flag == "--precision" && value == "all")
+            all_precisions = true;
+        else
+            config_args.add_flag(flag, value);
     }
-    if (all_precisions && args.value("--precision") != "all")
-        return report_error({"--precision", "give either 'all' or one precision"});
+    if (all_precisions && args.value("--precision") != "all") return report_error({"--precision", "give either 'all' or one precision"});
     const Result<std::optional<std::string>> file_text = config_text_from_args(config_args);
     if (!file_text) return report_error(file_text.error());
     Result<Config> draft = config_draft_from_args(config_args, file_text.value());
@@ -329,5 +331,5 @@ const CommandRegistrar registrar({
     run,
 });
 
-} // namespace
-} // namespace trainclock::cli
+}  // namespace
+}  // namespace trainclock::cli

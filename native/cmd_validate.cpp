@@ -24,7 +24,10 @@ std::string group_table(const ValidationReport& report, std::string_view kind, s
     for (const auto& g : report.groups) {
         if (g.kind != kind) continue;
         table.add({g.name, std::to_string(g.count), format_percent(g.mape),
-                   pairs ? format_signed_percent(g.bias) + (g.bias > 0 ? " high" : g.bias < 0 ? " low" : "") : time_bias(g.bias),
+                   pairs ? format_signed_percent(g.bias) + (g.bias > 0   ? " high"
+                                                            : g.bias < 0 ? " low"
+                                                                         : "")
+                         : time_bias(g.bias),
                    format_percent(g.max_ape)});
     }
     return table.render("  ");
@@ -32,20 +35,19 @@ std::string group_table(const ValidationReport& report, std::string_view kind, s
 
 std::string value_text(MeasuredMetric metric, double value) {
     switch (metric) {
-        case MeasuredMetric::iteration_time_s: return format_seconds(value);
-        case MeasuredMetric::tokens_per_s: return format_si(value, "tok/s");
-        case MeasuredMetric::tokens_per_s_per_gpu: return format_si(value, "tok/s/GPU");
-        case MeasuredMetric::samples_per_s: return format_si(value, "seq/s");
-        case MeasuredMetric::peak_memory_gib: return format_fixed(value, 2) + " GiB";
+    case MeasuredMetric::iteration_time_s: return format_seconds(value);
+    case MeasuredMetric::tokens_per_s: return format_si(value, "tok/s");
+    case MeasuredMetric::tokens_per_s_per_gpu: return format_si(value, "tok/s/GPU");
+    case MeasuredMetric::samples_per_s: return format_si(value, "seq/s");
+    case MeasuredMetric::peak_memory_gib: return format_fixed(value, 2) + " GiB";
     }
     return format_fixed(value, 3);
 }
 
 void print_report(const ValidationSuite& suite, const ValidationReport& report, int64_t worst) {
     const GroupError* all = report.find("set", "all");
-    std::cout << "trainclock validate: " << (all ? all->count : 0) << " published measurements, "
-              << report.pairs.size() << " precision pairs"
-              << (report.precision_blind ? "  [precision-blind baseline]" : "  [precision-aware]") << "\n\n";
+    std::cout << "trainclock validate: " << (all ? all->count : 0) << " published measurements, " << report.pairs.size()
+              << " precision pairs" << (report.precision_blind ? "  [precision-blind baseline]" : "  [precision-aware]") << "\n\n";
     std::cout << "bias (time): mean error of the predicted step time, '+ slow' = predicted slower than measured,\n"
                  "'- fast' = faster, also for cases measured as throughput\n\n";
     std::cout << "MAPE by set (public = llm_public + precision_public rows; public-2 = the second batch; in_pairs = cases\n"
@@ -67,11 +69,10 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
     for (const CaseResult& r : sorted) {
         const ValidationCase& c = suite.cases[r.case_index];
         table.add({c.id, c.file, c.config.gpu.name, std::to_string(c.config.num_gpus), c.config.precision.name,
-                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), time_bias(r.time_error),
-                   r.fits ? "yes" : "no"});
+                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), time_bias(r.time_error), r.fits ? "yes" : "no"});
     }
-    std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "")
-              << "\n" << table.render("  ");
+    std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "") << "\n"
+              << table.render("  ");
 }
 
 // In-sample (shipped constants), refitted on every family, and cross-source MAPE side by side.
@@ -81,15 +82,15 @@ std::string comparison_table(const CrossSourceReport& r, std::string_view kind, 
         if (g.kind != kind) continue;
         const GroupError* in = r.in_sample.find(kind, g.name);
         const GroupError* refit = r.refit.find(kind, g.name);
-        table.add({g.name, std::to_string(g.count), in ? format_percent(in->mape) : "-",
-                   refit ? format_percent(refit->mape) : "-", format_percent(g.mape), format_signed_percent(g.bias)});
+        table.add({g.name, std::to_string(g.count), in ? format_percent(in->mape) : "-", refit ? format_percent(refit->mape) : "-",
+                   format_percent(g.mape), format_signed_percent(g.bias)});
     }
     return table.render("  ");
 }
 
 void print_cross_source(const CrossSourceReport& r) {
-    std::cout << "trainclock validate --cross-source: every fitted constant (validate --refit) refitted "
-              << r.families.size() << " times,\neach time without one source family, which is then scored "
+    std::cout << "trainclock validate --cross-source: every fitted constant (validate --refit) refitted " << r.families.size()
+              << " times,\neach time without one source family, which is then scored "
                  "(leave-one-source-out)\n\n";
     std::cout << "MAPE by set\n" << comparison_table(r, "set", "cases") << "\n";
     std::cout << "MAPE by source (cross-source: the family of the file was left out of the fit)\n"
@@ -106,16 +107,15 @@ void print_refit_table(const CrossSourceReport& r) {
         const FittedConstant& c = table[j];
         const double m = r.all_fit.multipliers[j];
         auto value = [](double v) { return v < 1e-2 ? format_seconds(v) : format_fixed(v, 3); };
-        out.add({c.parameter.name, value(c.shipped),
-                 value(c.shipped * c.parameter.lo) + " .. " + value(c.shipped * c.parameter.hi),
-                 r.all_fit.fitted[j] ? value(c.shipped * m) : "(not constrained)", format_fixed(r.all_fit.sensitivity[j], 3),
-                 c.unit, c.where});
+        out.add({c.parameter.name, value(c.shipped), value(c.shipped * c.parameter.lo) + " .. " + value(c.shipped * c.parameter.hi),
+                 r.all_fit.fitted[j] ? value(c.shipped * m) : "(not constrained)", format_fixed(r.all_fit.sensitivity[j], 3), c.unit,
+                 c.where});
     }
     std::cout << "Fitted constants (data set: " << table.front().data_set << "; refit: " << table.front().refit_command << ")\n"
               << out.render("  ") << "\n"
               << "Fit objective (weighted mean |log(predicted / measured)|, a file of n cases weighs sqrt(n)): "
-              << format_percent(r.all_fit.error_before) << " shipped -> " << format_percent(r.all_fit.error_after)
-              << " refit (" << r.all_fit.predictions << " predictions)\n"
+              << format_percent(r.all_fit.error_before) << " shipped -> " << format_percent(r.all_fit.error_after) << " refit ("
+              << r.all_fit.predictions << " predictions)\n"
               << "The shipped values stay in calibration.cpp until a physics change moves them; this refit is what\n"
               << "--cross-source does with one family left out.\n";
 }
@@ -150,7 +150,8 @@ int run(const Args& args) {
         return report_error({"--write-intervals", "needs --cross-source (the intervals come from its residuals)"});
     if (args.has("--cross-source") || args.has("--refit")) {
         if (options.calibration || options.precision_blind || !options.source_prefix.empty())
-            return report_error({"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
+            return report_error(
+                {"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
         const CrossSourceReport cross = run_cross_source(suite);
         if (args.has("--json")) {
             std::cout << cross_source_report_json(cross) << "\n";
@@ -168,9 +169,7 @@ int run(const Args& args) {
         return suite.issues.empty() ? kExitOk : kExitInternal;
     }
     const ValidationReport report = run_validation(suite, options);
-    if (report.cases.empty()) {
-        return report_error({"--source", "no validation case matches '" + options.source_prefix + "'"});
-    }
+    if (report.cases.empty()) { return report_error({"--source", "no validation case matches '" + options.source_prefix + "'"}); }
     if (args.has("--json")) {
         std::cout << validation_report_json(suite, report) << "\n";
     } else {
@@ -196,14 +195,16 @@ const CommandRegistrar registrar({
     {{"--json", "", "print the report as JSON (schema trainclock/validation/v1)"},
      {"--precision-blind", "", "the static-graph baseline: every op at one reference dtype"},
      {"--source", "PREFIX", "only cases whose id or source file starts with PREFIX (MEG21, PT-BERT, vtrain, ...)"},
-     {"--calibration", "FILE|JSON", "calibration overrides (the config's \"calibration\" keys; \"gpus\": {GPU: {...}} per GPU) for every case"},
+     {"--calibration", "FILE|JSON",
+      "calibration overrides (the config's \"calibration\" keys; \"gpus\": {GPU: {...}} per GPU) for every case"},
      {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"},
-     {"--cross-source", "", "refit every fitted constant without each source family and score that family (leave-one-source-out), beside the in-sample MAPE"},
+     {"--cross-source", "",
+      "refit every fitted constant without each source family and score that family (leave-one-source-out), beside the in-sample MAPE"},
      {"--write-intervals", "FILE", "with --cross-source: write the prediction-interval table (presets/intervals/cross-source.json)"},
      {"--refit", "", "print the table of fitted constants (shipped value, bounds, data set) and their refit on every source"}},
     false,
     run,
 });
 
-} // namespace
-} // namespace trainclock::cli
+}  // namespace
+}  // namespace trainclock::cli

@@ -16,8 +16,7 @@ void print_overview(std::ostream& out) {
            "model, GPU, cluster and parallel layout.\n\n"
            "usage: trainclock <command> [flags]      (trainclock <command> --help for details)\n\ncommands:\n";
     for (const auto& command : trainclock::cli::commands()) {
-        out << "  " << command.name << std::string(command.name.size() < 12 ? 12 - command.name.size() : 1, ' ')
-            << command.summary << "\n";
+        out << "  " << command.name << std::string(command.name.size() < 12 ? 12 - command.name.size() : 1, ' ') << command.summary << "\n";
     }
     out << "\nexample:\n  trainclock predict --model llama3-70b --gpu h100-sxm --gpus 1024 --tp 8 --pp 4 "
            "--seq 8192 --gbs 1024 --tokens 15e12\n";
@@ -60,14 +59,12 @@ int run(const std::vector<std::string>& argv) {
     return command->run(args.value());
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     try {
         return run(std::vector<std::string>(argv + 1, argv + argc));
-    } catch (const std::exception& exception) {
-        std::cerr << "trainclock: internal error: " << exception.what() << "\n";
-    } catch (...) {
+    } catch (const std::exception& exception) { std::cerr << "trainclock: internal error: " << exception.what() << "\n"; } catch (...) {
         std::cerr << "trainclock: internal error\n";
     }
     return trainclock::cli::kExitInternal;

@@ -39,4 +39,4 @@ inline SearchReport run_search_threads(const SearchSpace& space, int threads) {
     return report;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -23,12 +23,18 @@ PYBIND11_MODULE(_trainclock, m) {
     m.def("presets_json", text(trainclock::presets_json), "preset catalogue of one kind ('' = all)");
     m.def("import_hf_json", text(trainclock::import_hf_json), "a Hugging Face config.json as a config/v1 model");
     m.def("validate_json", text(trainclock::validate_json), "accuracy against the embedded measurements");
-    m.def("import_launch_json", [](const std::string& kind, const std::string& text, const std::string& overrides) {
-        py::gil_scoped_release release;
-        return trainclock::import_launch_json(kind, text, overrides);
-    }, "a Megatron command line, torchtitan TOML or DeepSpeed JSON as a config/v1 document");
-    m.def("search_json", [](const std::string& config, const std::string& options) {
-        py::gil_scoped_release release;
-        return trainclock::search_json(config, options);
-    }, "fastest layouts (single thread)");
+    m.def(
+        "import_launch_json",
+        [](const std::string& kind, const std::string& text, const std::string& overrides) {
+            py::gil_scoped_release release;
+            return trainclock::import_launch_json(kind, text, overrides);
+        },
+        "a Megatron command line, torchtitan TOML or DeepSpeed JSON as a config/v1 document");
+    m.def(
+        "search_json",
+        [](const std::string& config, const std::string& options) {
+            py::gil_scoped_release release;
+            return trainclock::search_json(config, options);
+        },
+        "fastest layouts (single thread)");
 }

@@ -65,15 +65,14 @@ Result<Config> config_of(const std::string& fragment) {
 
 // A word for a POSIX shell: as is when plainly safe, else single-quoted.
 std::string shell_word(const std::string& text) {
-    if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+~") ==
-                             std::string::npos)
+    if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+~") == std::string::npos)
         return text;
     std::string out = "'";
     for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
 }
 
-} // namespace
+}  // namespace
 
 App::App(const std::string& initial_fragment) : catalogue_(Catalogue::load()) {
     auto fallback = parse_config(kDefaultConfig);
@@ -96,14 +95,15 @@ void App::open_link(const std::string& link) {
     }
     auto valid = validate_config(config.value());
     if (!valid) {
-        link_error_ = "This link holds an invalid combination (" + valid.error().to_string() +
-                      "); showing the last valid state.";
+        link_error_ = "This link holds an invalid combination (" + valid.error().to_string() + "); showing the last valid state.";
         return;
     }
     edit_ = config.value();
     recompute_if_changed();
-    if (pin_at == std::string::npos) pinned_.reset();
-    else open_pinned(link.substr(pin_at + 5));
+    if (pin_at == std::string::npos)
+        pinned_.reset();
+    else
+        open_pinned(link.substr(pin_at + 5));
 }
 
 std::string App::cli_command() const {
@@ -155,8 +155,10 @@ void App::recompute_if_changed() {
             variant.precision = precision.value();
             auto checked = validate_config(variant);
             row.ok = checked.ok();
-            if (row.ok) row.prediction = predict(checked.value());
-            else row.reason = checked.error().to_string();
+            if (row.ok)
+                row.prediction = predict(checked.value());
+            else
+                row.reason = checked.error().to_string();
         } else {
             row.reason = precision.error().to_string();
         }
@@ -168,8 +170,8 @@ void App::publish() {
     std::string controls = "{";
     for (const auto& [key, r] : controls_) {
         char rect[160];
-        std::snprintf(rect, sizeof rect, "%s\"%s\": [%.1f, %.1f, %.1f, %.1f]", controls.size() > 1 ? ", " : "",
-                      key.c_str(), r.x, r.y, r.z, r.w);
+        std::snprintf(rect, sizeof rect, "%s\"%s\": [%.1f, %.1f, %.1f, %.1f]", controls.size() > 1 ? ", " : "", key.c_str(), r.x, r.y, r.z,
+                      r.w);
         controls += rect;
     }
     controls += "}";
@@ -226,8 +228,7 @@ void App::frame() {
     ImGui::End();
 
     const std::string banner = !link_error_.empty() ? link_error_
-                               : error_             ? "Invalid combination: " + error_->to_string() +
-                                                          " (results show the last valid state)"
+                               : error_             ? "Invalid combination: " + error_->to_string() + " (results show the last valid state)"
                                                     : "";
     static std::string shown;
     if (banner != shown) {
@@ -263,8 +264,8 @@ void App::draw_header() {
     // The headline numbers stay in view whatever the layout (a narrow window scrolls the panels).
     const MemoryBreakdown& m = result_.memory;
     ImGui::Text("step %s | run %s | %s | MFU %.1f %% | %s / %s per GPU", widgets::duration(result_.iteration_time_s).c_str(),
-                widgets::duration(result_.total_time_s).c_str(), widgets::money(result_.cost_usd).c_str(),
-                100.0 * result_.mfu, widgets::gib(m.per_gpu_gib).c_str(), widgets::gib(m.capacity_gib).c_str());
+                widgets::duration(result_.total_time_s).c_str(), widgets::money(result_.cost_usd).c_str(), 100.0 * result_.mfu,
+                widgets::gib(m.per_gpu_gib).c_str(), widgets::gib(m.capacity_gib).c_str());
     if (!m.fits) {
         ImGui::SameLine();
         widgets::error_text("does not fit");
@@ -280,4 +281,4 @@ void App::draw_header() {
     }
 }
 
-} // namespace trainclock::gui
+}  // namespace trainclock::gui

@@ -33,9 +33,9 @@ struct Catalogue {
 // One precision of the comparison chart (the current config in every precision preset).
 struct CompareRow {
     std::string precision;
-    bool ok = false;           // validates (e.g. fp8 needs a GPU with an fp8 peak)
-    std::string reason;        // why not, when !ok
-    Prediction prediction;     // when ok
+    bool ok = false;        // validates (e.g. fp8 needs a GPU with an fp8 peak)
+    std::string reason;     // why not, when !ok
+    Prediction prediction;  // when ok
 };
 
 // A layout search run a slice per frame (panels_search.cpp).
@@ -44,42 +44,42 @@ struct SearchRun {
     std::unique_ptr<SearchState> state;  // points into *space
     int64_t next_cell = 0;               // cells [0, next_cell) are done
     bool running = false;
-    double wall_s = 0;                   // time spent searching, summed over frames
-    std::string base_json;               // the controls' state it was started from
-    std::string error;                   // the search could not start
-    SearchReport report;                 // when every cell is done
+    double wall_s = 0;      // time spent searching, summed over frames
+    std::string base_json;  // the controls' state it was started from
+    std::string error;      // the search could not start
+    SearchReport report;    // when every cell is done
 };
 
 // The scaling plots' sweep, computed a few GPU counts per frame (panels_plots.cpp).
 struct ScalingRun {
-    std::string for_json;                // the controls' state it is for ("" = none yet)
+    std::string for_json;  // the controls' state it is for ("" = none yet)
     ScalingSweep sweep;
-    int metric = 0;                      // which plot the narrow layout shows
+    int metric = 0;  // which plot the narrow layout shows
 };
 
 // Earlier searches of the same run (model, GPU, training) at other GPU counts, for the time/cost
 // plot: the GPU count is the knob that trades time against cost (panels_plots.cpp).
 struct SearchPoint {
-    Config config;                       // the layout's full config
-    std::string layout;                  // describe_layout
+    Config config;       // the layout's full config
+    std::string layout;  // describe_layout
     Prediction prediction;
 };
 
 // A pinned configuration ("A") shown beside the current one ("B") (panels_compare.cpp).
 struct Pinned {
     Config config;
-    std::string fragment;                // its link fragment
+    std::string fragment;  // its link fragment
     Prediction result;
 };
 
 class App {
 public:
     explicit App(const std::string& initial_fragment);  // "" = the default config
-    void frame();                                        // draw one frame (recomputes on change)
+    void frame();                                       // draw one frame (recomputes on change)
 
 private:
     // [SECTION] state and links (app.cpp)
-    void open_link(const std::string& link);            // restore a state, or keep ours and say why
+    void open_link(const std::string& link);  // restore a state, or keep ours and say why
     void recompute_if_changed();
     void publish();
     std::string cli_command() const;
@@ -110,8 +110,8 @@ private:
     void draw_ab();
     void pin_current();
     void draw_export();
-    std::string link_fragment() const;                   // fragment_ plus the pinned state, if any
-    bool open_pinned(const std::string& encoded);        // the "pin" part of a link
+    std::string link_fragment() const;                             // fragment_ plus the pinned state, if any
+    bool open_pinned(const std::string& encoded);                  // the "pin" part of a link
     void publish_data(const char* name, const std::string& json);  // once per change
 
     // Records the last item's rectangle under a config key and, when the current validation
@@ -119,29 +119,29 @@ private:
     void annotate(const std::string& key);
 
     Catalogue catalogue_;
-    Config edit_;                        // what the controls show; parallel.dp == 0 means "derive"
-    std::string edit_json_;              // config_to_json(edit_) at the last recomputation
-    std::optional<Error> error_;         // validation error of edit_, if any
-    Config valid_;                       // last config that validated (what the results show)
-    Prediction result_;                  // prediction of valid_ (with the pipeline timeline)
+    Config edit_;                 // what the controls show; parallel.dp == 0 means "derive"
+    std::string edit_json_;       // config_to_json(edit_) at the last recomputation
+    std::optional<Error> error_;  // validation error of edit_, if any
+    Config valid_;                // last config that validated (what the results show)
+    Prediction result_;           // prediction of valid_ (with the pipeline timeline)
     std::string result_json_;
     std::vector<CompareRow> comparison_;
-    std::string fragment_;               // link fragment of the last valid state
-    std::string link_error_;             // a link that could not be opened, shown until the next change
-    std::string notice_;                 // short-lived feedback ("Link copied")
+    std::string fragment_;    // link fragment of the last valid state
+    std::string link_error_;  // a link that could not be opened, shown until the next change
+    std::string notice_;      // short-lived feedback ("Link copied")
     double notice_until_s_ = 0;
     std::map<std::string, ImVec4> controls_;  // key -> (x0, y0, x1, y1) on screen
-    std::string published_;              // what publish() sent last
+    std::string published_;                   // what publish() sent last
     SearchRun search_;
     bool search_all_precisions_ = true;
     bool search_by_cost_ = false;
     ScalingRun scaling_;
-    std::string search_points_for_;      // the run the points below belong to
+    std::string search_points_for_;  // the run the points below belong to
     std::vector<SearchPoint> search_points_;
-    std::vector<size_t> search_front_;   // indices into search_points_: the Pareto front
-    bool search_points_noted_ = false;   // the current search report is in search_points_
+    std::vector<size_t> search_front_;  // indices into search_points_: the Pareto front
+    bool search_points_noted_ = false;  // the current search report is in search_points_
     std::optional<Pinned> pinned_;
     std::map<std::string, std::string> published_data_;
 };
 
-} // namespace trainclock::gui
+}  // namespace trainclock::gui

@@ -15,7 +15,7 @@ std::string presets(const std::string& kind) { return trainclock::presets_json(k
 std::string encode_link(const std::string& config_json) { return trainclock::encode_link(config_json); }
 std::string decode_link(const std::string& fragment) { return trainclock::decode_link(fragment); }
 
-} // namespace
+}  // namespace
 
 EMSCRIPTEN_BINDINGS(trainclock) {
     emscripten::function("predict", &predict);

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
-    ImGui::GetIO().IniFilename = nullptr;  // the state lives in links, not in imgui.ini
+    ImGui::GetIO().IniFilename = nullptr;                              // the state lives in links, not in imgui.ini
     ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // arrows + space reach every control
     ImGui_ImplSDL2_InitForOpenGL(window, context);
     ImGui_ImplOpenGL3_Init(gl.glsl);
@@ -61,8 +61,7 @@ int main(int argc, char** argv) {
         app.frame();
         ImGui::Render();
         const ImGuiIO& io = ImGui::GetIO();
-        glViewport(0, 0, int(io.DisplaySize.x * io.DisplayFramebufferScale.x),
-                   int(io.DisplaySize.y * io.DisplayFramebufferScale.y));
+        glViewport(0, 0, int(io.DisplaySize.x * io.DisplayFramebufferScale.x), int(io.DisplaySize.y * io.DisplayFramebufferScale.y));
         glClearColor(0.95f, 0.95f, 0.96f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());

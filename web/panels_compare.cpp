@@ -42,13 +42,11 @@ const std::string* value_of(const std::vector<std::pair<std::string, std::string
     return nullptr;
 }
 
-} // namespace
+}  // namespace
 
 // [SECTION] Pinned state in the link -------------------------------------------------------------
 
-std::string App::link_fragment() const {
-    return pinned_ ? fragment_ + "&pin=" + base64url_encode(pinned_->fragment) : fragment_;
-}
+std::string App::link_fragment() const { return pinned_ ? fragment_ + "&pin=" + base64url_encode(pinned_->fragment) : fragment_; }
 
 bool App::open_pinned(const std::string& encoded) {
     auto fragment = base64url_decode(encoded);
@@ -105,11 +103,13 @@ void App::draw_ab() {
             if (!v) return std::string("default");
             return v->size() > 24 ? v->substr(0, 21) + "..." : *v;
         };
-        changed += (changed.empty() ? "" : ", ") + std::string(field.flag.empty() ? field.path : field.flag.substr(2)) +
-                   " " + show(a) + " -> " + show(b);
+        changed += (changed.empty() ? "" : ", ") + std::string(field.flag.empty() ? field.path : field.flag.substr(2)) + " " + show(a) +
+                   " -> " + show(b);
     }
-    if (changed.empty()) widgets::note("B is the same configuration as A.");
-    else ImGui::TextWrapped("Changed from A: %s", changed.c_str());
+    if (changed.empty())
+        widgets::note("B is the same configuration as A.");
+    else
+        ImGui::TextWrapped("Changed from A: %s", changed.c_str());
 
     const Prediction& a = pinned_->result;
     const Prediction& b = result_;
@@ -154,8 +154,7 @@ void App::draw_ab() {
             }
             const double change = row.b / row.a - 1.0;
             const bool better = row.lower_is_better ? change < 0 : change > 0;
-            ImGui::TextColored(better ? ImVec4(0.0f, 0.55f, 0.25f, 1.0f) : ImVec4(0.8f, 0.1f, 0.1f, 1.0f), "%+.1f %%",
-                               100.0 * change);
+            ImGui::TextColored(better ? ImVec4(0.0f, 0.55f, 0.25f, 1.0f) : ImVec4(0.8f, 0.1f, 0.1f, 1.0f), "%+.1f %%", 100.0 * change);
         }
         ImGui::EndTable();
     }
@@ -182,11 +181,10 @@ void App::draw_export() {
     const bool search_ready = search_.space && !search_.running && search_.next_cell >= search_.space->cells();
     ImGui::BeginDisabled(!search_ready);
     if (ImGui::Button("search CSV"))
-        save("trainclock-search.csv", "text/csv",
-             search_csv_header() + "\n" + search_to_csv_rows(*search_.space, search_.report));
+        save("trainclock-search.csv", "text/csv", search_csv_header() + "\n" + search_to_csv_rows(*search_.space, search_.report));
     ImGui::EndDisabled();
     annotate("export.search");
     if (!search_ready) widgets::note("(search CSV: run a search first)");
 }
 
-} // namespace trainclock::gui
+}  // namespace trainclock::gui

@@ -24,7 +24,8 @@ namespace trainclock::gui {
 namespace {
 
 // A combo over the names of an enum; returns true on change.
-template <class E, size_t N> bool enum_combo(const char* label, E& value, const char* const (&names)[N]) {
+template <class E, size_t N>
+bool enum_combo(const char* label, E& value, const char* const (&names)[N]) {
     int index = static_cast<int>(value);
     if (!ImGui::Combo(label, &index, names, int(N))) return false;
     value = static_cast<E>(index);
@@ -36,9 +37,7 @@ bool dtype_combo(const char* label, DType& dtype) {
     return enum_combo(label, dtype, names);
 }
 
-bool input_int(const char* label, int64_t& value) {
-    return ImGui::InputScalar(label, ImGuiDataType_S64, &value, nullptr, nullptr, "%lld");
-}
+bool input_int(const char* label, int64_t& value) { return ImGui::InputScalar(label, ImGuiDataType_S64, &value, nullptr, nullptr, "%lld"); }
 
 bool input_double(const char* label, double& value, const char* format = "%.4g") {
     return ImGui::InputDouble(label, &value, 0.0, 0.0, format);
@@ -56,7 +55,7 @@ void help(const char* text) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
 }
 
-} // namespace
+}  // namespace
 
 void App::draw_inputs() {
     ImGui::PushItemWidth(-170.0f);  // leaves room for the labels on the right
@@ -314,4 +313,4 @@ void App::draw_precision_inputs() {
     ImGui::TreePop();
 }
 
-} // namespace trainclock::gui
+}  // namespace trainclock::gui

@@ -33,7 +33,7 @@ std::string number(double value) {
 
 // A rectangle with x and y ranges (log or linear) mapping data to screen.
 struct Frame {
-    ImVec2 min, max;                 // plot area on screen (inside the axis labels)
+    ImVec2 min, max;  // plot area on screen (inside the axis labels)
     double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
     bool log_x = false, log_y = false;
 
@@ -91,7 +91,7 @@ const Metric kMetrics[] = {
     {"MFU", [](const Prediction& p) { return p.mfu; }, false, format_percent},
 };
 
-} // namespace
+}  // namespace
 
 // [SECTION] Scaling plots ------------------------------------------------------------------------
 
@@ -104,8 +104,7 @@ void App::step_scaling() {
     ScalingSweep& sweep = scaling_.sweep;
     if (sweep.done()) return;
     const auto start = std::chrono::steady_clock::now();
-    while (!sweep.done() &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kScalingBudgetS)
+    while (!sweep.done() && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kScalingBudgetS)
         run_scaling(sweep, 1);
     if (!sweep.done()) return;
     // What the plots draw, for page scripts and tests (tests/browser/site.test.mjs).
@@ -113,14 +112,15 @@ void App::step_scaling() {
     bool first = true;
     for (size_t i = 0; i < sweep.at.size(); ++i) {
         for (const PrecisionRow& row : sweep.at[i].rows) {
-            json += std::string(first ? "" : ", ") + "{\"num_gpus\": " + std::to_string(sweep.gpu_counts[i]) +
-                    ", \"precision\": \"" + row.config.precision.name + "\"";
+            json += std::string(first ? "" : ", ") + "{\"num_gpus\": " + std::to_string(sweep.gpu_counts[i]) + ", \"precision\": \"" +
+                    row.config.precision.name + "\"";
             first = false;
             if (row.error) {
                 json += ", \"error\": true}";
                 continue;
             }
-            for (const Metric& metric : kMetrics) json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
+            for (const Metric& metric : kMetrics)
+                json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
             json += "}";
         }
     }
@@ -132,8 +132,7 @@ void App::draw_scaling() {
     step_scaling();
     const ScalingSweep& sweep = scaling_.sweep;
     if (!sweep.done()) {
-        ImGui::ProgressBar(float(sweep.at.size()) / float(std::max<size_t>(sweep.gpu_counts.size(), 1)), ImVec2(-1.0f, 0.0f),
-                           "computing");
+        ImGui::ProgressBar(float(sweep.at.size()) / float(std::max<size_t>(sweep.gpu_counts.size(), 1)), ImVec2(-1.0f, 0.0f), "computing");
         return;
     }
     const std::vector<int64_t>& counts = sweep.gpu_counts;
@@ -176,7 +175,7 @@ void App::draw_scaling() {
         f.x1 = double(counts.back());
         f.log_x = true;
         const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-        for (size_t i = 0; i < counts.size(); i += counts.size() > 6 ? 2 : 1) {
+        for (size_t i = 0; i<counts.size(); i += counts.size()> 6 ? 2 : 1) {
             const std::string label = std::to_string(counts[i]);
             const float x = f.sx(double(counts[i]));
             draw->AddLine(ImVec2(x, f.min.y), ImVec2(x, f.max.y), IM_COL32(255, 255, 255, 200));
@@ -200,8 +199,10 @@ void App::draw_scaling() {
                 }
                 const ImVec2 p(f.sx(double(counts[i])), f.sy(v));
                 if (have_previous) draw->AddLine(previous, p, color, current_precision ? 2.5f : 1.2f);
-                if (!row.prediction.memory.fits) draw->AddCircle(p, 3.0f, color);
-                else draw->AddCircleFilled(p, 2.5f, color);
+                if (!row.prediction.memory.fits)
+                    draw->AddCircle(p, 3.0f, color);
+                else
+                    draw->AddCircleFilled(p, 2.5f, color);
                 previous = p;
                 have_previous = true;
                 const float dx = p.x - mouse.x, dy = p.y - mouse.y;
@@ -210,17 +211,13 @@ void App::draw_scaling() {
                     near = &row;
                     near_count = counts[i];
                 }
-                if (current_precision && counts[i] == valid_.num_gpus) {
-                    draw->AddCircle(p, 6.0f, IM_COL32(0, 0, 0, 255), 0, 2.0f);
-                }
+                if (current_precision && counts[i] == valid_.num_gpus) { draw->AddCircle(p, 6.0f, IM_COL32(0, 0, 0, 255), 0, 2.0f); }
             }
         }
         if (near) {
-            draw->AddCircle(ImVec2(f.sx(double(near_count)), f.sy(metric.value(near->prediction))), 5.0f,
-                            IM_COL32(0, 0, 0, 160));
-            ImGui::SetTooltip("%lld GPUs, %s\n%s %s%s", static_cast<long long>(near_count),
-                              near->config.precision.name.c_str(), metric.title,
-                              metric.format(metric.value(near->prediction)).c_str(),
+            draw->AddCircle(ImVec2(f.sx(double(near_count)), f.sy(metric.value(near->prediction))), 5.0f, IM_COL32(0, 0, 0, 160));
+            ImGui::SetTooltip("%lld GPUs, %s\n%s %s%s", static_cast<long long>(near_count), near->config.precision.name.c_str(),
+                              metric.title, metric.format(metric.value(near->prediction)).c_str(),
                               near->prediction.memory.fits ? "" : "\ndoes not fit in memory (hollow point)");
             if (clicked) {
                 edit_.num_gpus = near_count;
@@ -234,8 +231,7 @@ void App::draw_scaling() {
     for (size_t r = 0; r < precisions; ++r) {
         const std::string& name = sweep.at.front().rows[r].config.precision.name;
         const float line = ImGui::GetTextLineHeight();
-        if (r > 0 && ImGui::GetItemRectMax().x + 110.0f < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
-            ImGui::SameLine();
+        if (r > 0 && ImGui::GetItemRectMax().x + 110.0f < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
         const ImVec2 q = ImGui::GetCursorScreenPos();
         draw->AddRectFilled(ImVec2(q.x, q.y + 3.0f), ImVec2(q.x + line - 6.0f, q.y + line - 3.0f), widgets::palette(int(r)));
         ImGui::Dummy(ImVec2(line - 4.0f, line));
@@ -243,7 +239,7 @@ void App::draw_scaling() {
         ImGui::TextUnformatted(name.c_str());
     }
     widgets::note("ringed: the current configuration; hollow: does not fit in memory; gaps: the layout does not divide that "
-         "many GPUs or the batch");
+                  "many GPUs or the batch");
 }
 
 // [SECTION] Search time/cost plot ----------------------------------------------------------------
@@ -293,7 +289,7 @@ void App::draw_search_plot() {
     if (search_points_.empty()) return;
     ImGui::Spacing();
     widgets::note("Step time vs cost of the layouts found (searches at other GPU counts of this run add points; the GPU count "
-         "trades time for cost). Highlighted: the Pareto front.");
+                  "trades time for cost). Highlighted: the Pareto front.");
     double t0 = 1e300, t1 = 0, c0 = 1e300, c1 = 0;
     for (const SearchPoint& p : search_points_) {
         t0 = std::min(t0, p.prediction.iteration_time_s);
@@ -308,8 +304,8 @@ void App::draw_search_plot() {
         c1 = 1;
     }
     const double pad_c = (c1 - c0) * 0.08 + c1 * 0.01, pad_t = (t1 - t0) * 0.08 + t1 * 0.01;
-    Frame f = plot_frame("search_plot", "cost (y) vs step time (x)", ImGui::GetContentRegionAvail().x, 220.0f,
-                         std::max(0.0, c0 - pad_c), c1 + pad_c, false, format_money);
+    Frame f = plot_frame("search_plot", "cost (y) vs step time (x)", ImGui::GetContentRegionAvail().x, 220.0f, std::max(0.0, c0 - pad_c),
+                         c1 + pad_c, false, format_money);
     annotate("search.plot");
     const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
     f.x0 = std::max(0.0, t0 - pad_t);
@@ -333,8 +329,10 @@ void App::draw_search_plot() {
         const SearchPoint& p = search_points_[i];
         const bool front = std::find(search_front_.begin(), search_front_.end(), i) != search_front_.end();
         const ImVec2 s(f.sx(p.prediction.iteration_time_s), f.sy(p.prediction.cost_usd));
-        if (front) draw->AddCircleFilled(s, 5.0f, widgets::palette(5));
-        else draw->AddCircleFilled(s, 3.0f, widgets::palette(0));
+        if (front)
+            draw->AddCircleFilled(s, 5.0f, widgets::palette(5));
+        else
+            draw->AddCircleFilled(s, 3.0f, widgets::palette(0));
         if (p.config.num_gpus == valid_.num_gpus && config_to_json(p.config) == config_to_json(valid_))
             draw->AddCircle(s, 7.0f, IM_COL32(0, 0, 0, 255), 0, 2.0f);
         const float dx = s.x - mouse.x, dy = s.y - mouse.y;
@@ -344,9 +342,8 @@ void App::draw_search_plot() {
         }
     }
     if (near) {
-        ImGui::SetTooltip("%lld GPUs: %s\nstep %s, cost %s, %s per GPU\nclick to apply",
-                          static_cast<long long>(near->config.num_gpus), near->layout.c_str(),
-                          widgets::duration(near->prediction.iteration_time_s).c_str(),
+        ImGui::SetTooltip("%lld GPUs: %s\nstep %s, cost %s, %s per GPU\nclick to apply", static_cast<long long>(near->config.num_gpus),
+                          near->layout.c_str(), widgets::duration(near->prediction.iteration_time_s).c_str(),
                           widgets::money(near->prediction.cost_usd).c_str(), widgets::gib(near->prediction.memory.per_gpu_gib).c_str());
         if (clicked) edit_ = near->config;
     }
@@ -364,4 +361,4 @@ void App::publish_data(const char* name, const std::string& json) {
     platform::publish_data(name, json);
 }
 
-} // namespace trainclock::gui
+}  // namespace trainclock::gui

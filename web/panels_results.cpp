@@ -28,7 +28,7 @@ void heading(const char* title) {
 std::string format_seconds(double s) { return widgets::duration(s); }
 std::string format_gib(double g) { return widgets::gib(g); }
 
-} // namespace
+}  // namespace
 
 // [SECTION] Results layout and summary -----------------------------------------------------------
 
@@ -63,8 +63,7 @@ void App::draw_results() {
 void App::draw_summary() {
     heading("Prediction");
     const Prediction& r = result_;
-    ImGui::Text("%s on %lld x %s, %s", valid_.model.display_name.empty() ? valid_.model.name.c_str()
-                                                                        : valid_.model.display_name.c_str(),
+    ImGui::Text("%s on %lld x %s, %s", valid_.model.display_name.empty() ? valid_.model.name.c_str() : valid_.model.display_name.c_str(),
                 static_cast<long long>(valid_.num_gpus), valid_.gpu.name.c_str(), valid_.precision.name.c_str());
     const struct {
         const char* label;
@@ -75,24 +74,28 @@ void App::draw_summary() {
         {"GPU-hours", widgets::si(r.gpu_hours, "GPU-h")},
         {"cost", r.cost_known ? widgets::money(r.cost_usd) : "unknown"},
         {"energy", r.energy_known ? widgets::si(r.energy_kwh * 1e3, "Wh") : "unknown"},
-        {"goodput", [&] {
+        {"goodput",
+         [&] {
              char text[32];
              std::snprintf(text, sizeof text, "%.1f %%", 100.0 * r.run.goodput);
              return std::string(text);
          }()},
-        {"interruptions", [&] {
+        {"interruptions",
+         [&] {
              char text[32];
              std::snprintf(text, sizeof text, "%.1f", r.run.expected_interruptions);
              return std::string(text);
          }()},
         {"throughput", widgets::si(r.tokens_per_s, "tok/s")},
         {"per GPU", widgets::si(r.tokens_per_s_per_gpu, "tok/s")},
-        {"MFU", [&] {
+        {"MFU",
+         [&] {
              char text[32];
              std::snprintf(text, sizeof text, "%.1f %%", 100.0 * r.mfu);
              return std::string(text);
          }()},
-        {"model TFLOP/s/GPU", [&] {
+        {"model TFLOP/s/GPU",
+         [&] {
              char text[32];
              std::snprintf(text, sizeof text, "%.1f", r.model_tflops_per_gpu);
              return std::string(text);
@@ -242,12 +245,11 @@ void App::draw_timeline() {
             draw->AddText(ImVec2(x0 + 2.0f, y0), IM_COL32(255, 255, 255, 255), text);
         }
         if (hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
-            ImGui::SetTooltip("stage %d, micro-batch %d, chunk %d, %s\n%s .. %s", span.stage, span.micro_batch,
-                              span.chunk, span.forward ? "forward" : "backward", widgets::duration(span.start_s).c_str(),
+            ImGui::SetTooltip("stage %d, micro-batch %d, chunk %d, %s\n%s .. %s", span.stage, span.micro_batch, span.chunk,
+                              span.forward ? "forward" : "backward", widgets::duration(span.start_s).c_str(),
                               widgets::duration(span.end_s).c_str());
     }
-    ImGui::TextDisabled("forward: blue, backward: orange (lighter: odd virtual chunk); %s per iteration",
-                        widgets::duration(end_s).c_str());
+    ImGui::TextDisabled("forward: blue, backward: orange (lighter: odd virtual chunk); %s per iteration", widgets::duration(end_s).c_str());
 }
 
-} // namespace trainclock::gui
+}  // namespace trainclock::gui

@@ -20,7 +20,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-} // namespace
+}  // namespace
 
 void App::start_search() {
     SearchOptions options;
@@ -68,7 +68,7 @@ void App::draw_search() {
     ImGui::TextColored(ImVec4(0.0f, 0.35f, 0.6f, 1.0f), "Find the best layout for this model, GPU and GPU count");
     ImGui::Separator();
     ImGui::Checkbox("all precisions the GPU runs", &search_all_precisions_);
-    annotate("search.all_precisions");  // (tests/browser/measure.mjs sets it)
+    annotate("search.all_precisions");                                 // (tests/browser/measure.mjs sets it)
     const bool one_line = ImGui::GetContentRegionAvail().x >= 420.0f;  // else one per line (390 px pages)
     if (one_line) ImGui::SameLine();
     ImGui::Checkbox("rank by cost", &search_by_cost_);
@@ -104,8 +104,8 @@ void App::draw_search() {
         std::string reasons;
         for (int r = 0; r < kRejectReasonCount; ++r)
             if (report.stats.rejected[size_t(r)] > 0)
-                reasons += std::string(reject_reason_text(RejectReason(r))) + ": " +
-                           std::to_string(report.stats.rejected[size_t(r)]) + "\n";
+                reasons +=
+                    std::string(reject_reason_text(RejectReason(r))) + ": " + std::to_string(report.stats.rejected[size_t(r)]) + "\n";
         ImGui::SetTooltip("%s", reasons.c_str());
     }
     if (!report.explanation.empty()) widgets::error_text(report.explanation);
@@ -140,4 +140,4 @@ void App::draw_search() {
     }
 }
 
-} // namespace trainclock::gui
+}  // namespace trainclock::gui

@@ -49,4 +49,4 @@ void show_banner(const std::string& message);
 
 void copy_to_clipboard(const std::string& text);
 
-} // namespace trainclock::gui::platform
+}  // namespace trainclock::gui::platform

@@ -13,11 +13,12 @@
 
 // A link opened while the page runs (address bar edit, back/forward) is queued for the next frame.
 EM_JS(void, js_watch_hash, (), {
-    window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ""); });
+    window.addEventListener(
+        'hashchange', () = > { Module.trainclockNavigated = location.hash.replace(/ ^# /, ""); });
 });
 
 EM_JS(char*, js_take_navigated, (), {
-    if (Module.trainclockNavigated === undefined) return 0;
+    if (Module.trainclockNavigated == = undefined) return 0;
     const fragment = Module.trainclockNavigated;
     Module.trainclockNavigated = undefined;
     const size = lengthBytesUTF8(fragment) + 1;
@@ -27,7 +28,7 @@ EM_JS(char*, js_take_navigated, (), {
 });
 
 EM_JS(char*, js_page_string, (int which), {
-    const value = which == 0 ? location.hash.replace(/^#/, "") : location.origin + location.pathname + '#';
+    const value = which == 0 ? location.hash.replace(/ ^# /, "") : location.origin + location.pathname + '#';
     const size = lengthBytesUTF8(value) + 1;
     const text = _malloc(size);
     stringToUTF8(value, text, size);
@@ -36,12 +37,12 @@ EM_JS(char*, js_page_string, (int which), {
 
 EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, const char* controls_utf8), {
     const fragment = UTF8ToString(fragment_utf8);
-    if (location.hash.replace(/^#/, "") !== fragment)
+    if (location.hash.replace(/ ^# /, "") != = fragment)
         history.replaceState(null, "", location.pathname + location.search + '#' + fragment);
     window.trainclockView = {
-        fragment: fragment,
-        result: JSON.parse(UTF8ToString(result_utf8)),
-        controls: JSON.parse(UTF8ToString(controls_utf8)),
+        fragment : fragment,
+        result : JSON.parse(UTF8ToString(result_utf8)),
+        controls : JSON.parse(UTF8ToString(controls_utf8)),
     };
 });
 
@@ -52,14 +53,17 @@ EM_JS(void, js_publish_data, (const char* name_utf8, const char* json_utf8), {
 
 // A Blob behind a temporary <a download> link: the browser's own download, no server round trip.
 EM_JS(void, js_download, (const char* name_utf8, const char* mime_utf8, const char* text_utf8), {
-    const blob = new Blob([UTF8ToString(text_utf8)], { type: UTF8ToString(mime_utf8) });
+    const blob = new Blob([UTF8ToString(text_utf8)], {
+        type:
+            UTF8ToString(mime_utf8)
+    });
     const link = document.createElement('a');
     link.href = URL.createObjectURL(blob);
     link.download = UTF8ToString(name_utf8);
     document.body.appendChild(link);
     link.click();
     link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+    setTimeout(() = > URL.revokeObjectURL(link.href), 1000);
 });
 
 EM_JS(void, js_first_frame, (), { window.trainclockFirstFrameMs = performance.now(); });
@@ -73,7 +77,7 @@ EM_JS(void, js_banner, (const char* message_utf8), {
 
 EM_JS(void, js_copy, (const char* text_utf8), {
     const text = UTF8ToString(text_utf8);
-    if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => {});
+    if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() = > {});
 });
 
 namespace trainclock::gui::platform {
@@ -108,7 +112,7 @@ void loop_iteration() {
     }
 }
 
-} // namespace
+}  // namespace
 
 GlProfile gl_profile() { return {3, 0, SDL_GL_CONTEXT_PROFILE_ES, "#version 300 es"}; }
 
@@ -143,4 +147,4 @@ void show_banner(const std::string& message) { js_banner(message.c_str()); }
 
 void copy_to_clipboard(const std::string& text) { js_copy(text.c_str()); }
 
-} // namespace trainclock::gui::platform
+}  // namespace trainclock::gui::platform

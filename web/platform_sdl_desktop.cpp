@@ -16,8 +16,7 @@ GlProfile gl_profile() { return {3, 0, SDL_GL_CONTEXT_PROFILE_CORE, "#version 13
 void attach_window(SDL_Window*) {}
 
 void run_main_loop(const std::function<bool()>& frame) {
-    while (frame()) {
-    }
+    while (frame()) {}
 }
 
 std::string initial_fragment(int argc, char** argv) {
@@ -47,4 +46,4 @@ void show_banner(const std::string& message) {
 
 void copy_to_clipboard(const std::string& text) { SDL_SetClipboardText(text.c_str()); }
 
-} // namespace trainclock::gui::platform
+}  // namespace trainclock::gui::platform

@@ -21,7 +21,7 @@ const char* three_digits(double value) {
     return magnitude >= 100 ? "%.0f%s" : magnitude >= 10 ? "%.1f%s" : "%.2f%s";
 }
 
-} // namespace
+}  // namespace
 
 std::string duration(double seconds) {
     if (!(seconds > 0)) return "0 s";
@@ -29,8 +29,8 @@ std::string duration(double seconds) {
         double seconds;
         const char* name;
     };
-    static const Unit units[] = {{86400.0 * 365.25, " years"}, {86400.0, " days"}, {3600.0, " h"},
-                                 {60.0, " min"},                {1.0, " s"},       {1e-3, " ms"}};
+    static const Unit units[] = {
+        {86400.0 * 365.25, " years"}, {86400.0, " days"}, {3600.0, " h"}, {60.0, " min"}, {1.0, " s"}, {1e-3, " ms"}};
     for (const Unit& unit : units)
         if (seconds >= unit.seconds) return printf_string(three_digits(seconds / unit.seconds), seconds / unit.seconds, unit.name);
     return printf_string(three_digits(seconds * 1e6), seconds * 1e6, " us");
@@ -88,9 +88,8 @@ bool search_combo(const char* label, std::string& current, const std::vector<Cho
 }
 
 bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max) {
-    const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (max / std::max<int64_t>(min, 1) > 100
-                                                                       ? ImGuiSliderFlags_Logarithmic
-                                                                       : ImGuiSliderFlags_None);
+    const ImGuiSliderFlags flags =
+        ImGuiSliderFlags_AlwaysClamp | (max / std::max<int64_t>(min, 1) > 100 ? ImGuiSliderFlags_Logarithmic : ImGuiSliderFlags_None);
     return ImGui::SliderScalar(label, ImGuiDataType_S64, &value, &min, &max, "%lld", flags);
 }
 
@@ -102,8 +101,8 @@ void error_text(const std::string& message) {
     ImGui::PopStyleColor();
 }
 
-void stacked_bar(const char* id, const std::vector<Segment>& segments, double scale, double marker,
-                 std::string (*format)(double), float height) {
+void stacked_bar(const char* id, const std::vector<Segment>& segments, double scale, double marker, std::string (*format)(double),
+                 float height) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float width = std::max(ImGui::GetContentRegionAvail().x, 50.0f);
     ImGui::InvisibleButton(id, ImVec2(width, height));
@@ -158,12 +157,10 @@ void legend(const std::vector<Segment>& segments, double total, std::string (*fo
 }
 
 ImU32 palette(int index) {
-    static const ImU32 colors[] = {IM_COL32(0, 114, 178, 255),   IM_COL32(230, 159, 0, 255),
-                                   IM_COL32(0, 158, 115, 255),   IM_COL32(204, 121, 167, 255),
-                                   IM_COL32(86, 180, 233, 255),  IM_COL32(213, 94, 0, 255),
-                                   IM_COL32(240, 228, 66, 255),  IM_COL32(120, 120, 120, 255),
-                                   IM_COL32(0, 70, 110, 255),    IM_COL32(150, 100, 0, 255),
-                                   IM_COL32(0, 100, 70, 255),    IM_COL32(140, 70, 110, 255)};
+    static const ImU32 colors[] = {IM_COL32(0, 114, 178, 255),   IM_COL32(230, 159, 0, 255),   IM_COL32(0, 158, 115, 255),
+                                   IM_COL32(204, 121, 167, 255), IM_COL32(86, 180, 233, 255),  IM_COL32(213, 94, 0, 255),
+                                   IM_COL32(240, 228, 66, 255),  IM_COL32(120, 120, 120, 255), IM_COL32(0, 70, 110, 255),
+                                   IM_COL32(150, 100, 0, 255),   IM_COL32(0, 100, 70, 255),    IM_COL32(140, 70, 110, 255)};
     return colors[index % int(sizeof colors / sizeof colors[0])];
 }
 
@@ -181,4 +178,4 @@ void note(const char* text) {
     ImGui::PopStyleColor();
 }
 
-} // namespace trainclock::gui::widgets
+}  // namespace trainclock::gui::widgets

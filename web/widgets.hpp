@@ -12,7 +12,7 @@
 namespace trainclock::gui::widgets {
 
 // Numbers with units, 3 significant digits.
-std::string duration(double seconds);           // "850 ms", "12.4 s", "3.2 h", "41.7 days"
+std::string duration(double seconds);            // "850 ms", "12.4 s", "3.2 h", "41.7 days"
 std::string si(double value, const char* unit);  // "1.23 M tok/s" style (k, M, G, T, P)
 std::string money(double usd);                   // "$1.23 M"
 std::string gib(double gib);                     // "61.2 GiB"
@@ -37,8 +37,8 @@ struct Segment {
 // A horizontal stacked bar over the full available width: `scale` is the value of the full width;
 // `marker` (when > 0) draws a vertical line at that value (e.g. the memory capacity). Hovering a
 // part shows its label and value (formatted by `format`).
-void stacked_bar(const char* id, const std::vector<Segment>& segments, double scale, double marker,
-                 std::string (*format)(double), float height = 26.0f);
+void stacked_bar(const char* id, const std::vector<Segment>& segments, double scale, double marker, std::string (*format)(double),
+                 float height = 26.0f);
 
 // Legend of a stacked bar: a colour square, label, value and share of `total`, in columns.
 void legend(const std::vector<Segment>& segments, double total, std::string (*format)(double));
@@ -50,4 +50,4 @@ void note(const char* text);
 // Palette (colour-blind friendly, Okabe-Ito order), by index.
 ImU32 palette(int index);
 
-} // namespace trainclock::gui::widgets
+}  // namespace trainclock::gui::widgets

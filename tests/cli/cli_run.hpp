@@ -45,8 +45,8 @@ inline std::string cli_path() {
 inline Run shell(const std::string& command_line, const std::string& input = "", const std::string& cwd = "") {
     const std::string in = work_path("stdin.txt"), out = work_path("stdout.txt"), err = work_path("stderr.txt");
     std::ofstream(in) << input;
-    const std::string command = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + "{ " + command_line + "; } <'" + in + "' >'" + out +
-                                "' 2>'" + err + "'";
+    const std::string command =
+        (cwd.empty() ? "" : "cd '" + cwd + "' && ") + "{ " + command_line + "; } <'" + in + "' >'" + out + "' 2>'" + err + "'";
     const int status = std::system(command.c_str());
     Run run;
     run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -81,4 +81,4 @@ inline void check_rejected(const std::string& args, const std::string& key, cons
     INFO(run.err);
 }
 
-} // namespace cli_test
+}  // namespace cli_test

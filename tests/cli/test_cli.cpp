@@ -12,11 +12,10 @@ using namespace cli_test;
 
 namespace {
 
-const std::string kDefault =
-    "--model llama3-70b --gpu h100-sxm --gpus 1024 --precision bf16-mixed --tp 8 --pp 4 --seq 8192 --gbs 1024 "
-    "--mbs 1 --recompute selective --tokens 15e12";
+const std::string kDefault = "--model llama3-70b --gpu h100-sxm --gpus 1024 --precision bf16-mixed --tp 8 --pp 4 --seq 8192 --gbs 1024 "
+                             "--mbs 1 --recompute selective --tokens 15e12";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the version and help flags") {
     const Run version = trainclock("--version");
@@ -38,8 +37,8 @@ TEST_CASE("predict prints a readable table with units") {
     const Run run = trainclock("predict " + kDefault);
     REQUIRE(run.exit_code == 0);
     CHECK(run.err.empty());
-    for (const char* text : {"step time", "tokens/s", "TFLOP/s", "MFU", " %", "total time", "days", "GPU-h", "$",
-                             "Wh", "GiB", "capacity", "step breakdown", "pipeline bubble", "precision overhead"}) {
+    for (const char* text : {"step time", "tokens/s", "TFLOP/s", "MFU", " %", "total time", "days", "GPU-h", "$", "Wh", "GiB", "capacity",
+                             "step breakdown", "pipeline bubble", "precision overhead"}) {
         INFO(text);
         CHECK(has(run.out, text));
     }
@@ -78,9 +77,9 @@ TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Bl
 TEST_CASE("predict --json prints the result JSON with the config") {
     const Run run = trainclock("predict " + kDefault + " --json");
     REQUIRE(run.exit_code == 0);
-    for (const char* key : {"schema", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s",
-                            "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "steps", "total_time_s",
-                            "gpu_hours", "cost_usd", "energy_kwh", "memory", "breakdown_s", "warnings", "config"}) {
+    for (const char* key : {"schema", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s", "model_tflops_per_gpu",
+                            "hardware_tflops_per_gpu", "mfu", "steps", "total_time_s", "gpu_hours", "cost_usd", "energy_kwh", "memory",
+                            "breakdown_s", "warnings", "config"}) {
         INFO(key);
         CHECK(has(run.out, std::string("\"") + key + "\": "));
     }
@@ -187,8 +186,9 @@ TEST_CASE("link pairs spelled as flags (the web app's CLI command) give the same
     std::istringstream pairs(fragment);
     for (std::string pair; std::getline(pairs, pair, '&');) {
         const std::string key = pair.substr(0, pair.find('=')), value = pair.substr(pair.find('=') + 1);
-        const std::pair<const char*, const char*> flag_of[] = {{"m", "--model"}, {"g", "--gpu"}, {"N", "--gpus"},
-            {"p", "--precision"}, {"tp", "--tp"}, {"sp", "--sp"}, {"fa", "--flash"}, {"cal", "--calibration"}};
+        const std::pair<const char*, const char*> flag_of[] = {{"m", "--model"},     {"g", "--gpu"},          {"N", "--gpus"},
+                                                               {"p", "--precision"}, {"tp", "--tp"},          {"sp", "--sp"},
+                                                               {"fa", "--flash"},    {"cal", "--calibration"}};
         for (const auto& [link_key, flag] : flag_of) {
             if (key == link_key) flags += std::string(" ") + flag + " '" + value + "'";
         }
@@ -272,7 +272,8 @@ TEST_CASE("import megatron, torchtitan and deepspeed print a config/v1 document"
     REQUIRE(ds.exit_code == 0);
     CHECK(has(ds.out, "\"zero\": 3"));
     check_rejected("import megatron --model gpt2 -- --recompute-granularity some", "megatron arguments: --recompute-granularity");
-    check_rejected("import torchtitan '" + launch + "torchtitan-llama3-70b.toml'", launch + "torchtitan-llama3-70b.toml: parallelism.data_parallel_shard_degree");
+    check_rejected("import torchtitan '" + launch + "torchtitan-llama3-70b.toml'",
+                   launch + "torchtitan-llama3-70b.toml: parallelism.data_parallel_shard_degree");
     check_rejected("import deepspeed - --gpus x", "--gpus", "{}");
     check_rejected("import megatron", "import megatron");
 }
@@ -294,7 +295,8 @@ TEST_CASE("fine-tuning: LoRA flags predict, link round-trip, and search --smalle
           trainclock("predict --json " + lora + " --optimizer adamw8bit --frozen-layers 2").out);
     check_rejected("predict --model llama3.1-8b --gpu a100-sxm4-40gb --finetune lora", "training.finetune.lora_rank");
     // Full fine-tuning of an 8B model needs ~16 bytes per weight: more than one or two 40 GB GPUs.
-    const Run full = trainclock("search --model llama3.1-8b --gpu a100-sxm4-40gb --gpus 64 --smallest --seq 2048 --gbs 64 --top 1 --threads 1");
+    const Run full =
+        trainclock("search --model llama3.1-8b --gpu a100-sxm4-40gb --gpus 64 --smallest --seq 2048 --gbs 64 --top 1 --threads 1");
     REQUIRE(full.exit_code == 0);
     CHECK(has(full.out, "smallest setup that fits: 4 x a100-sxm4-40gb"));
     const Run small = trainclock("search " + lora + " --gpus 64 --smallest --top 1 --threads 1");
@@ -314,10 +316,12 @@ TEST_CASE("calibrate: measured runs in, a calibration that predict and validate 
     CHECK(has(run.out, "Not fitted"));
     const std::string calibration = slurp(out);
     CHECK(has(calibration, "\"a100-sxm4-80gb\""));
-    const Run predicted = trainclock("predict --model gpt2-medium --gpu a100-sxm4-80gb --seq 1024 --gbs 8 --mbs 8 --json --calibration '" + out + "'");
+    const Run predicted =
+        trainclock("predict --model gpt2-medium --gpu a100-sxm4-80gb --seq 1024 --gbs 8 --mbs 8 --json --calibration '" + out + "'");
     CHECK(predicted.exit_code == 0);
     std::remove(out.c_str());
     check_rejected("calibrate", "--measurements");
-    check_rejected("calibrate --measurements -", "-", R"({"schema_version":1,"name":"x","set":"public","source":"t","cases":[{"id":"B"}]})");
+    check_rejected("calibrate --measurements -", "-",
+                   R"({"schema_version":1,"name":"x","set":"public","source":"t","cases":[{"id":"B"}]})");
     check_rejected("validate --write-intervals /tmp/x.json", "--write-intervals");
 }

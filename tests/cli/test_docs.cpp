@@ -39,13 +39,13 @@ const std::pair<const char*, const char*> kExampleFiles[] = {
 struct Block {
     std::string language;  // "sh", "json", ...
     std::string text;
-    std::string lead_in;   // the lines before the fence, since the previous block
+    std::string lead_in;  // the lines before the fence, since the previous block
 };
 
 struct Doc {
-    std::string name;      // "README.md", "docs/DESIGN.md"
+    std::string name;  // "README.md", "docs/DESIGN.md"
     std::vector<Block> blocks;
-    std::string prose;     // the text outside code blocks
+    std::string prose;  // the text outside code blocks
 };
 
 std::vector<Doc> docs() {
@@ -73,8 +73,10 @@ std::vector<Doc> docs() {
                 }
                 continue;
             }
-            if (open) open->text += line + "\n";
-            else lead_in += line + "\n", doc.prose += line + "\n";
+            if (open)
+                open->text += line + "\n";
+            else
+                lead_in += line + "\n", doc.prose += line + "\n";
         }
         out.push_back(std::move(doc));
     }
@@ -88,8 +90,10 @@ std::string drop_comments(const std::string& text) {
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (in_string) {
-            if (c == '\\' && i + 1 < text.size()) out += text[i++];
-            else if (c == '"') in_string = false;
+            if (c == '\\' && i + 1 < text.size())
+                out += text[i++];
+            else if (c == '"')
+                in_string = false;
         } else if (c == '"') {
             in_string = true;
         } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
@@ -143,13 +147,13 @@ std::string runnable(const std::string& command) {
 }
 
 struct Example {
-    std::string where;       // "README.md: build/bin/trainclock presets gpus"
-    std::string command;     // the shell command line to run
+    std::string where;    // "README.md: build/bin/trainclock presets gpus"
+    std::string command;  // the shell command line to run
     int exit_code = 0;
     std::string error_line;  // expected stderr when documented
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("every command and JSON example of README.md and docs/ runs as documented", "[docs]") {
     const std::string dir = work_path("docs");
@@ -208,13 +212,15 @@ TEST_CASE("every command and JSON example of README.md and docs/ runs as documen
                     for (const auto& entry : std::filesystem::directory_iterator(build + "/python/trainclock", ignored))
                         module = module || entry.path().filename().string().rfind("_trainclock", 0) == 0;
                     if (module) {
-                        examples.push_back({doc.name + ": " + command, "PYTHONPATH='" + build + "/python' " + command.substr(python.size()), 0, ""});
+                        examples.push_back(
+                            {doc.name + ": " + command, "PYTHONPATH='" + build + "/python' " + command.substr(python.size()), 0, ""});
                     } else {
                         WARN(doc.name << ": no Python module in " << build << ", not run: " << command);
                     }
-                } else if (std::smatch tool; std::regex_search(command, tool, std::regex("^(python3|torchrun) .*(tools/[A-Za-z0-9_]+\\.py)"))) {
-                    examples.push_back({doc.name + ": " + command,
-                                        "cd '" TRAINCLOCK_SOURCE_DIR "' && python3 -m py_compile " + tool[2].str(), 0, ""});
+                } else if (std::smatch tool;
+                           std::regex_search(command, tool, std::regex("^(python3|torchrun) .*(tools/[A-Za-z0-9_]+\\.py)"))) {
+                    examples.push_back(
+                        {doc.name + ": " + command, "cd '" TRAINCLOCK_SOURCE_DIR "' && python3 -m py_compile " + tool[2].str(), 0, ""});
                 } else if (command.rfind("make ", 0) != 0) {
                     FAIL(doc.name << ": an example this test cannot run: " << command);
                 }

@@ -35,7 +35,7 @@ std::string csv_cell(const std::string& csv, const std::string& column) {
     return "<no column " + column + ">";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("gpus 0 is an error, not 1 GPU", "[issue12]") {
     check_rejected("predict " + kSmall + " --gpus 0", "num_gpus");
@@ -45,7 +45,8 @@ TEST_CASE("gpus 0 is an error, not 1 GPU", "[issue12]") {
 
 TEST_CASE("flag numbers are decimal: --gpus 0x10 is an error, not 16", "[issue12]") {
     check_rejected("predict " + kSmall + " --gpus 0x10", "--gpus");
-    for (const char* bad : {"inf", "nan", "' 8'", "+8", "1e", "010", "8,"}) check_rejected("predict " + kSmall + " --gpus " + bad, "--gpus");
+    for (const char* bad : {"inf", "nan", "' 8'", "+8", "1e", "010", "8,"})
+        check_rejected("predict " + kSmall + " --gpus " + bad, "--gpus");
     check_rejected("predict " + kSmall + " --gpus 8.5", "num_gpus");  // readable, but not an integer: the config key's rule
     check_rejected("link decode 'v=1&m=gpt2&g=h100-sxm&N=0x10'", "N");
     // What stays accepted: plain integers, and integral values in exponent form as JSON writes them.
@@ -67,16 +68,16 @@ TEST_CASE("a too-large flag number is out of range, not malformed JSON", "[issue
 
 TEST_CASE("duplicate JSON keys are errors naming the key, at every object level", "[issue12]") {
     check_rejected("predict --config -", "<stdin>: model", R"({"model": "llama3-8b", "model": "gpt2", "gpu": "h100-sxm"})");
-    check_rejected("predict --config -", "<stdin>: parallel.tp",
-                   R"({"model": "gpt2", "gpu": "h100-sxm", "parallel": {"tp": 1, "tp": 2}})");
+    check_rejected("predict --config -", "<stdin>: parallel.tp", R"({"model": "gpt2", "gpu": "h100-sxm", "parallel": {"tp": 1, "tp": 2}})");
     check_rejected("predict --config -", "<stdin>: model.layers",
                    R"({"model": {"preset": "gpt2", "layers": 2, "layers": 4}, "gpu": "h100-sxm"})");
     check_rejected("predict --config -", "<stdin>: gpu.peak_tflops.bf16",
                    R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "peak_tflops": {"bf16": 900, "bf16": 1000}}})");
     check_rejected("predict --config -", "<stdin>: precision.gemm",
                    R"({"model": "gpt2", "gpu": "h100-sxm", "precision": {"preset": "bf16-mixed", "gemm": "bf16", "gemm": "fp16"}})");
-    check_rejected("predict --config -", "<stdin>: calibration.gpus.h100-sxm.kernel_launch_s",
-                   R"({"model": "gpt2", "gpu": "h100-sxm", "calibration": {"gpus": {"h100-sxm": {"kernel_launch_s": 1e-6, "kernel_launch_s": 2e-6}}}})");
+    check_rejected(
+        "predict --config -", "<stdin>: calibration.gpus.h100-sxm.kernel_launch_s",
+        R"({"model": "gpt2", "gpu": "h100-sxm", "calibration": {"gpus": {"h100-sxm": {"kernel_launch_s": 1e-6, "kernel_launch_s": 2e-6}}}})");
     check_rejected("predict " + kSmall + " --calibration '{\"memory_efficiency\": 0.5, \"memory_efficiency\": 0.6}'", "--calibration");
     check_rejected("validate --calibration '{\"memory_efficiency\": 0.5, \"memory_efficiency\": 0.6}'",
                    "--calibration: calibration.memory_efficiency");

@@ -32,10 +32,10 @@ inline ModelSpec model(const char* name) {
 
 // GPT-3-style dense decoder with MHA, 4h GeLU MLP, LayerNorm, tied embeddings (Brown et al. 2020).
 inline std::string gpt_model(int layers, int hidden, int heads, int vocab = 51200) {
-    return R"({"architecture": "decoder", "layers": )" + std::to_string(layers) + R"(, "hidden": )" +
-           std::to_string(hidden) + R"(, "heads": )" + std::to_string(heads) + R"(, "kv_heads": )" +
-           std::to_string(heads) + R"(, "ffn_hidden": )" + std::to_string(4 * hidden) + R"(, "vocab": )" +
-           std::to_string(vocab) + R"(, "activation": "gelu", "norm": "layernorm", "tied_embeddings": true})";
+    return R"({"architecture": "decoder", "layers": )" + std::to_string(layers) + R"(, "hidden": )" + std::to_string(hidden) +
+           R"(, "heads": )" + std::to_string(heads) + R"(, "kv_heads": )" + std::to_string(heads) + R"(, "ffn_hidden": )" +
+           std::to_string(4 * hidden) + R"(, "vocab": )" + std::to_string(vocab) +
+           R"(, "activation": "gelu", "norm": "layernorm", "tied_embeddings": true})";
 }
 
-} // namespace trainclock::fixtures
+}  // namespace trainclock::fixtures

@@ -8,8 +8,7 @@
 using namespace trainclock;
 
 TEST_CASE("Error::to_string joins key and message, or gives the message alone") {
-    CHECK(Error{"parallel.tp", "3 does not divide model.heads = 64"}.to_string() ==
-          "parallel.tp: 3 does not divide model.heads = 64");
+    CHECK(Error{"parallel.tp", "3 does not divide model.heads = 64"}.to_string() == "parallel.tp: 3 does not divide model.heads = 64");
     CHECK(Error{"", "empty input: expected a JSON object"}.to_string() == "empty input: expected a JSON object");
 }
 

@@ -2,7 +2,6 @@
 #include "fuzz_target.hpp"
 
 TRAINCLOCK_FUZZ_TEXT(text) {
-    trainclock::fuzz::check_imported(trainclock::import_hf_config(text), [](const std::string& model) {
-        return "{\"model\": " + model + ", \"gpu\": \"h100-sxm\"}";
-    });
+    trainclock::fuzz::check_imported(trainclock::import_hf_config(text),
+                                     [](const std::string& model) { return "{\"model\": " + model + ", \"gpu\": \"h100-sxm\"}"; });
 }

@@ -16,12 +16,12 @@
 #include "trainclock/status.hpp"
 
 // Defines LLVMFuzzerTestOneInput over the input as text; the body follows the macro.
-#define TRAINCLOCK_FUZZ_TEXT(text)                                                          \
-    static void trainclock_fuzz_one(std::string_view text);                                 \
-    extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {               \
-        trainclock_fuzz_one(std::string_view(reinterpret_cast<const char*>(data), size));   \
-        return 0;                                                                           \
-    }                                                                                       \
+#define TRAINCLOCK_FUZZ_TEXT(text)                                                                                                         \
+    static void trainclock_fuzz_one(std::string_view text);                                                                                \
+    extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {                                                              \
+        trainclock_fuzz_one(std::string_view(reinterpret_cast<const char*>(data), size));                                                  \
+        return 0;                                                                                                                          \
+    }                                                                                                                                      \
     static void trainclock_fuzz_one(std::string_view text)
 
 namespace trainclock::fuzz {
@@ -48,7 +48,8 @@ inline void check_round_trip(const Config& config) {
 }
 
 // Any parser's result: a well-formed error, or a value (checked further by the target).
-template <class T> bool ok_or_well_formed_error(const Result<T>& result) {
+template <class T>
+bool ok_or_well_formed_error(const Result<T>& result) {
     if (!result) check_error(result.error());
     return result.ok();
 }
@@ -63,7 +64,8 @@ inline void check_config_result(const Result<Config>& result) {
 
 // An importer's result: a well-formed error, or config/v1 JSON that check_config_result accepts;
 // `wrap` turns the imported text into a whole config (e.g. a model object into {"model": ...}).
-template <class Wrap> void check_imported(const Result<Imported>& imported, Wrap wrap) {
+template <class Wrap>
+void check_imported(const Result<Imported>& imported, Wrap wrap) {
     if (!ok_or_well_formed_error(imported)) return;
     for (const std::string& warning : imported.value().warnings) {
         if (warning.empty() || warning.find_first_of("\r\n") != std::string::npos) fail("a warning that is not one line", warning);
@@ -72,4 +74,4 @@ template <class Wrap> void check_imported(const Result<Imported>& imported, Wrap
 }
 inline std::string whole_config(const std::string& json) { return json; }
 
-} // namespace trainclock::fuzz
+}  // namespace trainclock::fuzz

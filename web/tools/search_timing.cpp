@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     const std::string best = report.top.empty() ? "" : describe_layout(space.value(), report.top.front().layout);
     std::printf("{\"cells\": %lld, \"layouts\": %lld, \"predicted\": %lld, \"feasible\": %lld, \"wall_s\": %.4f, "
                 "\"best\": \"%s\"}\n",
-                (long long)cells, (long long)report.stats.layouts, (long long)report.stats.predicted,
-                (long long)report.stats.feasible, wall_s, best.c_str());
+                (long long)cells, (long long)report.stats.layouts, (long long)report.stats.predicted, (long long)report.stats.feasible,
+                wall_s, best.c_str());
     return 0;
 }

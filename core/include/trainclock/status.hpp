@@ -10,8 +10,8 @@ namespace trainclock {
 // One validation or parse failure. `key` is the dotted config path at fault ("parallel.tp",
 // "model.heads", "gpu"); `message` says why, in one line, with units and a hint where one helps.
 struct Error {
-    std::string key;                 // dotted path of the offending key ("" when the whole input is at fault)
-    std::string message;             // one line, no trailing period needed
+    std::string key;      // dotted path of the offending key ("" when the whole input is at fault)
+    std::string message;  // one line, no trailing period needed
 
     Error() = default;
     // Input echoed into a key or message (a JSON key with "\n", a link value with raw bytes) has its
@@ -31,18 +31,24 @@ struct Error {
         std::string out;
         for (const char c : text) {
             const auto byte = static_cast<unsigned char>(c);
-            if (byte >= 0x20 && byte != 0x7f) out += c;
-            else if (c == '\n') out += "\\n";
-            else if (c == '\r') out += "\\r";
-            else if (c == '\t') out += "\\t";
-            else out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+            if (byte >= 0x20 && byte != 0x7f)
+                out += c;
+            else if (c == '\n')
+                out += "\\n";
+            else if (c == '\r')
+                out += "\\r";
+            else if (c == '\t')
+                out += "\\t";
+            else
+                out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
         }
         return out;
     }
 };
 
 // Value-or-error. Cheap to move; `ok()` before `value()`.
-template <class T> class Result {
+template <class T>
+class Result {
 public:
     Result(T value) : data_(std::move(value)) {}
     Result(Error error) : data_(std::move(error)) {}
@@ -58,4 +64,4 @@ private:
     std::variant<T, Error> data_;
 };
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -45,7 +45,7 @@ void write_presets(JsonWriter& out, PresetKind kind, Lookup lookup, Write write)
     out.end_array();
 }
 
-} // namespace
+}  // namespace
 
 std::string predict_json(std::string_view config_json) {
     auto config = load_config(config_json);
@@ -116,8 +116,9 @@ std::string presets_json(std::string_view kind) {
     if (all || singular == "gpu") write_presets<GpuSpec>(out, PresetKind::gpu, gpu_preset, write_gpu);
     if (all || singular == "node") write_presets<NodeSpec>(out, PresetKind::node, node_preset, write_node);
     if (all || singular == "precision") write_presets<PrecisionSpec>(out, PresetKind::precision, precision_preset, write_precision);
-    if (all || singular == "framework") write_presets<FrameworkSpec>(out, PresetKind::framework, framework_preset,
-                                                            [](JsonWriter& w, const FrameworkSpec& f) { write_framework(w, f, true); });
+    if (all || singular == "framework")
+        write_presets<FrameworkSpec>(out, PresetKind::framework, framework_preset,
+                                     [](JsonWriter& w, const FrameworkSpec& f) { write_framework(w, f, true); });
     out.end_object();
     return out.take();
 }
@@ -157,7 +158,7 @@ std::string imported_json(const Result<Imported>& imported, std::string_view mem
     return reply + "]}";
 }
 
-} // namespace
+}  // namespace
 
 std::string import_hf_json(std::string_view hf_json) { return imported_json(import_hf_config(hf_json), "model"); }
 
@@ -182,7 +183,7 @@ Result<simdjson::dom::object> options_object(simdjson::dom::parser& parser, std:
     return object;
 }
 
-} // namespace
+}  // namespace
 
 std::string search_json(std::string_view config_json, std::string_view options_json) {
     auto draft = parse_config(config_json);
@@ -212,17 +213,28 @@ std::string search_json(std::string_view config_json, std::string_view options_j
                 break;
             }
             const ParallelSpec& p = c.parallel;
-            if (key == "tp") options.tp = {p.tp};
-            else if (key == "pp") options.pp = {p.pp};
-            else if (key == "cp") options.cp = {p.cp};
-            else if (key == "ep") options.ep = {p.ep};
-            else if (key == "zero") options.zero = {p.zero};
-            else if (key == "virtual_stages") options.virtual_stages = {p.virtual_stages};
-            else if (key == "schedule") options.schedules = {p.schedule};
-            else if (key == "sequence_parallel") options.sequence_parallel = {p.sequence_parallel ? 1 : 0};
-            else if (key == "micro_batch") options.micro_batch = {c.training.micro_batch};
-            else if (key == "recompute") options.recompute = {c.training.recompute};
-            else reader.fail("pin", "unknown layout key '" + std::string(key) + "'");
+            if (key == "tp")
+                options.tp = {p.tp};
+            else if (key == "pp")
+                options.pp = {p.pp};
+            else if (key == "cp")
+                options.cp = {p.cp};
+            else if (key == "ep")
+                options.ep = {p.ep};
+            else if (key == "zero")
+                options.zero = {p.zero};
+            else if (key == "virtual_stages")
+                options.virtual_stages = {p.virtual_stages};
+            else if (key == "schedule")
+                options.schedules = {p.schedule};
+            else if (key == "sequence_parallel")
+                options.sequence_parallel = {p.sequence_parallel ? 1 : 0};
+            else if (key == "micro_batch")
+                options.micro_batch = {c.training.micro_batch};
+            else if (key == "recompute")
+                options.recompute = {c.training.recompute};
+            else
+                reader.fail("pin", "unknown layout key '" + std::string(key) + "'");
         }
     }
     if (auto error = reader.finish()) return error_json(*error);
@@ -246,8 +258,10 @@ std::string validate_json(std::string_view options_json) {
     reader.read("cross_source", cross_source);
     if (const auto calibration = reader.read_object("calibration")) {
         auto spec = parse_calibration_json(simdjson::minify(*calibration));  // what validate --calibration reads
-        if (spec) options.calibration = std::move(spec).value();
-        else reader.adopt(spec.error());
+        if (spec)
+            options.calibration = std::move(spec).value();
+        else
+            reader.adopt(spec.error());
     }
     if (cross_source && (options.calibration || options.precision_blind || !options.source_prefix.empty()))
         reader.fail("cross_source", "refits the shipped constants on every source: not with source, precision_blind or calibration");
@@ -265,4 +279,4 @@ std::string calibrate_json(std::string_view measurements_json) {
     return calibrate_report_json(suite.value(), report.value());
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -32,17 +32,33 @@ namespace {
 
 // Name fragments of keys that set a shape; a key containing one must be translated or listed as
 // harmless below, else the import fails naming it (a silent drop would be a silently wrong cost).
-constexpr std::string_view kShapeFragments[] = {
-    "layer", "head", "hidden", "intermediate", "ffn", "expert", "moe", "vocab", "window", "rank", "_dim",
-    "size", "embd", "inner", "chunk", "sparse", "lora", "d_model", "d_ff", "d_kv", "mtp", "nextn"};
+constexpr std::string_view kShapeFragments[] = {"layer",  "head",    "hidden", "intermediate", "ffn",  "expert", "moe",   "vocab",
+                                                "window", "rank",    "_dim",   "size",         "embd", "inner",  "chunk", "sparse",
+                                                "lora",   "d_model", "d_ff",   "d_kv",         "mtp",  "nextn"};
 
 // Keys whose names look like shapes but do not change the training cost.
-constexpr std::string_view kHarmlessShapeKeys[] = {
-    "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "hidden_dropout", "hidden_dropout_prob", "ep_size",
-    "embd_pdrop", "scale_attn_by_inverse_layer_idx", "encoder_layerdrop", "decoder_layerdrop", "layerdrop",
-    "no_repeat_ngram_size", "add_final_layer_norm", "type_vocab_size", "norm_topk_prob", "attn_logit_softcapping",
-    "router_aux_loss_coef", "output_router_logits", "tie_encoder_decoder", "chunk_size_feed_forward", "n_ctx",
-    "max_position_embeddings"};
+constexpr std::string_view kHarmlessShapeKeys[] = {"rms_norm_eps",
+                                                   "layer_norm_eps",
+                                                   "layer_norm_epsilon",
+                                                   "hidden_dropout",
+                                                   "hidden_dropout_prob",
+                                                   "ep_size",
+                                                   "embd_pdrop",
+                                                   "scale_attn_by_inverse_layer_idx",
+                                                   "encoder_layerdrop",
+                                                   "decoder_layerdrop",
+                                                   "layerdrop",
+                                                   "no_repeat_ngram_size",
+                                                   "add_final_layer_norm",
+                                                   "type_vocab_size",
+                                                   "norm_topk_prob",
+                                                   "attn_logit_softcapping",
+                                                   "router_aux_loss_coef",
+                                                   "output_router_logits",
+                                                   "tie_encoder_decoder",
+                                                   "chunk_size_feed_forward",
+                                                   "n_ctx",
+                                                   "max_position_embeddings"};
 
 class HfReader {
 public:
@@ -240,14 +256,18 @@ std::string model_json(const ImportedModel& m, std::string_view model_type) {
 void read_activation(HfReader& hf, ImportedModel& m, std::string_view key, std::string_view fallback, bool gated) {
     const std::string name = hf.string(key).value_or(std::string(fallback));
     static const std::array<std::string_view, 3> silu = {"silu", "swish", "swiglu"};
-    static const std::array<std::string_view, 7> gelu = {"gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_python",
-                                                         "quick_gelu", "gelu_accurate"};
+    static const std::array<std::string_view, 7> gelu = {"gelu",        "gelu_new",   "gelu_pytorch_tanh", "gelu_fast",
+                                                         "gelu_python", "quick_gelu", "gelu_accurate"};
     const bool is_silu = std::find(silu.begin(), silu.end(), name) != silu.end();
     const bool is_gelu = std::find(gelu.begin(), gelu.end(), name) != gelu.end();
-    if (is_silu) m.activation = gated ? "swiglu" : "gelu";  // an ungated SiLU MLP costs like GELU (2 matrices, elementwise)
-    else if (is_gelu) m.activation = gated ? "geglu" : "gelu";
-    else if (name == "relu") m.activation = gated ? "geglu" : "relu";
-    else hf.fail(key, "activation '" + name + "' is not understood (silu, gelu variants or relu)");
+    if (is_silu)
+        m.activation = gated ? "swiglu" : "gelu";  // an ungated SiLU MLP costs like GELU (2 matrices, elementwise)
+    else if (is_gelu)
+        m.activation = gated ? "geglu" : "gelu";
+    else if (name == "relu")
+        m.activation = gated ? "geglu" : "relu";
+    else
+        hf.fail(key, "activation '" + name + "' is not understood (silu, gelu variants or relu)");
 }
 
 // The common decoder keys of Llama-style configs (LlamaConfig and its descendants).
@@ -262,8 +282,8 @@ void read_llama_shape(HfReader& hf, ImportedModel& m, bool tied_default) {
     m.max_seq_len = hf.integer("max_position_embeddings", 0);
     m.tied_embeddings = hf.boolean("tie_word_embeddings").value_or(tied_default);
     // Biases, RoPE variants, epsilons, init and runtime switches: no effect on the cost model.
-    hf.ignore({"attention_bias", "mlp_bias", "rope_theta", "rope_scaling", "rope_parameters", "pretraining_tp",
-               "attention_dropout", "initializer_range", "use_cache", "rms_norm_eps"});
+    hf.ignore({"attention_bias", "mlp_bias", "rope_theta", "rope_scaling", "rope_parameters", "pretraining_tp", "attention_dropout",
+               "initializer_range", "use_cache", "rms_norm_eps"});
 }
 
 // "layer_types" (transformers >= 4.53): per layer "full_attention" | "sliding_attention" |
@@ -291,7 +311,7 @@ void read_layer_types(HfReader& hf, ImportedModel& m, const std::vector<std::str
             return;
         }
     }
-    if (local_kind.empty()) return;  // every layer full
+    if (local_kind.empty()) return;    // every layer full
     const int64_t every = first_full;  // 0: no layer is full
     for (size_t i = 0; i < types.size(); ++i) {
         const bool full = every > 0 && (static_cast<int64_t>(i) + 1) % every == 0;
@@ -329,8 +349,10 @@ void read_qwen_sliding(HfReader& hf, ImportedModel& m) {
         return;
     }
     if (!use || window <= 0 || max_window_layers >= m.layers) return;
-    if (max_window_layers == 0) m.local = {"sliding", window, 0};
-    else hf.fail("max_window_layers", "sliding attention on layers >= " + std::to_string(max_window_layers) + " only is not representable");
+    if (max_window_layers == 0)
+        m.local = {"sliding", window, 0};
+    else
+        hf.fail("max_window_layers", "sliding attention on layers >= " + std::to_string(max_window_layers) + " only is not representable");
 }
 
 void set_moe(ImportedModel& m, int64_t experts, int64_t top_k, int64_t expert_ffn_hidden) {
@@ -398,7 +420,8 @@ void read_deepseek_v3(HfReader& hf, ImportedModel& m) {  // DeepseekV3Config (De
     m.dense_layers = hf.integer("first_k_dense_replace", 3);
     // DeepseekV3DecoderLayer: MoE iff layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0.
     const int64_t freq = hf.integer("moe_layer_freq", 1);
-    if (freq != 1) hf.fail("moe_layer_freq", std::to_string(freq) + " (MoE on every k-th layer after the dense ones) is not representable; only 1 is");
+    if (freq != 1)
+        hf.fail("moe_layer_freq", std::to_string(freq) + " (MoE on every k-th layer after the dense ones) is not representable; only 1 is");
     m.mtp_layers = hf.integer("num_nextn_predict_layers", 0);
     hf.ignore({"n_group", "topk_group", "topk_method", "routed_scaling_factor", "scoring_func", "aux_loss_alpha", "seq_aux",
                "rope_interleave", "head_dim"});
@@ -455,14 +478,16 @@ void read_gpt2(HfReader& hf, ImportedModel& m) {  // GPT2Config: tied LM head, l
 }
 
 void read_gpt_neox(HfReader& hf, ImportedModel& m) {  // GPTNeoXConfig (GPT-NeoX-20B, Pythia)
-    read_mha(hf, m, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",
-                     "max_position_embeddings", "hidden_act", 2048, "gelu", false});
+    read_mha(hf, m,
+             {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size", "max_position_embeddings",
+              "hidden_act", 2048, "gelu", false});
     hf.ignore({"rotary_pct", "rotary_emb_base", "use_parallel_residual", "attention_bias", "rope_scaling"});
 }
 
 void read_bert(HfReader& hf, ImportedModel& m) {  // BertConfig: encoder, MLM decoder tied to the embedding
-    read_mha(hf, m, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",
-                     "max_position_embeddings", "hidden_act", 512, "gelu", true});
+    read_mha(hf, m,
+             {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size", "max_position_embeddings",
+              "hidden_act", 512, "gelu", true});
     m.architecture = "encoder";
 }
 
@@ -481,10 +506,14 @@ void read_t5(HfReader& hf, ImportedModel& m) {  // T5Config: feed_forward_proj "
     const std::string proj = hf.string("feed_forward_proj").value_or("relu");
     const bool gated = proj.rfind("gated-", 0) == 0;
     const std::string act = gated ? proj.substr(6) : proj;
-    if (act == "relu") m.activation = gated ? "geglu" : "relu";  // a gated ReLU costs as GeGLU (3 matrices)
-    else if (act == "gelu" || act == "gelu_new") m.activation = gated ? "geglu" : "gelu";
-    else if (act == "silu") m.activation = gated ? "swiglu" : "gelu";
-    else hf.fail("feed_forward_proj", "'" + proj + "' is not understood (relu, gated-gelu, gated-silu)");
+    if (act == "relu")
+        m.activation = gated ? "geglu" : "relu";  // a gated ReLU costs as GeGLU (3 matrices)
+    else if (act == "gelu" || act == "gelu_new")
+        m.activation = gated ? "geglu" : "gelu";
+    else if (act == "silu")
+        m.activation = gated ? "swiglu" : "gelu";
+    else
+        hf.fail("feed_forward_proj", "'" + proj + "' is not understood (relu, gated-gelu, gated-silu)");
     hf.ignore({"dense_act_fn", "is_gated_act", "relative_attention_num_buckets", "relative_attention_max_distance"});
 }
 
@@ -533,7 +562,7 @@ const ModelType kModelTypes[] = {
     {"bart", read_bart},
 };
 
-} // namespace
+}  // namespace
 
 // [SECTION] Entry points ---------------------------------------------------------------------------
 
@@ -600,4 +629,4 @@ Result<ModelSpec> model_from_hf_config(std::string_view hf_json) {
     return config.value().model;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -58,9 +58,7 @@ public:
     }
     std::string compact() const {
         std::string out = "{";
-        for (size_t i = 0; i < entries_.size(); ++i) {
-            out += (i ? ", " : "") + json_text(entries_[i].first) + ": " + entries_[i].second;
-        }
+        for (size_t i = 0; i < entries_.size(); ++i) { out += (i ? ", " : "") + json_text(entries_[i].first) + ": " + entries_[i].second; }
         return out + "}";
     }
     std::string pretty() const {  // one top-level key per line
@@ -76,10 +74,10 @@ private:
 };
 
 struct Draft {
-    std::string framework;                    // a presets/frameworks id
+    std::string framework;  // a presets/frameworks id
     JsonObjectOut model, moe, mla, parallel, training;
-    std::string precision;                    // compact JSON: a preset id or an inline object
-    std::string top_model;                    // a model preset id (when no inline model was read)
+    std::string precision;  // compact JSON: a preset id or an inline object
+    std::string top_model;  // a model preset id (when no inline model was read)
     std::optional<int64_t> num_gpus;
     std::vector<std::string> warnings;
     void warn(std::string line) { warnings.push_back(Error::one_line(std::move(line))); }  // one line, as errors are
@@ -92,8 +90,10 @@ Result<Imported> finish(Draft& d, std::string_view overrides_json) {
     JsonObjectOut out;
     out.set("schema", json_text(kConfigSchema));
     out.set("framework", json_text(d.framework));
-    if (!d.model.empty()) out.set("model", d.model.compact());
-    else if (!d.top_model.empty()) out.set("model", json_text(d.top_model));
+    if (!d.model.empty())
+        out.set("model", d.model.compact());
+    else if (!d.top_model.empty())
+        out.set("model", json_text(d.top_model));
     if (d.num_gpus) out.set("num_gpus", number(*d.num_gpus));
     if (!d.precision.empty()) out.set("precision", d.precision);
     if (!d.parallel.empty()) out.set("parallel", d.parallel.compact());
@@ -113,7 +113,7 @@ Result<Imported> finish(Draft& d, std::string_view overrides_json) {
 
 // [SECTION] Command lines ---------------------------------------------------------------------------
 
-} // namespace
+}  // namespace
 
 std::vector<std::string> split_command_line(std::string_view text) {
     std::vector<std::string> words;
@@ -123,13 +123,17 @@ std::vector<std::string> split_command_line(std::string_view text) {
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (quote) {
-            if (c == quote) quote = 0;
-            else if (c == '\\' && quote == '"' && i + 1 < text.size()) word += text[++i];
-            else word += c;
+            if (c == quote)
+                quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < text.size())
+                word += text[++i];
+            else
+                word += c;
             continue;
         }
         if (c == '\\' && i + 1 < text.size()) {
-            if (text[i + 1] == '\n') ++i;  // line continuation
+            if (text[i + 1] == '\n')
+                ++i;  // line continuation
             else {
                 word += text[++i];
                 in_word = true;
@@ -160,7 +164,6 @@ std::vector<std::string> split_command_line(std::string_view text) {
 
 namespace {
 
-
 // Does a config/v1 fragment set this top-level key (the user's override of what we import)?
 bool overrides_have(std::string_view overrides_json, std::string_view key) {
     if (overrides_json.find_first_not_of(" \t\r\n") == std::string_view::npos) return false;
@@ -186,45 +189,90 @@ std::optional<int64_t> parse_integer(std::string_view text) {
 
 // Store-true switches of Megatron-LM's megatron/training/arguments.py (and torchrun's) that take
 // no value; every other "--name" takes the words up to the next "--name".
-constexpr std::string_view kMegatronSwitches[] = {
-    "swiglu", "squared-relu", "group-query-attention", "untie-embeddings-and-output-weights", "sequence-parallel",
-    "use-distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap", "recompute-activations",
-    "bf16", "fp16", "use-flash-attn", "multi-latent-attention", "moe-grouped-gemm", "disable-bias-linear", "add-qkv-bias",
-    "use-mcore-models", "use-legacy-models", "mock-data", "fp8-param-gather", "grad-reduce-in-bf16", "use-torch-fsdp2",
-    "use-megatron-fsdp", "apply-layernorm-1p", "cross-entropy-loss-fusion", "calculate-per-token-loss", "manual-gc",
-    "log-throughput", "profile", "standalone", "no-masked-softmax-fusion", "no-bias-gelu-fusion", "no-bias-dropout-fusion",
-    "no-gradient-accumulation-fusion", "no-async-tensor-model-parallel-allreduce", "no-create-attention-mask-in-dataloader",
-    "no-mmap-bin-files", "use-rotary-position-embeddings", "attention-softmax-in-fp32", "accumulate-allreduce-grads-in-fp32",
-    "overlap-p2p-communication", "defer-embedding-wgrad-compute", "moe-permute-fusion", "qk-layernorm", "distribute-saved-activations",
-    "check-for-nan-in-loss-and-grad", "use-dist-ckpt", "eod-mask-loss", "reset-position-ids", "reset-attention-mask",
-    "moe-pad-expert-input-to-capacity", "no-load-optim", "no-load-rng", "no-save-optim", "no-save-rng", "finetune"};
+constexpr std::string_view kMegatronSwitches[] = {"swiglu",
+                                                  "squared-relu",
+                                                  "group-query-attention",
+                                                  "untie-embeddings-and-output-weights",
+                                                  "sequence-parallel",
+                                                  "use-distributed-optimizer",
+                                                  "overlap-grad-reduce",
+                                                  "overlap-param-gather",
+                                                  "tp-comm-overlap",
+                                                  "recompute-activations",
+                                                  "bf16",
+                                                  "fp16",
+                                                  "use-flash-attn",
+                                                  "multi-latent-attention",
+                                                  "moe-grouped-gemm",
+                                                  "disable-bias-linear",
+                                                  "add-qkv-bias",
+                                                  "use-mcore-models",
+                                                  "use-legacy-models",
+                                                  "mock-data",
+                                                  "fp8-param-gather",
+                                                  "grad-reduce-in-bf16",
+                                                  "use-torch-fsdp2",
+                                                  "use-megatron-fsdp",
+                                                  "apply-layernorm-1p",
+                                                  "cross-entropy-loss-fusion",
+                                                  "calculate-per-token-loss",
+                                                  "manual-gc",
+                                                  "log-throughput",
+                                                  "profile",
+                                                  "standalone",
+                                                  "no-masked-softmax-fusion",
+                                                  "no-bias-gelu-fusion",
+                                                  "no-bias-dropout-fusion",
+                                                  "no-gradient-accumulation-fusion",
+                                                  "no-async-tensor-model-parallel-allreduce",
+                                                  "no-create-attention-mask-in-dataloader",
+                                                  "no-mmap-bin-files",
+                                                  "use-rotary-position-embeddings",
+                                                  "attention-softmax-in-fp32",
+                                                  "accumulate-allreduce-grads-in-fp32",
+                                                  "overlap-p2p-communication",
+                                                  "defer-embedding-wgrad-compute",
+                                                  "moe-permute-fusion",
+                                                  "qk-layernorm",
+                                                  "distribute-saved-activations",
+                                                  "check-for-nan-in-loss-and-grad",
+                                                  "use-dist-ckpt",
+                                                  "eod-mask-loss",
+                                                  "reset-position-ids",
+                                                  "reset-attention-mask",
+                                                  "moe-pad-expert-input-to-capacity",
+                                                  "no-load-optim",
+                                                  "no-load-rng",
+                                                  "no-save-optim",
+                                                  "no-save-rng",
+                                                  "finetune"};
 
 // Arguments that do not change the step time (optimiser hyper-parameters, data, logging, I/O,
 // initialisation), by exact name or as a prefix ending in '-'.
 constexpr std::string_view kMegatronHarmless[] = {
-    "lr", "lr-", "min-lr", "weight-decay", "start-weight-decay", "end-weight-decay", "weight-decay-incr-style", "clip-grad",
-    "adam-", "sgd-", "init-method-", "log-", "save", "save-", "load", "data-", "tokenizer-", "vocab-file", "merge-file",
-    "eval-", "seed", "attention-dropout", "hidden-dropout", "norm-epsilon", "rotary-", "distributed-", "split", "tensorboard-",
-    "wandb-", "exit-", "no-", "ckpt-", "timing-", "manual-gc", "manual-gc-", "profile-", "use-mcore-models", "mock-data", "num-workers",
-    "dataloader-type", "master-addr", "master-port", "node-rank", "rdzv-", "standalone", "max-restarts", "position-embedding-type",
+    "lr", "lr-", "min-lr", "weight-decay", "start-weight-decay", "end-weight-decay", "weight-decay-incr-style", "clip-grad", "adam-",
+    "sgd-", "init-method-", "log-", "save", "save-", "load", "data-", "tokenizer-", "vocab-file", "merge-file", "eval-", "seed",
+    "attention-dropout", "hidden-dropout", "norm-epsilon", "rotary-", "distributed-", "split", "tensorboard-", "wandb-", "exit-", "no-",
+    "ckpt-", "timing-", "manual-gc", "manual-gc-", "profile-", "use-mcore-models", "mock-data", "num-workers", "dataloader-type",
+    "master-addr", "master-port", "node-rank", "rdzv-", "standalone", "max-restarts", "position-embedding-type",
     "use-rotary-position-embeddings", "initial-loss-scale", "loss-scale", "loss-scale-window", "min-loss-scale", "hysteresis",
     "accumulate-allreduce-grads-in-fp32", "moe-aux-loss-coeff", "moe-z-loss-coeff", "moe-router-", "moe-token-dispatcher-type",
     "moe-grouped-gemm", "moe-permute-fusion", "cross-entropy-", "fp8-amax-", "fp8-margin", "fp8-interval", "fp8-param-gather",
-    "overlap-param-gather", "overlap-p2p-communication", "defer-embedding-wgrad-compute", "tp-comm-", "wgrad-deferral-limit",
-    "align-", "ddp-", "check-for-", "decoupled-", "calculate-per-token-loss", "empty-unused-memory-level", "tiktoken-",
-    "apply-layernorm-1p", "disable-bias-linear", "add-bias-linear", "add-qkv-bias", "bias-", "attention-softmax-in-fp32",
-    "log-throughput", "profile", "qk-layernorm", "use-dist-ckpt", "dist-ckpt-", "eod-mask-loss", "reset-", "mmap-bin-files",
-    "create-attention-mask-in-dataloader", "num-dataset-builder-threads", "object-storage-", "nccl-", "use-legacy-models",
-    "moe-pad-expert-input-to-capacity", "pretrained-checkpoint", "finetune", "use-checkpoint-", "async-save", "distribute-saved-activations",
-    "transformer-impl", "attention-backend", "use-flash-attn", "make-vocab-size-divisible-by", "train-iters", "train-samples",
-    "node_rank", "max-tokens-to-oom", "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec",
+    "overlap-param-gather", "overlap-p2p-communication", "defer-embedding-wgrad-compute", "tp-comm-", "wgrad-deferral-limit", "align-",
+    "ddp-", "check-for-", "decoupled-", "calculate-per-token-loss", "empty-unused-memory-level", "tiktoken-", "apply-layernorm-1p",
+    "disable-bias-linear", "add-bias-linear", "add-qkv-bias", "bias-", "attention-softmax-in-fp32", "log-throughput", "profile",
+    "qk-layernorm", "use-dist-ckpt", "dist-ckpt-", "eod-mask-loss", "reset-", "mmap-bin-files", "create-attention-mask-in-dataloader",
+    "num-dataset-builder-threads", "object-storage-", "nccl-", "use-legacy-models", "moe-pad-expert-input-to-capacity",
+    "pretrained-checkpoint", "finetune", "use-checkpoint-", "async-save", "distribute-saved-activations", "transformer-impl",
+    "attention-backend", "use-flash-attn", "make-vocab-size-divisible-by", "train-iters", "train-samples", "node_rank", "max-tokens-to-oom",
+    "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec",
     // NeMo's (Hydra keys, dashed): runtime, logging and the nested data/optimizer/tokenizer settings
-    "nemo:model.data.", "nemo:model.optim.", "nemo:model.tokenizer.", "nemo:model.peft.", "nemo:tied", "nemo:activation", "mcore-gpt", "transformer-engine",
-    "megatron-amp-O2", "max-epochs", "val-check-interval", "log-every-n-steps",
-    "limit-val-batches", "limit-test-batches", "accumulate-grad-batches", "restore-from-path", "answer-only-loss",
-    "enable-checkpointing", "logger", "num-sanity-val-steps", "gradient-as-bucket-view", "grad-div-ar-fusion",
-    "gradient-accumulation-fusion", "bias-activation-fusion", "bias-dropout-add-fusion", "masked-softmax-fusion",
-    "apply-query-key-layer-scaling", "persist-layer-norm", "get-attention-mask-from-fusion", "nemo:precision"};
+    "nemo:model.data.", "nemo:model.optim.", "nemo:model.tokenizer.", "nemo:model.peft.", "nemo:tied", "nemo:activation", "mcore-gpt",
+    "transformer-engine", "megatron-amp-O2", "max-epochs", "val-check-interval", "log-every-n-steps", "limit-val-batches",
+    "limit-test-batches", "accumulate-grad-batches", "restore-from-path", "answer-only-loss", "enable-checkpointing", "logger",
+    "num-sanity-val-steps", "gradient-as-bucket-view", "grad-div-ar-fusion", "gradient-accumulation-fusion", "bias-activation-fusion",
+    "bias-dropout-add-fusion", "masked-softmax-fusion", "apply-query-key-layer-scaling", "persist-layer-norm",
+    "get-attention-mask-from-fusion", "nemo:precision"};
 
 // NeMo's Hydra overrides ("model.tensor_model_parallel_size=2", "trainer.devices=8",
 // "training.model.global_batch_size=32" through the NeMo launcher) as the Megatron argument they
@@ -242,16 +290,25 @@ std::optional<std::pair<std::string, std::vector<std::string>>> hydra_override(s
         if (value != "distributed_fused_adam") return std::nullopt;
         return std::make_pair(std::string("use-distributed-optimizer"), std::vector<std::string>{});
     }
-    if (path.compare(0, 6, "model.") == 0) name = path.substr(6);
-    else if (path.compare(0, 8, "trainer.") == 0) name = path.substr(8);
-    else return std::nullopt;
-    if (name.find('.') != std::string::npos) return std::make_pair("nemo:" + path, std::vector<std::string>{value});  // data.*, optim.*: reported
+    if (path.compare(0, 6, "model.") == 0)
+        name = path.substr(6);
+    else if (path.compare(0, 8, "trainer.") == 0)
+        name = path.substr(8);
+    else
+        return std::nullopt;
+    if (name.find('.') != std::string::npos)
+        return std::make_pair("nemo:" + path, std::vector<std::string>{value});  // data.*, optim.*: reported
     std::replace(name.begin(), name.end(), '_', '-');
-    static const std::pair<std::string_view, std::string_view> aliases[] = {
-        {"encoder-seq-length", "seq-length"}, {"devices", "nproc-per-node"}, {"num-nodes", "nnodes"},
-        {"activations-checkpoint-granularity", "recompute-granularity"}, {"activations-checkpoint-method", "recompute-method"},
-        {"activations-checkpoint-num-layers", "recompute-num-layers"}, {"num-moe-experts", "num-experts"},
-        {"ub-tp-comm-overlap", "tp-comm-overlap"}, {"max-steps", "train-iters"}, {"use-flash-attention", "use-flash-attn"}};
+    static const std::pair<std::string_view, std::string_view> aliases[] = {{"encoder-seq-length", "seq-length"},
+                                                                            {"devices", "nproc-per-node"},
+                                                                            {"num-nodes", "nnodes"},
+                                                                            {"activations-checkpoint-granularity", "recompute-granularity"},
+                                                                            {"activations-checkpoint-method", "recompute-method"},
+                                                                            {"activations-checkpoint-num-layers", "recompute-num-layers"},
+                                                                            {"num-moe-experts", "num-experts"},
+                                                                            {"ub-tp-comm-overlap", "tp-comm-overlap"},
+                                                                            {"max-steps", "train-iters"},
+                                                                            {"use-flash-attention", "use-flash-attn"}};
     for (const auto& [from, to] : aliases) {
         if (name == from) name = to;
     }
@@ -307,7 +364,8 @@ public:
                 name.resize(equals);
             }
             std::replace(name.begin(), name.end(), '_', '-');  // torchrun spells nproc_per_node either way
-            const bool is_switch = std::find(std::begin(kMegatronSwitches), std::end(kMegatronSwitches), name) != std::end(kMegatronSwitches);
+            const bool is_switch =
+                std::find(std::begin(kMegatronSwitches), std::end(kMegatronSwitches), name) != std::end(kMegatronSwitches);
             if (values.empty() && !is_switch) {
                 while (i + 1 < words.size() && words[i + 1].compare(0, 2, "--") != 0) values.push_back(words[++i]);
             }
@@ -393,8 +451,9 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
     if (const auto k = parse_integer(*text)) {
         if (*k != 1) {
             d.moe.set("every", number(*k));
-            d.warn("--moe-layer-freq " + *text + ": Megatron's MoE layers are i % " + *text + " == 0 (0-based), model.moe.every's (i + 1) % " +
-                   *text + " == 0: the same number of MoE layers when num-layers is a multiple of " + *text);
+            d.warn("--moe-layer-freq " + *text + ": Megatron's MoE layers are i % " + *text +
+                   " == 0 (0-based), model.moe.every's (i + 1) % " + *text +
+                   " == 0: the same number of MoE layers when num-layers is a multiple of " + *text);
         }
         return;
     }
@@ -449,7 +508,9 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     const int64_t hidden = a.positive("hidden-size").value_or(0);
     const int64_t heads = a.positive("num-attention-heads").value_or(0);
     if (layers <= 0 || hidden <= 0 || heads <= 0) {
-        a.fail(layers <= 0 ? "num-layers" : hidden <= 0 ? "hidden-size" : "num-attention-heads",
+        a.fail(layers <= 0   ? "num-layers"
+               : hidden <= 0 ? "hidden-size"
+                             : "num-attention-heads",
                "missing (the model shape; or give trainclock's --model)");
         return;
     }
@@ -468,7 +529,9 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     // Megatron pads the embedding to a multiple of make-vocab-size-divisible-by x TP (_vocab_size_with_padding).
     const int64_t multiple = a.positive("make-vocab-size-divisible-by").value_or(128) * std::max<int64_t>(tp, 1);
     const int64_t padded = (*vocab + multiple - 1) / multiple * multiple;
-    if (padded != *vocab) d.warn("vocab " + std::to_string(*vocab) + " padded to " + std::to_string(padded) + " as Megatron does (multiple of " + std::to_string(multiple) + ")");
+    if (padded != *vocab)
+        d.warn("vocab " + std::to_string(*vocab) + " padded to " + std::to_string(padded) + " as Megatron does (multiple of " +
+               std::to_string(multiple) + ")");
     d.model.set("name", json_text("megatron-args"));
     d.model.set("architecture", json_text("decoder"));
     d.model.set("layers", number(layers));
@@ -491,7 +554,8 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
         d.moe.set("expert_ffn_hidden", number(expert_ffn));
         if (const auto shared = a.integer("moe-shared-expert-intermediate-size")) {
             if (expert_ffn <= 0 || *shared % expert_ffn != 0) {
-                a.fail("moe-shared-expert-intermediate-size", std::to_string(*shared) + " is not a multiple of the expert width " + std::to_string(expert_ffn));
+                a.fail("moe-shared-expert-intermediate-size",
+                       std::to_string(*shared) + " is not a multiple of the expert width " + std::to_string(expert_ffn));
             } else {
                 d.moe.set("shared_experts", number(*shared / expert_ffn));
             }
@@ -512,7 +576,7 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     if (a.text("window-size")) d.warn("--window-size (sliding-window attention) not translated: the prediction uses full attention");
 }
 
-} // namespace
+}  // namespace
 
 Result<Imported> import_megatron(const std::vector<std::string>& words, std::string_view overrides_json) {
     DashedArgs a(words);
@@ -524,11 +588,31 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     if (!overrides_have(overrides_json, "model")) {
         read_megatron_model(a, d, tp);
     } else {
-        for (const char* shape : {"num-layers", "hidden-size", "ffn-hidden-size", "num-attention-heads", "num-query-groups", "kv-channels",
-                                  "vocab-size", "max-position-embeddings", "normalization", "num-experts", "moe-router-topk",
-                                  "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size", "moe-layer-freq", "q-lora-rank",
-                                  "kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim", "mtp-num-layers", "swiglu",
-                                  "squared-relu", "group-query-attention", "untie-embeddings-and-output-weights", "multi-latent-attention",
+        for (const char* shape : {"num-layers",
+                                  "hidden-size",
+                                  "ffn-hidden-size",
+                                  "num-attention-heads",
+                                  "num-query-groups",
+                                  "kv-channels",
+                                  "vocab-size",
+                                  "max-position-embeddings",
+                                  "normalization",
+                                  "num-experts",
+                                  "moe-router-topk",
+                                  "moe-ffn-hidden-size",
+                                  "moe-shared-expert-intermediate-size",
+                                  "moe-layer-freq",
+                                  "q-lora-rank",
+                                  "kv-lora-rank",
+                                  "qk-head-dim",
+                                  "qk-pos-emb-head-dim",
+                                  "v-head-dim",
+                                  "mtp-num-layers",
+                                  "swiglu",
+                                  "squared-relu",
+                                  "group-query-attention",
+                                  "untie-embeddings-and-output-weights",
+                                  "multi-latent-attention",
                                   "moe-expert-capacity-factor"}) {
             a.flag(shape);  // the given --model replaces the shape these describe
         }
@@ -539,8 +623,10 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     const auto nodes = a.text("nnodes");
     if (per_node) {
         const auto node_count = nodes ? parse_integer(*nodes) : std::optional<int64_t>(1);
-        if (!node_count) a.fail("nnodes", "'" + *nodes + "' is not a fixed node count (elastic ranges are not supported)");
-        else d.num_gpus = *per_node * *node_count;
+        if (!node_count)
+            a.fail("nnodes", "'" + *nodes + "' is not a fixed node count (elastic ranges are not supported)");
+        else
+            d.num_gpus = *per_node * *node_count;
     } else if (!overrides_have(overrides_json, "num_gpus")) {
         d.warn("the GPU count is not in the arguments (no torchrun --nproc-per-node): give --gpus N, else dp = 1");
     }
@@ -576,7 +662,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     if (const auto first = a.integer("decoder-first-pipeline-num-layers")) d.parallel.set("first_stage_layers", number(*first));
     if (const auto last = a.integer("decoder-last-pipeline-num-layers")) d.parallel.set("last_stage_layers", number(*last));
     if (const auto etp = a.integer("expert-tensor-parallel-size"); etp && *etp != tp) {
-        d.warn("--expert-tensor-parallel-size " + std::to_string(*etp) + " differs from tp: experts are costed with tp " + std::to_string(tp));
+        d.warn("--expert-tensor-parallel-size " + std::to_string(*etp) + " differs from tp: experts are costed with tp " +
+               std::to_string(tp));
     }
 
     const auto seq = a.positive("seq-length");
@@ -588,7 +675,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     std::string recompute = "none";
     if (a.flag("recompute-activations")) recompute = "selective";  // arguments.py: sets recompute_granularity = selective
     if (const auto granularity = a.text("recompute-granularity")) {
-        if (*granularity != "full" && *granularity != "selective") a.fail("recompute-granularity", "'" + *granularity + "' is not full or selective");
+        if (*granularity != "full" && *granularity != "selective")
+            a.fail("recompute-granularity", "'" + *granularity + "' is not full or selective");
         recompute = *granularity;
     }
     if (recompute == "full" && a.integer("recompute-num-layers").value_or(0) > 0 && a.text("recompute-method").value_or("") == "block") {
@@ -604,7 +692,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     // Megatron's "adam" is AdamW (decoupled weight decay: TE/apex FusedAdam with adam_w_mode).
     if (optimizer != "adam" && optimizer != "sgd") a.fail("optimizer", "'" + optimizer + "' is not understood (adam, sgd)");
     d.training.set("optimizer", json_text(optimizer == "sgd" ? "sgd" : "adamw"));
-    if (const auto samples = a.integer("train-samples"); samples && seq) d.training.set("tokens", number(static_cast<double>(*samples) * static_cast<double>(*seq)));
+    if (const auto samples = a.integer("train-samples"); samples && seq)
+        d.training.set("tokens", number(static_cast<double>(*samples) * static_cast<double>(*seq)));
     else if (const auto iters = a.integer("train-iters"); iters && seq && gbs) {
         d.training.set("tokens", number(static_cast<double>(*iters) * static_cast<double>(*gbs) * static_cast<double>(*seq)));
     }
@@ -633,13 +722,19 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     if (a.nemo()) {
         // NeMo takes what the overrides do not set from its YAML config (--config-name, training=...),
         // not from Megatron's argparse defaults: only the values given are written.
-        const std::pair<const char*, std::vector<const char*>> parallel_sources[] = {
-            {"tp", {"tensor-model-parallel-size"}}, {"pp", {"pipeline-model-parallel-size"}}, {"cp", {"context-parallel-size"}},
-            {"ep", {"expert-model-parallel-size"}}, {"sequence_parallel", {"sequence-parallel"}}, {"zero", {"use-distributed-optimizer"}},
-            {"overlap_dp_comm", {"overlap-grad-reduce"}}, {"overlap_tp_comm", {"tp-comm-overlap"}}};
+        const std::pair<const char*, std::vector<const char*>> parallel_sources[] = {{"tp", {"tensor-model-parallel-size"}},
+                                                                                     {"pp", {"pipeline-model-parallel-size"}},
+                                                                                     {"cp", {"context-parallel-size"}},
+                                                                                     {"ep", {"expert-model-parallel-size"}},
+                                                                                     {"sequence_parallel", {"sequence-parallel"}},
+                                                                                     {"zero", {"use-distributed-optimizer"}},
+                                                                                     {"overlap_dp_comm", {"overlap-grad-reduce"}},
+                                                                                     {"overlap_tp_comm", {"tp-comm-overlap"}}};
         const std::pair<const char*, std::vector<const char*>> training_sources[] = {
-            {"micro_batch", {"micro-batch-size"}}, {"recompute", {"recompute-granularity", "recompute-activations"}},
-            {"flash_attention", {"use-flash-attn", "attention-backend"}}, {"optimizer", {"optimizer"}}};
+            {"micro_batch", {"micro-batch-size"}},
+            {"recompute", {"recompute-granularity", "recompute-activations"}},
+            {"flash_attention", {"use-flash-attn", "attention-backend"}},
+            {"optimizer", {"optimizer"}}};
         const auto keep_given = [&](JsonObjectOut& object, const auto& sources) {
             for (const auto& [key, names] : sources) {
                 if (std::none_of(names.begin(), names.end(), [&](const char* name) { return a.given(name); })) object.erase(key);
@@ -666,9 +761,9 @@ namespace {
 // numbers, booleans and arrays (also over several lines), # comments. Values keyed "table.key".
 struct TomlValue {
     enum Kind { string, number, boolean, array, other } kind = other;
-    std::string text;      // string contents, or the raw text of an array / other value
-    double value = 0;      // number
-    bool flag = false;     // boolean
+    std::string text;   // string contents, or the raw text of an array / other value
+    double value = 0;   // number
+    bool flag = false;  // boolean
     int64_t line = 0;
 };
 
@@ -718,9 +813,12 @@ Result<std::map<std::string, TomlValue>> parse_toml(std::string_view toml) {
                 int d = 0;
                 char quote = 0;
                 for (const char c : text) {
-                    if (quote) quote = c == quote ? 0 : quote;
-                    else if (c == '"' || c == '\'') quote = c;
-                    else d += c == '[' ? 1 : c == ']' ? -1 : 0;
+                    if (quote)
+                        quote = c == quote ? 0 : quote;
+                    else if (c == '"' || c == '\'')
+                        quote = c;
+                    else
+                        d += c == '[' ? 1 : c == ']' ? -1 : 0;
                 }
                 return d;
             };
@@ -830,11 +928,16 @@ private:
 
 // torchtitan model name + flavor -> a trainclock preset (torchtitan/models/*/__init__.py flavors).
 std::string torchtitan_preset(const std::string& name, const std::string& flavor) {
-    static const std::pair<std::string_view, std::string_view> presets[] = {
-        {"llama3/8B", "llama3.1-8b"},           {"llama3/70B", "llama3.1-70b"},    {"llama3/405B", "llama3.1-405b"},
-        {"qwen3/8B", "qwen3-8b"},               {"qwen3/32B", "qwen3-32b"},        {"qwen3/30B-A3B", "qwen3-30b-a3b"},
-        {"qwen3/235B-A22B", "qwen3-235b-a22b"}, {"llama2/7B", "llama2-7b"},        {"llama2/13B", "llama2-13b"},
-        {"llama2/70B", "llama2-70b"}};
+    static const std::pair<std::string_view, std::string_view> presets[] = {{"llama3/8B", "llama3.1-8b"},
+                                                                            {"llama3/70B", "llama3.1-70b"},
+                                                                            {"llama3/405B", "llama3.1-405b"},
+                                                                            {"qwen3/8B", "qwen3-8b"},
+                                                                            {"qwen3/32B", "qwen3-32b"},
+                                                                            {"qwen3/30B-A3B", "qwen3-30b-a3b"},
+                                                                            {"qwen3/235B-A22B", "qwen3-235b-a22b"},
+                                                                            {"llama2/7B", "llama2-7b"},
+                                                                            {"llama2/13B", "llama2-13b"},
+                                                                            {"llama2/70B", "llama2-70b"}};
     const std::string key = name + "/" + flavor;
     for (const auto& [id, preset] : presets) {
         if (id == key) return std::string(preset);
@@ -842,7 +945,7 @@ std::string torchtitan_preset(const std::string& name, const std::string& flavor
     return "";
 }
 
-} // namespace
+}  // namespace
 
 Result<Imported> import_torchtitan(std::string_view toml, std::string_view overrides_json) {
     auto parsed = parse_toml(toml);
@@ -865,7 +968,8 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     const int64_t pp = t.integer({"parallelism.pipeline_parallel_degree", "experimental.pipeline_parallel_degree"}).value_or(1);
     const int64_t cp = t.integer({"parallelism.context_parallel_degree", "experimental.context_parallel_degree"}).value_or(1);
     const int64_t ep = t.integer({"parallelism.expert_parallel_degree"}).value_or(1);
-    const int64_t replicate = t.integer({"parallelism.data_parallel_replicate_degree", "training.data_parallel_replicate_degree"}).value_or(1);
+    const int64_t replicate =
+        t.integer({"parallelism.data_parallel_replicate_degree", "training.data_parallel_replicate_degree"}).value_or(1);
     int64_t shard = t.integer({"parallelism.data_parallel_shard_degree", "training.data_parallel_shard_degree"}).value_or(-1);
     std::optional<int64_t> num_gpus;
     if (overrides_have(overrides_json, "num_gpus")) {
@@ -880,18 +984,21 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
         if (!num_gpus) {
             t.fail("parallelism.data_parallel_shard_degree", "-1 (the rest of the GPUs) needs the GPU count: give --gpus N");
         } else if (*num_gpus % (replicate * tp * pp * cp) != 0) {
-            t.fail("parallelism.data_parallel_shard_degree", "-1: " + std::to_string(*num_gpus) + " GPUs do not divide by replicate*tp*pp*cp");
+            t.fail("parallelism.data_parallel_shard_degree",
+                   "-1: " + std::to_string(*num_gpus) + " GPUs do not divide by replicate*tp*pp*cp");
         } else {
             shard = *num_gpus / (replicate * tp * pp * cp);
         }
     }
     for (const auto& [key, value] : {std::pair<const char*, int64_t>{"parallelism.tensor_parallel_degree", tp},
-                                     {"parallelism.pipeline_parallel_degree", pp}, {"parallelism.context_parallel_degree", cp},
+                                     {"parallelism.pipeline_parallel_degree", pp},
+                                     {"parallelism.context_parallel_degree", cp},
                                      {"parallelism.expert_parallel_degree", ep},
                                      {"parallelism.data_parallel_replicate_degree", replicate}}) {
         if (value < 1) return Error{key, "must be at least 1, got " + std::to_string(value)};
     }
-    if (shard == 0 || shard < -1) return Error{"parallelism.data_parallel_shard_degree", "must be -1 or at least 1, got " + std::to_string(shard)};
+    if (shard == 0 || shard < -1)
+        return Error{"parallelism.data_parallel_shard_degree", "must be -1 or at least 1, got " + std::to_string(shard)};
     const int64_t dp = replicate * std::max<int64_t>(shard, 1);
     if (!num_gpus) d.num_gpus = dp * tp * pp * cp;
     d.parallel.set("tp", number(tp));
@@ -901,11 +1008,16 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     d.parallel.set("dp", number(dp));
     // FSDP2 fully_shard over the shard group: parameters, gradients and states sharded (ZeRO-3).
     d.parallel.set("zero", number(int64_t(shard > 1 ? 3 : 0)));
-    if (replicate > 1 && shard > 1) d.warn("HSDP (replicate " + std::to_string(replicate) + " x shard " + std::to_string(shard) + "): costed as FSDP over all dp ranks");
-    const std::string schedule = t.text({"parallelism.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule"}).value_or("1F1B");
+    if (replicate > 1 && shard > 1)
+        d.warn("HSDP (replicate " + std::to_string(replicate) + " x shard " + std::to_string(shard) +
+               "): costed as FSDP over all dp ranks");
+    const std::string schedule =
+        t.text({"parallelism.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule"}).value_or("1F1B");
     if (pp > 1) {
-        if (schedule == "GPipe") d.parallel.set("schedule", json_text("gpipe"));
-        else if (schedule != "1F1B") d.warn("pipeline schedule " + schedule + " costed as 1F1B");
+        if (schedule == "GPipe")
+            d.parallel.set("schedule", json_text("gpipe"));
+        else if (schedule != "1F1B")
+            d.warn("pipeline schedule " + schedule + " costed as 1F1B");
     }
     if (t.flag({"parallelism.enable_async_tensor_parallel", "experimental.enable_async_tensor_parallel"}).value_or(false)) {
         d.parallel.set("overlap_tp_comm", "true");
@@ -919,36 +1031,49 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     d.training.set("global_batch", number(gbs));
     // ActivationCheckpoint.mode defaults to "selective" (op-level SAC).
     const std::string mode = t.text({"activation_checkpoint.mode"}).value_or("selective");
-    if (mode != "none" && mode != "selective" && mode != "full") t.fail("activation_checkpoint.mode", "'" + mode + "' is not none, selective or full");
+    if (mode != "none" && mode != "selective" && mode != "full")
+        t.fail("activation_checkpoint.mode", "'" + mode + "' is not none, selective or full");
     d.training.set("recompute", json_text(mode));
     if (const auto option = t.find("activation_checkpoint.selective_ac_option"); option && option->kind == TomlValue::number) {
-        d.warn("activation_checkpoint.selective_ac_option " + json_number(option->value) + " (full recompute of every N-th layer) costed as selective");
+        d.warn("activation_checkpoint.selective_ac_option " + json_number(option->value) +
+               " (full recompute of every N-th layer) costed as selective");
     }
     t.find("activation_checkpoint.selective_ac_option");
     const std::string optimizer = t.text({"optimizer.name"}).value_or("AdamW");
     if (optimizer != "AdamW" && optimizer != "Adam") d.warn("optimizer " + optimizer + " costed as AdamW");
     d.training.set("optimizer", json_text(optimizer == "Adam" ? "adam" : "adamw"));
     if (const auto steps = t.integer({"training.steps"})) d.training.set("tokens", number(static_cast<double>(*steps) * gbs * seq));
-    if (t.flag({"compile.enable", "training.compile"}).value_or(false)) d.warn("torch.compile fusions not modelled (costed as eager kernels)");
+    if (t.flag({"compile.enable", "training.compile"}).value_or(false))
+        d.warn("torch.compile fusions not modelled (costed as eager kernels)");
     // FSDP2 MixedPrecisionPolicy: param_dtype bf16, reduce_dtype fp32 by default (TrainingConfig).
     const std::string param = t.text({"training.mixed_precision_param"}).value_or("bfloat16");
     const std::string reduce = t.text({"training.mixed_precision_reduce"}).value_or("float32");
     const std::string converters = t.array("model.converters");
-    const bool float8 = converters.find("float8") != std::string::npos ||
-                        t.flag({"float8.enable_float8_linear"}).value_or(false);
+    const bool float8 = converters.find("float8") != std::string::npos || t.flag({"float8.enable_float8_linear"}).value_or(false);
     const bool mx = converters.find("\"mx\"") != std::string::npos || converters.find("'mx'") != std::string::npos;
     std::string preset = param == "float32" ? "fp32" : "bf16-mixed";
     if (param != "bfloat16" && param != "float32") t.fail("training.mixed_precision_param", "'" + param + "' is not bfloat16 or float32");
     if (float8) preset = "fp8-mixed";
     if (mx) preset = "mxfp8-mixed";
-    if (reduce == "bfloat16" && preset != "fp32") d.precision = "{\"preset\": " + json_text(preset) + ", \"grad_reduce\": \"bf16\"}";
-    else d.precision = json_text(preset);
+    if (reduce == "bfloat16" && preset != "fp32")
+        d.precision = "{\"preset\": " + json_text(preset) + ", \"grad_reduce\": \"bf16\"}";
+    else
+        d.precision = json_text(preset);
     if (t.error()) return *t.error();
     for (const std::string& key : t.not_understood({"parallelism", "activation_checkpoint", "float8", "training", "model"})) {
-        static const std::string_view harmless[] = {"training.max_norm", "training.dataset", "training.dataset_path", "training.warmup_steps",
-                                                    "training.seed", "training.deterministic", "model.hf_assets_path", "model.tokenizer_path",
-                                                    "float8.enable_fsdp_float8_all_gather", "float8.precompute_float8_dynamic_scale_for_fsdp",
-                                                    "float8.filter_fqns", "training.gc_freq", "parallelism.disable_loss_parallel"};
+        static const std::string_view harmless[] = {"training.max_norm",
+                                                    "training.dataset",
+                                                    "training.dataset_path",
+                                                    "training.warmup_steps",
+                                                    "training.seed",
+                                                    "training.deterministic",
+                                                    "model.hf_assets_path",
+                                                    "model.tokenizer_path",
+                                                    "float8.enable_fsdp_float8_all_gather",
+                                                    "float8.precompute_float8_dynamic_scale_for_fsdp",
+                                                    "float8.filter_fqns",
+                                                    "training.gc_freq",
+                                                    "parallelism.disable_loss_parallel"};
         if (std::find(std::begin(harmless), std::end(harmless), key) == std::end(harmless)) d.warn("not understood, ignored: " + key);
     }
     return finish(d, overrides_json);
@@ -981,7 +1106,7 @@ bool ds_enabled(simdjson::dom::object object, std::string_view section) {
     return value["enabled"].get_string().get(text) == simdjson::SUCCESS && text == "auto";
 }
 
-} // namespace
+}  // namespace
 
 Result<Imported> import_deepspeed(std::string_view json, std::string_view overrides_json) {
     simdjson::dom::parser parser;
@@ -1004,9 +1129,11 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
     }
     int64_t tp = 1;
     simdjson::dom::object tensor_parallel;
-    if (ds["tensor_parallel"].get_object().get(tensor_parallel) == simdjson::SUCCESS) tp = ds_integer(tensor_parallel, "autotp_size", error).value_or(1);
+    if (ds["tensor_parallel"].get_object().get(tensor_parallel) == simdjson::SUCCESS)
+        tp = ds_integer(tensor_parallel, "autotp_size", error).value_or(1);
     for (const auto& [key, value] : {std::pair<const char*, std::optional<int64_t>>{"train_batch_size", train},
-                                     {"train_micro_batch_size_per_gpu", micro}, {"gradient_accumulation_steps", accumulation},
+                                     {"train_micro_batch_size_per_gpu", micro},
+                                     {"gradient_accumulation_steps", accumulation},
                                      {"tensor_parallel.autotp_size", std::optional<int64_t>(tp)}}) {
         if (value && *value < 1) return Error{key, "must be at least 1, got " + std::to_string(*value)};
     }
@@ -1034,8 +1161,10 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
         }
     }
     if (T && M && A && !dp) {
-        if (*T % (*M * *A) != 0) error = Error{"train_batch_size", std::to_string(*T) + " is not micro x accumulation x ranks"};
-        else dp = *T / (*M * *A);
+        if (*T % (*M * *A) != 0)
+            error = Error{"train_batch_size", std::to_string(*T) + " is not micro x accumulation x ranks"};
+        else
+            dp = *T / (*M * *A);
     } else if (T && dp && (!M || !A)) {
         const int64_t per_rank = *T / std::max<int64_t>(*dp, 1);
         if (!M) M = A ? per_rank / std::max<int64_t>(*A, 1) : per_rank;
@@ -1044,8 +1173,8 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
         T = *M * *A * *dp;
     }
     if (T && M && A && dp && *M * *A * *dp != *T) {
-        error = Error{"train_batch_size", std::to_string(*T) + " differs from micro x accumulation x ranks = " + std::to_string(*M) + " x " +
-                                              std::to_string(*A) + " x " + std::to_string(*dp)};
+        error = Error{"train_batch_size", std::to_string(*T) + " differs from micro x accumulation x ranks = " + std::to_string(*M) +
+                                              " x " + std::to_string(*A) + " x " + std::to_string(*dp)};
     }
     if (dp && !gpus) gpus = *dp * tp;
     if (train) d.training.set("global_batch", number(*train));
@@ -1079,9 +1208,12 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
 
     // Precision: bf16 / fp16 (DeepSpeed keeps fp32 master weights in its optimizer), torch amp, else fp32.
     std::string preset = "fp32";
-    if (ds_enabled(ds, "bf16") || ds_enabled(ds, "bfloat16")) preset = "bf16-mixed";
-    else if (ds_enabled(ds, "fp16")) preset = "fp16-mixed";
-    else if (ds_enabled(ds, "amp")) preset = "fp16-amp";
+    if (ds_enabled(ds, "bf16") || ds_enabled(ds, "bfloat16"))
+        preset = "bf16-mixed";
+    else if (ds_enabled(ds, "fp16"))
+        preset = "fp16-mixed";
+    else if (ds_enabled(ds, "amp"))
+        preset = "fp16-amp";
     std::string_view comm;
     if (ds["communication_data_type"].get_string().get(comm) == simdjson::SUCCESS && preset != "fp32") {
         const std::string dtype = comm == "fp16" ? "fp16" : comm == "bf16" ? "bf16" : "fp32";
@@ -1095,17 +1227,44 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     // DeepSpeed's Adam is FusedAdam with adam_w_mode=True (decoupled weight decay) by default.
     const std::string mapped = lower == "lamb" ? "lamb" : lower == "sgd" ? "sgd" : "adamw";
-    if (lower != "adam" && lower != "adamw" && lower != "lamb" && lower != "sgd") d.warn("optimizer " + std::string(optimizer) + " costed as " + mapped);
+    if (lower != "adam" && lower != "adamw" && lower != "lamb" && lower != "sgd")
+        d.warn("optimizer " + std::string(optimizer) + " costed as " + mapped);
     d.training.set("optimizer", json_text(mapped));
     if (ds["activation_checkpointing"].error() == simdjson::SUCCESS) {
-        d.warn("activation_checkpointing: whether layers recompute is decided by the model code; costed as recompute none (give --recompute)");
+        d.warn(
+            "activation_checkpointing: whether layers recompute is decided by the model code; costed as recompute none (give --recompute)");
     }
-    static const std::string_view known[] = {
-        "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization", "bf16", "bfloat16",
-        "fp16", "amp", "optimizer", "scheduler", "gradient_clipping", "steps_per_print", "wall_clock_breakdown",
-        "zero_allow_untested_optimizer", "activation_checkpointing", "communication_data_type", "tensor_parallel", "tensorboard",
-        "wandb", "csv_monitor", "comms_logger", "flops_profiler", "memory_breakdown", "dump_state", "seed", "prescale_gradients",
-        "gradient_predivide_factor", "zero_force_ds_cpu_optimizer", "data_types", "checkpoint", "aio"};
+    static const std::string_view known[] = {"train_batch_size",
+                                             "train_micro_batch_size_per_gpu",
+                                             "gradient_accumulation_steps",
+                                             "zero_optimization",
+                                             "bf16",
+                                             "bfloat16",
+                                             "fp16",
+                                             "amp",
+                                             "optimizer",
+                                             "scheduler",
+                                             "gradient_clipping",
+                                             "steps_per_print",
+                                             "wall_clock_breakdown",
+                                             "zero_allow_untested_optimizer",
+                                             "activation_checkpointing",
+                                             "communication_data_type",
+                                             "tensor_parallel",
+                                             "tensorboard",
+                                             "wandb",
+                                             "csv_monitor",
+                                             "comms_logger",
+                                             "flops_profiler",
+                                             "memory_breakdown",
+                                             "dump_state",
+                                             "seed",
+                                             "prescale_gradients",
+                                             "gradient_predivide_factor",
+                                             "zero_force_ds_cpu_optimizer",
+                                             "data_types",
+                                             "checkpoint",
+                                             "aio"};
     for (const auto field : ds) {
         if (std::find(std::begin(known), std::end(known), field.key) == std::end(known)) {
             d.warn("not understood, ignored: " + std::string(field.key));
@@ -1115,7 +1274,5 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
     return finish(d, overrides_json);
 }
 
-namespace {
-
-} // namespace
-} // namespace trainclock
+namespace {}  // namespace
+}  // namespace trainclock

@@ -17,12 +17,11 @@ std::optional<std::string> first_duplicate_key(simdjson::dom::element value, std
     simdjson::dom::object object;
     simdjson::dom::array array;
     if (value.get_object().get(object) == simdjson::SUCCESS) {
-        std::vector<std::string_view> small;          // linear search for the usual few keys
-        std::unordered_set<std::string_view> large;   // hashed past 32 keys: no quadratic blow-up
+        std::vector<std::string_view> small;         // linear search for the usual few keys
+        std::unordered_set<std::string_view> large;  // hashed past 32 keys: no quadratic blow-up
         for (const auto field : object) {
             const std::string_view key = field.key;
-            const bool seen = small.size() < 32 ? std::find(small.begin(), small.end(), key) != small.end()
-                                                : !large.insert(key).second;
+            const bool seen = small.size() < 32 ? std::find(small.begin(), small.end(), key) != small.end() : !large.insert(key).second;
             if (seen) return join_key(path, key);
             if (small.size() < 32) {
                 small.push_back(key);
@@ -37,9 +36,7 @@ std::optional<std::string> first_duplicate_key(simdjson::dom::element value, std
         for (const auto item : array) {
             const auto type = item.type();
             if (type == simdjson::dom::element_type::OBJECT || type == simdjson::dom::element_type::ARRAY) {
-                if (auto duplicate = first_duplicate_key(item, std::string(path) + "[" + std::to_string(index) + "]")) {
-                    return duplicate;
-                }
+                if (auto duplicate = first_duplicate_key(item, std::string(path) + "[" + std::to_string(index) + "]")) { return duplicate; }
             }
             ++index;
         }
@@ -47,27 +44,24 @@ std::optional<std::string> first_duplicate_key(simdjson::dom::element value, std
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser, std::string_view json) {
     // A UTF-8 byte order mark (Windows editors write one) is skipped, as RFC 8259 section 8.1 allows.
     constexpr std::string_view kBom = "\xEF\xBB\xBF";
     if (json.substr(0, kBom.size()) == kBom) json.remove_prefix(kBom.size());
-    const bool blank = std::all_of(json.begin(), json.end(), [](char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    });
+    const bool blank = std::all_of(json.begin(), json.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
     if (blank) return Error{"", "empty input: expected a JSON object"};
     simdjson::dom::element document;
     const auto code = parser.parse(json.data(), json.size(), true).get(document);
     switch (code) {
-        case simdjson::SUCCESS: break;
-        case simdjson::TAPE_ERROR:
-        case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
-            return Error{"", "malformed JSON: unbalanced braces or brackets, a missing comma or value, or truncated input"};
-        case simdjson::UNCLOSED_STRING: return Error{"", "malformed JSON: unterminated string (truncated input?)"};
-        case simdjson::NUMBER_ERROR:
-            return Error{"", "malformed JSON: a number is malformed or out of range (integers: at most 2^64 - 1)"};
-        default: return Error{"", std::string("malformed JSON: ") + simdjson::error_message(code)};
+    case simdjson::SUCCESS: break;
+    case simdjson::TAPE_ERROR:
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+        return Error{"", "malformed JSON: unbalanced braces or brackets, a missing comma or value, or truncated input"};
+    case simdjson::UNCLOSED_STRING: return Error{"", "malformed JSON: unterminated string (truncated input?)"};
+    case simdjson::NUMBER_ERROR: return Error{"", "malformed JSON: a number is malformed or out of range (integers: at most 2^64 - 1)"};
+    default: return Error{"", std::string("malformed JSON: ") + simdjson::error_message(code)};
     }
     if (auto duplicate = first_duplicate_key(document, "")) {
         return Error{*duplicate, "duplicate key: it appears more than once in its object (say it once)"};
@@ -77,14 +71,14 @@ Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser
 
 std::string json_type_phrase(simdjson::dom::element value) {
     switch (value.type()) {
-        case simdjson::dom::element_type::ARRAY: return "an array";
-        case simdjson::dom::element_type::OBJECT: return "an object";
-        case simdjson::dom::element_type::INT64:
-        case simdjson::dom::element_type::UINT64:
-        case simdjson::dom::element_type::DOUBLE: return "a number";
-        case simdjson::dom::element_type::STRING: return "a string";
-        case simdjson::dom::element_type::BOOL: return "a boolean";
-        case simdjson::dom::element_type::NULL_VALUE: return "null";
+    case simdjson::dom::element_type::ARRAY: return "an array";
+    case simdjson::dom::element_type::OBJECT: return "an object";
+    case simdjson::dom::element_type::INT64:
+    case simdjson::dom::element_type::UINT64:
+    case simdjson::dom::element_type::DOUBLE: return "a number";
+    case simdjson::dom::element_type::STRING: return "a string";
+    case simdjson::dom::element_type::BOOL: return "a boolean";
+    case simdjson::dom::element_type::NULL_VALUE: return "null";
     }
     return "a value";
 }
@@ -97,8 +91,7 @@ std::string join_key(std::string_view path, std::string_view key) {
     return out;
 }
 
-ObjectReader::ObjectReader(simdjson::dom::object object, std::string path)
-    : object_(object), path_(std::move(path)) {}
+ObjectReader::ObjectReader(simdjson::dom::object object, std::string path) : object_(object), path_(std::move(path)) {}
 
 std::optional<simdjson::dom::element> ObjectReader::find(std::string_view key) {
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
@@ -146,24 +139,30 @@ void ObjectReader::read(std::string_view key, double& out) {
     const auto value = find(key);
     if (!value) return;
     double number = 0;
-    if (value->get_double().get(number) == simdjson::SUCCESS) out = number;
-    else fail(key, "expected a number, got " + json_type_phrase(*value));
+    if (value->get_double().get(number) == simdjson::SUCCESS)
+        out = number;
+    else
+        fail(key, "expected a number, got " + json_type_phrase(*value));
 }
 
 void ObjectReader::read(std::string_view key, bool& out) {
     const auto value = find(key);
     if (!value) return;
     bool flag = false;
-    if (value->get_bool().get(flag) == simdjson::SUCCESS) out = flag;
-    else fail(key, "expected true or false, got " + json_type_phrase(*value));
+    if (value->get_bool().get(flag) == simdjson::SUCCESS)
+        out = flag;
+    else
+        fail(key, "expected true or false, got " + json_type_phrase(*value));
 }
 
 void ObjectReader::read(std::string_view key, std::string& out) {
     const auto value = find(key);
     if (!value) return;
     std::string_view text;
-    if (value->get_string().get(text) == simdjson::SUCCESS) out = std::string(text);
-    else fail(key, "expected a string, got " + json_type_phrase(*value));
+    if (value->get_string().get(text) == simdjson::SUCCESS)
+        out = std::string(text);
+    else
+        fail(key, "expected a string, got " + json_type_phrase(*value));
 }
 
 std::optional<simdjson::dom::object> ObjectReader::read_object(std::string_view key) {
@@ -175,8 +174,7 @@ std::optional<simdjson::dom::object> ObjectReader::read_object(std::string_view 
     return std::nullopt;
 }
 
-void ObjectReader::fail_unknown_value(std::string_view key, std::string_view value,
-                                      const std::vector<std::string>& candidates) {
+void ObjectReader::fail_unknown_value(std::string_view key, std::string_view value, const std::vector<std::string>& candidates) {
     std::string message = "unknown value '" + std::string(value) + "'";
     const std::string guess = did_you_mean(value, candidates);
     if (!guess.empty()) {
@@ -201,4 +199,4 @@ std::optional<Error> ObjectReader::finish() {
     return error_;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -18,10 +18,11 @@ namespace trainclock {
 // give a one-line Error (key ""), a key repeated in one object an Error naming its dotted path.
 Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser, std::string_view json);
 
-std::string json_type_phrase(simdjson::dom::element value);          // "a string", "an object", ...
-std::string join_key(std::string_view path, std::string_view key);   // "parallel" + "tp" -> "parallel.tp"
+std::string json_type_phrase(simdjson::dom::element value);         // "a string", "an object", ...
+std::string join_key(std::string_view path, std::string_view key);  // "parallel" + "tp" -> "parallel.tp"
 
-template <class E> struct EnumName {
+template <class E>
+struct EnumName {
     std::string_view name;
     E value;
 };
@@ -35,16 +36,17 @@ public:
 
     std::optional<simdjson::dom::element> find(std::string_view key);  // marks the key as known
     bool has(std::string_view key) { return find(key).has_value(); }
-    void fail(std::string_view key, std::string message);               // records an error on a key
-    void require(std::string_view key);                                 // absent -> "missing"
-    void adopt(std::optional<Error> error);                             // a nested reader's result
+    void fail(std::string_view key, std::string message);  // records an error on a key
+    void require(std::string_view key);                    // absent -> "missing"
+    void adopt(std::optional<Error> error);                // a nested reader's result
 
     void read(std::string_view key, int64_t& out);
     void read(std::string_view key, double& out);
     void read(std::string_view key, bool& out);
     void read(std::string_view key, std::string& out);
     std::optional<simdjson::dom::object> read_object(std::string_view key);
-    template <class E, size_t N> void read_enum(std::string_view key, const EnumName<E> (&names)[N], E& out) {
+    template <class E, size_t N>
+    void read_enum(std::string_view key, const EnumName<E> (&names)[N], E& out) {
         std::string text;
         if (!find(key)) return;
         read(key, text);
@@ -71,4 +73,4 @@ private:
     std::optional<Error> error_;
 };
 
-} // namespace trainclock
+}  // namespace trainclock

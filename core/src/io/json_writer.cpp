@@ -16,8 +16,8 @@ std::string shortest_digits(double value, int* exponent10) {
     char buffer[64];
     const char* end = simdjson::internal::to_chars(buffer, nullptr, value);
     std::string digits;
-    int point = -1;     // digits before the decimal point
-    int exponent = 0;   // written exponent
+    int point = -1;    // digits before the decimal point
+    int exponent = 0;  // written exponent
     for (const char* p = buffer; p != end; ++p) {
         if (*p == '.') {
             point = static_cast<int>(digits.size());
@@ -89,19 +89,19 @@ void append_json_string(std::string& out, std::string_view text) {
     out += '"';
     for (const char c : text) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    out += "\\u00";
-                    out += kHex[(c >> 4) & 0xf];
-                    out += kHex[c & 0xf];
-                } else {
-                    out += c;
-                }
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                out += "\\u00";
+                out += kHex[(c >> 4) & 0xf];
+                out += kHex[c & 0xf];
+            } else {
+                out += c;
+            }
         }
     }
     out += '"';
@@ -192,4 +192,4 @@ JsonWriter& JsonWriter::null() {
     return *this;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -11,10 +11,10 @@
 
 namespace trainclock {
 
-void append_json_number(std::string& out, double value);              // shortest round-trip; NaN/inf -> null
-void append_json_string(std::string& out, std::string_view text);     // quoted and escaped
-std::string json_number(double value);                                // append_json_number into a new string
-std::string shortest_digits(double value, int* exponent10);           // positive finite: "1234", exponent 1 for 12.34
+void append_json_number(std::string& out, double value);           // shortest round-trip; NaN/inf -> null
+void append_json_string(std::string& out, std::string_view text);  // quoted and escaped
+std::string json_number(double value);                             // append_json_number into a new string
+std::string shortest_digits(double value, int* exponent10);        // positive finite: "1234", exponent 1 for 12.34
 
 // Streaming writer with optional pretty printing (indent > 0 spaces per level).
 class JsonWriter {
@@ -34,13 +34,17 @@ public:
     JsonWriter& value(int number) { return value(static_cast<int64_t>(number)); }
     JsonWriter& value(bool flag);
     JsonWriter& null();
-    template <class T> JsonWriter& field(std::string_view name, const T& v) { key(name); return value(v); }
+    template <class T>
+    JsonWriter& field(std::string_view name, const T& v) {
+        key(name);
+        return value(v);
+    }
 
     const std::string& str() const { return out_; }
     std::string take() { return std::move(out_); }
 
 private:
-    void before_value();   // comma, newline and indentation as the container requires
+    void before_value();  // comma, newline and indentation as the container requires
     void newline();
     void close(char bracket);  // ends the innermost object or array
 
@@ -54,4 +58,4 @@ private:
     bool after_key_ = false;
 };
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -21,15 +21,19 @@ namespace trainclock {
 
 const std::vector<ConfigField>& config_fields() {
     static const std::vector<ConfigField> fields = {
-        {"m", "--model", "model", FieldType::spec, "model preset id, inline JSON object, or FILE (.json or a path): a model object or a Hugging Face config.json"},
+        {"m", "--model", "model", FieldType::spec,
+         "model preset id, inline JSON object, or FILE (.json or a path): a model object or a Hugging Face config.json"},
         {"g", "--gpu", "gpu", FieldType::spec, "GPU preset id, or an inline JSON object"},
         {"n", "--node", "node", FieldType::spec, "node preset id or inline object (default: the GPU's default_node)"},
         {"N", "--gpus", "num_gpus", FieldType::integer, "number of GPUs (default tp*pp*cp*dp)"},
-        {"p", "--precision", "precision", FieldType::spec, "precision preset id or inline object (default bf16-mixed, else fp16-mixed, else fp32)"},
+        {"p", "--precision", "precision", FieldType::spec,
+         "precision preset id or inline object (default bf16-mixed, else fp16-mixed, else fp32)"},
         {"f8", "--fp8-recipe", "precision.fp8_recipe", FieldType::choice,
-         "delayed | tensorwise | rowwise | blockwise (fp8 GEMMs), mxfp8, nvfp4 (default: the framework's, else delayed; mxfp8/nvfp4 their own)"},
+         "delayed | tensorwise | rowwise | blockwise (fp8 GEMMs), mxfp8, nvfp4 (default: the framework's, else delayed; mxfp8/nvfp4 their "
+         "own)"},
         {"fw", "--framework", "framework", FieldType::spec,
-         "training stack: megatron-core | megatron-lm | deepspeed | torchtitan | llm-foundry | hf-transformers | pytorch | tensorflow | jax, or an inline object (default: none, today's defaults = megatron-lm's)"},
+         "training stack: megatron-core | megatron-lm | deepspeed | torchtitan | llm-foundry | hf-transformers | pytorch | tensorflow | "
+         "jax, or an inline object (default: none, today's defaults = megatron-lm's)"},
         {"tp", "--tp", "parallel.tp", FieldType::integer, "tensor-parallel size (default 1)"},
         {"pp", "--pp", "parallel.pp", FieldType::integer, "pipeline stages (default 1)"},
         {"dp", "--dp", "parallel.dp", FieldType::integer, "data-parallel replicas (default: num_gpus / (tp*pp*cp))"},
@@ -47,34 +51,45 @@ const std::vector<ConfigField>& config_fields() {
          "count the embedding as a layer of the pipeline split (Megatron's --account-for-embedding-in-pipeline-split)"},
         {"lss", "--loss-in-stage-split", "parallel.loss_in_stage_split", FieldType::boolean,
          "count the LM head + loss as a layer of the pipeline split (Megatron's --account-for-loss-in-pipeline-split)"},
-        {"odp", "--overlap-dp", "parallel.overlap_dp_comm", FieldType::boolean, "overlap the DP gradient reduction with backward (default on)"},
+        {"odp", "--overlap-dp", "parallel.overlap_dp_comm", FieldType::boolean,
+         "overlap the DP gradient reduction with backward (default on)"},
         {"otp", "--overlap-tp", "parallel.overlap_tp_comm", FieldType::boolean, "overlap TP collectives with GEMMs (default off)"},
         {"seq", "--seq", "training.seq_len", FieldType::integer, "sequence length, tokens (default 2048)"},
         {"gbs", "--gbs", "training.global_batch", FieldType::integer, "global batch, samples per optimizer step (default 512)"},
         {"mbs", "--mbs", "training.micro_batch", FieldType::integer, "micro-batch, samples (default 1)"},
         {"rc", "--recompute", "training.recompute", FieldType::choice, "none | selective | full (default none)"},
-        {"fa", "--flash", "training.flash_attention", FieldType::boolean, "fused (flash) attention where the dtype has a kernel (default on)"},
+        {"fa", "--flash", "training.flash_attention", FieldType::boolean,
+         "fused (flash) attention where the dtype has a kernel (default on)"},
         {"ak", "--attention-kernel", "training.attention_kernel", FieldType::choice,
          "flash2 (FlashAttention-2/Triton era) | flash3 (Hopper-native: FA3, cuDNN via TE) (default flash2)"},
-        {"o", "--optimizer", "training.optimizer", FieldType::choice, "adamw | adamw8bit | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
+        {"o", "--optimizer", "training.optimizer", FieldType::choice,
+         "adamw | adamw8bit | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
         {"ft", "--finetune", "training.finetune.method", FieldType::choice, "full | lora | qlora (default full: every weight trains)"},
         {"lor", "--lora-rank", "training.finetune.lora_rank", FieldType::integer, "LoRA adapter rank r (required with lora / qlora)"},
-        {"lot", "--lora-targets", "training.finetune.lora_targets", FieldType::choice, "attention | all-linear: layers that get adapters (default all-linear)"},
-        {"frz", "--frozen-layers", "training.finetune.frozen_layers", FieldType::integer, "freeze the input embedding and the first N layers (default 0)"},
-        {"oo", "--offload-optimizer", "training.offload_optimizer", FieldType::boolean, "master weights, optimizer states and gradients in CPU memory (default off)"},
-        {"opr", "--offload-params", "training.offload_params", FieldType::boolean, "weights in CPU memory, streamed per layer; needs zero 3 with dp > 1 (default off)"},
+        {"lot", "--lora-targets", "training.finetune.lora_targets", FieldType::choice,
+         "attention | all-linear: layers that get adapters (default all-linear)"},
+        {"frz", "--frozen-layers", "training.finetune.frozen_layers", FieldType::integer,
+         "freeze the input embedding and the first N layers (default 0)"},
+        {"oo", "--offload-optimizer", "training.offload_optimizer", FieldType::boolean,
+         "master weights, optimizer states and gradients in CPU memory (default off)"},
+        {"opr", "--offload-params", "training.offload_params", FieldType::boolean,
+         "weights in CPU memory, streamed per layer; needs zero 3 with dp > 1 (default off)"},
         {"tok", "--tokens", "training.tokens", FieldType::number, "training tokens of the whole run, e.g. 15e12 (default 0: one step)"},
         {"usd", "--price", "training.price_per_gpu_hour", FieldType::number, "USD per GPU-hour (default: the GPU preset's)"},
         {"cki", "--checkpoint-interval", "training.checkpoint_interval_s", FieldType::number,
          "training seconds between checkpoints (default: Young's optimum sqrt(2 x save time / interruption rate))"},
-        {"cks", "--checkpoint-steps", "training.checkpoint_interval_steps", FieldType::integer, "optimizer steps between checkpoints (instead of --checkpoint-interval)"},
+        {"cks", "--checkpoint-steps", "training.checkpoint_interval_steps", FieldType::integer,
+         "optimizer steps between checkpoints (instead of --checkpoint-interval)"},
         {"sbw", "--storage-bw", "training.storage_bw_gbps", FieldType::number,
          "checkpoint storage bandwidth of the job, GB/s (default 0.122 GB/s per GPU: Llama 3's 2 TB/s over 16K GPUs)"},
-        {"rst", "--restart", "training.restart_s", FieldType::number, "seconds from an interruption to training again, before the checkpoint load (default 600, assumed)"},
+        {"rst", "--restart", "training.restart_s", FieldType::number,
+         "seconds from an interruption to training again, before the checkpoint load (default 600, assumed)"},
         {"fr", "--failure-rate", "training.failure_rate_per_gpu_hour", FieldType::number,
          "unexpected interruptions per GPU-hour (default 1.97e-5: Llama 3, 419 in 54 days on 16,384 GPUs)"},
-        {"ideal", "--ideal", "training.ideal", FieldType::boolean, "total time = steps x step time: no checkpoints, interruptions or restarts (default off)"},
-        {"cal", "--calibration", "calibration", FieldType::object, "calibration JSON overriding efficiencies (\"gpus\": {GPU: {...}} per GPU): a file, inline {...} or ~base64url"},
+        {"ideal", "--ideal", "training.ideal", FieldType::boolean,
+         "total time = steps x step time: no checkpoints, interruptions or restarts (default off)"},
+        {"cal", "--calibration", "calibration", FieldType::object,
+         "calibration JSON overriding efficiencies (\"gpus\": {GPU: {...}} per GPU): a file, inline {...} or ~base64url"},
         {"", "--precision-blind", "calibration.precision_blind", FieldType::boolean, "cost every op at one dtype (static-graph baseline)"},
     };
     return fields;
@@ -152,44 +167,43 @@ Result<std::string> object_text(std::string_view text) {
 // The JSON value of a field's text form, or an Error (key "") saying why the text is unreadable.
 Result<std::string> field_json(const ConfigField& field, std::string_view text) {
     switch (field.type) {
-        case FieldType::spec:
-            if (!text.empty() && (text[0] == '~' || text[0] == '{')) return object_text(text);
-            if (!is_identifier(text)) return Error{"", "'" + std::string(text) + "' is neither a preset id nor an inline object"};
-            break;
-        case FieldType::object:
-            return object_text(text);
-        case FieldType::integer:
-        case FieldType::number: {
-            const std::string copy(text);
-            const bool integer = field.type == FieldType::integer;
-            const std::string expected = integer ? "expected an integer" : "expected a number";
-            // strtod alone also reads hex ("0x10" = 16), inf, nan and leading spaces.
-            if (!is_json_number(copy)) return Error{"", expected + " (decimal digits), got '" + copy + "'"};
-            const double value = std::strtod(copy.c_str(), nullptr);
-            // 2^53 bounds the exactly representable integers, as json_reader's integer rule.
-            if (!std::isfinite(value) || (integer && std::fabs(value) > 9007199254740992.0)) {
-                return Error{"", "'" + copy + "' is out of range"};
-            }
-            return json_number(value);
+    case FieldType::spec:
+        if (!text.empty() && (text[0] == '~' || text[0] == '{')) return object_text(text);
+        if (!is_identifier(text)) return Error{"", "'" + std::string(text) + "' is neither a preset id nor an inline object"};
+        break;
+    case FieldType::object: return object_text(text);
+    case FieldType::integer:
+    case FieldType::number: {
+        const std::string copy(text);
+        const bool integer = field.type == FieldType::integer;
+        const std::string expected = integer ? "expected an integer" : "expected a number";
+        // strtod alone also reads hex ("0x10" = 16), inf, nan and leading spaces.
+        if (!is_json_number(copy)) return Error{"", expected + " (decimal digits), got '" + copy + "'"};
+        const double value = std::strtod(copy.c_str(), nullptr);
+        // 2^53 bounds the exactly representable integers, as json_reader's integer rule.
+        if (!std::isfinite(value) || (integer && std::fabs(value) > 9007199254740992.0)) {
+            return Error{"", "'" + copy + "' is out of range"};
         }
-        case FieldType::boolean:
-            for (const char* yes : {"1", "true", "yes", "on"}) {
-                if (text == yes) return std::string("true");
-            }
-            for (const char* no : {"0", "false", "no", "off"}) {
-                if (text == no) return std::string("false");
-            }
-            return Error{"", "expected 1/0, true/false, yes/no or on/off, got '" + std::string(text) + "'"};
-        case FieldType::choice:
-            if (!is_identifier(text)) return Error{"", "'" + std::string(text) + "' is not a valid choice"};
-            break;
+        return json_number(value);
+    }
+    case FieldType::boolean:
+        for (const char* yes : {"1", "true", "yes", "on"}) {
+            if (text == yes) return std::string("true");
+        }
+        for (const char* no : {"0", "false", "no", "off"}) {
+            if (text == no) return std::string("false");
+        }
+        return Error{"", "expected 1/0, true/false, yes/no or on/off, got '" + std::string(text) + "'"};
+    case FieldType::choice:
+        if (!is_identifier(text)) return Error{"", "'" + std::string(text) + "' is not a valid choice"};
+        break;
     }
     std::string quoted;
     append_json_string(quoted, text);
     return quoted;
 }
 
-} // namespace
+}  // namespace
 
 Result<Config> set_config_field(Config base, const ConfigField& field, std::string_view text, std::string_view error_key) {
     auto value = field_json(field, text);
@@ -309,8 +323,10 @@ std::string preset_object_text(std::string_view path, const std::string& name) {
 
 PresetKind preset_kind_of(std::string_view path) {
     if (path == "framework") return PresetKind::framework;
-    return path == "model" ? PresetKind::model : path == "gpu" ? PresetKind::gpu : path == "node" ? PresetKind::node
-                                                                                                  : PresetKind::precision;
+    return path == "model"  ? PresetKind::model
+           : path == "gpu"  ? PresetKind::gpu
+           : path == "node" ? PresetKind::node
+                            : PresetKind::precision;
 }
 
 // {"preset": base, ...the keys that differ} for a custom spec: keys only the base has are reset
@@ -336,12 +352,12 @@ std::string spec_diff(simdjson::dom::object spec, const std::string& base_name, 
         text += ',';
         append_json_string(text, field.key);
         switch (field.value.type()) {
-            case simdjson::dom::element_type::STRING: text += ":\"\""; break;
-            case simdjson::dom::element_type::BOOL: text += ":false"; break;
-            case simdjson::dom::element_type::INT64:
-            case simdjson::dom::element_type::UINT64:
-            case simdjson::dom::element_type::DOUBLE: text += ":0"; break;
-            default: return "";
+        case simdjson::dom::element_type::STRING: text += ":\"\""; break;
+        case simdjson::dom::element_type::BOOL: text += ":false"; break;
+        case simdjson::dom::element_type::INT64:
+        case simdjson::dom::element_type::UINT64:
+        case simdjson::dom::element_type::DOUBLE: text += ":0"; break;
+        default: return "";
         }
     }
     return text + '}';
@@ -394,7 +410,7 @@ std::string percent_decode(std::string_view text, bool* ok) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::string encode_config_link(const Config& config) {
     JsonWriter actual_writer;
@@ -419,15 +435,13 @@ std::string encode_config_link(const Config& config) {
         if (actual.at_pointer(json_pointer(field.path)).get(value) != simdjson::SUCCESS) continue;
         simdjson::dom::object object;
         const bool custom_spec = field.type == FieldType::spec && value.get_object().get(object) == simdjson::SUCCESS;
-        const std::string text =
-            custom_spec ? "~" + base64url_encode(compact_spec_json(field.path, object)) : link_text(value);
+        const std::string text = custom_spec ? "~" + base64url_encode(compact_spec_json(field.path, object)) : link_text(value);
         const bool always = field.link_key == "m" || field.link_key == "g" || field.link_key == "N" || field.link_key == "p";
         if (field.link_key == "n") {
             if (text == config.gpu.default_node) continue;
         } else if (!always) {
             simdjson::dom::element default_value;
-            if (defaults.at_pointer(json_pointer(field.path)).get(default_value) == simdjson::SUCCESS &&
-                link_text(default_value) == text) {
+            if (defaults.at_pointer(json_pointer(field.path)).get(default_value) == simdjson::SUCCESS && link_text(default_value) == text) {
                 continue;
             }
         }
@@ -493,4 +507,4 @@ Result<Config> decode_config_link(std::string_view fragment) {
     return validate_config(std::move(config));
 }
 
-} // namespace trainclock
+}  // namespace trainclock

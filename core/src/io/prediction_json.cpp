@@ -77,20 +77,39 @@ std::string csv_cell(std::string_view text) {
     return out + "\"";
 }
 
-const char* const kConfigColumns[] = {"model", "gpu", "node", "num_gpus", "precision", "tp", "pp", "dp", "cp", "ep",
-                                      "sequence_parallel", "zero", "virtual_stages", "schedule", "seq_len",
-                                      "global_batch", "micro_batch", "recompute", "flash_attention", "attention_kernel"};
+const char* const kConfigColumns[] = {"model",
+                                      "gpu",
+                                      "node",
+                                      "num_gpus",
+                                      "precision",
+                                      "tp",
+                                      "pp",
+                                      "dp",
+                                      "cp",
+                                      "ep",
+                                      "sequence_parallel",
+                                      "zero",
+                                      "virtual_stages",
+                                      "schedule",
+                                      "seq_len",
+                                      "global_batch",
+                                      "micro_batch",
+                                      "recompute",
+                                      "flash_attention",
+                                      "attention_kernel"};
 
-} // namespace
+}  // namespace
 
 void write_prediction_members(JsonWriter& out, const Prediction& p, const Config* config) {
     out.field("schema", kResultSchema);
     for (const auto& field : kScalars) {
         // Unknown cost or energy is null, never 0 (a preset without a price or TDP).
-        const bool unknown = (field.member == &Prediction::cost_usd && !p.cost_known) ||
-                             (field.member == &Prediction::energy_kwh && !p.energy_known);
-        if (unknown) out.key(field.key).null();
-        else out.field(field.key, p.*field.member);
+        const bool unknown =
+            (field.member == &Prediction::cost_usd && !p.cost_known) || (field.member == &Prediction::energy_kwh && !p.energy_known);
+        if (unknown)
+            out.key(field.key).null();
+        else
+            out.field(field.key, p.*field.member);
     }
     out.field("goodput", p.run.goodput).field("expected_interruptions", p.run.expected_interruptions);
     const WholeRun& r = p.run;
@@ -161,19 +180,32 @@ std::string prediction_csv_header() {
 std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
     const ParallelSpec& q = c.parallel;
     const TrainingSpec& t = c.training;
-    const std::string cells[] = {
-        csv_cell(c.model.name), csv_cell(c.gpu.name), csv_cell(c.node.name), std::to_string(c.num_gpus),
-        csv_cell(c.precision.name), std::to_string(q.tp), std::to_string(q.pp), std::to_string(q.dp),
-        std::to_string(q.cp), std::to_string(q.ep), q.sequence_parallel ? "true" : "false", std::to_string(q.zero),
-        std::to_string(q.virtual_stages), std::string(schedule_name(q.schedule)), std::to_string(t.seq_len),
-        std::to_string(t.global_batch), std::to_string(t.micro_batch), std::string(recompute_name(t.recompute)),
-        t.flash_attention ? "true" : "false", std::string(attention_kernel_name(t.attention_kernel))};
+    const std::string cells[] = {csv_cell(c.model.name),
+                                 csv_cell(c.gpu.name),
+                                 csv_cell(c.node.name),
+                                 std::to_string(c.num_gpus),
+                                 csv_cell(c.precision.name),
+                                 std::to_string(q.tp),
+                                 std::to_string(q.pp),
+                                 std::to_string(q.dp),
+                                 std::to_string(q.cp),
+                                 std::to_string(q.ep),
+                                 q.sequence_parallel ? "true" : "false",
+                                 std::to_string(q.zero),
+                                 std::to_string(q.virtual_stages),
+                                 std::string(schedule_name(q.schedule)),
+                                 std::to_string(t.seq_len),
+                                 std::to_string(t.global_batch),
+                                 std::to_string(t.micro_batch),
+                                 std::string(recompute_name(t.recompute)),
+                                 t.flash_attention ? "true" : "false",
+                                 std::string(attention_kernel_name(t.attention_kernel))};
     static_assert(std::size(cells) == std::size(kConfigColumns), "one cell per config column");
     std::string row;
     for (size_t i = 0; i < std::size(cells); ++i) row += (i ? "," : "") + cells[i];
     for (const auto& field : kScalars) {
-        const bool unknown = (field.member == &Prediction::cost_usd && !p.cost_known) ||
-                             (field.member == &Prediction::energy_kwh && !p.energy_known);
+        const bool unknown =
+            (field.member == &Prediction::cost_usd && !p.cost_known) || (field.member == &Prediction::energy_kwh && !p.energy_known);
         row += "," + (unknown ? std::string() : json_number(p.*field.member));  // unknown: an empty cell
     }
     for (const auto& field : kMemory) row += "," + json_number(p.memory.*field.member);
@@ -184,4 +216,4 @@ std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
     return row + "," + csv_cell(warnings) + "," + json_number(p.run.goodput) + "," + json_number(p.run.expected_interruptions);
 }
 
-} // namespace trainclock
+}  // namespace trainclock

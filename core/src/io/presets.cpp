@@ -10,7 +10,8 @@
 namespace trainclock {
 namespace {
 
-template <class Spec> struct KindTable {
+template <class Spec>
+struct KindTable {
     std::map<std::string, Result<Spec>, std::less<>> by_name;
     std::vector<std::string> names;  // sorted (embedded_presets() is sorted by name)
 };
@@ -73,13 +74,13 @@ const Catalogue& catalogue() {
         simdjson::dom::parser parser;
         for (const EmbeddedPreset& preset : embedded_presets()) {
             switch (preset.kind) {
-                case PresetKind::model: add_preset(c.models, parser, preset, read_model); break;
-                case PresetKind::gpu: add_preset(c.gpus, parser, preset, read_gpu); break;
-                case PresetKind::node: add_preset(c.nodes, parser, preset, read_node); break;
-                case PresetKind::precision: add_preset(c.precisions, parser, preset, read_precision); break;
-                case PresetKind::framework: add_preset(c.frameworks, parser, preset, read_framework_preset); break;
-                case PresetKind::validation: break;  // read by the validation module
-                case PresetKind::interval: break;    // read by fit.cpp (find_interval)
+            case PresetKind::model: add_preset(c.models, parser, preset, read_model); break;
+            case PresetKind::gpu: add_preset(c.gpus, parser, preset, read_gpu); break;
+            case PresetKind::node: add_preset(c.nodes, parser, preset, read_node); break;
+            case PresetKind::precision: add_preset(c.precisions, parser, preset, read_precision); break;
+            case PresetKind::framework: add_preset(c.frameworks, parser, preset, read_framework_preset); break;
+            case PresetKind::validation: break;  // read by the validation module
+            case PresetKind::interval: break;    // read by fit.cpp (find_interval)
             }
         }
         return c;
@@ -101,8 +102,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     for (size_t i = 1; i <= a.size(); ++i) {
         current[0] = i;
         for (size_t j = 1; j <= b.size(); ++j) {
-            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                              std::tolower(static_cast<unsigned char>(b[j - 1]));
+            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
             current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (same ? 0 : 1)});
         }
         std::swap(previous, current);
@@ -110,17 +110,17 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     return previous[b.size()];
 }
 
-} // namespace
+}  // namespace
 
 std::string_view preset_kind_name(PresetKind kind) {
     switch (kind) {
-        case PresetKind::model: return "model";
-        case PresetKind::gpu: return "gpu";
-        case PresetKind::node: return "node";
-        case PresetKind::precision: return "precision";
-        case PresetKind::framework: return "framework";
-        case PresetKind::validation: return "validation";
-        case PresetKind::interval: return "interval";
+    case PresetKind::model: return "model";
+    case PresetKind::gpu: return "gpu";
+    case PresetKind::node: return "node";
+    case PresetKind::precision: return "precision";
+    case PresetKind::framework: return "framework";
+    case PresetKind::validation: return "validation";
+    case PresetKind::interval: return "interval";
     }
     return "?";
 }
@@ -137,9 +137,7 @@ std::vector<std::string> preset_names(PresetKind kind) {
 Result<ModelSpec> model_preset(std::string_view name) { return lookup(catalogue().models, "model", name); }
 Result<GpuSpec> gpu_preset(std::string_view name) { return lookup(catalogue().gpus, "gpu", name); }
 Result<NodeSpec> node_preset(std::string_view name) { return lookup(catalogue().nodes, "node", name); }
-Result<PrecisionSpec> precision_preset(std::string_view name) {
-    return lookup(catalogue().precisions, "precision", name);
-}
+Result<PrecisionSpec> precision_preset(std::string_view name) { return lookup(catalogue().precisions, "precision", name); }
 Result<FrameworkSpec> framework_preset(std::string_view name) { return lookup(catalogue().frameworks, "framework", name); }
 
 // The closest candidates, or "" when none is close: a candidate containing the wanted text
@@ -164,4 +162,4 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
     return joined;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

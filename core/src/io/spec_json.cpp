@@ -19,19 +19,20 @@ const EnumName<PipelineSchedule> kScheduleNames[3] = {
     {"1f1b", PipelineSchedule::one_f_one_b},
     {"interleaved", PipelineSchedule::interleaved},
 };
-const EnumName<Recompute> kRecomputeNames[3] = {
-    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
-const EnumName<AttentionKernel> kAttentionKernelNames[2] = {
-    {"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
+const EnumName<Recompute> kRecomputeNames[3] = {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+const EnumName<AttentionKernel> kAttentionKernelNames[2] = {{"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
 const EnumName<FinetuneMethod> kFinetuneMethodNames[3] = {
     {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
 const EnumName<LoraTargets> kLoraTargetsNames[2] = {{"attention", LoraTargets::attention}, {"all-linear", LoraTargets::all_linear}};
-const EnumName<Optimizer> kOptimizerNames[6] = {
-    {"adamw", Optimizer::adamw}, {"adamw8bit", Optimizer::adamw8bit}, {"adam", Optimizer::adam}, {"lamb", Optimizer::lamb},
-    {"lamb-per-tensor", Optimizer::lamb_per_tensor}, {"sgd", Optimizer::sgd}};
+const EnumName<Optimizer> kOptimizerNames[6] = {{"adamw", Optimizer::adamw},
+                                                {"adamw8bit", Optimizer::adamw8bit},
+                                                {"adam", Optimizer::adam},
+                                                {"lamb", Optimizer::lamb},
+                                                {"lamb-per-tensor", Optimizer::lamb_per_tensor},
+                                                {"sgd", Optimizer::sgd}};
 const EnumName<Fp8Recipe> kFp8RecipeNames[6] = {
-    {"delayed", Fp8Recipe::delayed}, {"tensorwise", Fp8Recipe::tensorwise}, {"rowwise", Fp8Recipe::rowwise},
-    {"blockwise", Fp8Recipe::blockwise}, {"mxfp8", Fp8Recipe::mxfp8},       {"nvfp4", Fp8Recipe::nvfp4},
+    {"delayed", Fp8Recipe::delayed},     {"tensorwise", Fp8Recipe::tensorwise}, {"rowwise", Fp8Recipe::rowwise},
+    {"blockwise", Fp8Recipe::blockwise}, {"mxfp8", Fp8Recipe::mxfp8},           {"nvfp4", Fp8Recipe::nvfp4},
 };
 const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount] = {
     {"pre_hopper", GpuGeneration::pre_hopper}, {"hopper", GpuGeneration::hopper}, {"blackwell", GpuGeneration::blackwell}};
@@ -59,7 +60,8 @@ const EnumName<LocalAttentionKind> kLocalAttentionKinds[] = {
 const EnumName<LossScaling> kLossScalings[] = {{"none", LossScaling::none}, {"dynamic", LossScaling::dynamic}};
 const EnumName<MasterWeights> kMasterWeights[] = {{"none", MasterWeights::none}, {"fp32", MasterWeights::fp32}};
 
-template <class E, size_t N> std::string_view name_of(const EnumName<E> (&names)[N], E value) {
+template <class E, size_t N>
+std::string_view name_of(const EnumName<E> (&names)[N], E value) {
     for (const auto& entry : names) {
         if (entry.value == value) return entry.name;
     }
@@ -67,7 +69,8 @@ template <class E, size_t N> std::string_view name_of(const EnumName<E> (&names)
 }
 
 // Reads {"fp32": x, "bf16": y, ...}; `store(dtype, value)` is called for each dtype present.
-template <class Store> void read_per_dtype(ObjectReader& parent, std::string_view key, Store store) {
+template <class Store>
+void read_per_dtype(ObjectReader& parent, std::string_view key, Store store) {
     const auto object = parent.read_object(key);
     if (!object) return;
     ObjectReader reader(*object, join_key(parent.path(), key));
@@ -88,7 +91,7 @@ void write_if(JsonWriter& out, std::string_view key, const std::string& text) {
     if (!text.empty()) out.field(key, text);
 }
 
-} // namespace
+}  // namespace
 
 std::string_view architecture_name(Architecture value) { return name_of(kArchitectures, value); }
 std::string_view activation_name(Activation value) { return name_of(kActivations, value); }
@@ -104,29 +107,30 @@ std::string_view fp8_recipe_name(Fp8Recipe value) { return name_of(kFp8RecipeNam
 std::string_view gpu_generation_name(GpuGeneration value) { return name_of(kGpuGenerationNames, value); }
 std::string_view gather_prefetch_name(GatherPrefetch value) { return name_of(kGatherPrefetchNames, value); }
 
-Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
-                           const std::vector<std::string>& names) {
+Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name, const std::vector<std::string>& names) {
     std::string message = "unknown " + std::string(kind) + " preset '" + std::string(name) + "'";
     const std::string guess = did_you_mean(name, names);
-    if (!guess.empty()) message += "; did you mean " + guess + "?";
-    else message += " (list them with `trainclock presets " + std::string(kind) + "s`)";
+    if (!guess.empty())
+        message += "; did you mean " + guess + "?";
+    else
+        message += " (list them with `trainclock presets " + std::string(kind) + "s`)";
     return Error{std::string(key), message};
 }
 
 // [SECTION] Reading (keys of presets/README.md) ---------------------------------------------------
 
 void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
-    if (required) {
-        require_all(reader, {"architecture", "layers", "hidden", "heads", "ffn_hidden", "vocab", "activation", "norm"});
-    }
+    if (required) { require_all(reader, {"architecture", "layers", "hidden", "heads", "ffn_hidden", "vocab", "activation", "norm"}); }
     reader.read("display_name", spec.display_name);
     reader.read_enum("architecture", kArchitectures, spec.architecture);
     reader.read("layers", spec.layers);
     reader.read("decoder_layers", spec.decoder_layers);
     reader.read("hidden", spec.hidden);
     reader.read("heads", spec.heads);
-    if (reader.has("kv_heads")) reader.read("kv_heads", spec.kv_heads);
-    else if (required) spec.kv_heads = spec.heads;  // plain multi-head attention
+    if (reader.has("kv_heads"))
+        reader.read("kv_heads", spec.kv_heads);
+    else if (required)
+        spec.kv_heads = spec.heads;  // plain multi-head attention
     reader.read("head_dim", spec.head_dim);
     reader.read("ffn_hidden", spec.ffn_hidden);
     reader.read("vocab", spec.vocab);
@@ -182,9 +186,7 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
     reader.read("vendor", spec.vendor);
     reader.read("memory_gib", spec.memory_gib);
     reader.read("memory_bw_gbps", spec.memory_bw_gbps);
-    read_per_dtype(reader, "peak_tflops", [&](DType dtype, double tflops) {
-        spec.peak_tflops[static_cast<int>(dtype)] = tflops;
-    });
+    read_per_dtype(reader, "peak_tflops", [&](DType dtype, double tflops) { spec.peak_tflops[static_cast<int>(dtype)] = tflops; });
     reader.read("sm_count", spec.sm_count);
     reader.read("l2_cache_mb", spec.l2_cache_mb);
     reader.read("tdp_w", spec.tdp_w);
@@ -193,9 +195,8 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
     reader.read("default_node", spec.default_node);
     if (const auto measured = reader.read_object("measured")) {  // published achievable fractions
         ObjectReader m(*measured, join_key(reader.path(), "measured"));
-        read_per_dtype(m, "gemm_efficiency", [&](DType dtype, double fraction) {
-            spec.measured_gemm_efficiency[static_cast<int>(dtype)] = fraction;
-        });
+        read_per_dtype(m, "gemm_efficiency",
+                       [&](DType dtype, double fraction) { spec.measured_gemm_efficiency[static_cast<int>(dtype)] = fraction; });
         m.read("memory_efficiency", spec.measured_memory_efficiency);
         std::string measured_source;
         m.read("source", measured_source);
@@ -237,8 +238,8 @@ void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
 
 void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
     if (required) {
-        require_all(reader, {"gemm", "activations", "params", "master_weights", "grads", "grad_reduce",
-                             "optimizer_states", "loss_scaling", "autocast"});
+        require_all(reader, {"gemm", "activations", "params", "master_weights", "grads", "grad_reduce", "optimizer_states", "loss_scaling",
+                             "autocast"});
     }
     reader.read("description", spec.description);
     reader.read_enum("gemm", kDTypeNames, spec.gemm);
@@ -306,9 +307,8 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
 namespace {
 
 void read_overrides(ObjectReader& reader, CalibrationOverrides& spec) {
-    read_per_dtype(reader, "gemm_efficiency", [&](DType dtype, double fraction) {
-        spec.gemm_efficiency[static_cast<int>(dtype)] = fraction;
-    });
+    read_per_dtype(reader, "gemm_efficiency",
+                   [&](DType dtype, double fraction) { spec.gemm_efficiency[static_cast<int>(dtype)] = fraction; });
     for (const auto& [key, target] : calibration_scalars(spec)) {
         if (!reader.find(key)) continue;
         double value = 0;
@@ -317,7 +317,7 @@ void read_overrides(ObjectReader& reader, CalibrationOverrides& spec) {
     }
 }
 
-} // namespace
+}  // namespace
 
 void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
     reader.read("precision_blind", spec.precision_blind);
@@ -521,7 +521,7 @@ void write_overrides(JsonWriter& out, const CalibrationOverrides& spec) {
     }
 }
 
-} // namespace
+}  // namespace
 
 void write_calibration(JsonWriter& out, const CalibrationSpec& spec) {
     out.begin_object();
@@ -539,4 +539,4 @@ void write_calibration(JsonWriter& out, const CalibrationSpec& spec) {
     out.end_object();
 }
 
-} // namespace trainclock
+}  // namespace trainclock

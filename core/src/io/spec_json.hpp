@@ -35,7 +35,8 @@ void write_calibration(JsonWriter& out, const CalibrationSpec& spec);
 bool calibration_is_default(const CalibrationSpec& spec);
 
 // The optional scalar fields of a calibration with their JSON keys (const or mutable spec).
-template <class Spec> auto calibration_scalars(Spec& spec) {
+template <class Spec>
+auto calibration_scalars(Spec& spec) {
     using Field = std::conditional_t<std::is_const_v<Spec>, const std::optional<double>, std::optional<double>>;
     return std::array<std::pair<std::string_view, Field*>, 7>{{
         {"attention_efficiency", &spec.attention_efficiency},
@@ -48,9 +49,9 @@ template <class Spec> auto calibration_scalars(Spec& spec) {
     }};
 }
 
-
 // Compact canonical text of one spec (for "unchanged preset" checks).
-template <class Spec, class Writer> std::string spec_text(const Spec& spec, Writer write) {
+template <class Spec, class Writer>
+std::string spec_text(const Spec& spec, Writer write) {
     JsonWriter out;
     write(out, spec);
     return out.take();
@@ -79,8 +80,7 @@ extern const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount];
 extern const EnumName<DType> kDTypeNames[kDTypeCount];
 
 // Names a preset by its id, with a did-you-mean on failure (key = `key`).
-Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name,
-                           const std::vector<std::string>& names);
+Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name, const std::vector<std::string>& names);
 
 // Why `gpu` cannot run `precision` (a dtype without a peak), or nullopt when it can.
 std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu);
@@ -92,4 +92,4 @@ void write_config(JsonWriter& out, const Config& config);
 // "config" when given and "timeline" when non-empty. prediction_to_json wraps them in an object.
 void write_prediction_members(JsonWriter& out, const Prediction& prediction, const Config* config);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -64,16 +64,22 @@ struct FrameworkKind {
     static void write(JsonWriter& w, const Spec& s) { write_framework(w, s); }
 };
 
-template <class Kind> std::string text_of(const typename Kind::Spec& spec) { return spec_text(spec, Kind::write); }
+template <class Kind>
+std::string text_of(const typename Kind::Spec& spec) {
+    return spec_text(spec, Kind::write);
+}
 
-template <class Kind> void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& out) {
+template <class Kind>
+void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& out) {
     const auto value = reader.find(key);
     if (!value) return;
     std::string_view preset_id;
     if (value->get_string().get(preset_id) == simdjson::SUCCESS) {
         auto preset = Kind::preset(preset_id);
-        if (preset) out = std::move(preset).value();
-        else reader.fail(key, preset.error().message);
+        if (preset)
+            out = std::move(preset).value();
+        else
+            reader.fail(key, preset.error().message);
         return;
     }
     simdjson::dom::object object;
@@ -112,8 +118,10 @@ template <class Kind> void read_spec(ObjectReader& reader, std::string_view key,
     if (!base && inner.has("preset")) {
         inner.read("preset", base_name);
         auto preset = Kind::preset(base_name);
-        if (preset) base = preset.value();
-        else inner.fail("preset", preset.error().message);
+        if (preset)
+            base = preset.value();
+        else
+            inner.fail("preset", preset.error().message);
     }
     if (base) spec = *base;
     std::string name;
@@ -135,38 +143,41 @@ template <class Kind> void read_spec(ObjectReader& reader, std::string_view key,
 }
 
 // A preset referenced by name when the spec equals that preset, else the whole object.
-template <class Kind> void write_spec(JsonWriter& out, std::string_view key, const typename Kind::Spec& spec) {
+template <class Kind>
+void write_spec(JsonWriter& out, std::string_view key, const typename Kind::Spec& spec) {
     out.key(key);
     const auto preset = Kind::preset(spec.name);
-    if (preset && text_of<Kind>(preset.value()) == text_of<Kind>(spec)) out.value(spec.name);
-    else Kind::write(out, spec);
+    if (preset && text_of<Kind>(preset.value()) == text_of<Kind>(spec))
+        out.value(spec.name);
+    else
+        Kind::write(out, spec);
 }
 
 std::string str(int64_t value) { return std::to_string(value); }
 std::string str(double value) { return json_number(value); }
 
 // "must be between 1 and 1048576, got 0" as an Error on `key`, or nullopt when in range.
-template <class T> std::optional<Error> out_of_range(std::string_view key, T value, T low, T high) {
+template <class T>
+std::optional<Error> out_of_range(std::string_view key, T value, T low, T high) {
     if (value >= low && value <= high) return std::nullopt;  // false for NaN
     return Error{std::string(key), "must be between " + str(low) + " and " + str(high) + ", got " + str(value)};
 }
 
 // The same on the key `prefix.name`, joined only on error (a search validates millions of layouts).
-template <class T> std::optional<Error> out_of_range(std::string_view prefix, std::string_view name, T value, T low, T high) {
+template <class T>
+std::optional<Error> out_of_range(std::string_view prefix, std::string_view name, T value, T low, T high) {
     if (value >= low && value <= high) return std::nullopt;
     return out_of_range(join_key(prefix, name), value, low, high);
 }
 
-#define TRAINCLOCK_TRY(expression)                  \
-    if (auto trainclock_error_ = (expression)) {    \
-        return *trainclock_error_;                  \
-    }
+#define TRAINCLOCK_TRY(expression)                                                                                                         \
+    if (auto trainclock_error_ = (expression)) { return *trainclock_error_; }
 
-constexpr int64_t kMaxGpus = int64_t(1) << 20;         // a million GPUs: beyond any cluster built
-constexpr int64_t kMaxDimension = int64_t(1) << 20;    // hidden, ffn widths
+constexpr int64_t kMaxGpus = int64_t(1) << 20;       // a million GPUs: beyond any cluster built
+constexpr int64_t kMaxDimension = int64_t(1) << 20;  // hidden, ffn widths
 constexpr int64_t kMaxLayers = 100000;
 
-} // namespace
+}  // namespace
 
 // [SECTION] Parsing --------------------------------------------------------------------------------
 
@@ -200,8 +211,10 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
     if (reader.find("num_gpus")) {
         int64_t num_gpus = 1;
         reader.read("num_gpus", num_gpus);
-        if (num_gpus < 1) reader.fail("num_gpus", "must be >= 1, got " + str(num_gpus) + " (leave it out to derive it as tp*pp*cp*dp)");
-        else config.num_gpus = num_gpus;
+        if (num_gpus < 1)
+            reader.fail("num_gpus", "must be >= 1, got " + str(num_gpus) + " (leave it out to derive it as tp*pp*cp*dp)");
+        else
+            config.num_gpus = num_gpus;
     }
     if (const auto parallel = reader.read_object("parallel")) {
         ObjectReader p(*parallel, "parallel");
@@ -258,7 +271,8 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("checkpoint_interval_steps", s.checkpoint_interval_steps);
         t.read("storage_bw_gbps", s.storage_bw_gbps);
         // Present = given: 0 is a valid restart time and failure rate (their defaults are < 0).
-        for (auto [key, value] : {std::pair<const char*, double*>{"restart_s", &s.restart_s}, {"failure_rate_per_gpu_hour", &s.failure_rate_per_gpu_hour}}) {
+        for (auto [key, value] :
+             {std::pair<const char*, double*>{"restart_s", &s.restart_s}, {"failure_rate_per_gpu_hour", &s.failure_rate_per_gpu_hour}}) {
             if (!t.find(key)) continue;
             t.read(key, *value);
             if (*value < 0) t.fail(key, "must be >= 0, got " + str(*value));
@@ -305,12 +319,13 @@ std::optional<Error> check_attention_features(const ModelSpec& m) {
         TRAINCLOCK_TRY(out_of_range<int64_t>("model.local_attention.window", l.window, 1, int64_t(1) << 30));
         TRAINCLOCK_TRY(out_of_range<int64_t>("model.local_attention.full_every", l.full_every, 0, m.layers));
         if (m.architecture != Architecture::decoder)
-            return Error{"model.local_attention", "only for decoder models (model.architecture is " +
-                                                      std::string(architecture_name(m.architecture)) + ")"};
+            return Error{"model.local_attention",
+                         "only for decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.mtp_layers", m.mtp_layers, 0, 64));
     if (m.mtp_layers > 0 && m.architecture != Architecture::decoder)
-        return Error{"model.mtp_layers", "only for decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
+        return Error{"model.mtp_layers",
+                     "only for decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
     return std::nullopt;
 }
 
@@ -325,8 +340,7 @@ std::optional<Error> check_model(const ModelSpec& m) {
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.head_dim", m.head_dim, 0, 65536));
     if (m.head_dim == 0 && m.hidden % m.heads != 0) {
-        return Error{"model.hidden", str(m.hidden) + " is not divisible by model.heads = " + str(m.heads) +
-                                         " (set model.head_dim)"};
+        return Error{"model.hidden", str(m.hidden) + " is not divisible by model.heads = " + str(m.heads) + " (set model.head_dim)"};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.ffn_hidden", m.ffn_hidden, m.is_moe() ? 0 : 1, kMaxDimension));
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.vocab", m.vocab, 1, int64_t(1) << 24));
@@ -336,14 +350,14 @@ std::optional<Error> check_model(const ModelSpec& m) {
     if (m.architecture == Architecture::encoder_decoder) {
         TRAINCLOCK_TRY(out_of_range<int64_t>("model.decoder_layers", m.decoder_layers, 1, kMaxLayers));
     } else if (m.decoder_layers != 0) {
-        return Error{"model.decoder_layers", "only for encoder-decoder models (model.architecture is " +
-                                                 std::string(architecture_name(m.architecture)) + ")"};
+        return Error{"model.decoder_layers",
+                     "only for encoder-decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
     }
     TRAINCLOCK_TRY(check_attention_features(m));
     const MoeSpec& moe = m.moe;
     if (moe.experts == 0) {
-        if (moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers || moe.every != 1 ||
-            moe.capacity_factor != 0 || moe.imbalance != 1) {
+        if (moe.top_k || moe.expert_ffn_hidden || moe.shared_experts || moe.dense_layers || moe.every != 1 || moe.capacity_factor != 0 ||
+            moe.imbalance != 1) {
             return Error{"model.moe.experts", "must be >= 1 when other model.moe keys are set"};
         }
         return std::nullopt;
@@ -374,8 +388,8 @@ std::optional<Error> check_gpu(const GpuSpec& g) {
         if (tflops > 0) TRAINCLOCK_TRY(out_of_range("gpu.peak_tflops", entry.name, tflops, 1e-3, 1e6));
         any_peak = any_peak || tflops > 0;
         // Measured fractions of the peak (0 = none given): a fraction above 1 is not a measurement.
-        TRAINCLOCK_TRY(out_of_range("gpu.measured.gemm_efficiency", entry.name,
-                                    g.measured_gemm_efficiency[static_cast<int>(entry.value)], 0.0, 1.0));
+        TRAINCLOCK_TRY(
+            out_of_range("gpu.measured.gemm_efficiency", entry.name, g.measured_gemm_efficiency[static_cast<int>(entry.value)], 0.0, 1.0));
     }
     TRAINCLOCK_TRY(out_of_range("gpu.measured.memory_efficiency", g.measured_memory_efficiency, 0.0, 1.0));
     if (!any_peak) return Error{"gpu.peak_tflops", "no dtype has a peak (give at least fp32)"};
@@ -408,8 +422,7 @@ std::optional<Error> check_node(const NodeSpec& n) {
 // whitepaper), and microscaled formats exist only as GEMM inputs in the frameworks we follow
 // (Transformer Engine keeps activations, gradients and optimizer states in bf16/fp32).
 std::optional<Error> check_storage(std::string_view key, DType dtype, bool allow_fp8) {
-    const bool ok = dtype == DType::fp32 || dtype == DType::fp16 || dtype == DType::bf16 ||
-                    (allow_fp8 && dtype == DType::fp8);
+    const bool ok = dtype == DType::fp32 || dtype == DType::fp16 || dtype == DType::bf16 || (allow_fp8 && dtype == DType::fp8);
     if (ok) return std::nullopt;
     if (dtype == DType::tf32) return Error{std::string(key), "tf32 is a tensor-core math mode, not a storage format (use fp32)"};
     return Error{std::string(key), std::string(dtype_name(dtype)) + " is not a supported storage format here (use fp32, bf16 or fp16" +
@@ -426,13 +439,14 @@ std::optional<Error> check_precision(const PrecisionSpec& p) {
         const std::string recipe(fp8_recipe_name(*p.fp8_recipe));
         if (!default_fp8_recipe(p.gemm))
             return Error{"precision.fp8_recipe", recipe + " scales quantised GEMMs; precision.gemm is " + std::string(dtype_name(p.gemm))};
-        return Error{"precision.fp8_recipe", recipe + " does not scale " + std::string(dtype_name(p.gemm)) +
-                                                 " GEMMs (delayed, tensorwise, rowwise and blockwise need fp8; mxfp8 and nvfp4 their own gemm dtype)"};
+        return Error{"precision.fp8_recipe",
+                     recipe + " does not scale " + std::string(dtype_name(p.gemm)) +
+                         " GEMMs (delayed, tensorwise, rowwise and blockwise need fp8; mxfp8 and nvfp4 their own gemm dtype)"};
     }
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu) {
     const std::pair<std::string_view, DType> uses[] = {
@@ -440,8 +454,8 @@ std::optional<Error> precision_support_error(const PrecisionSpec& precision, con
     for (const auto& [category, dtype] : uses) {
         if (gpu.supports(dtype)) continue;
         const std::string unit = dtype == DType::fp32 ? " units" : " tensor cores";
-        std::string message = "gpu " + gpu.name + " has no " + std::string(dtype_name(dtype)) + unit + " (precision " +
-                              precision.name + " needs " + std::string(dtype_name(dtype));
+        std::string message = "gpu " + gpu.name + " has no " + std::string(dtype_name(dtype)) + unit + " (precision " + precision.name +
+                              " needs " + std::string(dtype_name(dtype));
         if (category != "gemm") message += " for " + std::string(category);
         return Error{"precision", message + ")"};
     }
@@ -473,8 +487,7 @@ std::optional<Error> pp_rule(const ModelSpec& m, int64_t pp, const StageSplit& s
     return std::nullopt;
 }
 
-std::optional<Error> virtual_stages_rule(const ModelSpec& m, int64_t pp, int64_t v, PipelineSchedule schedule,
-                                         const StageSplit& split) {
+std::optional<Error> virtual_stages_rule(const ModelSpec& m, int64_t pp, int64_t v, PipelineSchedule schedule, const StageSplit& split) {
     if (v > 1 && schedule != PipelineSchedule::interleaved) {
         return Error{"parallel.virtual_stages", str(v) + " needs parallel.schedule = interleaved"};
     }
@@ -500,8 +513,8 @@ std::optional<Error> ep_rule(const ModelSpec& m, int64_t dp, int64_t ep) {
     if (!m.is_moe()) return Error{"parallel.ep", str(ep) + " needs a mixture-of-experts model (model " + m.name + " is dense)"};
     if (m.moe.experts % ep != 0) return Error{"parallel.ep", str(ep) + " does not divide model.moe.experts = " + str(m.moe.experts)};
     if (dp % ep != 0) {
-        return Error{"parallel.ep", str(ep) + " does not divide parallel.dp = " + str(dp) +
-                                        " (expert parallelism is carved out of data parallelism)"};
+        return Error{"parallel.ep",
+                     str(ep) + " does not divide parallel.dp = " + str(dp) + " (expert parallelism is carved out of data parallelism)"};
     }
     return std::nullopt;
 }
@@ -533,8 +546,8 @@ std::optional<Error> cp_rule(int64_t seq_len, int64_t cp) {
 std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp) {
     // Sequence parallelism splits each CP rank's tokens over tp (Korthikanti et al. 2022, section 4.2.2).
     if ((seq_len / cp) % tp != 0) {
-        return Error{"training.seq_len", str(seq_len) + " per cp rank is not divisible by tp = " + str(tp) +
-                                             " (sequence parallelism splits it over tp)"};
+        return Error{"training.seq_len",
+                     str(seq_len) + " per cp rank is not divisible by tp = " + str(tp) + " (sequence parallelism splits it over tp)"};
     }
     return std::nullopt;
 }
@@ -546,8 +559,8 @@ std::optional<Error> gemm_shape_rule(const ModelSpec& m, DType gemm, int64_t tp)
         return Error{"model.hidden", str(m.hidden) + " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
     }
     if ((m.ffn_hidden / tp) % 16 != 0) {
-        return Error{"model.ffn_hidden", str(m.ffn_hidden) + " / tp = " + str(m.ffn_hidden / tp) +
-                                             " is not a multiple of 16, which " + std::string(dtype_name(gemm)) + " GEMMs need"};
+        return Error{"model.ffn_hidden", str(m.ffn_hidden) + " / tp = " + str(m.ffn_hidden / tp) + " is not a multiple of 16, which " +
+                                             std::string(dtype_name(gemm)) + " GEMMs need"};
     }
     return std::nullopt;
 }
@@ -606,8 +619,8 @@ std::optional<Error> check_layout(Config& c) {
         }
         p.dp = c.num_gpus / model_parallel;
     } else if (model_parallel * p.dp != c.num_gpus) {
-        return Error{"num_gpus", str(c.num_gpus) + " differs from tp*pp*cp*dp = " + product() + "*" + str(p.dp) + " = " +
-                                     str(model_parallel * p.dp)};
+        return Error{"num_gpus",
+                     str(c.num_gpus) + " differs from tp*pp*cp*dp = " + product() + "*" + str(p.dp) + " = " + str(model_parallel * p.dp)};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 1, kMaxGpus));
     TRAINCLOCK_TRY(node_fill_rule(c.num_gpus, c.node));
@@ -631,10 +644,12 @@ std::optional<Error> check_finetune(const Config& c) {
         return Error{"training.finetune.lora_rank", "only with method lora or qlora (method is full)"};
     }
     if ((c.training.offload_optimizer || c.training.offload_params) && c.gpu.host_link_gbps <= 0)
-        return Error{"gpu.host_link_gbps", "unknown for " + c.gpu.name + ", which offloading to CPU memory needs (the GPU's PCIe / NVLink-C2C "
-                                           "bandwidth per direction, GB/s: PCIe Gen4 x16 32, Gen5 x16 64)"};
+        return Error{"gpu.host_link_gbps", "unknown for " + c.gpu.name +
+                                               ", which offloading to CPU memory needs (the GPU's PCIe / NVLink-C2C "
+                                               "bandwidth per direction, GB/s: PCIe Gen4 x16 32, Gen5 x16 64)"};
     if (c.training.offload_params && c.parallel.zero < 3 && c.parallel.weight_replicas() > 1)
-        return Error{"training.offload_params", "needs parallel.zero 3 with data parallelism (ZeRO-Infinity / FSDP offload the sharded weights)"};
+        return Error{"training.offload_params",
+                     "needs parallel.zero 3 with data parallelism (ZeRO-Infinity / FSDP offload the sharded weights)"};
     return std::nullopt;
 }
 
@@ -645,14 +660,14 @@ std::optional<Error> check_training(const Config& c) {
     // FlashAttention-3 and cuDNN's Hopper kernels use wgmma/TMA (Shah et al. 2024, arXiv 2407.08608):
     // NVIDIA parts with FP8 tensor cores (Hopper, Blackwell; Ada's run cuDNN's generic path).
     if (t.attention_kernel == AttentionKernel::flash3 && (c.gpu.vendor != "NVIDIA" || !c.gpu.supports(DType::fp8))) {
-        return Error{"training.attention_kernel", "flash3 needs an NVIDIA GPU with FP8 tensor cores (Hopper or newer); " +
-                                                      c.gpu.name + " has none (use flash2)"};
+        return Error{"training.attention_kernel",
+                     "flash3 needs an NVIDIA GPU with FP8 tensor cores (Hopper or newer); " + c.gpu.name + " has none (use flash2)"};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("training.global_batch", t.global_batch, 1, int64_t(1) << 26));
     TRAINCLOCK_TRY(out_of_range<int64_t>("training.micro_batch", t.micro_batch, 1, int64_t(1) << 20));
     if (t.global_batch % (t.micro_batch * p.dp) != 0) {
-        return Error{"training.global_batch", str(t.global_batch) + " is not a multiple of micro_batch*dp = " +
-                                                  str(t.micro_batch) + "*" + str(p.dp) + " = " + str(t.micro_batch * p.dp)};
+        return Error{"training.global_batch", str(t.global_batch) + " is not a multiple of micro_batch*dp = " + str(t.micro_batch) + "*" +
+                                                  str(p.dp) + " = " + str(t.micro_batch * p.dp)};
     }
     TRAINCLOCK_TRY(micro_batch_rule(t.global_batch / (t.micro_batch * p.dp), p.pp, p.virtual_stages, p.schedule));
     TRAINCLOCK_TRY(cp_rule(t.seq_len, p.cp));
@@ -669,7 +684,8 @@ std::optional<Error> check_training(const Config& c) {
     }
     TRAINCLOCK_TRY(out_of_range("training.storage_bw_gbps", t.storage_bw_gbps, 0.0, 1e9));
     if (t.restart_s >= 0) TRAINCLOCK_TRY(out_of_range("training.restart_s", t.restart_s, 0.0, 1e8));
-    if (t.failure_rate_per_gpu_hour >= 0) TRAINCLOCK_TRY(out_of_range("training.failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour, 0.0, 1.0));
+    if (t.failure_rate_per_gpu_hour >= 0)
+        TRAINCLOCK_TRY(out_of_range("training.failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour, 0.0, 1.0));
     return std::nullopt;
 }
 
@@ -687,12 +703,11 @@ std::optional<Error> check_overrides(std::string_view prefix, const CalibrationO
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<Error> check_calibration(const CalibrationSpec& calibration) {
     TRAINCLOCK_TRY(check_overrides("calibration", calibration));
-    for (const auto& [gpu, overrides] : calibration.per_gpu)
-        TRAINCLOCK_TRY(check_overrides("calibration.gpus." + gpu, overrides));
+    for (const auto& [gpu, overrides] : calibration.per_gpu) TRAINCLOCK_TRY(check_overrides("calibration.gpus." + gpu, overrides));
     return std::nullopt;
 }
 
@@ -804,4 +819,4 @@ std::string config_to_json(const Config& config) {
     return out.take() + "\n";
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -51,4 +51,4 @@ void apply_framework_defaults(Config& c) {
     if (!host_set) c.framework_defaults.push_back("calibration.host_op_s = " + json_number(f.host_op_s));
 }
 
-} // namespace trainclock
+}  // namespace trainclock

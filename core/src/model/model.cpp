@@ -16,7 +16,7 @@ namespace {
 // Gain (+ bias for LayerNorm, Ba et al. 2016; RMSNorm has no bias, Zhang & Sennrich 2019).
 int64_t norm_params(const ModelSpec& m) { return (m.norm == Norm::layernorm ? 2 : 1) * m.hidden; }
 
-} // namespace
+}  // namespace
 
 // Q and O are hidden x heads*head_dim; K and V hidden x kv_heads*head_dim (GQA, Ainslie et al. 2023).
 // MLA (DeepSeek-V2 arXiv 2405.04434 eqs. 9-14; HF DeepseekV3Attention): q_a (h x d_c') + its RMSNorm +
@@ -71,7 +71,7 @@ int64_t layer_params(const ModelSpec& m, int64_t index, bool active_only, bool w
     return attn + mlp_params(m, m.is_moe_layer(index), experts_counted) + 2 * norm;
 }
 
-} // namespace
+}  // namespace
 
 int64_t layer_parameter_count(const ModelSpec& m, int64_t index, bool active_only, bool with_norms) {
     return layer_params(m, index, active_only, with_norms);
@@ -95,14 +95,12 @@ int64_t count(const ModelSpec& m, bool active_only, bool with_norms = true) {
     return total;
 }
 
-} // namespace
+}  // namespace
 
-int64_t total_layers(const ModelSpec& m) {
-    return m.layers + (m.architecture == Architecture::encoder_decoder ? m.decoder_layers : 0);
-}
+int64_t total_layers(const ModelSpec& m) { return m.layers + (m.architecture == Architecture::encoder_decoder ? m.decoder_layers : 0); }
 
 int64_t parameter_count(const ModelSpec& model) { return count(model, false); }
 int64_t active_parameter_count(const ModelSpec& model) { return count(model, true); }
 int64_t active_matmul_parameter_count(const ModelSpec& model) { return count(model, true, false); }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -28,7 +28,7 @@ constexpr std::array<DTypeInfo, kDTypeCount> kDTypes = {{
     {"nvfp4", 0.5 + 1.0 / 16.0},
 }};
 
-} // namespace
+}  // namespace
 
 std::string_view dtype_name(DType dtype) { return kDTypes[static_cast<int>(dtype)].name; }
 
@@ -56,4 +56,4 @@ bool fp8_recipe_fits(Fp8Recipe recipe, DType gemm) {
     return gemm == DType::fp8;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -38,7 +38,7 @@ void apply_overrides(const CalibrationOverrides& o, Calibration& c) {
     if (o.host_op_s) c.host_op_s = *o.host_op_s;
 }
 
-} // namespace
+}  // namespace
 
 DType reference_dtype(const GpuSpec& gpu) { return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16; }
 
@@ -71,8 +71,7 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
         if (gpu.measured_gemm_efficiency[idx(DType::fp16)] <= 0) c.gemm_efficiency[idx(DType::fp16)] = bf16;
         if (gpu.measured_gemm_efficiency[idx(DType::tf32)] <= 0) c.gemm_efficiency[idx(DType::tf32)] = bf16;
         if (gpu.measured_gemm_efficiency[idx(DType::fp8)] <= 0) c.gemm_efficiency[idx(DType::fp8)] = bf16 * 0.88;
-        if (gpu.measured_gemm_efficiency[idx(DType::mxfp8)] <= 0)
-            c.gemm_efficiency[idx(DType::mxfp8)] = c.gemm_efficiency[idx(DType::fp8)];
+        if (gpu.measured_gemm_efficiency[idx(DType::mxfp8)] <= 0) c.gemm_efficiency[idx(DType::mxfp8)] = c.gemm_efficiency[idx(DType::fp8)];
     }
     // Training GEMMs reach less than a brute-force MAMF: real (not best) shapes, sustained clocks under
     // the power limit, and SMs shared with concurrent NCCL kernels. One global factor, fitted on the
@@ -95,8 +94,7 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // (gemm_sustained, above). Megatron-LM's Llama 3 FP8 rows (TE, cuDNN attention) are then within
     // 5 % (8B) and 18 % (70B) instead of 25-28 % too slow.
     constexpr double kHopperFusedAttentionOfPeak = 0.53;
-    if (attention_kernel == AttentionKernel::flash3)
-        c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
+    if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
     // HBM: cudaMemcpy 790 of 900 GB/s on V100 (hardware.md 5.2) = 0.878; no public figure for newer
     // parts, so 0.85 unless the preset has one. That is a pure stream; the memory-bound kernels of
     // training (norms and softmax with their reductions, broadcasts, strided einsum/permute copies,
@@ -149,4 +147,4 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     return c;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

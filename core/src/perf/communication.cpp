@@ -86,4 +86,4 @@ double collective_time_s(Collective c, double bytes, int64_t ranks, const Link& 
     return collective_wire_bytes(c, bytes, ranks) / link.bw_bytes_per_s + steps * link.latency_s;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -11,15 +11,15 @@ namespace {
 
 // Display order: DESIGN.md 2.1's list, roughly slowest to fastest; other presets follow by name.
 int precision_rank(const std::string& name) {
-    static const char* const kOrder[] = {"fp32",       "tf32", "fp16-amp", "bf16-amp",  "fp16-mixed", "bf16-mixed",
-                                         "fp16",       "bf16", "fp8-mixed", "mxfp8-mixed", "nvfp4-mixed"};
+    static const char* const kOrder[] = {"fp32", "tf32", "fp16-amp",  "bf16-amp",    "fp16-mixed", "bf16-mixed",
+                                         "fp16", "bf16", "fp8-mixed", "mxfp8-mixed", "nvfp4-mixed"};
     for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
         if (name == kOrder[i]) return i;
     }
     return static_cast<int>(std::size(kOrder));
 }
 
-} // namespace
+}  // namespace
 
 PrecisionComparison compare_precisions(const Config& config, const PredictOptions& options) {
     PrecisionComparison result;
@@ -64,4 +64,4 @@ PrecisionComparison compare_precisions(const Config& config, const PredictOption
     return result;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -82,8 +82,7 @@ OpPrecision op_precision(const Config& c, const PrecisionSpec& p) {
     x.attention = x.quantized ? (c.gpu.supports(DType::bf16) ? DType::bf16 : DType::fp16) : p.gemm;
     // Fused flash attention exists for fp16/bf16 only (Dao et al. 2022, arXiv 2205.14135; FA2 2307.08691).
     // Relative-position scores (Transformer-XL) need the materialised score matrix.
-    x.flash = c.training.flash_attention && (x.attention == DType::fp16 || x.attention == DType::bf16) &&
-              !c.model.relative_position;
+    x.flash = c.training.flash_attention && (x.attention == DType::fp16 || x.attention == DType::bf16) && !c.model.relative_position;
     x.w_act = dtype_storage_bytes(p.activations);
     x.w_gemm = dtype_storage_bytes(p.gemm);
     x.w_attn = dtype_storage_bytes(x.attention);
@@ -183,4 +182,4 @@ void Execution::derive(const Config& c) {
     x.power_w = x.gpus * c.gpu.tdp_w * (c.node.power_overhead > 0 ? c.node.power_overhead : 1.0);
 }
 
-} // namespace trainclock
+}  // namespace trainclock

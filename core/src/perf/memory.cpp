@@ -28,11 +28,11 @@ constexpr double kAllocatorReserve = 0.10;
 double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute recompute);
 
 struct StageState {
-    double dense_params = 0, expert_params = 0;  // held by one GPU of the stage (TP/EP-sharded)
+    double dense_params = 0, expert_params = 0;        // held by one GPU of the stage (TP/EP-sharded)
     double trainable_dense = 0, trainable_expert = 0;  // of which get gradients and optimizer states (+ LoRA adapters)
-    double nf4_params = 0;                       // of which stored as NF4 (QLoRA)
+    double nf4_params = 0;                             // of which stored as NF4 (QLoRA)
     double activations = 0;
-    double zero3_gather = 0;                     // largest gathered layer (ZeRO-3 prefetch buffer)
+    double zero3_gather = 0;  // largest gathered layer (ZeRO-3 prefetch buffer)
 };
 
 StageState stage_state(const Execution& x, int64_t stage) {
@@ -51,9 +51,14 @@ StageState stage_state(const Execution& x, int64_t stage) {
     auto per_kind = [&](LayerKind kind) -> const PerKind& {
         PerKind& k = memo[size_t(kind_slot(kind))];
         // A frozen leading layer runs forward without autograd: it keeps no activations.
-        if (!k.known) k = {true, layer_params_local(x, kind), layer_expert_params_local(x, kind),
-                           kind.frozen ? 0.0 : activation_bytes_per_layer(x, kind), layer_trainable_params_local(x, kind),
-                           layer_adapter_params_local(x, kind), layer_nf4_params_local(x, kind)};
+        if (!k.known)
+            k = {true,
+                 layer_params_local(x, kind),
+                 layer_expert_params_local(x, kind),
+                 kind.frozen ? 0.0 : activation_bytes_per_layer(x, kind),
+                 layer_trainable_params_local(x, kind),
+                 layer_adapter_params_local(x, kind),
+                 layer_nf4_params_local(x, kind)};
         return k;
     };
     auto add_layers = [&](const PerKind& k, double n) {
@@ -76,8 +81,10 @@ StageState stage_state(const Execution& x, int64_t stage) {
     }
     act_per_chunk /= double(v);
     double units = 1;  // the last stage finishes each micro-batch's forward before the next
-    if (stage == 0) units = double(stage0_units_in_flight(x.shape));
-    else if (x.shape.schedule == PipelineSchedule::gpipe) units = double(x.micro_batches);
+    if (stage == 0)
+        units = double(stage0_units_in_flight(x.shape));
+    else if (x.shape.schedule == PipelineSchedule::gpipe)
+        units = double(x.micro_batches);
     else if (stage < p - 1) {
         // A middle stage (read only for uneven splits): stage s warms up as stage 0 of a pipeline of
         // p - s stages (1F1B: p - s micro-batches; interleaved: 2 (p - s - 1) + (v - 1) p + 1 chunks).
@@ -137,16 +144,16 @@ double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute reco
     // activation output, dropout mask.
     const MlaSpec& mla = m.mla;
     auto attention = [&](bool cross) {
-        double bytes = T_sp * h * w + T_sp * h * w_in + T * (heads_l + kv_l) * hd * w + T * kv_l * hd * w
-                       + T * heads_l * hd * w_in + T_sp * h;
+        double bytes =
+            T_sp * h * w + T_sp * h * w_in + T * (heads_l + kv_l) * hd * w + T * kv_l * hd * w + T * heads_l * hd * w_in + T_sp * h;
         if (mla.enabled() && !cross) {
             // MLA (DeepSeek-V2 sec. 2.1): norm input, down-projection input, the latents before and
             // after their norms (the latent KV c^KV and c^Q, up-projection inputs), the shared RoPE key,
             // the up-projected Q, K (d_h + d_h^R) and V (d_v), the output-projection input, dropout mask.
             const double ql = double(mla.q_lora_rank), kvl = double(mla.kv_lora_rank), rope = double(mla.qk_rope_head_dim);
             const double dqk = x.head_dim_qk, dv = x.head_dim_v;
-            bytes = T_sp * h * w + T_sp * h * w_in + T * (ql + kvl) * (w + w_in) + T * rope * w
-                    + T * heads_l * (2 * dqk + dv) * w + T * heads_l * dv * w_in + T_sp * h;
+            bytes = T_sp * h * w + T_sp * h * w_in + T * (ql + kvl) * (w + w_in) + T * rope * w + T * heads_l * (2 * dqk + dv) * w +
+                    T * heads_l * dv * w_in + T_sp * h;
         }
         if (cross) bytes += T * h * w_in;  // encoder output feeding K/V
         if (!flash && recompute != Recompute::selective) bytes += b * heads_l * s * s_kv * (2 * w + 1);
@@ -167,16 +174,13 @@ double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute reco
     return attention(false) + (kind.cross_attention ? attention(true) : 0) + mlp;
 }
 
-} // namespace
+}  // namespace
 
-double activation_bytes_per_layer(const Execution& x, LayerKind kind) {
-    return layer_activation_bytes(x, kind, x.recompute);
-}
+double activation_bytes_per_layer(const Execution& x, LayerKind kind) { return layer_activation_bytes(x, kind, x.recompute); }
 
 double checkpoint_bytes(const Config& c) {
     const PrecisionSpec& p = c.precision;
-    const double per_param = dtype_storage_bytes(p.params) + (keeps_master(p) ? 4.0 : 0.0) +
-                             optimizer_state_bytes_per_param(c.training, p);
+    const double per_param = dtype_storage_bytes(p.params) + (keeps_master(p) ? 4.0 : 0.0) + optimizer_state_bytes_per_param(c.training, p);
     return double(parameter_count(c.model)) * per_param;
 }
 
@@ -234,8 +238,7 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         const double gathered_gib = zero >= 3 || streamed ? 2 * st.zero3_gather * dtype_storage_bytes(p.params) / kGiB : 0;
         const double churn_gib = mem.activations_gib + mem.grads_gib + gathered_gib;
         mem.other_gib = kContextGiB + communicators * kNcclCommunicatorGiB + gathered_gib + kAllocatorReserve * churn_gib;
-        mem.per_gpu_gib = mem.weights_gib + mem.grads_gib + mem.master_gib + mem.optimizer_gib + mem.activations_gib
-                          + mem.other_gib;
+        mem.per_gpu_gib = mem.weights_gib + mem.grads_gib + mem.master_gib + mem.optimizer_gib + mem.activations_gib + mem.other_gib;
         if (mem.per_gpu_gib > best.per_gpu_gib) best = mem;
     }
     best.capacity_gib = c.gpu.memory_gib;
@@ -243,4 +246,4 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
     return best;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -124,8 +124,7 @@ double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double 
 
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
-void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count,
-            bool after_norm) {
+void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count, bool after_norm) {
     const double wg = x.ops.w_gemm;
     // Transformer-block weights only: the LM head and MTP projection keep plain frozen weights and no adapters.
     const bool block = std::strcmp(name, "lm_head") != 0 && std::strcmp(name, "mtp_proj") != 0;
@@ -137,8 +136,10 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
         if (x.ops.autocast) {
             // torch.autocast re-casts fp32 weights to the half dtype in every forward (the cast cache
             // lives for one autocast region), and casts fp32 inputs at op boundaries.
-            out.ops.add(make_op("autocast_weight_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + wg), count));
-            if (after_norm) out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
+            out.ops.add(
+                make_op("autocast_weight_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (x.ops.w_param + wg), count));
+            if (after_norm)
+                out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
         }
         if (x.ops.quantized) {
             // Quantise the input and the weight for every micro-batch, both layouts (TE fp8 docs: FP8
@@ -178,8 +179,10 @@ void norm(const Execution& x, Target& out, Phase phase, double tokens) {
     const double e = tokens * x.hidden;
     const double w_in = residual_width(x);  // norms read the residual stream
     const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
-    if (phase == Phase::forward) out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
-    else out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * w_in));
+    if (phase == Phase::forward)
+        out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
+    else
+        out.ops.add(make_op("norm_bwd", OpKind::elementwise, x.ops.activations, 0, e * 3 * w_in));
 }
 
 // Dropout + residual add (1-byte mask, Korthikanti et al. 2022 sec. 4.1): forward reads the
@@ -188,8 +191,8 @@ void norm(const Execution& x, Target& out, Phase phase, double tokens) {
 void dropout_residual(const Execution& x, Target& out, Phase phase) {
     const double e = x.tokens_sp * x.hidden;
     const double w_res = residual_width(x);
-    out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise,
-                        x.ops.activations, 0, e * (x.ops.w_act + 2 * w_res + 1)));
+    out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise, x.ops.activations, 0,
+                        e * (x.ops.w_act + 2 * w_res + 1)));
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
@@ -220,9 +223,12 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
         const double keys = causal ? attended_keys(x.config->model, kind, s_kv) : s_kv;
         const double f = 2.0 * bh * x.s_q * keys * (dqk + dv);
         // Read Q, K, V; write O.
-        const double io = q_bytes + x.tokens * x.heads_local * dv * x.ops.w_attn + x.micro_batch * s_kv * x.kv_heads_local * (dqk + dv) * x.ops.w_attn;
-        if (phase == Phase::forward) out.ops.add(make_op("flash_attention", OpKind::attention, x.ops.attention, f, io));
-        else out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.ops.attention, 2.5 * f, 2 * io + q_bytes));
+        const double io =
+            q_bytes + x.tokens * x.heads_local * dv * x.ops.w_attn + x.micro_batch * s_kv * x.kv_heads_local * (dqk + dv) * x.ops.w_attn;
+        if (phase == Phase::forward)
+            out.ops.add(make_op("flash_attention", OpKind::attention, x.ops.attention, f, io));
+        else
+            out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.ops.attention, 2.5 * f, 2 * io + q_bytes));
         return;
     }
     // Materialised attention (Vaswani et al. 2017): batched QK^T, scale-mask-softmax and dropout over
@@ -252,14 +258,16 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
                               x.s_q * s_kv * wa + s_kv * x.head_dim * wa + x.s_q * x.head_dim * x.ops.w_act, bh));
         out.ops.add(make_gemm("attn_pos_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, x.head_dim, x.s_q,
                               x.s_q * s_kv * wa + x.s_q * x.head_dim * wa + s_kv * x.head_dim * x.ops.w_act, bh));
-        out.ops.add(make_gemm("rel_pos_proj_wgrad", OpKind::gemm, x.ops.gemm, x.hidden, x.heads_local * x.head_dim, s_kv,
-                              s_kv * (x.hidden + x.heads_local * x.head_dim) * x.ops.w_gemm + x.hidden * x.heads_local * x.head_dim * x.ops.w_grad, 1));
+        out.ops.add(make_gemm(
+            "rel_pos_proj_wgrad", OpKind::gemm, x.ops.gemm, x.hidden, x.heads_local * x.head_dim, s_kv,
+            s_kv * (x.hidden + x.heads_local * x.head_dim) * x.ops.w_gemm + x.hidden * x.heads_local * x.head_dim * x.ops.w_grad, 1));
     }
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
                               (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));
         out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (x.ops.w_act + w_soft)));
-        if (x.ops.autocast) out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
+        if (x.ops.autocast)
+            out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
         out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
         out.ops.add(make_gemm("attn_context", OpKind::attention, x.ops.attention, x.s_q, dv, s_kv,
                               x.s_q * s_kv * wa + s_kv * dv * wa + x.s_q * dv * x.ops.w_act, bh));
@@ -287,8 +295,8 @@ void mla_projections(const Execution& x, Target& out, Phase phase) {
     const double ql = double(a.q_lora_rank), kvl = double(a.kv_lora_rank), rope = double(a.qk_rope_head_dim);
     auto latent_norm = [&](double width) {
         const double e = x.tokens * width;
-        out.ops.add(make_op(phase == Phase::forward ? "mla_latent_norm" : "mla_latent_norm_bwd", OpKind::elementwise, x.ops.activations,
-                            0, e * (phase == Phase::forward ? 2 : 3) * x.ops.w_act));
+        out.ops.add(make_op(phase == Phase::forward ? "mla_latent_norm" : "mla_latent_norm_bwd", OpKind::elementwise, x.ops.activations, 0,
+                            e * (phase == Phase::forward ? 2 : 3) * x.ops.w_act));
     };
     if (ql > 0) {
         linear(x, out, phase, "mla_q_down", x.tokens_sp, x.hidden, ql, 1, true);
@@ -317,8 +325,10 @@ void attention_block(const Execution& x, Target& out, Phase phase, bool causal, 
         // The latents are all-gathered instead of the block input; the output is reduced as usual.
         if (x.tp > 1) {
             const double bytes = x.tokens * x.hidden * x.ops.w_act;
-            if (x.sp) add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
-            else add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
+            if (x.sp)
+                add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+            else
+                add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
         }
         const int64_t cp = x.config->parallel.cp;
         if (cp > 1) {  // ring exchange of the up-projected K and V, as below
@@ -376,14 +386,17 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     const double k = double(std::max<int64_t>(moe.top_k, 1));
     const double routed = x.tokens * k;
     const double f_local = double(moe.expert_ffn_hidden) / x.tp;  // expert tensor parallelism = TP
-    const DType router_dtype = x.ops.attention;                            // routers are not quantised to fp8
+    const DType router_dtype = x.ops.attention;                   // routers are not quantised to fp8
     const double wr = dtype_storage_bytes(router_dtype);
     if (phase == Phase::forward) {
-        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden, (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
+        out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden,
+                              (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
         out.ops.add(make_op("router_topk", OpKind::elementwise, x.ops.activations, 0, x.tokens * E * 8));
     } else {
-        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E, (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
-        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens, (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
+        out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E,
+                              (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
+        out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens,
+                              (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
     }
     out.ops.add(make_op("permute", OpKind::elementwise, x.ops.activations, 0, 2 * routed * x.hidden * x.ops.w_act));
     // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
@@ -402,8 +415,10 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
 
 void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
     if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
-    if (moe) moe_mlp(x, out, phase);
-    else mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
+    if (moe)
+        moe_mlp(x, out, phase);
+    else
+        mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
     tp_block_comm(x, out, x.tokens);
@@ -436,13 +451,18 @@ void zero3_comm(const Execution& x, CommList& fwd, CommList& bwd, double params,
         if (!backward) continue;
         bwd.add(gather);
         if (n_trainable > 0)
-            bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, groups[i], n_trainable * dtype_storage_bytes(p.grad_reduce), 1});
+            bwd.add(CommOp{"zero3_grad_reduce_scatter", Collective::reduce_scatter, groups[i],
+                           n_trainable * dtype_storage_bytes(p.grad_reduce), 1});
     }
 }
 
 // The linear layers of one layer kind as (k, n, copies on this GPU, is MLP, separate projections
 // fused in it: LoRA gives each its own A), TP/EP-sharded.
-struct LinearShape { double k, n, count; bool mlp; double parts = 1; };
+struct LinearShape {
+    double k, n, count;
+    bool mlp;
+    double parts = 1;
+};
 FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, double t, double ep) {
     FixedList<LinearShape, 12> out;
     const double h = double(m.hidden), heads_l = double(m.heads) / t, hd = double(m.effective_head_dim());
@@ -499,7 +519,7 @@ double adapter_params(const Config& c, LayerKind kind, double tp, double ep) {
 // [SECTION] Pieces: transformer layer, embedding, LM head, optimizer step
 // =====================================================================================
 
-} // namespace
+}  // namespace
 
 double layer_adapter_params_local(const Execution& x, LayerKind kind) { return adapter_params(*x.config, kind, x.tp, x.ep); }
 double layer_adapter_params(const Config& c, LayerKind kind) { return adapter_params(c, kind, 1, 1); }
@@ -590,10 +610,13 @@ PieceOps embedding_ops(const Execution& x) {
     // Vocab-parallel lookup: gather rows, write activations, embedding dropout; partial rows are
     // all-reduced (reduce-scattered with SP) over TP (Megatron VocabParallelEmbedding).
     out.forward.add(make_op("embedding", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_param + x.ops.w_act)));
-    out.forward.add(make_op("embedding_dropout", OpKind::elementwise, x.ops.activations, 0, x.tokens_sp * x.hidden * (2 * x.ops.w_act + 1)));
-    if (x.tp > 1) add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.ops.w_act);
+    out.forward.add(
+        make_op("embedding_dropout", OpKind::elementwise, x.ops.activations, 0, x.tokens_sp * x.hidden * (2 * x.ops.w_act + 1)));
+    if (x.tp > 1)
+        add_comm(fwd, "tp_embedding_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp, e * x.ops.w_act);
     // Backward: scatter-add of the token gradients into the fp32 main gradient (none when frozen).
-    if (embedding_trains(*x.config)) out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * x.ops.w_grad)));
+    if (embedding_trains(*x.config))
+        out.backward.add(make_op("embedding_bwd", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * x.ops.w_grad)));
     if (x.recompute == Recompute::full) out.backward.add(out.forward.items[0]);  // re-run the lookup
     return out;
 }
@@ -616,8 +639,9 @@ PieceOps head_ops(const Execution& x) {
     // softmax - one-hot alike.
     out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.ops.w_act)));
     linear(x, bwd, Phase::backward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
-    if (x.tp > 1) add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce,
-                          Group::tp, x.tokens * x.hidden * x.ops.w_act);
+    if (x.tp > 1)
+        add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp,
+                 x.tokens * x.hidden * x.ops.w_act);
     norm(x, bwd, Phase::backward, x.tokens_sp);
     return out;
 }
@@ -681,13 +705,13 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
 DType compute_dtype(const GpuSpec& gpu, DType d) {
     // Without a unit for the dtype, frameworks run the next wider format that exists.
     static constexpr DType kFallback[kDTypeCount][3] = {
-        {DType::fp32, DType::fp32, DType::fp32},    // fp32
-        {DType::tf32, DType::fp32, DType::fp32},    // tf32 -> CUDA cores (V100)
-        {DType::fp16, DType::bf16, DType::fp32},    // fp16
-        {DType::bf16, DType::fp16, DType::fp32},    // bf16 -> fp16 units (V100 has no bf16)
-        {DType::fp8, DType::bf16, DType::fp16},     // fp8
-        {DType::mxfp8, DType::fp8, DType::bf16},    // mxfp8
-        {DType::nvfp4, DType::mxfp8, DType::fp8},   // nvfp4
+        {DType::fp32, DType::fp32, DType::fp32},   // fp32
+        {DType::tf32, DType::fp32, DType::fp32},   // tf32 -> CUDA cores (V100)
+        {DType::fp16, DType::bf16, DType::fp32},   // fp16
+        {DType::bf16, DType::fp16, DType::fp32},   // bf16 -> fp16 units (V100 has no bf16)
+        {DType::fp8, DType::bf16, DType::fp16},    // fp8
+        {DType::mxfp8, DType::fp8, DType::bf16},   // mxfp8
+        {DType::nvfp4, DType::mxfp8, DType::fp8},  // nvfp4
     };
     for (DType f : kFallback[static_cast<int>(d)])
         if (gpu.supports(f)) return f;
@@ -712,21 +736,29 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     // Split-K (cuBLAS heuristics, CUTLASS "split-K" / "stream-K"): a C with few tiles and a long K
     // (weight gradients: k = tokens) is split into `split` K slices that fill the SMs, each paying
     // its own prologue and epilogue on k / split.
-    struct Tile { double tm, tn, rel; };
+    struct Tile {
+        double tm, tn, rel;
+    };
     static constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.7}};
     static constexpr double kSplits[] = {1, 2, 4, 8};
     const double sms = double(std::max<int64_t>(gpu.sm_count, 1));
     const double batch = std::max(op.count, 1.0);
     // A search asks for the same few shapes millions of times: a small per-thread memo of the shape
     // factor (the same arithmetic on the same inputs, so bit-identical).
-    struct Memo { double m = -1, n = 0, k = 0, batch = 0, sms = 0, k_half = 0, reuse = 0, shape = 0; };
+    struct Memo {
+        double m = -1, n = 0, k = 0, batch = 0, sms = 0, k_half = 0, reuse = 0, shape = 0;
+    };
     thread_local Memo memo[64];
-    auto bits = [](double x) { uint64_t u; std::memcpy(&u, &x, sizeof u); return u; };  // no UB for NaN or huge
-    const uint64_t h = bits(op.m) * 0x9E3779B97F4A7C15ull ^ bits(op.n) * 0xC2B2AE3D27D4EB4Full ^
-                       bits(batch) * 0x165667B19E3779F9ull ^ bits(op.k) * 0x27D4EB2F165667C5ull;
+    auto bits = [](double x) {
+        uint64_t u;
+        std::memcpy(&u, &x, sizeof u);
+        return u;
+    };  // no UB for NaN or huge
+    const uint64_t h = bits(op.m) * 0x9E3779B97F4A7C15ull ^ bits(op.n) * 0xC2B2AE3D27D4EB4Full ^ bits(batch) * 0x165667B19E3779F9ull ^
+                       bits(op.k) * 0x27D4EB2F165667C5ull;
     Memo& slot = memo[h >> 58];  // the top bits mix every input bit (integer-valued doubles end in zeros)
-    if (slot.m != op.m || slot.n != op.n || slot.k != op.k || slot.batch != batch || slot.sms != sms ||
-        slot.k_half != k_half || slot.reuse != reuse) {
+    if (slot.m != op.m || slot.n != op.n || slot.k != op.k || slot.batch != batch || slot.sms != sms || slot.k_half != k_half ||
+        slot.reuse != reuse) {
         double shape = 0;
         for (const Tile& tile : kTiles) {
             const double tiles = std::ceil(op.m / tile.tm) * std::ceil(op.n / tile.tn) * batch;
@@ -735,8 +767,8 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
                 if (split > 1 && tiles * split > 2 * sms) break;  // enough tiles already: no split
                 const double waves = std::ceil(tiles * split / sms);
                 const double k_slice = op.k / split;
-                shape = std::max(shape, rel * (op.m * op.n * batch * split) / (waves * sms * tile.tm * tile.tn) *
-                                            k_slice / (k_slice + k_half));
+                shape =
+                    std::max(shape, rel * (op.m * op.n * batch * split) / (waves * sms * tile.tm * tile.tn) * k_slice / (k_slice + k_half));
             }
         }
         slot = Memo{op.m, op.n, op.k, batch, sms, k_half, reuse, shape};
@@ -774,4 +806,4 @@ OpCost cost_ops(const OpList& ops, const GpuSpec& gpu, const Calibration& cal) {
     return cost;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -29,4 +29,4 @@ double piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net
 // length is unknown).
 double step_cost_usd(const Config& config, double iteration_time_s);
 
-} // namespace trainclock::phases
+}  // namespace trainclock::phases

@@ -113,8 +113,10 @@ struct Walk {
                 const Unit u = order.at(pos);
                 const int j = u.chunk * p + s;  // virtual stage
                 double ready;
-                if (u.forward) ready = j == 0 ? 0.0 : fend[u.micro_batch * vs + j - 1];
-                else ready = j == vs - 1 ? fend[u.micro_batch * vs + j] : bend[u.micro_batch * vs + j + 1];
+                if (u.forward)
+                    ready = j == 0 ? 0.0 : fend[u.micro_batch * vs + j - 1];
+                else
+                    ready = j == vs - 1 ? fend[u.micro_batch * vs + j] : bend[u.micro_batch * vs + j + 1];
                 if (ready < 0) {
                     owner = (u.forward ? j - 1 : j + 1) % p;
                     break;
@@ -130,8 +132,10 @@ struct Walk {
             next[s] = pos;
             free_at[s] = t;
             end_time = std::max(end_time, t);
-            if (owner >= 0) s = owner;
-            else if (remaining > 0) s = int(std::find_if(next, next + p, [stop](int n) { return n < stop; }) - next);
+            if (owner >= 0)
+                s = owner;
+            else if (remaining > 0)
+                s = int(std::find_if(next, next + p, [stop](int n) { return n < stop; }) - next);
         }
         return remaining == 0;
     }
@@ -161,17 +165,17 @@ constexpr double kPeriodTolerance = 1e-12;
 
 // True and the end time when the walk could skip the steady state; false leaves the walk to rerun.
 bool fast_forward(Walk& w, double& end_time) {
-    const int groups_size = w.v > 1 ? w.p : 1;                 // G micro-batches per period
-    const int period = 2 * w.v * groups_size;                  // U positions per period
-    const int back = groups_size * w.vs;                       // index distance of one period in fend / bend
-    if (w.v > 1 && w.total % (w.p * w.v) != 0) return false;   // interleaving needs M % PP == 0
+    const int groups_size = w.v > 1 ? w.p : 1;                // G micro-batches per period
+    const int period = 2 * w.v * groups_size;                 // U positions per period
+    const int back = groups_size * w.vs;                      // index distance of one period in fend / bend
+    if (w.v > 1 && w.total % (w.p * w.v) != 0) return false;  // interleaving needs M % PP == 0
     const int warm0 = w.orders[0].warm;
-    const int steady_end = w.units - warm0;                    // every stage is steady in [warm0, steady_end)
-    int q = warm0 + period;                                    // [warm0, warm0 + U) is still settling
-    if (q + 4 * period > steady_end) return false;             // nothing worth skipping
+    const int steady_end = w.units - warm0;         // every stage is steady in [warm0, steady_end)
+    int q = warm0 + period;                         // [warm0, warm0 + U) is still settling
+    if (q + 4 * period > steady_end) return false;  // nothing worth skipping
     if (!w.advance(q + 2 * period, nullptr)) return false;
     for (;; q += period) {
-        if (q + 3 * period > steady_end) {                     // never settled: finish the walk
+        if (q + 3 * period > steady_end) {  // never settled: finish the walk
             if (!w.advance(w.units, nullptr)) return false;
             end_time = w.end_time;
             return true;
@@ -282,7 +286,7 @@ MemoSlot& memo_slot(int schedule, int p, int m, int v, const double* fwd_s, cons
     return slot;
 }
 
-} // namespace
+}  // namespace
 
 // =====================================================================================
 // [SECTION] Public functions
@@ -301,9 +305,7 @@ int64_t stage0_units_in_flight(const PipelineShape& sh) {
     return m;
 }
 
-bool interleaving_possible(const PipelineShape& sh) {
-    return sh.stages > 1 && sh.chunks > 1 && sh.micro_batches % sh.stages == 0;
-}
+bool interleaving_possible(const PipelineShape& sh) { return sh.stages > 1 && sh.chunks > 1 && sh.micro_batches % sh.stages == 0; }
 
 namespace {
 
@@ -353,10 +355,9 @@ double run_schedule(const PipelineShape& shape, const double* fwd_s, const doubl
     return w.end_time;
 }
 
-} // namespace
+}  // namespace
 
-double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s,
-                         std::vector<TimelineSpan>* timeline) {
+double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s, std::vector<TimelineSpan>* timeline) {
     // The step time must not depend on whether the spans are asked for (the page asks, the CLI does
     // not): the spans come from the full walk, the time always from the fast path.
     if (timeline) run_schedule(shape, fwd_s, bwd_s, timeline);
@@ -369,4 +370,4 @@ double uniform_pipeline_time_s(const PipelineShape& sh, double f, double b) {
     return (m * v + p - 1.0) * (f + b);
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -78,9 +78,7 @@ double comm_time_s(const CommOp& op, const Network& net) {
 
 // Share of the SMs a running collective holds (its NCCL channels): compute overlapped with it runs
 // at (1 - share) speed.
-double comm_sm_share(const Execution& x) {
-    return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), 0.5);
-}
+double comm_sm_share(const Execution& x) { return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), 0.5); }
 
 // =====================================================================================
 // [SECTION] Phase costs: one phase of one piece (layer kind, embedding, head), and its floor
@@ -228,7 +226,8 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
                     st.bwd[size_t(j)].add(piece->bwd, n);
                 }
                 add_trainable(st.params[size_t(p - 1)], x, kind, n);
-                if (!x.config->training.finetune.adapters()) st.params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
+                if (!x.config->training.finetune.adapters())
+                    st.params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
             }
         }
         if (j < vs - 1) st.fwd[size_t(j)].s[kPp] += p2p_s;
@@ -360,7 +359,8 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         // ZeRO-3 gathers it feeds).
         // The weights one GPU holds: the model over pp x tp (experts and the embedding evenly spread).
         const double held = double(parameter_count(c.model)) / (double(x.stages) * x.tp);
-        const double stream_s = 2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
+        const double stream_s =
+            2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
         cost.s[kDp] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
     }
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
@@ -369,7 +369,7 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     return cost;
 }
 
-} // namespace
+}  // namespace
 
 // Model FLOPs per token, PaLM appendix B (Chowdhery et al. 2022: 6 N + 12 L H Q T) generalised per
 // layer. N_i: the matmul weights a token passes through (norm gains do no matmul; the input embedding
@@ -393,8 +393,7 @@ double model_flops_per_token(const Config& c) {
         return (lora ? 4 : 6) * n_active + 6 * layer_adapter_params(c, kind) + 3 * attention;
     };
     double sum = 0;
-    for (int64_t i = 0; i < total_layers(m); ++i)
-        sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true, false)));
+    for (int64_t i = 0; i < total_layers(m); ++i) sum += layer_flops(layer_kind_at(c, i), double(layer_parameter_count(m, i, true, false)));
     const double logits = double(m.softmax_head > 0 ? std::min(m.softmax_head, m.vocab) : m.vocab);
     const double head = logits * double(m.hidden) * (head_trains(c) ? 6 : 4);
     const LayerKind last = layer_kind_at(m, m.layers - 1);
@@ -424,8 +423,7 @@ std::string format(const char* fmt, double a, double b = 0) {
     return buf;
 }
 
-void summarise_phase(const Execution& x, const Cost& step, double stage_flops_sum, double iteration_s, double bubble_s,
-                     Prediction& out) {
+void summarise_phase(const Execution& x, const Cost& step, double stage_flops_sum, double iteration_s, double bubble_s, Prediction& out) {
     const Config& c = *x.config;
     const ModelSpec& m = c.model;
     StepBreakdown& bd = out.breakdown_s;
@@ -489,9 +487,12 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
                                    " runs materialised attention (s x s scores)");
     }
     if (c.training.offload_optimizer || c.training.offload_params)
-        out.warnings.push_back(format("%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed, the CPU optimizer step is not", out.memory.host_gib));
+        out.warnings.push_back(
+            format("%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed, the CPU optimizer step is not",
+                   out.memory.host_gib));
     if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
-        out.warnings.push_back("expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
+        out.warnings.push_back(
+            "expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
     if (!out.cost_known && c.training.tokens > 0)
         out.warnings.push_back("cost unknown: gpu " + c.gpu.name + " has no price (give training.price_per_gpu_hour / --price)");
     if (!out.energy_known && c.training.tokens > 0) out.warnings.push_back("energy unknown: gpu " + c.gpu.name + " has no tdp_w");
@@ -515,7 +516,7 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     }
 }
 
-} // namespace
+}  // namespace
 
 // =====================================================================================
 // Shared with the search (phases.hpp)
@@ -584,4 +585,4 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     return out;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

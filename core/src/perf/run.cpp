@@ -28,8 +28,10 @@ WholeRun whole_run(const Config& c, double step_s, double steps) {
     if (t.restart_s < 0) r.defaults.push_back("training.restart_s");
     // Checkpoint interval: given in seconds or steps, else Young's optimum sqrt(2 C / lambda) (Young
     // 1974, CACM 17(9); Daly 2006 eq. 37 to first order), at least one step and at most the run.
-    if (t.checkpoint_interval_s > 0) r.checkpoint_interval_s = t.checkpoint_interval_s;
-    else if (t.checkpoint_interval_steps > 0) r.checkpoint_interval_s = double(t.checkpoint_interval_steps) * step_s;
+    if (t.checkpoint_interval_s > 0)
+        r.checkpoint_interval_s = t.checkpoint_interval_s;
+    else if (t.checkpoint_interval_steps > 0)
+        r.checkpoint_interval_s = double(t.checkpoint_interval_steps) * step_s;
     else {
         r.defaults.push_back("training.checkpoint_interval_s");
         r.checkpoint_interval_s = lambda > 0 ? std::sqrt(2.0 * r.checkpoint_write_s / lambda) : r.ideal_time_s;
@@ -57,7 +59,8 @@ std::string whole_run_note(const WholeRun& r) {
     for (const std::string& key : r.defaults) {
         if (!defaults.empty()) defaults += ", ";
         if (key == "training.failure_rate_per_gpu_hour") {
-            std::snprintf(buf, sizeof buf, "%.3g interruptions per GPU-hour (Llama 3: 419 in 54 days on 16,384 GPUs)", r.failure_rate_per_gpu_hour);
+            std::snprintf(buf, sizeof buf, "%.3g interruptions per GPU-hour (Llama 3: 419 in 54 days on 16,384 GPUs)",
+                          r.failure_rate_per_gpu_hour);
             defaults += buf;
         } else if (key == "training.storage_bw_gbps") {
             std::snprintf(buf, sizeof buf, "checkpoint storage %.4g GB/s (Llama 3's 2 TB/s over 16K GPUs, per GPU)", r.storage_bw_gbps);
@@ -78,4 +81,4 @@ std::string whole_run_note(const WholeRun& r) {
     return out + " (training.ideal / --ideal for steps x step time)";
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -15,13 +15,14 @@ constexpr const char* kSplitKeys =
     "parallel.first_stage_layers / last_stage_layers or parallel.embedding_in_stage_split / loss_in_stage_split";
 
 std::string split_text(const StageSplit& g) {
-    if (g.first_stage_layers > 0) return "first_stage_layers " + num(g.first_stage_layers) + ", last_stage_layers " + num(g.last_stage_layers);
+    if (g.first_stage_layers > 0)
+        return "first_stage_layers " + num(g.first_stage_layers) + ", last_stage_layers " + num(g.last_stage_layers);
     std::string out = g.embedding_in_stage_split ? "embedding_in_stage_split" : "";
     if (g.embedding_in_stage_split && g.loss_in_stage_split) out += " and ";
     return out + (g.loss_in_stage_split ? "loss_in_stage_split" : "");
 }
 
-} // namespace
+}  // namespace
 
 LayerRange virtual_stage_layers(int64_t layers, int64_t virtual_stages, int64_t j) {
     const int64_t n = std::max<int64_t>(virtual_stages, 1);
@@ -54,8 +55,10 @@ LayerRange stage_layer_range(int64_t layers, int64_t stages, int64_t chunks, con
 std::optional<Error> stage_split_error(int64_t layers, int64_t stages, int64_t chunks, const StageSplit& s) {
     const int64_t p = std::max<int64_t>(stages, 1), v = std::max<int64_t>(chunks, 1), vs = p * v;
     const int64_t f = s.first_stage_layers, l = s.last_stage_layers;
-    if (f < 0 || f > layers) return Error{"parallel.first_stage_layers", "must be between 0 and the " + num(layers) + " layers, got " + num(f)};
-    if (l < 0 || l > layers) return Error{"parallel.last_stage_layers", "must be between 0 and the " + num(layers) + " layers, got " + num(l)};
+    if (f < 0 || f > layers)
+        return Error{"parallel.first_stage_layers", "must be between 0 and the " + num(layers) + " layers, got " + num(f)};
+    if (l < 0 || l > layers)
+        return Error{"parallel.last_stage_layers", "must be between 0 and the " + num(layers) + " layers, got " + num(l)};
     const char* uneven_key = f > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
     if (f > 0 || l > 0) {
         if (p < 2) return Error{uneven_key, "needs parallel.pp >= 2"};
@@ -66,7 +69,8 @@ std::optional<Error> stage_split_error(int64_t layers, int64_t stages, int64_t c
                          "cannot be combined with parallel.first_stage_layers / last_stage_layers (Megatron-Core rejects it)"};
         }
         const int64_t middle = p - (f > 0 ? 1 : 0) - (l > 0 ? 1 : 0), rest = layers - f - l;
-        if (rest < 0) return Error{uneven_key, "first_stage_layers + last_stage_layers = " + num(f + l) + " exceed the " + num(layers) + " layers"};
+        if (rest < 0)
+            return Error{uneven_key, "first_stage_layers + last_stage_layers = " + num(f + l) + " exceed the " + num(layers) + " layers"};
         if (middle == 0 && rest != 0) {
             return Error{uneven_key, "with pp = 2 the first and last stages hold every layer: first_stage_layers + last_stage_layers = " +
                                          num(f + l) + ", not " + num(layers)};
@@ -76,10 +80,12 @@ std::optional<Error> stage_split_error(int64_t layers, int64_t stages, int64_t c
                                          num(middle) + " stages (set parallel.first_stage_layers / last_stage_layers so they do)"};
         }
         if (v > 1) {
-            if (f % v != 0) return Error{"parallel.first_stage_layers", num(f) + " is not divisible by parallel.virtual_stages = " + num(v)};
+            if (f % v != 0)
+                return Error{"parallel.first_stage_layers", num(f) + " is not divisible by parallel.virtual_stages = " + num(v)};
             if (l % v != 0) return Error{"parallel.last_stage_layers", num(l) + " is not divisible by parallel.virtual_stages = " + num(v)};
             if (middle > 0 && (rest / middle) % v != 0) {
-                return Error{uneven_key, "the " + num(rest / middle) + " layers of each middle stage are not divisible by parallel.virtual_stages = " + num(v)};
+                return Error{uneven_key, "the " + num(rest / middle) +
+                                             " layers of each middle stage are not divisible by parallel.virtual_stages = " + num(v)};
             }
         }
         return std::nullopt;
@@ -89,16 +95,17 @@ std::optional<Error> stage_split_error(int64_t layers, int64_t stages, int64_t c
         if ((layers + e + o) % vs != 0) {
             const std::string what = e && o ? " + embedding + loss = " : e ? " + embedding = " : " + loss = ";
             return Error{e ? "parallel.embedding_in_stage_split" : "parallel.loss_in_stage_split",
-                         "the " + num(layers) + " layers" + what + num(layers + e + o) + " do not split into pp*virtual_stages = " + num(p) +
-                             "*" + num(v) + " equal chunks (Megatron-Core needs them to; see " + kSplitKeys + ")"};
+                         "the " + num(layers) + " layers" + what + num(layers + e + o) + " do not split into pp*virtual_stages = " +
+                             num(p) + "*" + num(v) + " equal chunks (Megatron-Core needs them to; see " + kSplitKeys + ")"};
         }
         return std::nullopt;
     }
     if (v > 1 && layers % vs != 0) {
         const std::vector<StageSplit> splits = megatron_stage_splits(layers, p, v);
         const std::string hint = splits.empty() ? "" : ", e.g. " + split_text(splits.front());
-        return Error{"parallel.virtual_stages", "the " + num(layers) + " layers do not split into pp*virtual_stages = " + num(p) + "*" + num(v) +
-                                                    " equal chunks; set " + kSplitKeys + " (Megatron-Core's uneven split" + hint + ")"};
+        return Error{"parallel.virtual_stages", "the " + num(layers) + " layers do not split into pp*virtual_stages = " + num(p) + "*" +
+                                                    num(v) + " equal chunks; set " + kSplitKeys + " (Megatron-Core's uneven split" + hint +
+                                                    ")"};
     }
     return std::nullopt;
 }
@@ -136,8 +143,9 @@ std::string stage_split_note(int64_t layers, int64_t stages, int64_t chunks, con
     if (s.any() || v > 1 || layers % p == 0) return "";
     const std::vector<StageSplit> splits = megatron_stage_splits(layers, p, 1);
     const std::string hint = splits.empty() ? "" : " (e.g. " + split_text(splits.front()) + ")";
-    return "the " + num(layers) + " layers do not divide into " + num(p) + " pipeline stages: costed as " + num(layers % p) + " stages of " +
-           num(layers / p + 1) + " and " + num(p - layers % p) + " of " + num(layers / p) + ", a split Megatron-LM rejects; set " + kSplitKeys + hint;
+    return "the " + num(layers) + " layers do not divide into " + num(p) + " pipeline stages: costed as " + num(layers % p) +
+           " stages of " + num(layers / p + 1) + " and " + num(p - layers % p) + " of " + num(layers / p) +
+           ", a split Megatron-LM rejects; set " + kSplitKeys + hint;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -58,10 +58,9 @@ std::vector<size_t> pareto_front(const std::vector<std::pair<double, double>>& p
     // below every earlier one (or equal to a front point with the same first coordinate).
     std::vector<size_t> front;
     for (size_t i : order) {
-        if (front.empty() || points[i].second < points[front.back()].second || points[i] == points[front.back()])
-            front.push_back(i);
+        if (front.empty() || points[i].second < points[front.back()].second || points[i] == points[front.back()]) front.push_back(i);
     }
     return front;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

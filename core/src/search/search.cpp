@@ -106,14 +106,14 @@ std::string join(const std::vector<int64_t>& values) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
 // The GPU has a unit for every dtype the precision computes in (validate_config's rule).
 bool gpu_runs(const GpuSpec& gpu, const PrecisionSpec& p) { return !precision_support_error(p, gpu); }
 
-} // namespace
+}  // namespace
 
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
     std::vector<PrecisionSpec> out;
@@ -128,13 +128,10 @@ std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
 // master copy keeps them (Micikevicius et al. 2018, arXiv 1710.03740, sec. 3.1), and pure bf16
 // needs stochastic rounding or Kahan summation to match it (Zamirai et al. 2020, arXiv 2010.06192).
 // Every recipe that pretrained a published LLM keeps fp32 masters (or fp32 weights under autocast).
-const char* const kNotPretrainingNote =
-    "pure fp16/bf16 (no fp32 master weights) left out: updates below half a weight's ulp are lost "
-    "(Micikevicius et al. 2018 sec. 3.1); --precision all includes them";
+const char* const kNotPretrainingNote = "pure fp16/bf16 (no fp32 master weights) left out: updates below half a weight's ulp are lost "
+                                        "(Micikevicius et al. 2018 sec. 3.1); --precision all includes them";
 
-bool used_to_pretrain(const PrecisionSpec& p) {
-    return p.master_weights == MasterWeights::fp32 || p.params == DType::fp32;
-}
+bool used_to_pretrain(const PrecisionSpec& p) { return p.master_weights == MasterWeights::fp32 || p.params == DType::fp32; }
 
 std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu) {
     std::vector<PrecisionSpec> out = precisions_for_gpu(gpu);
@@ -149,11 +146,11 @@ std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu) {
 namespace {
 
 auto layout_key(const SearchLayout& l) {
-    return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep,
-                           l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule),
-                           l.parallel.virtual_stages, l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
-                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split,
-                           l.micro_batch, static_cast<int>(l.recompute));
+    return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep, l.parallel.sequence_parallel,
+                           l.parallel.zero, static_cast<int>(l.parallel.schedule), l.parallel.virtual_stages,
+                           l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
+                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split, l.micro_batch,
+                           static_cast<int>(l.recompute));
 }
 
 // (objective, secondary) of a, strictly before that of b.
@@ -162,7 +159,7 @@ bool key_before(double a_objective, double a_secondary, double b_objective, doub
     return a_secondary < b_secondary;
 }
 
-} // namespace
+}  // namespace
 
 bool ranks_before(const SearchHit& a, const SearchHit& b) {
     if (a.objective != b.objective) return a.objective < b.objective;
@@ -183,8 +180,8 @@ bool ranks_before(const SearchHit& a, const SearchHit& b) {
 namespace {
 
 // First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
-std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp,
-                                       int64_t cp, int64_t dp, int64_t ep, int64_t v, const StageSplit& split) {
+std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp, int64_t cp, int64_t dp,
+                                       int64_t ep, int64_t v, const StageSplit& split) {
     const ModelSpec& m = base.model;
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
     if (tp_rule(m, tp)) return RejectReason::tp_split;
@@ -209,15 +206,15 @@ Config resolved_base(Config base) {
     return base;
 }
 
-} // namespace
+}  // namespace
 
 Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchOptions& options) {
     // Bounds of config.cpp (kMaxGpus, training.global_batch, micro_batch, virtual_stages): the base's
     // layout is not validated before the search, and the enumeration multiplies these in int64.
     auto in_range = [](std::string_view key, int64_t value, int64_t low, int64_t high) -> std::optional<Error> {
         if (value >= low && value <= high) return std::nullopt;
-        return Error{std::string(key), "must be between " + std::to_string(low) + " and " + std::to_string(high) +
-                                           ", got " + std::to_string(value)};
+        return Error{std::string(key),
+                     "must be between " + std::to_string(low) + " and " + std::to_string(high) + ", got " + std::to_string(value)};
     };
     if (auto bad = in_range("num_gpus", base_config.num_gpus, 1, int64_t(1) << 20)) return *bad;
     if (auto bad = in_range("training.global_batch", base_config.training.global_batch, 1, int64_t(1) << 26)) return *bad;
@@ -234,9 +231,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
     space.base_ = resolved_base(base_config);
     space.options_ = options;
     space.precisions_ = options.precisions.empty() ? std::vector<PrecisionSpec>{space.base_.precision} : options.precisions;
-    space.recompute_ = options.recompute.empty()
-                           ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
-                           : options.recompute;
+    space.recompute_ =
+        options.recompute.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full} : options.recompute;
     std::sort(space.recompute_.begin(), space.recompute_.end());
     space.recompute_.erase(std::unique(space.recompute_.begin(), space.recompute_.end()), space.recompute_.end());
 
@@ -250,9 +246,9 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
     const std::vector<int64_t>& pps = options.pp.empty() ? n_divisors : options.pp;
     const std::vector<int64_t>& cps = options.cp.empty() ? n_divisors : options.cp;
     const std::vector<PipelineSchedule> schedules =
-        options.schedules.empty() ? std::vector<PipelineSchedule>{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
-                                                                  PipelineSchedule::interleaved}
-                                  : options.schedules;
+        options.schedules.empty()
+            ? std::vector<PipelineSchedule>{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved}
+            : options.schedules;
     // A GPU count beyond one node must fill whole nodes: then no layout passes.
     const bool node_ok = base.node.host_gpus() <= 0 || !node_fill_rule(n, base.node);
     auto reject = [&space](RejectReason reason, int64_t count) {
@@ -276,7 +272,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     group.dp = dp;
                     // SP only means something with TP > 1, ZeRO only over several weight replicas (DP x CP,
                     // ParallelSpec::weight_replicas): one canonical value otherwise.
-                    group.sequence_parallel = tp == 1 ? std::vector<int>{0}
+                    group.sequence_parallel = tp == 1                             ? std::vector<int>{0}
                                               : options.sequence_parallel.empty() ? std::vector<int>{0, 1}
                                                                                   : options.sequence_parallel;
                     group.zero = !options.zero.empty() ? options.zero
@@ -285,8 +281,10 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     int64_t batch_rejected = 0;  // micro-batch values that do not divide
                     if (!options.micro_batch.empty()) {
                         for (int64_t m : options.micro_batch) {
-                            if (m >= 1 && gbs % (m * dp) == 0) group.micro_batch.push_back(m);
-                            else ++batch_rejected;
+                            if (m >= 1 && gbs % (m * dp) == 0)
+                                group.micro_batch.push_back(m);
+                            else
+                                ++batch_rejected;
                         }
                         std::sort(group.micro_batch.begin(), group.micro_batch.end());
                     } else if (gbs % dp == 0) {
@@ -443,8 +441,7 @@ const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
     // Pruning rule 4: by time, a layout whose step-time lower bound exceeds the K-th best cannot enter.
     PredictOptions predict_options;
     const SearchOptions& options = space_->options();
-    if (options.prune && options.objective == SearchObjective::time && cutoff())
-        predict_options.bound_above_s = cutoff()->objective;
+    if (options.prune && options.objective == SearchObjective::time && cutoff()) predict_options.bound_above_s = cutoff()->objective;
     last_.prediction = predict(scratch_, predict_options);
     if (last_.prediction.bounded) {  // rule 3 already noted its memory and found that it fits
         last_.objective = last_.prediction.iteration_time_s;
@@ -469,7 +466,7 @@ bool less_memory(const MemoryNeed& a, const MemoryNeed& b) {
     return layout_key(a.layout) < layout_key(b.layout);
 }
 
-} // namespace
+}  // namespace
 
 void SearchState::note_memory(const SearchLayout& layout, const MemoryBreakdown& memory) {
     MemoryNeed need{layout, memory};
@@ -534,9 +531,7 @@ void SearchState::offer(const SearchHit& hit) {
 // the whole search, so each layout's fate depends on nothing else and every count is the same
 // however the cells are sliced, ordered or threaded.
 
-namespace {
-
-} // namespace
+namespace {}  // namespace
 
 // The floors of predict()'s phases (phases.hpp phase_floor_s) of one micro-batch through each
 // piece of the model.
@@ -582,7 +577,7 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
     return double(micro_batch_count(c)) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
@@ -592,7 +587,7 @@ SearchSpace::FloorKey floor_key(const SearchLayout& l) {
             (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch), (uint64_t(l.parallel.cp) << 32) | uint64_t(l.parallel.ep)};
 }
 
-} // namespace
+}  // namespace
 
 double step_time_lower_bound_s(const Config& config) {
     const Calibration cal = make_execution(config).cal;
@@ -633,8 +628,8 @@ bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, doub
 // (one group estimated or one pilot cell searched each) so that a UI can spread it over frames.
 struct SearchSpace::Pilot {
     std::vector<std::pair<double, int64_t>> estimates;  // (estimate of the best step, first cell) per group
-    size_t next = 0;                                     // groups estimated, then pilot cells searched
-    std::unique_ptr<SearchState> state;                  // searches the pilot cells once all are estimated
+    size_t next = 0;                                    // groups estimated, then pilot cells searched
+    std::unique_ptr<SearchState> state;                 // searches the pilot cells once all are estimated
 };
 
 void SearchSpace::run_pilot(int64_t steps) {
@@ -702,8 +697,8 @@ void SearchSpace::run_pilot(int64_t steps) {
 // memory fits at least as many, one needing no less at most as many), then found with
 // memory_per_gpu on the first unknown micro-batch and, if it fits, by bisection. Probes of rule-passing layouts note their memory: a level that fits nothing
 // has probed its first micro-batch, or is bounded by a level needing no more memory that did.
-size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok,
-                               std::vector<char>& rules, std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri) {
+size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok, std::vector<char>& rules,
+                               std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri) {
     const std::vector<Recompute>& recomputes = space_->recompute();
     const size_t n_zero = g.zero.size(), n_rec = recomputes.size();
     int64_t& known = fits[(si * n_zero + zi) * n_rec + ri];
@@ -717,7 +712,9 @@ size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout,
     const size_t n_sp = g.sequence_parallel.size();
     size_t lo = 0, hi = ok.size();
     auto at = [&](size_t s2, size_t z2, size_t r2) { return fits[(s2 * n_zero + z2) * n_rec + r2]; };
-    auto raise = [&lo](int64_t known_below) { if (known_below > 0) lo = std::max(lo, size_t(known_below)); };
+    auto raise = [&lo](int64_t known_below) {
+        if (known_below > 0) lo = std::max(lo, size_t(known_below));
+    };
     if (si > 0 && g.sequence_parallel[si - 1] < sp) raise(at(si - 1, zi, ri));
     if (zi > 0 && zero <= 2 && g.zero[zi - 1] < zero) raise(at(si, zi - 1, ri));
     if (ri > 0 && recompute == Recompute::selective && recomputes[ri - 1] == Recompute::none) raise(at(si, zi, ri - 1));
@@ -742,8 +739,10 @@ size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout,
         load(layout);
         const MemoryBreakdown memory = memory_per_gpu(make_execution(scratch_, space_->calibration()));
         if (verdict == 1) note_memory(layout, memory);
-        if (memory.fits) lo = mid + 1;
-        else hi = mid;
+        if (memory.fits)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     known = int64_t(lo);
     return lo;
@@ -878,8 +877,8 @@ void SearchState::merge(const SearchState& other) {
 
 std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
     const ParallelSpec& p = l.parallel;
-    std::string out = "TP=" + std::to_string(p.tp) + " PP=" + std::to_string(p.pp) + " CP=" + std::to_string(p.cp) +
-                      " DP=" + std::to_string(p.dp);
+    std::string out =
+        "TP=" + std::to_string(p.tp) + " PP=" + std::to_string(p.pp) + " CP=" + std::to_string(p.cp) + " DP=" + std::to_string(p.dp);
     if (p.ep > 1 || space.base().model.is_moe()) out += " EP=" + std::to_string(p.ep);
     if (p.sequence_parallel) out += " SP";
     out += " ZeRO-" + std::to_string(p.zero);
@@ -905,15 +904,14 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
     const std::string gpus = std::to_string(base.num_gpus) + " GPUs";
     if (report.stats.layouts == 0) {
         const std::vector<int64_t> all = divisors(base.num_gpus);
-        return gpus + " cannot be split as TP x PP x CP x DP with TP in {" + join(o.tp.empty() ? all : o.tp) +
-               "}, PP in {" + join(o.pp.empty() ? all : o.pp) + "}, CP in {" + join(o.cp.empty() ? all : o.cp) +
-               "}: no product of them divides " + std::to_string(base.num_gpus);
+        return gpus + " cannot be split as TP x PP x CP x DP with TP in {" + join(o.tp.empty() ? all : o.tp) + "}, PP in {" +
+               join(o.pp.empty() ? all : o.pp) + "}, CP in {" + join(o.cp.empty() ? all : o.cp) + "}: no product of them divides " +
+               std::to_string(base.num_gpus);
     }
     if (report.smallest_memory) {
         const MemoryNeed& m = *report.smallest_memory;
-        return "no layout fits in memory: the smallest memory need is " + format_gib(m.memory.per_gpu_gib) +
-               " GiB per GPU at " + describe_layout(space, m.layout) + "; " + base.gpu.name + " has " +
-               format_gib(base.gpu.memory_gib) + " GiB";
+        return "no layout fits in memory: the smallest memory need is " + format_gib(m.memory.per_gpu_gib) + " GiB per GPU at " +
+               describe_layout(space, m.layout) + "; " + base.gpu.name + " has " + format_gib(base.gpu.memory_gib) + " GiB";
     }
     if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
         return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.host_gpus()) +
@@ -933,15 +931,14 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
     std::string out = "no layout of " + gpus + " passes the rules (" + std::to_string(report.stats.layouts) + " tried):";
     for (size_t i = 0; i < order.size(); ++i) {
         const RejectReason reason = RejectReason(order[i]);
-        out += (i ? "; " : " ") + std::string(reject_reason_text(reason)) + " (" +
-               std::to_string(report.stats.rejected[size_t(order[i])]) + ")";
-        if (reason == RejectReason::rule && !report.stats.first_rule_message.empty())
-            out += ", e.g. " + report.stats.first_rule_message;
+        out += (i ? "; " : " ") + std::string(reject_reason_text(reason)) + " (" + std::to_string(report.stats.rejected[size_t(order[i])]) +
+               ")";
+        if (reason == RejectReason::rule && !report.stats.first_rule_message.empty()) out += ", e.g. " + report.stats.first_rule_message;
     }
     return out;
 }
 
-} // namespace
+}  // namespace
 
 SearchReport finish(const SearchSpace& space, const SearchState& state) {
     SearchReport report;
@@ -1001,8 +998,10 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.end_object();
         out.key("result").begin_object();
         out.field("iteration_time_s", r.iteration_time_s).field("total_time_s", r.total_time_s);
-        if (r.cost_known) out.field("cost_usd", r.cost_usd).field("step_cost_usd", phases::step_cost_usd(space.base(), r.iteration_time_s));
-        else out.key("cost_usd").null().key("step_cost_usd").null();  // no price for the GPU: as the result JSON
+        if (r.cost_known)
+            out.field("cost_usd", r.cost_usd).field("step_cost_usd", phases::step_cost_usd(space.base(), r.iteration_time_s));
+        else
+            out.key("cost_usd").null().key("step_cost_usd").null();  // no price for the GPU: as the result JSON
         out.field("mfu", r.mfu).field("tokens_per_s", r.tokens_per_s);
         out.field("memory_per_gpu_gib", r.memory.per_gpu_gib).field("capacity_gib", r.memory.capacity_gib);
         out.end_object();
@@ -1010,8 +1009,10 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
     }
     out.end_array();
     out.key("explanation");
-    if (report.explanation.empty()) out.null();
-    else out.value(report.explanation);
+    if (report.explanation.empty())
+        out.null();
+    else
+        out.value(report.explanation);
     out.end_object();
     return out.take();
 }
@@ -1027,16 +1028,15 @@ std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& rep
         const SearchHit& h = report.top[i];
         const ParallelSpec& p = h.layout.parallel;
         const Prediction& r = h.prediction;
-        out += std::to_string(i + 1) + "," + space.precisions()[size_t(h.layout.precision)].name + "," +
-               std::to_string(p.tp) + "," + std::to_string(p.pp) + "," + std::to_string(p.dp) + "," +
-               std::to_string(p.cp) + "," + std::to_string(p.ep) + "," + (p.sequence_parallel ? "true" : "false") + "," +
-               std::to_string(p.zero) + "," + std::string(schedule_name(p.schedule)) + "," +
-               std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
-               std::string(recompute_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," +
-               json_number(r.total_time_s) + "," + (r.cost_known ? json_number(r.cost_usd) : "") + "," + json_number(r.mfu) + "," +
-               json_number(r.tokens_per_s) + "," + json_number(r.memory.per_gpu_gib) + "\n";
+        out += std::to_string(i + 1) + "," + space.precisions()[size_t(h.layout.precision)].name + "," + std::to_string(p.tp) + "," +
+               std::to_string(p.pp) + "," + std::to_string(p.dp) + "," + std::to_string(p.cp) + "," + std::to_string(p.ep) + "," +
+               (p.sequence_parallel ? "true" : "false") + "," + std::to_string(p.zero) + "," + std::string(schedule_name(p.schedule)) +
+               "," + std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
+               std::string(recompute_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," + json_number(r.total_time_s) +
+               "," + (r.cost_known ? json_number(r.cost_usd) : "") + "," + json_number(r.mfu) + "," + json_number(r.tokens_per_s) + "," +
+               json_number(r.memory.per_gpu_gib) + "\n";
     }
     return out;
 }
 
-} // namespace trainclock
+}  // namespace trainclock

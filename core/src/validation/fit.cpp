@@ -32,8 +32,7 @@ constexpr const char* kGlobalDataSet = "presets/validation sets public, public-2
 constexpr const char* kRefitCommand = "trainclock validate --refit";
 
 // One fitted factor (fit.hpp FitParameter): global unless a GPU, dtype or attention kernel is named.
-FitParameter factor(std::string name, FitKnob knob, double lo, double hi, std::string gpu = "", int dtype = -1,
-                    int attention_kernel = -1) {
+FitParameter factor(std::string name, FitKnob knob, double lo, double hi, std::string gpu = "", int dtype = -1, int attention_kernel = -1) {
     FitParameter p;
     p.name = std::move(name);
     p.knob = knob;
@@ -45,7 +44,7 @@ FitParameter factor(std::string name, FitKnob knob, double lo, double hi, std::s
     return p;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<FittedConstant> fitted_constants() {
     // Shipped values as resolve_calibration gives them on the reference GPUs (calibration.cpp holds
@@ -61,10 +60,11 @@ std::vector<FittedConstant> fitted_constants() {
     // Bounds: physical ranges (a fraction never above 1: apply() caps it), wide enough not to bind
     // on the public set, narrow enough that an unconstrained direction cannot run away.
     return {
-        row(factor("gemm_sustained", FitKnob::gemm, 0.6 / 0.85, 1.0 / 0.85), "calibration.cpp gemm_sustained",
-            a.gemm_sustained, "fraction of the large-GEMM (MAMF) figure, tensor-core dtypes"),
-        row(factor("attention_flash2", FitKnob::attention, 0.5, 2.0, "", -1, flash2), "calibration.cpp attention_efficiency (0.4 / 0.25 x bf16 GEMM)",
-            a.attention_efficiency / a.gemm_efficiency[kBf16], "fraction of the bf16 large-GEMM figure (A100; 0.25 on GPUs with FP8)"),
+        row(factor("gemm_sustained", FitKnob::gemm, 0.6 / 0.85, 1.0 / 0.85), "calibration.cpp gemm_sustained", a.gemm_sustained,
+            "fraction of the large-GEMM (MAMF) figure, tensor-core dtypes"),
+        row(factor("attention_flash2", FitKnob::attention, 0.5, 2.0, "", -1, flash2),
+            "calibration.cpp attention_efficiency (0.4 / 0.25 x bf16 GEMM)", a.attention_efficiency / a.gemm_efficiency[kBf16],
+            "fraction of the bf16 large-GEMM figure (A100; 0.25 on GPUs with FP8)"),
         row(factor("attention_flash3", FitKnob::attention, 0.5, 1.6, "", -1, flash3), "calibration.cpp kHopperFusedAttentionOfPeak",
             h3.attention_efficiency / h3.gemm_sustained, "fraction of the bf16 peak (Hopper-native kernels)"),
         row(factor("memory_efficiency", FitKnob::memory, 0.6, 1.4), "calibration.cpp kTrainingKernelsOfStream (x stream 0.85)",
@@ -73,12 +73,11 @@ std::vector<FittedConstant> fitted_constants() {
             a.intra_node_efficiency, "fraction of the NVLink line rate"),
         row(factor("inter_node_efficiency", FitKnob::inter_node, 0.5, 1.2), "calibration.cpp inter_node_efficiency",
             a.inter_node_efficiency, "fraction of the NIC line rate"),
-        row(factor("kernel_launch_s", FitKnob::kernel_launch, 0.25, 4.0), "calibration.cpp kernel_launch_s",
-            a.kernel_launch_s, "s per kernel (GPU side)"),
-        row(factor("host_op_s", FitKnob::host_op, 0.25, 4.0), "calibration.cpp host_op_s", a.host_op_s,
-            "s per op dispatched (host side)"),
-        row(factor("step_overhead_s", FitKnob::step_overhead, 0.1, 5.0), "calibration.cpp step_overhead_s",
-            a.step_overhead_s, "s per optimizer step"),
+        row(factor("kernel_launch_s", FitKnob::kernel_launch, 0.25, 4.0), "calibration.cpp kernel_launch_s", a.kernel_launch_s,
+            "s per kernel (GPU side)"),
+        row(factor("host_op_s", FitKnob::host_op, 0.25, 4.0), "calibration.cpp host_op_s", a.host_op_s, "s per op dispatched (host side)"),
+        row(factor("step_overhead_s", FitKnob::step_overhead, 0.1, 5.0), "calibration.cpp step_overhead_s", a.step_overhead_s,
+            "s per optimizer step"),
     };
 }
 
@@ -92,8 +91,8 @@ bool applies(const FitParameter& p, const Config& config) {
 }
 
 // The overrides that put `base` scaled by the multipliers into effect (only the fields they change).
-CalibrationOverrides scaled_overrides(const std::vector<FitParameter>& parameters, const std::vector<double>& m,
-                                      const Calibration& base, const Config& config) {
+CalibrationOverrides scaled_overrides(const std::vector<FitParameter>& parameters, const std::vector<double>& m, const Calibration& base,
+                                      const Config& config) {
     CalibrationOverrides o;
     auto scale = [](std::optional<double>& field, double base_value, double factor, bool fraction) {
         const double value = (field ? *field : base_value) * factor;
@@ -103,18 +102,18 @@ CalibrationOverrides scaled_overrides(const std::vector<FitParameter>& parameter
         const FitParameter& p = parameters[j];
         if (m[j] == 1.0 || !applies(p, config)) continue;
         switch (p.knob) {
-            case FitKnob::gemm:
-                for (int d = 0; d < kDTypeCount; ++d) {
-                    if (p.dtype >= 0 ? d == p.dtype : d != kFp32) scale(o.gemm_efficiency[d], base.gemm_efficiency[d], m[j], true);
-                }
-                break;
-            case FitKnob::attention: scale(o.attention_efficiency, base.attention_efficiency, m[j], true); break;
-            case FitKnob::memory: scale(o.memory_efficiency, base.memory_efficiency, m[j], true); break;
-            case FitKnob::intra_node: scale(o.intra_node_efficiency, base.intra_node_efficiency, m[j], true); break;
-            case FitKnob::inter_node: scale(o.inter_node_efficiency, base.inter_node_efficiency, m[j], true); break;
-            case FitKnob::kernel_launch: scale(o.kernel_launch_s, base.kernel_launch_s, m[j], false); break;
-            case FitKnob::host_op: scale(o.host_op_s, base.host_op_s, m[j], false); break;
-            case FitKnob::step_overhead: scale(o.step_overhead_s, base.step_overhead_s, m[j], false); break;
+        case FitKnob::gemm:
+            for (int d = 0; d < kDTypeCount; ++d) {
+                if (p.dtype >= 0 ? d == p.dtype : d != kFp32) scale(o.gemm_efficiency[d], base.gemm_efficiency[d], m[j], true);
+            }
+            break;
+        case FitKnob::attention: scale(o.attention_efficiency, base.attention_efficiency, m[j], true); break;
+        case FitKnob::memory: scale(o.memory_efficiency, base.memory_efficiency, m[j], true); break;
+        case FitKnob::intra_node: scale(o.intra_node_efficiency, base.intra_node_efficiency, m[j], true); break;
+        case FitKnob::inter_node: scale(o.inter_node_efficiency, base.inter_node_efficiency, m[j], true); break;
+        case FitKnob::kernel_launch: scale(o.kernel_launch_s, base.kernel_launch_s, m[j], false); break;
+        case FitKnob::host_op: scale(o.host_op_s, base.host_op_s, m[j], false); break;
+        case FitKnob::step_overhead: scale(o.step_overhead_s, base.step_overhead_s, m[j], false); break;
         }
     }
     return o;
@@ -127,14 +126,13 @@ bool any_override(const CalibrationOverrides& o) {
     return any;
 }
 
-} // namespace
+}  // namespace
 
 FitProblem::FitProblem(const ValidationSuite& suite, std::vector<FitParameter> parameters)
     : suite_(suite), parameters_(std::move(parameters)) {
     base_.reserve(suite.cases.size());
     for (const ValidationCase& c : suite.cases)
-        base_.push_back(resolve_calibration(c.config.gpu, c.config.calibration, c.config.training.attention_kernel,
-                                            &c.config.framework));
+        base_.push_back(resolve_calibration(c.config.gpu, c.config.calibration, c.config.training.attention_kernel, &c.config.framework));
 }
 
 void FitProblem::apply(size_t index, const std::vector<double>& multipliers, Config& config) const {
@@ -203,7 +201,7 @@ std::vector<double> solve(std::vector<std::vector<double>> A, std::vector<double
     return x;
 }
 
-} // namespace
+}  // namespace
 
 FitResult FitProblem::fit(const std::vector<size_t>& train, const FitOptions& options) const {
     const size_t n = train.size(), P = parameters_.size();
@@ -291,8 +289,7 @@ FitResult FitProblem::fit(const std::vector<size_t>& train, const FitOptions& op
             std::vector<size_t> order;
             for (size_t j = 0; j < P; ++j)
                 if (result.fitted[j]) order.push_back(j);
-            std::stable_sort(order.begin(), order.end(),
-                             [&](size_t x, size_t y) { return result.sensitivity[x] > result.sensitivity[y]; });
+            std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return result.sensitivity[x] > result.sensitivity[y]; });
             for (size_t k = static_cast<size_t>(options.max_fitted); k < order.size(); ++k) result.fitted[order[k]] = false;
         }
         // Minimise the linearised Huber objective: iteratively reweighted least squares, with the
@@ -370,11 +367,15 @@ FitResult FitProblem::fit(const std::vector<size_t>& train, const FitOptions& op
 std::string source_family(std::string_view file) {
     // Files measured on one cluster with one software stack by one team (their errors correlate).
     static const std::pair<std::string_view, std::string_view> kFamilies[] = {
-        {"vtrain-single", "vtrain"},           {"vtrain-multi", "vtrain"},
-        {"megatron-sc21", "megatron-selene"},  {"korthikanti22", "megatron-selene"},
-        {"nvidia-dle-bert", "nvidia-dle"},     {"nvidia-dle-transformer-xl", "nvidia-dle"},
+        {"vtrain-single", "vtrain"},
+        {"vtrain-multi", "vtrain"},
+        {"megatron-sc21", "megatron-selene"},
+        {"korthikanti22", "megatron-selene"},
+        {"nvidia-dle-bert", "nvidia-dle"},
+        {"nvidia-dle-transformer-xl", "nvidia-dle"},
         {"nvidia-dle-bert-binned", "nvidia-dle"},
-        {"torchao-float8", "torchtitan"},      {"torchtitan-mxfp8", "torchtitan"},
+        {"torchao-float8", "torchtitan"},
+        {"torchtitan-mxfp8", "torchtitan"},
         {"torchao-moe", "torchtitan"},
     };
     for (const auto& [name, family] : kFamilies)
@@ -474,7 +475,7 @@ std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, co
     return interval_rows(residuals);
 }
 
-} // namespace trainclock
+}  // namespace trainclock
 
 namespace trainclock {
 
@@ -510,8 +511,7 @@ std::vector<FitParameter> calibration_candidates(const ValidationSuite& suite, c
             multi_gpu = multi_gpu || c.num_gpus > 1;
             multi_node = multi_node || c.num_gpus > c.node.gpus_per_node;
         }
-        for (int d : dtypes)
-            out.push_back(factor("gemm_efficiency." + std::string(dtype_name(DType(d))), FitKnob::gemm, 0.5, 1.5, g, d));
+        for (int d : dtypes) out.push_back(factor("gemm_efficiency." + std::string(dtype_name(DType(d))), FitKnob::gemm, 0.5, 1.5, g, d));
         out.push_back(factor("attention_efficiency", FitKnob::attention, 0.5, 2.0, g));
         out.push_back(factor("memory_efficiency", FitKnob::memory, 0.5, 1.5, g));
         if (multi_gpu) out.push_back(factor("intra_node_efficiency", FitKnob::intra_node, 0.5, 1.25, g));
@@ -529,7 +529,7 @@ double mean_abs(const std::vector<CalibrateCase>& cases, double CalibrateCase::*
     return cases.empty() ? 0 : sum / static_cast<double>(cases.size());
 }
 
-} // namespace
+}  // namespace
 
 Result<ValidationSuite> parse_measurements(std::string_view json) {
     // The file's own "name" stands for the stem that presets/validation files must match.
@@ -558,8 +558,8 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
     FitOptions o = options;
     if (o.prior <= 0) o.prior = kCalibratePrior;
     o.min_sensitivity = std::max(o.min_sensitivity, kCalibrateMinSensitivity);
-    o.equal_source_weight = false;                         // the user's runs: each counts once
-    o.max_fitted = static_cast<int64_t>(cases.size());    // never more factors than runs
+    o.equal_source_weight = false;                      // the user's runs: each counts once
+    o.max_fitted = static_cast<int64_t>(cases.size());  // never more factors than runs
     report.fit = problem.fit(cases, o);
     for (size_t j = 0; j < report.parameters.size(); ++j) {
         if (report.fit.fitted[j]) continue;
@@ -636,4 +636,4 @@ std::string calibrate_report_json(const ValidationSuite& measurements, const Cal
     return out.take();
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -16,13 +16,13 @@ namespace {
 
 std::string_view precision_family(DType gemm) {
     switch (gemm) {
-        case DType::fp32: return "fp32";
-        case DType::tf32: return "tf32";
-        case DType::fp16:
-        case DType::bf16: return "16-bit";
-        case DType::fp8:
-        case DType::mxfp8: return "fp8";
-        case DType::nvfp4: return "fp4";
+    case DType::fp32: return "fp32";
+    case DType::tf32: return "tf32";
+    case DType::fp16:
+    case DType::bf16: return "16-bit";
+    case DType::fp8:
+    case DType::mxfp8: return "fp8";
+    case DType::nvfp4: return "fp4";
     }
     return "other";
 }
@@ -60,7 +60,7 @@ std::vector<IntervalRow> parse_table() {
     return rows;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::string> interval_groups(const Config& config) {
     const std::string framework = config.framework.name.empty() ? std::string(kDefaultFrameworkEquivalent) : config.framework.name;
@@ -112,4 +112,4 @@ std::string interval_table_json(const std::vector<IntervalRow>& rows) {
     return out.take() + "\n";
 }
 
-} // namespace trainclock
+}  // namespace trainclock

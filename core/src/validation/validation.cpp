@@ -27,21 +27,19 @@ namespace trainclock {
 namespace {
 
 constexpr EnumName<MeasuredMetric> kMetricNames[] = {
-    {"iteration_time_s", MeasuredMetric::iteration_time_s},
-    {"tokens_per_s", MeasuredMetric::tokens_per_s},
-    {"tokens_per_s_per_gpu", MeasuredMetric::tokens_per_s_per_gpu},
-    {"samples_per_s", MeasuredMetric::samples_per_s},
+    {"iteration_time_s", MeasuredMetric::iteration_time_s},         {"tokens_per_s", MeasuredMetric::tokens_per_s},
+    {"tokens_per_s_per_gpu", MeasuredMetric::tokens_per_s_per_gpu}, {"samples_per_s", MeasuredMetric::samples_per_s},
     {"peak_memory_gib", MeasuredMetric::peak_memory_gib},
 };
 
 // GPU preset id prefixes by architecture generation (presets/gpus, vendor datasheets).
 constexpr std::pair<std::string_view, std::string_view> kGenerations[] = {
-    {"v100", "Volta"},     {"a100", "Ampere"},    {"a10", "Ampere"},     {"a40", "Ampere"},
-    {"rtx-3090", "Ampere"}, {"l4", "Ada"},        {"l40", "Ada"},        {"rtx-4090", "Ada"},
-    {"h100", "Hopper"},    {"h200", "Hopper"},    {"h800", "Hopper"},    {"h20", "Hopper"},
-    {"gh200", "Hopper"},   {"b100", "Blackwell"}, {"b200", "Blackwell"}, {"gb200", "Blackwell"},
-    {"rtx-5090", "Blackwell"}, {"mi250", "CDNA2"}, {"mi300", "CDNA3"},   {"mi325", "CDNA3"},
-    {"mi355", "CDNA4"},    {"gaudi", "Gaudi"},    {"tpu", "TPU"},
+    {"v100", "Volta"},         {"a100", "Ampere"},    {"a10", "Ampere"},     {"a40", "Ampere"},
+    {"rtx-3090", "Ampere"},    {"l4", "Ada"},         {"l40", "Ada"},        {"rtx-4090", "Ada"},
+    {"h100", "Hopper"},        {"h200", "Hopper"},    {"h800", "Hopper"},    {"h20", "Hopper"},
+    {"gh200", "Hopper"},       {"b100", "Blackwell"}, {"b200", "Blackwell"}, {"gb200", "Blackwell"},
+    {"rtx-5090", "Blackwell"}, {"mi250", "CDNA2"},    {"mi300", "CDNA3"},    {"mi325", "CDNA3"},
+    {"mi355", "CDNA4"},        {"gaudi", "Gaudi"},    {"tpu", "TPU"},
 };
 
 bool starts_with(std::string_view text, std::string_view prefix) {
@@ -51,13 +49,13 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 // Width rank of a gemm dtype, widest first: a pair's "wide" member has the lower rank.
 int dtype_rank(DType dtype) {
     switch (dtype) {
-        case DType::fp32: return 0;
-        case DType::tf32: return 1;
-        case DType::fp16:
-        case DType::bf16: return 2;
-        case DType::fp8:
-        case DType::mxfp8: return 3;
-        case DType::nvfp4: return 4;
+    case DType::fp32: return 0;
+    case DType::tf32: return 1;
+    case DType::fp16:
+    case DType::bf16: return 2;
+    case DType::fp8:
+    case DType::mxfp8: return 3;
+    case DType::nvfp4: return 4;
     }
     return 5;
 }
@@ -65,11 +63,11 @@ int dtype_rank(DType dtype) {
 // The predicted value of a case's metric.
 double predicted_value(MeasuredMetric metric, const Prediction& p) {
     switch (metric) {
-        case MeasuredMetric::iteration_time_s: return p.iteration_time_s;
-        case MeasuredMetric::tokens_per_s: return p.tokens_per_s;
-        case MeasuredMetric::tokens_per_s_per_gpu: return p.tokens_per_s_per_gpu;
-        case MeasuredMetric::samples_per_s: return p.samples_per_s;
-        case MeasuredMetric::peak_memory_gib: return p.memory.per_gpu_gib;
+    case MeasuredMetric::iteration_time_s: return p.iteration_time_s;
+    case MeasuredMetric::tokens_per_s: return p.tokens_per_s;
+    case MeasuredMetric::tokens_per_s_per_gpu: return p.tokens_per_s_per_gpu;
+    case MeasuredMetric::samples_per_s: return p.samples_per_s;
+    case MeasuredMetric::peak_memory_gib: return p.memory.per_gpu_gib;
     }
     return 0;
 }
@@ -80,16 +78,16 @@ double iteration_time_from(MeasuredMetric metric, double value, const Config& c)
     const double samples = static_cast<double>(c.training.global_batch);
     const double tokens = samples * static_cast<double>(c.training.seq_len);
     switch (metric) {
-        case MeasuredMetric::iteration_time_s: return value;
-        case MeasuredMetric::tokens_per_s: return tokens / value;
-        case MeasuredMetric::tokens_per_s_per_gpu: return tokens / (value * static_cast<double>(c.num_gpus));
-        case MeasuredMetric::samples_per_s: return samples / value;
-        case MeasuredMetric::peak_memory_gib: return 0;  // not a time (memory cases never pair)
+    case MeasuredMetric::iteration_time_s: return value;
+    case MeasuredMetric::tokens_per_s: return tokens / value;
+    case MeasuredMetric::tokens_per_s_per_gpu: return tokens / (value * static_cast<double>(c.num_gpus));
+    case MeasuredMetric::samples_per_s: return samples / value;
+    case MeasuredMetric::peak_memory_gib: return 0;  // not a time (memory cases never pair)
     }
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 std::string_view measured_metric_name(MeasuredMetric metric) {
     for (const auto& entry : kMetricNames) {
@@ -115,9 +113,7 @@ double predicted_metric(MeasuredMetric metric, const Prediction& prediction) { r
 
 bool is_memory_case(const ValidationCase& c) { return c.metric == MeasuredMetric::peak_memory_gib; }
 
-double measured_iteration_time_s(const ValidationCase& c) {
-    return iteration_time_from(c.metric, c.measured, c.config);
-}
+double measured_iteration_time_s(const ValidationCase& c) { return iteration_time_from(c.metric, c.measured, c.config); }
 
 std::string ValidationIssue::to_string() const {
     std::string out = file;
@@ -140,12 +136,11 @@ namespace {
 std::vector<size_t> case_offsets(std::string_view json) {
     std::vector<size_t> offsets;
     int depth = 0;
-    std::string_view last_key;    // last string seen directly inside the root object
+    std::string_view last_key;  // last string seen directly inside the root object
     bool in_cases = false, done = false, expect_element = false;
     for (size_t i = 0; i < json.size() && !done; ++i) {
         const char c = json[i];
-        const bool element_start = in_cases && depth == 2 && expect_element &&
-                                   c != ' ' && c != '\n' && c != '\r' && c != '\t' && c != ']';
+        const bool element_start = in_cases && depth == 2 && expect_element && c != ' ' && c != '\n' && c != '\r' && c != '\t' && c != ']';
         if (element_start) {
             offsets.push_back(i);
             expect_element = false;
@@ -188,9 +183,7 @@ std::string config_without_precision(simdjson::dom::object config) {
 // One element of "cases": fills `out` or returns the reason it cannot be used.
 std::optional<Error> read_case(simdjson::dom::element element, ValidationCase& out) {
     simdjson::dom::object object;
-    if (element.get_object().get(object) != simdjson::SUCCESS) {
-        return Error{"", "expected an object, got " + json_type_phrase(element)};
-    }
+    if (element.get_object().get(object) != simdjson::SUCCESS) { return Error{"", "expected an object, got " + json_type_phrase(element)}; }
     ObjectReader reader(object, "");
     reader.require("id");
     reader.read("id", out.id);
@@ -214,9 +207,7 @@ std::optional<Error> read_case(simdjson::dom::element element, ValidationCase& o
     if (auto error = reader.finish()) return error;
     const std::string config_json = simdjson::minify(*config);
     auto loaded = load_config(config_json);
-    if (!loaded) {
-        return Error{join_key("config", loaded.error().key), loaded.error().message};
-    }
+    if (!loaded) { return Error{join_key("config", loaded.error().key), loaded.error().message}; }
     out.config = std::move(loaded).value();
     // Pairs come from one source table (the id without its row number: "PT-BERT-hist-013" ->
     // "PT-BERT-hist"), so runs of different README versions or commits never pair.
@@ -225,13 +216,11 @@ std::optional<Error> read_case(simdjson::dom::element element, ValidationCase& o
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 void parse_validation_file(std::string_view file, std::string_view json, ValidationSuite& suite) {
     const std::string file_name(file);
-    auto file_issue = [&](std::string message) {
-        suite.issues.push_back(ValidationIssue{file_name, 0, -1, "", std::move(message)});
-    };
+    auto file_issue = [&](std::string message) { suite.issues.push_back(ValidationIssue{file_name, 0, -1, "", std::move(message)}); };
     simdjson::dom::parser parser;
     auto document = parse_json_document(parser, json);
     if (!document) return file_issue(document.error().to_string());
@@ -255,7 +244,8 @@ void parse_validation_file(std::string_view file, std::string_view json, Validat
     }
     std::string stem = file_name;
     if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
-    if (!header.failed() && version != 1) header.fail("schema_version", "unknown source format version " + std::to_string(version) + " (expected 1)");
+    if (!header.failed() && version != 1)
+        header.fail("schema_version", "unknown source format version " + std::to_string(version) + " (expected 1)");
     if (!header.failed() && name != stem) header.fail("name", "'" + name + "' differs from the file stem '" + stem + "'");
     if (!header.failed() && set != "public" && set != "public-2" && set != "vtrain" && set != "unrepresentable")
         header.fail("set", "unknown set '" + set + "'; expected public, public-2, vtrain or unrepresentable");
@@ -346,7 +336,7 @@ private:
     std::map<std::pair<std::string, std::string>, GroupError> groups_;
 };
 
-} // namespace
+}  // namespace
 
 ValidationReport run_validation(const ValidationSuite& suite, const ValidationOptions& options) {
     ValidationReport report;
@@ -355,8 +345,7 @@ ValidationReport run_validation(const ValidationSuite& suite, const ValidationOp
     std::vector<bool> selected(suite.cases.size(), false);
     for (size_t i = 0; i < suite.cases.size(); ++i) {
         const ValidationCase& c = suite.cases[i];
-        if (!options.source_prefix.empty() && !starts_with(c.id, options.source_prefix) &&
-            !starts_with(c.file, options.source_prefix)) {
+        if (!options.source_prefix.empty() && !starts_with(c.id, options.source_prefix) && !starts_with(c.file, options.source_prefix)) {
             continue;
         }
         Config config = c.config;
@@ -399,15 +388,13 @@ ValidationReport run_validation(const ValidationSuite& suite, const ValidationOp
                 pair.wide = wide;
                 pair.narrow = narrow;
                 // Speed-up = iteration time of the wider precision / that of the narrower one.
-                pair.measured_speedup = measured_iteration_time_s(suite.cases[wide]) /
-                                        measured_iteration_time_s(suite.cases[narrow]);
+                pair.measured_speedup = measured_iteration_time_s(suite.cases[wide]) / measured_iteration_time_s(suite.cases[narrow]);
                 pair.predicted_speedup = predicted_time[wide] / predicted_time[narrow];
                 const double signed_error = (pair.predicted_speedup - pair.measured_speedup) / pair.measured_speedup;
                 pair.ape = std::fabs(signed_error);
                 report.pairs.push_back(pair);
                 in_pair[wide] = in_pair[narrow] = true;
-                const std::string kind_name = suite.cases[wide].config.precision.name + "->" +
-                                              suite.cases[narrow].config.precision.name;
+                const std::string kind_name = suite.cases[wide].config.precision.name + "->" + suite.cases[narrow].config.precision.name;
                 groups.add("pairs", "all", signed_error);
                 groups.add("pairs", kind_name, signed_error);
             }
@@ -481,4 +468,4 @@ std::string validation_report_json(const ValidationSuite& suite, const Validatio
     return out.take();
 }
 
-} // namespace trainclock
+}  // namespace trainclock

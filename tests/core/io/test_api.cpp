@@ -9,7 +9,7 @@ using namespace trainclock;
 namespace {
 bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 const char* const kConfig = R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "parallel": {"pp": 2}})";
-} // namespace
+}  // namespace
 
 TEST_CASE("predict_json returns the result with config and timeline") {
     const std::string json = predict_json(kConfig);
@@ -23,8 +23,9 @@ TEST_CASE("predict_json returns the result with config and timeline") {
 }
 
 TEST_CASE("API errors are {error: {key, message}}") {
-    CHECK(predict_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb", "precision": "fp8-mixed"})") ==
-          R"json({"error":{"key":"precision","message":"gpu a100-sxm4-80gb has no fp8 tensor cores (precision fp8-mixed needs fp8)"}})json");
+    CHECK(
+        predict_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb", "precision": "fp8-mixed"})") ==
+        R"json({"error":{"key":"precision","message":"gpu a100-sxm4-80gb has no fp8 tensor cores (precision fp8-mixed needs fp8)"}})json");
     CHECK(has(predict_json(""), R"({"error":{"key":"","message":"empty input)"));
     CHECK(has(compare_json("{"), R"("error")"));
     CHECK(has(encode_link(R"({"model": "gpt2"})"), R"({"error":{"key":"gpu")"));
@@ -77,7 +78,8 @@ TEST_CASE("import_hf_json returns the model object and the warnings") {
 }
 
 TEST_CASE("search_json and validate_json") {
-    const std::string search = search_json(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8})", R"({"top": 3, "pin": ["tp"]})");
+    const std::string search =
+        search_json(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8})", R"({"top": 3, "pin": ["tp"]})");
     CHECK(search.rfind(R"({"schema":"trainclock/search/v1")", 0) == 0);
     CHECK(has(search, R"("rank":3)"));
     CHECK_FALSE(has(search, R"("rank":4)"));

@@ -71,7 +71,7 @@ const Published kPublishedNewKeys[] = {
     {"gpt-oss-20b", 20.91e9, 0, "gpt-oss model card (arXiv 2508.10925) table 1: 20.91 B total"},
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("Hugging Face configs import within 1 % of the published parameter counts") {
     for (const Published& p : kPublished) {
@@ -300,7 +300,7 @@ bool warned(const Imported& imported, const std::string& text) {
     return false;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("Megatron: the Llama 3 8B FP8 recipe imports whole and predicts") {
     auto imported = import_megatron(split_command_line(launch_file("megatron-llama3-8b-h100-fp8.txt")), R"({"gpu": "h100-sxm"})");
@@ -364,7 +364,8 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     REQUIRE(imported.ok());
     const std::string& json = imported.value().json;
     CHECK(has(json, R"("moe": {"experts": 256, "top_k": 8, "expert_ffn_hidden": 2048, "shared_experts": 1, "dense_layers": 3})"));
-    CHECK(has(json, R"("mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})"));
+    CHECK(has(json,
+              R"("mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})"));
     CHECK(has(json, R"("mtp_layers": 1)"));
     CHECK(has(json, R"("ffn_hidden": 18432)"));  // the 3 leading dense layers keep it
     CHECK(has(json, R"("first_stage_layers": 4, "last_stage_layers": 1)"));
@@ -451,8 +452,8 @@ TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
     const Config& c = config.value();
     CHECK(c.model.name == "llama3.1-70b");  // [model] llama3 / 70B
     CHECK(c.parallel.tp == 8);
-    CHECK(c.parallel.dp == 8);      // data_parallel_shard_degree -1: 64 / 8
-    CHECK(c.parallel.zero == 3);    // FSDP2
+    CHECK(c.parallel.dp == 8);    // data_parallel_shard_degree -1: 64 / 8
+    CHECK(c.parallel.zero == 3);  // FSDP2
     CHECK(c.training.micro_batch == 8);
     CHECK(c.training.global_batch == 64);  // local_batch_size x dp
     CHECK(c.training.recompute == Recompute::full);
@@ -529,17 +530,23 @@ TEST_CASE("importers answer every truncated or corrupted input with a value or a
         for (size_t cut = 0; cut < text.size(); cut += 23) {
             const std::string_view part = text.substr(0, cut);
             const std::string_view name = file;
-            if (name.find("megatron") == 0 || name.find("nemo") == 0) check(import_megatron(split_command_line(part), R"({"model": "gpt2"})"));
-            else if (name.find("torchtitan") == 0) check(import_torchtitan(part, R"({"num_gpus": 64})"));
-            else check(import_deepspeed(part));
+            if (name.find("megatron") == 0 || name.find("nemo") == 0)
+                check(import_megatron(split_command_line(part), R"({"model": "gpt2"})"));
+            else if (name.find("torchtitan") == 0)
+                check(import_torchtitan(part, R"({"num_gpus": 64})"));
+            else
+                check(import_deepspeed(part));
         }
     }
     CHECK(calls > 1000);
     // Values at the edges of what the readers accept.
-    check(import_hf_config(R"({"model_type": "llama", "hidden_size": 1e300, "num_hidden_layers": -1, "num_attention_heads": 0, "vocab_size": 1})"));
+    check(import_hf_config(
+        R"({"model_type": "llama", "hidden_size": 1e300, "num_hidden_layers": -1, "num_attention_heads": 0, "vocab_size": 1})"));
     check(import_hf_config(R"({"model_type": "gpt_oss", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 1, "vocab_size": 8,
                                "layer_types": ["sliding_attention", 3]})"));
-    check(import_megatron(split_command_line("--num-layers 0 --hidden-size 64 --num-attention-heads 2 --vocab-size 8 --make-vocab-size-divisible-by 0")));
-    check(import_torchtitan("[parallelism]\ndata_parallel_shard_degree = 0\ntensor_parallel_degree = 0\n", R"({"model": "gpt2", "num_gpus": 8})"));
+    check(import_megatron(
+        split_command_line("--num-layers 0 --hidden-size 64 --num-attention-heads 2 --vocab-size 8 --make-vocab-size-divisible-by 0")));
+    check(import_torchtitan("[parallelism]\ndata_parallel_shard_degree = 0\ntensor_parallel_degree = 0\n",
+                            R"({"model": "gpt2", "num_gpus": 8})"));
     check(import_deepspeed(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 0, "gradient_accumulation_steps": 0})"));
 }

@@ -23,12 +23,11 @@ Error decode_error(const std::string& fragment) {
     return config.error();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("base64url matches the RFC 4648 test vectors (unpadded)") {
-    const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg"},         {"fo", "Zm8"},
-                                                           {"foo", "Zm9v"}, {"foob", "Zm9vYg"}, {"fooba", "Zm9vYmE"},
-                                                           {"foobar", "Zm9vYmFy"}};
+    const std::pair<const char*, const char*> vectors[] = {{"", ""},           {"f", "Zg"},          {"fo", "Zm8"},         {"foo", "Zm9v"},
+                                                           {"foob", "Zm9vYg"}, {"fooba", "Zm9vYmE"}, {"foobar", "Zm9vYmFy"}};
     for (const auto& [plain, encoded] : vectors) {
         CHECK(base64url_encode(plain) == encoded);
         const auto decoded = base64url_decode(encoded);
@@ -122,7 +121,7 @@ TEST_CASE("decode rejects future versions, unknown and garbled fields, naming th
     CHECK(decode_error("v=1&m=~WzEsMl0&g=h100-sxm").key == "m");  // base64url of [1,2]: not an object
     CHECK(decode_error("v=1&m=gpt2&g=h100-sxm&tp").key == "tp");
     CHECK(decode_error("v=1&m=gpt2&m=gpt2-xl&g=h100-sxm").key == "m");
-    CHECK(decode_error("v=1&m=gpt2&g=h100").key == "gpu");              // unknown preset: config key
+    CHECK(decode_error("v=1&m=gpt2&g=h100").key == "gpu");                   // unknown preset: config key
     CHECK(decode_error("v=1&m=gpt2&g=h100-sxm&tp=5").key == "parallel.tp");  // rule: config key
 }
 

@@ -44,17 +44,51 @@ size_t count(const std::string& text, const std::string& needle) {
     return n;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("result JSON has exactly the DESIGN.md 3 keys") {
     const std::string json = prediction_to_json(sample_prediction());
     CHECK(json.find("\"schema\": \"trainclock/result/v1\"") != std::string::npos);
-    for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "samples_per_s",
-                            "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "mfu_precision_peak", "steps", "total_time_s", "gpu_hours",
-                            "cost_usd", "energy_kwh", "params_total", "params_active", "memory", "breakdown_s", "warnings", "per_gpu_gib", "capacity_gib",
-                            "fits", "weights_gib", "grads_gib", "master_gib", "optimizer_gib", "activations_gib",
-                            "other_gib", "host_gib", "gemm", "attention", "elementwise", "precision_overhead", "optimizer", "tp_comm",
-                            "pp_comm", "dp_comm", "cp_comm", "ep_comm", "pipeline_bubble", "overhead"}) {
+    for (const char* key : {"iteration_time_s",
+                            "tokens_per_s",
+                            "tokens_per_s_per_gpu",
+                            "samples_per_s",
+                            "model_tflops_per_gpu",
+                            "hardware_tflops_per_gpu",
+                            "mfu",
+                            "mfu_precision_peak",
+                            "steps",
+                            "total_time_s",
+                            "gpu_hours",
+                            "cost_usd",
+                            "energy_kwh",
+                            "params_total",
+                            "params_active",
+                            "memory",
+                            "breakdown_s",
+                            "warnings",
+                            "per_gpu_gib",
+                            "capacity_gib",
+                            "fits",
+                            "weights_gib",
+                            "grads_gib",
+                            "master_gib",
+                            "optimizer_gib",
+                            "activations_gib",
+                            "other_gib",
+                            "host_gib",
+                            "gemm",
+                            "attention",
+                            "elementwise",
+                            "precision_overhead",
+                            "optimizer",
+                            "tp_comm",
+                            "pp_comm",
+                            "dp_comm",
+                            "cp_comm",
+                            "ep_comm",
+                            "pipeline_bubble",
+                            "overhead"}) {
         INFO(key);
         CHECK(count(json, std::string("\"") + key + "\":") == 1);
     }
@@ -65,8 +99,8 @@ TEST_CASE("result JSON has exactly the DESIGN.md 3 keys") {
         CHECK(count(json, std::string("\"") + key + "\":") == 1);
     }
     CHECK(count(json, "\":") == 1 + 15 + 1 + 10 + 1 + 12 + 1 + 2 + 1 + 11);  // memory: 9 numbers + fits
-    CHECK(json.find("\"config\"") == std::string::npos);    // only when a config is given
-    CHECK(json.find("\"timeline\"") == std::string::npos);  // only when non-empty
+    CHECK(json.find("\"config\"") == std::string::npos);                     // only when a config is given
+    CHECK(json.find("\"timeline\"") == std::string::npos);                   // only when non-empty
     CHECK(json.find("\"iteration_time_s\": 9.5,") != std::string::npos);
     CHECK(json.find("\"steps\": 1788139,") != std::string::npos);
     CHECK(json.find("\"fits\": true") != std::string::npos);
@@ -149,8 +183,7 @@ TEST_CASE("JSON numbers read back as the same double, in at most 17 digits, shor
         CHECK(std::strtod(json_number(-value).c_str(), nullptr) == -value);
     }
     // Decimals of up to 15 significant digits come back as written (DBL_DIG, C11 5.2.4.2.2).
-    for (const char* text : {"0.869", "1979", "2.5", "0.000123", "123456.789", "3.14159265358979", "6.02214076e+23",
-                             "1e-300", "4.5e-8"}) {
+    for (const char* text : {"0.869", "1979", "2.5", "0.000123", "123456.789", "3.14159265358979", "6.02214076e+23", "1e-300", "4.5e-8"}) {
         INFO(text);
         CHECK(std::strtod(json_number(std::strtod(text, nullptr)).c_str(), nullptr) == std::strtod(text, nullptr));
         int exponent = 0;

@@ -12,7 +12,7 @@ namespace {
 bool contains(const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("every embedded preset parses") {
     for (const auto& name : preset_names(PresetKind::model)) {
@@ -47,30 +47,59 @@ TEST_CASE("every embedded preset parses") {
 
 TEST_CASE("the preset ids of the product brief exist") {
     const auto models = preset_names(PresetKind::model);
-    for (const char* id : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b",
-                           "gpt3-13b", "gpt3-175b", "bert-base", "bert-large", "t5-base", "t5-large", "t5-3b", "t5-11b",
-                           "bart-large", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-8b",
-                           "llama3.1-70b", "llama3.1-405b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b",
-                           "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b", "qwen3-8b", "qwen3-32b", "nemotron4-15b",
-                           "nemotron4-340b", "mpt-1b", "mpt-3b", "mpt-7b", "mpt-30b", "mpt-70b", "bloom-176b", "opt-175b",
-                           "falcon-40b"}) {
+    for (const char* id :
+         {"gpt2",       "gpt2-medium",   "gpt2-large",     "gpt2-xl",    "gpt3-1.3b",   "gpt3-2.7b",   "gpt3-6.7b",    "gpt3-13b",
+          "gpt3-175b",  "bert-base",     "bert-large",     "t5-base",    "t5-large",    "t5-3b",       "t5-11b",       "bart-large",
+          "llama2-7b",  "llama2-13b",    "llama2-70b",     "llama3-8b",  "llama3-70b",  "llama3.1-8b", "llama3.1-70b", "llama3.1-405b",
+          "mistral-7b", "mixtral-8x7b",  "mixtral-8x22b",  "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b",  "qwen3-8b",
+          "qwen3-32b",  "nemotron4-15b", "nemotron4-340b", "mpt-1b",     "mpt-3b",      "mpt-7b",      "mpt-30b",      "mpt-70b",
+          "bloom-176b", "opt-175b",      "falcon-40b"}) {
         CHECK(contains(models, id));
     }
     const auto gpus = preset_names(PresetKind::gpu);
-    for (const char* id : {"v100-sxm2-16gb", "v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb",
-                           "a100-pcie-80gb", "a10", "a40", "l4", "l40s", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm",
-                           "h800-sxm", "h20", "b100", "b200", "gb200", "b300", "gb300", "rtx-3090", "rtx-4090", "rtx-5090", "mi250x",
-                           "mi300x", "mi325x", "mi355x", "gaudi2", "gaudi3", "tpu-v4", "tpu-v5e", "tpu-v5p"}) {
+    for (const char* id : {"v100-sxm2-16gb",
+                           "v100-sxm2-32gb",
+                           "a100-sxm4-40gb",
+                           "a100-sxm4-80gb",
+                           "a100-pcie-40gb",
+                           "a100-pcie-80gb",
+                           "a10",
+                           "a40",
+                           "l4",
+                           "l40s",
+                           "h100-sxm",
+                           "h100-pcie",
+                           "h100-nvl",
+                           "h200-sxm",
+                           "h800-sxm",
+                           "h20",
+                           "b100",
+                           "b200",
+                           "gb200",
+                           "b300",
+                           "gb300",
+                           "rtx-3090",
+                           "rtx-4090",
+                           "rtx-5090",
+                           "mi250x",
+                           "mi300x",
+                           "mi325x",
+                           "mi355x",
+                           "gaudi2",
+                           "gaudi3",
+                           "tpu-v4",
+                           "tpu-v5e",
+                           "tpu-v5p"}) {
         CHECK(contains(gpus, id));
     }
     const auto nodes = preset_names(PresetKind::node);
-    for (const char* id : {"dgx-1-v100", "dgx-2", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72",
-                           "dgx-b300", "gb300-nvl72", "mi300x-8", "pcie-8"}) {
+    for (const char* id : {"dgx-1-v100", "dgx-2", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "dgx-b300", "gb300-nvl72",
+                           "mi300x-8", "pcie-8"}) {
         CHECK(contains(nodes, id));
     }
     const auto precisions = preset_names(PresetKind::precision);
-    for (const char* id : {"fp32", "tf32", "fp16-amp", "bf16-amp", "fp16-mixed", "bf16-mixed", "fp16", "bf16",
-                           "fp8-mixed", "mxfp8-mixed", "nvfp4-mixed"}) {
+    for (const char* id :
+         {"fp32", "tf32", "fp16-amp", "bf16-amp", "fp16-mixed", "bf16-mixed", "fp16", "bf16", "fp8-mixed", "mxfp8-mixed", "nvfp4-mixed"}) {
         CHECK(contains(precisions, id));
     }
 }
@@ -119,8 +148,8 @@ TEST_CASE("unknown preset names fail with a did-you-mean naming the kind") {
 
 TEST_CASE("did_you_mean picks the closest names by edit distance") {
     const std::vector<std::string> names = {"h100-nvl", "h100-pcie", "h100-sxm", "b100", "a100-sxm4-80gb"};
-    CHECK(did_you_mean("h100-sxn", names) == "h100-sxm");  // one substitution
-    CHECK(did_you_mean("H100-SXM", names) == "h100-sxm");  // case-insensitive
+    CHECK(did_you_mean("h100-sxn", names) == "h100-sxm");                     // one substitution
+    CHECK(did_you_mean("H100-SXM", names) == "h100-sxm");                     // case-insensitive
     CHECK(did_you_mean("h100", names) == "h100-nvl, h100-pcie or h100-sxm");  // contained: all listed
     CHECK(did_you_mean("completely-different", names).empty());
     CHECK(did_you_mean("", names).empty());

@@ -24,8 +24,7 @@ std::string members(const std::vector<std::pair<std::string, std::string>>& base
     return out.empty() && extra.rfind(", ", 0) == 0 ? extra.substr(2) : out + extra;
 }
 
-std::string config_with(const std::string& extra_parallel = "", const std::string& extra_top = "",
-                        const std::string& extra_training = "") {
+std::string config_with(const std::string& extra_parallel = "", const std::string& extra_top = "", const std::string& extra_training = "") {
     return "{" +
            members({{"schema", "\"trainclock/config/v1\""}, {"model", "\"llama3-70b\""}, {"gpu", "\"h100-sxm\""}, {"num_gpus", "1024"}},
                    extra_top) +
@@ -41,7 +40,7 @@ Error load_error(const std::string& json) {
     return result.error();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a config with presets by name loads and derives dp, node and precision") {
     const auto result = load_config(config_with());
@@ -169,13 +168,14 @@ TEST_CASE("values out of range name the key") {
 
 TEST_CASE("a GPU's peaks and measured fractions are physical: no infinite step, no efficiency above 1") {
     // A denormal peak made every bf16 GEMM take forever: iteration_time_s was inf (JSON null), MFU 0.
-    CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "peak_tflops": {"bf16": 1e-320}}})").key ==
-          "gpu.peak_tflops.bf16");
+    CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "peak_tflops": {"bf16": 1e-320}}})").key == "gpu.peak_tflops.bf16");
     CHECK(load_config(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "peak_tflops": {"fp8": 0}}})").ok());
     CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "measured":
-        {"gemm_efficiency": {"bf16": 5}, "memory_efficiency": 0.9, "source": "x"}}})").key == "gpu.measured.gemm_efficiency.bf16");
+        {"gemm_efficiency": {"bf16": 5}, "memory_efficiency": 0.9, "source": "x"}}})")
+              .key == "gpu.measured.gemm_efficiency.bf16");
     CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "measured":
-        {"gemm_efficiency": {"bf16": 0.8}, "memory_efficiency": -1, "source": "x"}}})").key == "gpu.measured.memory_efficiency");
+        {"gemm_efficiency": {"bf16": 0.8}, "memory_efficiency": -1, "source": "x"}}})")
+              .key == "gpu.measured.memory_efficiency");
 }
 
 TEST_CASE("a node's per-group bandwidths have the bounds of intra_bw_gbps") {
@@ -183,9 +183,12 @@ TEST_CASE("a node's per-group bandwidths have the bounds of intra_bw_gbps") {
     for (const char* bw : {"0", "-1", "1e-320", "1e308"}) {
         INFO(bw);
         CHECK(load_error(std::string(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100",
-            "intra_group_bw_gbps": {"2": )") + bw + "}}}").key == "node.intra_group_bw_gbps.2");
+            "intra_group_bw_gbps": {"2": )") +
+                         bw + "}}}")
+                  .key == "node.intra_group_bw_gbps.2");
     }
-    CHECK(load_config(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100", "intra_group_bw_gbps": {"2": 30}}})").ok());
+    CHECK(load_config(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100", "intra_group_bw_gbps": {"2": 30}}})")
+              .ok());
 }
 
 TEST_CASE("tensor parallelism must split heads, KV heads and MLP columns") {
@@ -218,14 +221,18 @@ TEST_CASE("the parallel layout must multiply to num_gpus") {
 TEST_CASE("NVL72 jobs are allocated in 4-GPU compute trays, not whole 72-GPU racks") {
     for (const int gpus : {4, 64, 128, 256, 512}) {
         INFO(gpus);
-        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb200", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}").ok());
-        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb300", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}").ok());
+        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb200", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}")
+                  .ok());
+        CHECK(load_config(R"({"model": "llama3-70b", "gpu": "gb300", "parallel": {"tp": 4}, "num_gpus": )" + std::to_string(gpus) + "}")
+                  .ok());
     }
     const Error partial = load_error(R"({"model": "llama3-70b", "gpu": "gb200", "num_gpus": 130})");
     CHECK(partial.key == "num_gpus");
     CHECK(partial.message.find("gpus_per_host") != std::string::npos);
-    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 3}})").key == "node.gpus_per_host");
-    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 16}})").key == "node.gpus_per_host");
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 3}})").key ==
+          "node.gpus_per_host");
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_host": 16}})").key ==
+          "node.gpus_per_host");
 }
 
 TEST_CASE("pipeline rules: stages, virtual stages and schedules") {
@@ -235,8 +242,8 @@ TEST_CASE("pipeline rules: stages, virtual stages and schedules") {
     CHECK(load_error(config_with(R"(, "virtual_stages": 3, "schedule": "interleaved")")).key == "parallel.virtual_stages");
     CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "parallel": {"schedule": "interleaved"}})").key == "parallel.schedule");
     // Interleaved needs micro-batches % pp == 0: 1024 / (1 * 32) = 32 is fine, 1032 / 32 is not integral.
-    const Error micro = load_error(config_with(R"(, "virtual_stages": 2, "schedule": "interleaved")", "",
-                                               R"(, "global_batch": 96, "micro_batch": 1)"));
+    const Error micro =
+        load_error(config_with(R"(, "virtual_stages": 2, "schedule": "interleaved")", "", R"(, "global_batch": 96, "micro_batch": 1)"));
     CHECK(micro.key == "training.global_batch");
 }
 
@@ -269,9 +276,11 @@ TEST_CASE("uneven pipeline stages: the four split keys parse, validate, round-tr
 TEST_CASE("the pipeline simulation is bounded: micro-batches x chunks <= 2^18") {
     // gpt2 on 8 GPUs, pp 8, dp 1: 2^15 micro-batches x 8 stages = 2^18 slots is the most allowed.
     CHECK(load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"pp": 8},
-                          "training": {"global_batch": 32768}})").ok());
+                          "training": {"global_batch": 32768}})")
+              .ok());
     CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"pp": 8},
-                         "training": {"global_batch": 32770}})").key == "training.global_batch");
+                         "training": {"global_batch": 32770}})")
+              .key == "training.global_batch");
 }
 
 TEST_CASE("batch rules: micro_batch * dp divides global_batch") {
@@ -302,7 +311,8 @@ TEST_CASE("precisions the GPU cannot run are rejected") {
     CHECK(load_error(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "precision": "bf16-mixed"})").key == "precision");
     CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "precision": "nvfp4-mixed"})").key == "precision");
     CHECK(load_config(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"tp": 8},
-                          "precision": "fp8-mixed"})").ok());
+                          "precision": "fp8-mixed"})")
+              .ok());
     CHECK(load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "precision": {"preset": "bf16-mixed", "grads": "tf32"}})").key ==
           "precision.grads");
 }
@@ -327,7 +337,8 @@ TEST_CASE("the attention kernel: flash2 by default, flash3 only on GPUs with Hop
 TEST_CASE("config_to_json round-trips every model preset") {
     for (const auto& name : preset_names(PresetKind::model)) {
         INFO(name);
-        const std::string json = R"({"model": ")" + name + R"(", "gpu": "h100-sxm", "training": {"tokens": 1e9, "price_per_gpu_hour": 2.25}})";
+        const std::string json =
+            R"({"model": ")" + name + R"(", "gpu": "h100-sxm", "training": {"tokens": 1e9, "price_per_gpu_hour": 2.25}})";
         const auto first = load_config(json);
         REQUIRE(first.ok());
         const std::string canonical = config_to_json(first.value());
@@ -397,7 +408,8 @@ TEST_CASE("a key repeated in one object is an error naming it, at every level (i
         {R"({"model": {"preset": "gpt2", "moe": {"experts": 8, "experts": 4}}, "gpu": "h100-sxm"})", "model.moe.experts"},
         {R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "measured": {"memory_efficiency": 0.8, "memory_efficiency": 0.9}}})",
          "gpu.measured.memory_efficiency"},
-        {R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_node": 8, "gpus_per_node": 4}})", "node.gpus_per_node"},
+        {R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "gpus_per_node": 8, "gpus_per_node": 4}})",
+         "node.gpus_per_node"},
         {R"({"model": "gpt2", "gpu": "h100-sxm", "precision": {"preset": "fp16-mixed", "loss_scaling": "none", "loss_scaling": "dynamic"}})",
          "precision.loss_scaling"},
         {R"({"model": "gpt2", "gpu": "h100-sxm", "calibration": {"gemm_efficiency": {"bf16": 0.7, "bf16": 0.8}}})",
@@ -415,7 +427,8 @@ TEST_CASE("a key repeated in one object is an error naming it, at every level (i
 }
 
 TEST_CASE("a UTF-8 byte order mark is skipped; a number JSON cannot hold is named as such (issue 12)") {
-    const auto with_bom = parse_config("\xEF\xBB\xBF" R"({"model": "gpt2", "gpu": "h100-sxm"})");
+    const auto with_bom = parse_config("\xEF\xBB\xBF"
+                                       R"({"model": "gpt2", "gpu": "h100-sxm"})");
     REQUIRE(with_bom.ok());
     CHECK(with_bom.value().model.name == "gpt2");
     CHECK(parse_config("\xEF\xBB\xBF").error().message.rfind("empty input", 0) == 0);
@@ -449,8 +462,10 @@ TEST_CASE("model features (MLA, local attention, MoE every/capacity/imbalance, M
 
     auto key_of = [](const std::string& model) { return load_error(R"({"model": )" + model + R"(, "gpu": "h100-sxm"})").key; };
     CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"q_lora_rank": 8}})") == "model.mla.kv_lora_rank");
-    CHECK(key_of(R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}})") ==
-          "model.kv_heads");  // GQA with MLA
+    CHECK(
+        key_of(
+            R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}})") ==
+        "model.kv_heads");  // GQA with MLA
     CHECK(key_of(R"({"preset": "deepseek-v3", "mla": {"v_head_dim": 0}})") == "model.mla.v_head_dim");
     CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"window": 0}})") == "model.local_attention.window");
     CHECK(key_of(R"({"preset": "mistral-7b", "local_attention": {"kind": "none"}})") == "model.local_attention.kind");

@@ -27,11 +27,11 @@ std::string layout(const std::string& gpu, const std::string& framework_json) {
            R"( "training": {"seq_len": 4096, "global_batch": 64}})";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the framework presets are exactly the nine stacks of issue 9, each loading with a source per value") {
-    const std::vector<std::string> expected = {"deepspeed", "hf-transformers", "jax", "llm-foundry", "megatron-core",
-                                               "megatron-lm", "pytorch", "tensorflow", "torchtitan"};
+    const std::vector<std::string> expected = {"deepspeed",   "hf-transformers", "jax",        "llm-foundry", "megatron-core",
+                                               "megatron-lm", "pytorch",         "tensorflow", "torchtitan"};
     CHECK(preset_names(PresetKind::framework) == expected);
     for (const std::string& name : expected) {
         auto preset = framework_preset(name);
@@ -76,8 +76,8 @@ TEST_CASE("framework defaults apply per GPU generation, below every explicit key
     const Config ampere = load(layout("a100-sxm4-80gb", R"("megatron-core")"));
     CHECK(ampere.training.attention_kernel == AttentionKernel::flash2);
     const Config titan = load(layout("h100-sxm", R"("torchtitan")"));
-    CHECK(titan.training.attention_kernel == AttentionKernel::flash2);   // SDPA's FA2 backend
-    CHECK_FALSE(titan.parallel.overlap_tp_comm);                          // async TP is opt-in
+    CHECK(titan.training.attention_kernel == AttentionKernel::flash2);  // SDPA's FA2 backend
+    CHECK_FALSE(titan.parallel.overlap_tp_comm);                        // async TP is opt-in
 
     // Explicit keys win, wherever they appear: in the config, in an inline framework, after or
     // before --framework on a command line.
@@ -166,7 +166,8 @@ TEST_CASE("bad framework input names the key") {
 TEST_CASE("FP8 recipes: precision key, framework default, dtype fit, and their quantisation traffic") {
     auto with = [](const std::string& precision, const std::string& framework = "") {
         return R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "precision": )" + precision +
-               (framework.empty() ? "" : R"(, "framework": ")" + framework + "\"") + R"(, "training": {"seq_len": 4096, "global_batch": 64}})";
+               (framework.empty() ? "" : R"(, "framework": ")" + framework + "\"") +
+               R"(, "training": {"seq_len": 4096, "global_batch": 64}})";
     };
     // Unset: the dtype's own (fp8: TE's delayed); the framework's when given; the key wins.
     CHECK(effective_fp8_recipe(load(with(R"("fp8-mixed")"))) == Fp8Recipe::delayed);

@@ -13,7 +13,7 @@ GpuSpec preset_gpu(const std::string& name) {
     REQUIRE(spec.ok());
     return spec.value();
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("peak_flops converts the datasheet TFLOP/s to FLOP/s and supports() follows it") {
     GpuSpec gpu;
@@ -62,7 +62,7 @@ TEST_CASE("datasheet anchors: Blackwell Ultra B300 (HGX) and GB300 (NVL72) dense
     CHECK(nvl.value().gpus_per_node == 72);
     CHECK(nvl.value().host_gpus() == 4);
     CHECK(dgx.value().host_gpus() == 8);
-    CHECK(nvl.value().intra_bw_gbps == Approx(1800 / 2));  // NVLink 5: 1.8 TB/s bidirectional per GPU
+    CHECK(nvl.value().intra_bw_gbps == Approx(1800 / 2));   // NVLink 5: 1.8 TB/s bidirectional per GPU
     CHECK(dgx.value().inter_bw_gbps == Approx(800.0 / 8));  // one 800 Gb/s ConnectX-8 per GPU
 }
 

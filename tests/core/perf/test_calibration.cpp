@@ -62,9 +62,9 @@ TEST_CASE("Hopper-native attention kernels (flash3) reach a higher fraction of p
 TEST_CASE("A calibration's section for a GPU preset applies to that GPU only, over the shared keys", "[calibration]") {
     const GpuSpec h100 = fixtures::gpu("h100-sxm"), a100 = fixtures::gpu("a100-sxm4-80gb");
     CalibrationSpec o;
-    o.memory_efficiency = 0.6;                // every GPU
+    o.memory_efficiency = 0.6;  // every GPU
     CalibrationOverrides h100_only;
-    h100_only.memory_efficiency = 0.7;        // wins over the shared key on H100
+    h100_only.memory_efficiency = 0.7;  // wins over the shared key on H100
     h100_only.gemm_efficiency[int(DType::fp8)] = 0.5;
     o.per_gpu.emplace_back("h100-sxm", h100_only);
     const Calibration h = resolve_calibration(h100, o), a = resolve_calibration(a100, o);

@@ -96,20 +96,20 @@ TEST_CASE("A group smaller than an unswitched node only gets the links among its
     CHECK(link_of(2) == Approx(25e9 * 0.8));
     CHECK(link_of(3) == Approx(50e9 * 0.8));  // the smallest listed group that holds it
     CHECK(link_of(4) == Approx(50e9 * 0.8));
-    CHECK(link_of(8) == Approx(150e9 * 0.8)); // the whole node: the per-GPU line rate
-    node.intra_group_bw_gbps.clear();         // switched fabric: every group gets the line rate
+    CHECK(link_of(8) == Approx(150e9 * 0.8));  // the whole node: the per-GPU line rate
+    node.intra_group_bw_gbps.clear();          // switched fabric: every group gets the line rate
     CHECK(link_of(2) == Approx(150e9 * 0.8));
 }
 
 TEST_CASE("NVLink domains: a group stays on NVLink only when every instance fits in one domain", "[communication]") {
     // Ranks fill 72-GPU domains in order; a block of groups spans size x stride ranks.
-    CHECK(group_in_one_domain({8, 1, 512}, 72));    // 72 % 8 == 0: every TP 8 group inside a rack
-    CHECK(group_in_one_domain({16, 1, 64}, 72));    // one block [0, 64): the whole job is in one rack
+    CHECK(group_in_one_domain({8, 1, 512}, 72));         // 72 % 8 == 0: every TP 8 group inside a rack
+    CHECK(group_in_one_domain({16, 1, 64}, 72));         // one block [0, 64): the whole job is in one rack
     CHECK_FALSE(group_in_one_domain({16, 1, 128}, 72));  // block [64, 80) straddles rank 72
     CHECK_FALSE(group_in_one_domain({16, 8, 128}, 72));  // spans 128 ranks > 72
-    CHECK(group_in_one_domain({2, 4, 16}, 8));      // DGX: span 8
-    CHECK_FALSE(group_in_one_domain({3, 2, 24}, 8)); // span 6: block [6, 12) crosses node 0 -> 1
-    CHECK(group_in_one_domain({1, 1000, 4096}, 8)); // a single rank never crosses
+    CHECK(group_in_one_domain({2, 4, 16}, 8));           // DGX: span 8
+    CHECK_FALSE(group_in_one_domain({3, 2, 24}, 8));     // span 6: block [6, 12) crosses node 0 -> 1
+    CHECK(group_in_one_domain({1, 1000, 4096}, 8));      // a single rank never crosses
 }
 
 TEST_CASE("GB200 NVL72 jobs of 64-512 GPUs: which collectives run on NVLink, which on the NICs", "[communication]") {
@@ -127,12 +127,12 @@ TEST_CASE("GB200 NVL72 jobs of 64-512 GPUs: which collectives run on NVLink, whi
     p.dp = 16;  // 128 GPUs: TP 8 groups tile the 72-GPU racks (72 = 9 x 8); the DP group spans both racks
     CHECK_FALSE(inter(p, Group::tp));
     CHECK(inter(p, Group::dp));
-    p.cp = 2;   // TP 8 x CP 2 on 128 GPUs: CP groups are 16-rank blocks, [64, 80) straddles the racks
+    p.cp = 2;  // TP 8 x CP 2 on 128 GPUs: CP groups are 16-rank blocks, [64, 80) straddles the racks
     p.dp = 8;
     CHECK(inter(p, Group::cp));
-    p.dp = 4;   // the same on 64 GPUs fits one rack
+    p.dp = 4;  // the same on 64 GPUs fits one rack
     CHECK_FALSE(inter(p, Group::cp));
-    p.cp = 1;   // 512 GPUs, TP 8 x PP 4 x DP 16: PP members are 128 ranks apart
+    p.cp = 1;  // 512 GPUs, TP 8 x PP 4 x DP 16: PP members are 128 ranks apart
     p.pp = 4;
     p.dp = 16;
     CHECK(group_placement(p, Group::pp).stride == 128);

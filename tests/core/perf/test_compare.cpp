@@ -14,7 +14,7 @@ const PrecisionRow* find_row(const PrecisionComparison& comparison, const std::s
     }
     return nullptr;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("on A100, gpt3-1.3b: all precisions but FP8/FP4, FP32 several times slower than bf16-mixed") {
     const auto config = load_config(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8})");
@@ -33,9 +33,9 @@ TEST_CASE("on A100, gpt3-1.3b: all precisions but FP8/FP4, FP32 several times sl
     CHECK(comparison.rows.front().config.precision.name == "fp32");  // display order starts at fp32
     CHECK(fp32->speedup == 1.0);
     CHECK(bf16->speedup == Approx(fp32->prediction.iteration_time_s / bf16->prediction.iteration_time_s));
-    CHECK(bf16->speedup > 3.0);                                                           // FP32 CUDA cores vs BF16 tensor cores
-    CHECK(tf32->prediction.iteration_time_s < fp32->prediction.iteration_time_s);         // TF32 tensor cores beat FP32
-    CHECK(bf16->prediction.memory.per_gpu_gib < fp32->prediction.memory.per_gpu_gib);     // half activations
+    CHECK(bf16->speedup > 3.0);                                                        // FP32 CUDA cores vs BF16 tensor cores
+    CHECK(tf32->prediction.iteration_time_s < fp32->prediction.iteration_time_s);      // TF32 tensor cores beat FP32
+    CHECK(bf16->prediction.memory.per_gpu_gib < fp32->prediction.memory.per_gpu_gib);  // half activations
 }
 
 TEST_CASE("on H100 the FP8 row exists and rule violations show as row errors") {

@@ -43,7 +43,8 @@ TEST_CASE("Interleaving falls back to 1F1B when M is not a multiple of PP", "[ex
 }
 
 TEST_CASE("Op precision: FP8 attention in bf16, flash only for 16-bit attention and absolute positions", "[execution]") {
-    const std::string body = R"("model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8}, "precision": )";
+    const std::string body =
+        R"("model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8}, "precision": )";
     const Config fp8 = fixtures::config(body + R"("fp8-mixed")");
     const OpPrecision q = op_precision(fp8, fp8.precision);
     CHECK(q.quantized);

@@ -7,9 +7,10 @@ using namespace trainclock;
 
 namespace {
 std::string gpt3_config(const char* parallel, const char* recompute, const char* extra = "") {
-    return R"("model": ")" + std::string("gpt3-175b") + R"(", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": )" +
-           parallel + R"(, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": false, "recompute": ")" +
-           recompute + "\"" + extra + "}";
+    return R"("model": ")" + std::string("gpt3-175b") +
+           R"(", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": )" + parallel +
+           R"(, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": false, "recompute": ")" + recompute +
+           "\"" + extra + "}";
 }
 // memory_per_gpu of a config whose execution runs `shape` (checked).
 MemoryBreakdown memory_of(const Config& c, const PipelineShape& shape) {
@@ -20,7 +21,7 @@ MemoryBreakdown memory_of(const Config& c, const PipelineShape& shape) {
     CHECK(x.shape.chunks == shape.chunks);
     return memory_per_gpu(x);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("Activations per layer match Korthikanti et al. 2022 eqs. for GPT-3 175B", "[memory]") {
     const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
@@ -38,15 +39,18 @@ TEST_CASE("Activations per layer match Korthikanti et al. 2022 eqs. for GPT-3 17
     const Config full = fixtures::config(gpt3_config(R"({"tp": 8, "sequence_parallel": true})", "full"));
     CHECK(activation_bytes_per_layer(make_execution(full), kind) == Approx(2 * s * b * h / t));
     // Flash attention removes the 5 a s / h term, like selective recompute.
-    const Config flash = fixtures::config(R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": {"tp": 8, "sequence_parallel": true}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true, "recompute": "none"})");
+    const Config flash = fixtures::config(
+        R"("model": "gpt3-175b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "fp16-mixed", "parallel": {"tp": 8, "sequence_parallel": true}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true, "recompute": "none"})");
     CHECK(activation_bytes_per_layer(make_execution(flash), kind) == Approx(34 * s * b * h / t));
 }
 
 TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
-    const std::string body = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": )";
+    const std::string body =
+        R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": )";
     const Config half = fixtures::config(body + R"("bf16-mixed")");
     const Config fp32 = fixtures::config(body + R"("fp32")");
-    const Config fp8 = fixtures::config(R"("model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": "fp8-mixed")");
+    const Config fp8 = fixtures::config(
+        R"("model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": "fp8-mixed")");
     const LayerKind kind = layer_kind_at(half.model, 0);
     const double a16 = activation_bytes_per_layer(make_execution(half), kind);
     CHECK(activation_bytes_per_layer(make_execution(fp32), kind) > 1.8 * a16);  // masks stay 1 byte; fp32 also loses flash
@@ -54,7 +58,8 @@ TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
 }
 
 TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memory]") {
-    const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"dp": 8, "zero": )";
+    const std::string base =
+        R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"dp": 8, "zero": )";
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 8, 1};
     const MemoryBreakdown z0 = memory_of(fixtures::config(base + "0}"), sh);
     const MemoryBreakdown z1 = memory_of(fixtures::config(base + "1}"), sh);
@@ -72,9 +77,11 @@ TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memor
 }
 
 TEST_CASE("ZeRO shards over DP x CP: context-parallel ranks hold the same weights", "[memory]") {
-    const std::string base = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"zero": 1, )";
+    const std::string base =
+        R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}, "parallel": {"zero": 1, )";
     const MemoryBreakdown dp8 = memory_of(fixtures::config(base + R"("dp": 8})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 8, 1});
-    const MemoryBreakdown dp4cp2 = memory_of(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
+    const MemoryBreakdown dp4cp2 =
+        memory_of(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
     CHECK(dp4cp2.optimizer_gib == Approx(dp8.optimizer_gib));  // 8 shards either way
     CHECK(dp4cp2.master_gib == Approx(dp8.master_gib));
 }
@@ -89,7 +96,8 @@ TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "
         CHECK(m.weights_gib <= last);
         last = m.weights_gib;
     }
-    const Config one = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
+    const Config one = fixtures::config(
+        R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
     const MemoryBreakdown m = memory_of(one, {PipelineSchedule::one_f_one_b, 1, 8, 1});
     CHECK_FALSE(m.fits);
     CHECK(m.per_gpu_gib > 70e9 * 18 / (1024.0 * 1024 * 1024));
@@ -129,7 +137,7 @@ TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master cop
     CHECK(mem.weights_gib == Approx((base + adapters) * 2 / gib));  // bf16 base + bf16 adapters
     CHECK(mem.grads_gib == Approx(adapters * 4 / gib));             // fp32 gradients of the adapters only
     CHECK(mem.master_gib == Approx(adapters * 4 / gib));
-    CHECK(mem.optimizer_gib == Approx(adapters * 8 / gib));         // Adam m and v in fp32
+    CHECK(mem.optimizer_gib == Approx(adapters * 8 / gib));  // Adam m and v in fp32
     CHECK(mem.fits);
     // Full fine-tuning of the same model needs 2 + 4 + 4 + 8 bytes per weight: 134 GiB, no fit.
     const Config full = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
@@ -161,9 +169,9 @@ TEST_CASE("Frozen leading layers keep no activations, gradients or optimizer sta
     CHECK(f.weights_gib == Approx(a.weights_gib));
     CHECK(a.grads_gib - f.grads_gib == Approx((16 * layer + embedding) * 4 / gib));
     CHECK(a.optimizer_gib - f.optimizer_gib == Approx((16 * layer + embedding) * 8 / gib));
-    CHECK(a.activations_gib - f.activations_gib == Approx(16 * activation_bytes_per_layer(make_execution(all), layer_kind_at(all, 0)) / gib));
+    CHECK(a.activations_gib - f.activations_gib ==
+          Approx(16 * activation_bytes_per_layer(make_execution(all), layer_kind_at(all, 0)) / gib));
 }
-
 
 TEST_CASE("CPU offload moves gradients, master weights and optimizer states (and streamed weights) to host memory", "[memory]") {
     const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
@@ -184,12 +192,14 @@ TEST_CASE("CPU offload moves gradients, master weights and optimizer states (and
 
 TEST_CASE("Memory outside the tensors: CUDA context, one NCCL communicator per group, allocator reserve", "[memory]") {
     // 64 GPUs as tp 8 x pp 2 x dp 4: three communicators (TP, PP, DP) of a dense model.
-    const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},
+    const Config c =
+        fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},
                                          "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1})");
     const MemoryBreakdown m = memory_per_gpu(make_execution(c));
     CHECK(m.other_gib == Approx(0.5 + 3 * 0.25 + 0.10 * (m.activations_gib + m.grads_gib)));
     // One GPU: no communicator at all.
-    const Config one = fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 8})");
+    const Config one =
+        fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 8})");
     const MemoryBreakdown s = memory_per_gpu(make_execution(one));
     CHECK(s.other_gib == Approx(0.5 + 0.10 * (s.activations_gib + s.grads_gib)));
     // "fits" keeps the reserve: tensors alone at 99.9 % of capacity do not fit.

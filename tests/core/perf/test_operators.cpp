@@ -30,16 +30,17 @@ double bytes(const OpList& ops, OpKind kind) {
 }
 
 std::string gpt3(const char* precision, const char* training) {
-    return R"("model": ")" + std::string("gpt3-175b") + R"(", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" +
-           precision + R"(", "training": )" + training;
+    return R"("model": ")" + std::string("gpt3-175b") + R"(", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" + precision +
+           R"(", "training": )" + training;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[operators]") {
     // Narayanan et al. SC'21 sec. 5.1: per layer 24 b s h^2 (GEMMs) + 4 b s^2 h (QK^T and AV);
     // the logit layer 2 b s h V. Materialised attention computes the full s x s matrix.
-    const Config c = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false})"));
+    const Config c =
+        fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false})"));
     const double s = 2048, h = c.model.hidden, V = c.model.vocab, l = c.model.layers;
     const PieceOps layer = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
     CHECK(flops(layer.forward, OpKind::gemm) == Approx(24 * s * h * h));
@@ -51,24 +52,28 @@ TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[opera
 }
 
 TEST_CASE("Backward GEMMs cost 2x forward; recompute adds the forward again", "[operators]") {
-    const Config none = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "none"})"));
+    const Config none = fixtures::config(
+        gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "none"})"));
     const LayerKind kind = layer_kind_at(none.model, 0);
     const PieceOps a = layer_ops(make_execution(none), kind);
     CHECK(flops(a.backward, OpKind::gemm) == Approx(2 * flops(a.forward, OpKind::gemm)));
     CHECK(flops(a.backward, OpKind::attention) == Approx(2 * flops(a.forward, OpKind::attention)));
 
-    const Config full = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "full"})"));
+    const Config full = fixtures::config(
+        gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "full"})"));
     const PieceOps f = layer_ops(make_execution(full), kind);
     CHECK(all_flops(f.backward) == Approx(3 * all_flops(f.forward)));  // Korthikanti et al. 2022: 4 passes total
 
-    const Config sel = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "selective"})"));
+    const Config sel = fixtures::config(gpt3(
+        "bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "selective"})"));
     const PieceOps s = layer_ops(make_execution(sel), kind);
     CHECK(flops(s.backward, OpKind::attention) == Approx(3 * flops(s.forward, OpKind::attention)));
     CHECK(flops(s.backward, OpKind::gemm) == Approx(2 * flops(s.forward, OpKind::gemm)));
 }
 
 TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised attention", "[operators]") {
-    const Config flash = fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": true})"));
+    const Config flash =
+        fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": true})"));
     const PieceOps a = layer_ops(make_execution(flash), layer_kind_at(flash.model, 0));
     const double s = 2048, h = flash.model.hidden;
     CHECK(flops(a.forward, OpKind::attention) == Approx(0.5 * 4 * s * s * h));
@@ -85,9 +90,12 @@ TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised 
 
 TEST_CASE("Precision-only ops appear exactly when the precision asks for them", "[operators]") {
     const char* training = R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1})";
-    const Config mixed = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": )" + std::string(training));
-    const Config amp = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-amp", "training": )" + std::string(training));
-    const Config fp8 = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "fp8-mixed", "training": )" + std::string(training));
+    const Config mixed = fixtures::config(
+        R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": )" + std::string(training));
+    const Config amp = fixtures::config(R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-amp", "training": )" +
+                                        std::string(training));
+    const Config fp8 = fixtures::config(
+        R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "fp8-mixed", "training": )" + std::string(training));
     const LayerKind kind = layer_kind_at(mixed.model, 0);
     CHECK(bytes(layer_ops(make_execution(mixed), kind).forward, OpKind::precision_overhead) == 0);
     // Autocast: the fp32 weights of every GEMM are re-cast each forward: at least 6 bytes per weight.
@@ -107,7 +115,8 @@ TEST_CASE("Precision-only ops appear exactly when the precision asks for them", 
     }
     CHECK(master);
     CHECK_FALSE(unscale);
-    const Config fp16 = fixtures::config(R"("model": "llama3-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "fp16-mixed", "training": )" + std::string(training));
+    const Config fp16 = fixtures::config(
+        R"("model": "llama3-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "fp16-mixed", "training": )" + std::string(training));
     unscale = false;
     for (const Op& op : step_ops(make_execution(fp16), 1e9, 1e9)) unscale = unscale || std::string(op.name) == "loss_scale_unscale_check";
     CHECK(unscale);
@@ -156,7 +165,7 @@ TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "
     full.kind = OpKind::gemm;
     full.dtype = DType::bf16;
     full.k = 4096;
-    full.m = 256.0 * 9;    // 9 x 12 = 108 tiles of 256 x 128 = one full wave on 108 SMs
+    full.m = 256.0 * 9;  // 9 x 12 = 108 tiles of 256 x 128 = one full wave on 108 SMs
     full.n = 128.0 * 12;
     Op spill = full;
     spill.n = 128.0 * 12 + 1;  // a sliver more: partial tiles or a second wave
@@ -210,14 +219,17 @@ TEST_CASE("Split-K fills the SMs for a few output tiles over a long K (weight gr
 TEST_CASE("Transformer-XL keys: memory widens Q/K/V and scores, relative position adds BD, adaptive head", "[operators]") {
     // Dai et al. 2019 sec. 3.3: queries of the segment (s) attend over s + mem keys; Q/K/V are projected
     // over the concatenated [memory, segment]; the relative term BD is a second QK^T-sized matmul.
-    const std::string base = R"("gpu": "v100-sxm2-16gb", "num_gpus": 1, "precision": "fp32", "training": {"seq_len": 192, "global_batch": 16, "micro_batch": 16, "flash_attention": false}, "model": )";
-    const std::string txl = R"({"architecture": "decoder", "layers": 16, "hidden": 512, "heads": 8, "ffn_hidden": 2048, "vocab": 267735, "activation": "relu", "norm": "layernorm", "tied_embeddings": true)";
+    const std::string base =
+        R"("gpu": "v100-sxm2-16gb", "num_gpus": 1, "precision": "fp32", "training": {"seq_len": 192, "global_batch": 16, "micro_batch": 16, "flash_attention": false}, "model": )";
+    const std::string txl =
+        R"({"architecture": "decoder", "layers": 16, "hidden": 512, "heads": 8, "ffn_hidden": 2048, "vocab": 267735, "activation": "relu", "norm": "layernorm", "tied_embeddings": true)";
     const Config plain = fixtures::config(base + txl + "}");
     const Config mem = fixtures::config(base + txl + R"(, "memory_len": 192})");
     const Config rel = fixtures::config(base + txl + R"(, "memory_len": 192, "relative_position": true, "softmax_head": 20000})");
     const LayerKind kind = layer_kind_at(plain.model, 0);
     const double b = 16, s = 192, m = 192, h = 512;
-    const PieceOps p = layer_ops(make_execution(plain), kind), q = layer_ops(make_execution(mem), kind), r = layer_ops(make_execution(rel), kind);
+    const PieceOps p = layer_ops(make_execution(plain), kind), q = layer_ops(make_execution(mem), kind),
+                   r = layer_ops(make_execution(rel), kind);
     // QKV over b (s + m) tokens instead of b s: 2 b m h (3h) more forward GEMM FLOPs.
     CHECK(flops(q.forward, OpKind::gemm) - flops(p.forward, OpKind::gemm) == Approx(2 * b * m * h * 3 * h));
     // Scores and context over s + m keys: attention FLOPs scale by (s + m) / s.
@@ -234,7 +246,8 @@ TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter
     const auto with = [](const char* optimizer, int pp, const char* model) {
         return fixtures::config(std::string(R"("model": ")") + model + R"(", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(pp) +
                                 R"(, "precision": "bf16-mixed", "parallel": {"pp": )" + std::to_string(pp) +
-                                R"(}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "optimizer": ")" + optimizer + R"("})");
+                                R"(}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "optimizer": ")" + optimizer +
+                                R"("})");
     };
     auto per_tensor_optimizer_kernels = [](const Config& c) { return trainclock::per_tensor_optimizer_kernels(make_execution(c)); };
     CHECK(per_tensor_optimizer_kernels(with("lamb", 1, "llama3-8b")) == 0);  // multi-tensor fused
@@ -255,7 +268,7 @@ double gemm_flops_named(const OpList& ops, const char* prefix) {
     return f;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("MLA forward FLOPs follow the DeepSeek-V2 formulas", "[operators]") {
     // arXiv 2405.04434 eqs. 9-19 per token: c^Q = W^DQ h (2 d d_c'), [q^C; q^R] = W^UQ/W^QR c^Q
@@ -275,13 +288,15 @@ TEST_CASE("MLA forward FLOPs follow the DeepSeek-V2 formulas", "[operators]") {
     const Config tp = fixtures::config(R"("model": "deepseek-v3", "gpu": "h800-sxm", "num_gpus": 8, "precision": "bf16-mixed",
                                           "parallel": {"tp": 8}, "training": {"seq_len": 4096, "global_batch": 1, "micro_batch": 1})");
     const PieceOps split = layer_ops(make_execution(tp), dense);
-    CHECK(gemm_flops_named(split.forward, "mla_") == Approx(2 * s * (d * dq + d * (dc + dr) + (dq * nh * (dh + dr) + dc * nh * (dh + dv)) / 8)));
+    CHECK(gemm_flops_named(split.forward, "mla_") ==
+          Approx(2 * s * (d * dq + d * (dc + dr) + (dq * nh * (dh + dr) + dc * nh * (dh + dv)) / 8)));
 }
 
 TEST_CASE("Sliding-window attention FLOPs match the closed form; chunked and short sequences too", "[operators]") {
     auto mistral = [](int64_t seq) {
         return fixtures::config(R"("model": "mistral-7b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed",
-                                   "training": {"seq_len": )" + std::to_string(seq) + R"(, "global_batch": 1, "micro_batch": 1})");
+                                   "training": {"seq_len": )" +
+                                std::to_string(seq) + R"(, "global_batch": 1, "micro_batch": 1})");
     };
     const double w = 4096, H = 32, hd = 128;
     const Config c = mistral(32768);
@@ -309,8 +324,10 @@ TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's ex
     auto mixtral = [](const char* moe_extra, int64_t ep) {
         return fixtures::config(R"("model": {"architecture": "decoder", "layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8,
                                    "ffn_hidden": 0, "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
-                                   "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 14336)" + std::string(moe_extra) + R"(}},
-                                   "gpu": "h100-sxm", "num_gpus": )" + std::to_string(ep) + R"(, "parallel": {"ep": )" + std::to_string(ep) +
+                                   "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 14336)" +
+                                std::string(moe_extra) + R"(}},
+                                   "gpu": "h100-sxm", "num_gpus": )" +
+                                std::to_string(ep) + R"(, "parallel": {"ep": )" + std::to_string(ep) +
                                 R"(}, "training": {"seq_len": 4096, "global_batch": )" + std::to_string(ep) + R"(, "micro_batch": 1})");
     };
     const Config balanced = mixtral("", 8), skewed = mixtral(R"(, "imbalance": 1.5)", 8);
@@ -325,7 +342,7 @@ TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's ex
     CHECK(expert_load_factor(skewed.model, ParallelSpec{}) == Approx(8.5 / 8));
     // Grouped GEMM of 8 local experts: each group padded by half a 128-row tile on average.
     const Config one = mixtral("", 1);
-    const double rows = 4096.0 * 2 / 8;  // T top_k / experts per expert
+    const double rows = 4096.0 * 2 / 8;                                  // T top_k / experts per expert
     const double up_flops = 8 * 2 * (rows + 64) * (2 * 14336.0) * 4096;  // 8 experts of (rows + 64) x h by h x 2f (gate + up)
     double up = 0;
     for (const Op& op : layer_ops(make_execution(one), kind).forward)
@@ -342,7 +359,8 @@ TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA deq
     const LayerKind kind = layer_kind_at(full, 0);
     const PieceOps f = layer_ops(make_execution(full), kind), l = layer_ops(make_execution(lora), kind);
     // Base GEMMs: backward is dgrad only (1x forward) instead of dgrad + wgrad (2x).
-    const double base_fwd = gemm_flops_named(f.forward, "qkv") + gemm_flops_named(f.forward, "attn_out") + gemm_flops_named(f.forward, "mlp_");
+    const double base_fwd =
+        gemm_flops_named(f.forward, "qkv") + gemm_flops_named(f.forward, "attn_out") + gemm_flops_named(f.forward, "mlp_");
     CHECK(gemm_flops_named(l.backward, "dgrad") == Approx(base_fwd));
     CHECK(gemm_flops_named(l.backward, "wgrad") == 0);
     CHECK(gemm_flops_named(f.backward, "wgrad") == Approx(base_fwd));
@@ -354,8 +372,10 @@ TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA deq
     const PieceOps q = layer_ops(make_execution(qlora), kind);
     double dequant = 0;
     for (const PieceOps* ops : {&q}) {
-        for (const Op& op : ops->forward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
-        for (const Op& op : ops->backward) if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+        for (const Op& op : ops->forward)
+            if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
+        for (const Op& op : ops->backward)
+            if (std::string(op.name) == "nf4_dequantize") dequant += op.count * op.bytes;
     }
     const double linear = 4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336;
     CHECK(dequant == Approx(2 * linear * (kNf4BytesPerParam + 2)));

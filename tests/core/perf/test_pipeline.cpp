@@ -17,7 +17,7 @@ double simulate_uniform(PipelineShape sh, double f, double b, std::vector<Timeli
     std::vector<double> fwd(n, f), bwd(n, b);
     return simulate_pipeline(sh, fwd.data(), bwd.data(), spans);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("Uniform stages: the simulation equals the closed form", "[pipeline]") {
     for (PipelineSchedule schedule : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
@@ -113,8 +113,8 @@ TEST_CASE("Steady-state skipping equals the full event walk", "[pipeline]") {
                             fwd[i] = cost(rng);
                             bwd[i] = trial == 1 ? 2.0 * fwd[i] : cost(rng);  // trial 1: backward = 2 forward
                         }
-                        if (trial == 2) fwd[n / 2] += 1e-9;                    // near-tie
-                        if (trial == 3) bwd[n - 1] *= 5.0;                     // one heavy stage
+                        if (trial == 2) fwd[n / 2] += 1e-9;  // near-tie
+                        if (trial == 3) bwd[n - 1] *= 5.0;   // one heavy stage
                         std::vector<TimelineSpan> spans;
                         const double with_spans = simulate_pipeline(sh, fwd.data(), bwd.data(), &spans);
                         const double fast = simulate_pipeline(sh, fwd.data(), bwd.data(), nullptr);

@@ -13,8 +13,8 @@ using namespace trainclock;
 namespace {
 
 double breakdown_sum(const StepBreakdown& b) {
-    return b.gemm + b.attention + b.elementwise + b.precision_overhead + b.optimizer + b.tp_comm + b.pp_comm + b.dp_comm +
-           b.cp_comm + b.ep_comm + b.pipeline_bubble + b.overhead;
+    return b.gemm + b.attention + b.elementwise + b.precision_overhead + b.optimizer + b.tp_comm + b.pp_comm + b.dp_comm + b.cp_comm +
+           b.ep_comm + b.pipeline_bubble + b.overhead;
 }
 
 Prediction run(const std::string& body) { return predict(fixtures::config(body)); }
@@ -27,8 +27,8 @@ std::string gpt13(const char* gpu, const char* precision, const char* extra = ""
 // A custom precision record: bf16-mixed with the given fields changed ({"grad_reduce", "bf16"}, ...).
 std::string custom(std::initializer_list<std::pair<const char*, const char*>> changes = {}) {
     std::pair<std::string, std::string> fields[] = {
-        {"gemm", "bf16"}, {"activations", "bf16"}, {"params", "bf16"}, {"master_weights", "fp32"}, {"grads", "fp32"},
-        {"grad_reduce", "fp32"}, {"optimizer_states", "fp32"}, {"loss_scaling", "none"}};
+        {"gemm", "bf16"},  {"activations", "bf16"}, {"params", "bf16"},           {"master_weights", "fp32"},
+        {"grads", "fp32"}, {"grad_reduce", "fp32"}, {"optimizer_states", "fp32"}, {"loss_scaling", "none"}};
     std::string json = "{";
     for (auto& [key, value] : fields) {
         for (const auto& [k, v] : changes)
@@ -38,7 +38,7 @@ std::string custom(std::initializer_list<std::pair<const char*, const char*>> ch
     return json + "\"autocast\": false}";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("The breakdown adds up to the iteration time", "[prediction]") {
     const char* bodies[] = {
@@ -57,7 +57,8 @@ TEST_CASE("The breakdown adds up to the iteration time", "[prediction]") {
 }
 
 TEST_CASE("Throughput, FLOPs, totals and cost follow from the step time", "[prediction]") {
-    const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "precision": "bf16-mixed", "parallel": {"tp": 8, "pp": 2, "dp": 4}, "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1, "tokens": 1e12, "price_per_gpu_hour": 2.0})");
+    const Config c = fixtures::config(
+        R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "precision": "bf16-mixed", "parallel": {"tp": 8, "pp": 2, "dp": 4}, "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1, "tokens": 1e12, "price_per_gpu_hour": 2.0})");
     const Prediction p = predict(c);
     const double tokens = 64.0 * 8192;
     CHECK(p.tokens_per_s == Approx(tokens / p.iteration_time_s));
@@ -83,9 +84,9 @@ TEST_CASE("Throughput, FLOPs, totals and cost follow from the step time", "[pred
     Config fp8 = c;
     fp8.precision = precision_preset("fp8-mixed").value();
     const Prediction q = predict(fp8);
-    CHECK(q.mfu == Approx(q.model_tflops_per_gpu / 989.5));            // against the dense BF16 peak ...
+    CHECK(q.mfu == Approx(q.model_tflops_per_gpu / 989.5));                // against the dense BF16 peak ...
     CHECK(q.mfu_precision_peak == Approx(q.model_tflops_per_gpu / 1979));  // ... and the FP8 one
-    CHECK(q.mfu > p.mfu);  // faster reads as higher MFU
+    CHECK(q.mfu > p.mfu);                                                  // faster reads as higher MFU
     CHECK(p.mfu > 0.2);
     CHECK(p.mfu < 0.8);
     // Executed FLOPs count recomputation: full recompute re-runs the forward (4 passes instead of 3).
@@ -104,7 +105,8 @@ TEST_CASE("Effect 1, GEMM dtype: fp32 slower than tf32 on A100, fp8 faster than 
     CHECK(fp32.iteration_time_s > tf32.iteration_time_s);
     CHECK(tf32.iteration_time_s > bf16.iteration_time_s);
     CHECK(fp32.breakdown_s.gemm > 5 * bf16.breakdown_s.gemm);
-    const std::string big = R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4}, "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1}, "precision": )";
+    const std::string big =
+        R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4}, "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1}, "precision": )";
     const Prediction b = run(big + R"("bf16-mixed")");
     const Prediction f = run(big + R"("fp8-mixed")");
     CHECK(f.iteration_time_s < b.iteration_time_s);
@@ -135,7 +137,9 @@ TEST_CASE("Effect 3, precision-only ops: autocast and loss scaling cost time", "
 TEST_CASE("Effect 4, communication volume: DP at grad_reduce, TP at the activation dtype", "[prediction]") {
     const char* no_overlap = R"(, "tokens": 0)";
     const std::string fp32 = custom(), bf16 = custom({{"grad_reduce", "bf16"}});
-    const std::string body = R"("model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 64, "parallel": {"tp": 8, "dp": 8, "overlap_dp_comm": false}, "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1)" + std::string(no_overlap) + R"(}, "precision": )";
+    const std::string body =
+        R"("model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 64, "parallel": {"tp": 8, "dp": 8, "overlap_dp_comm": false}, "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1)" +
+        std::string(no_overlap) + R"(}, "precision": )";
     const Prediction wide = run(body + fp32);
     const Prediction narrow = run(body + bf16);
     CHECK(narrow.breakdown_s.dp_comm < 0.6 * wide.breakdown_s.dp_comm);
@@ -143,7 +147,8 @@ TEST_CASE("Effect 4, communication volume: DP at grad_reduce, TP at the activati
 }
 
 TEST_CASE("Effect 6, kernel availability: fp32 has no flash attention", "[prediction]") {
-    const std::string body = R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "training": {"seq_len": 4096, "global_batch": 4, "micro_batch": 1, "flash_attention": true}, "precision": )";
+    const std::string body =
+        R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "training": {"seq_len": 4096, "global_batch": 4, "micro_batch": 1, "flash_attention": true}, "precision": )";
     const Prediction tf32 = run(body + R"("tf32")");
     const Prediction bf16 = run(body + R"("bf16-mixed")");
     bool warned = false;
@@ -176,11 +181,13 @@ TEST_CASE("Precision-blind baseline costs every precision like the reference dty
 }
 
 TEST_CASE("Warnings: does not fit, pipeline bubble, timeline on request", "[prediction]") {
-    const Prediction big = run(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
+    const Prediction big = run(
+        R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
     REQUIRE_FALSE(big.warnings.empty());
     CHECK(big.warnings[0].rfind("does not fit: ", 0) == 0);
     CHECK(big.warnings[0].find(" GiB > 80 GiB") != std::string::npos);
-    const Config c = fixtures::config(R"("model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "parallel": {"pp": 8}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1})");
+    const Config c = fixtures::config(
+        R"("model": "gpt3-13b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16-mixed", "parallel": {"pp": 8}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1})");
     PredictOptions opts;
     opts.timeline = true;
     const Prediction p = predict(c, opts);
@@ -206,10 +213,12 @@ TEST_CASE("Steps are whole and rounded up; an unknown GPU price gives no cost", 
     }
     CHECK(rounded);
     CHECK(no_price);
-    const Prediction exact = predict(fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "training": {"tokens": 1048576000})"));
+    const Prediction exact =
+        predict(fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "training": {"tokens": 1048576000})"));
     CHECK(exact.steps == 1000);
     CHECK(exact.cost_usd == Approx(exact.gpu_hours * 3.24));  // h100-sxm's preset price
-    const Prediction free_run = predict(fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"price_per_gpu_hour": 0})"));
+    const Prediction free_run =
+        predict(fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"price_per_gpu_hour": 0})"));
     CHECK(free_run.cost_known);  // an explicit price of 0 is a price
     CHECK(free_run.cost_usd == 0);
 }
@@ -238,15 +247,18 @@ TEST_CASE("FLOP and MFU invariants hold for every model x GPU x precision preset
                 for (const bool unit_efficiency : {false, true}) {
                     for (const char* recompute : {"none", "full"}) {
                         const std::string calibration =
-                            unit_efficiency ? R"(, "calibration": {"gemm_efficiency": {"fp32": 1, "tf32": 1, "fp16": 1, "bf16": 1, "fp8": 1, "mxfp8": 1, "nvfp4": 1},
+                            unit_efficiency
+                                ? R"(, "calibration": {"gemm_efficiency": {"fp32": 1, "tf32": 1, "fp16": 1, "bf16": 1, "fp8": 1, "mxfp8": 1, "nvfp4": 1},
                                                  "attention_efficiency": 1, "memory_efficiency": 1, "kernel_launch_s": 0, "host_op_s": 0, "step_overhead_s": 0})"
-                                            : "";
-                        auto config = load_config(R"({"model": ")" + model + R"(", "gpu": ")" + gpu + R"(", "precision": ")" + precision +
-                                                  R"(", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 2, "micro_batch": 1, "recompute": ")" +
-                                                  recompute + R"("})" + calibration + "}");
+                                : "";
+                        auto config = load_config(
+                            R"({"model": ")" + model + R"(", "gpu": ")" + gpu + R"(", "precision": ")" + precision +
+                            R"(", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 2, "micro_batch": 1, "recompute": ")" +
+                            recompute + R"("})" + calibration + "}");
                         if (!config) continue;  // e.g. fp8 on a GPU without FP8 units
                         const Prediction p = predict(config.value());
-                        INFO(model << " on " << gpu << " in " << precision << (unit_efficiency ? " at efficiency 1" : "") << ", recompute " << recompute);
+                        INFO(model << " on " << gpu << " in " << precision << (unit_efficiency ? " at efficiency 1" : "") << ", recompute "
+                                   << recompute);
                         CHECK(p.model_tflops_per_gpu <= p.hardware_tflops_per_gpu * (1 + 1e-9));
                         CHECK(p.mfu_precision_peak <= 1.0);
                         double fastest = 0;
@@ -273,7 +285,8 @@ TEST_CASE("ZeRO-3 is never faster than ZeRO-1/2 on the same layout", "[predictio
                 bool ok = true;
                 for (int zero = 1; zero <= 3; ++zero) {
                     auto config = load_config(R"({"model": ")" + model + R"(", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {)" + layout +
-                                              R"(, "zero": )" + std::to_string(zero) + R"(}, "training": {"seq_len": 2048, "global_batch": )" + gbs + "}}");
+                                              R"(, "zero": )" + std::to_string(zero) +
+                                              R"(}, "training": {"seq_len": 2048, "global_batch": )" + gbs + "}}");
                     if (!config) {
                         ok = false;
                         break;

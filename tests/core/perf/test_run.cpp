@@ -12,9 +12,10 @@ using namespace trainclock;
 namespace {
 
 // Llama 3.1 405B on 16,384 H100 as Meta trained it (TP 8, CP 1, PP 16 with first/last 7, 15.6T tokens).
-const std::string k16k = R"("model": "llama3.1-405b", "gpu": "h100-sxm", "num_gpus": 16384, "parallel": {"tp": 8, "pp": 16, "first_stage_layers": 7, "last_stage_layers": 7, "sequence_parallel": true, "zero": 1}, "training": {"seq_len": 8192, "global_batch": 2048, "recompute": "full", "tokens": 15.6e12)";
+const std::string k16k =
+    R"("model": "llama3.1-405b", "gpu": "h100-sxm", "num_gpus": 16384, "parallel": {"tp": 8, "pp": 16, "first_stage_layers": 7, "last_stage_layers": 7, "sequence_parallel": true, "zero": 1}, "training": {"seq_len": 8192, "global_batch": 2048, "recompute": "full", "tokens": 15.6e12)";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the default interruption rate is Llama 3's: 419 in 54 days on 16,384 GPUs", "[run]") {
     // 16384 x 54 x 24 = 21,233,664 GPU-hours.
@@ -52,7 +53,8 @@ TEST_CASE("a 16K-GPU run: wall time, goodput and interruptions follow the closed
     // Every default is named, and the warning says so.
     CHECK(r.defaults.size() == 4);
     bool stated = false;
-    for (const std::string& w : p.warnings) stated = stated || (w.find("whole run: goodput") != std::string::npos && w.find("Llama 3") != std::string::npos);
+    for (const std::string& w : p.warnings)
+        stated = stated || (w.find("whole run: goodput") != std::string::npos && w.find("Llama 3") != std::string::npos);
     CHECK(stated);
 }
 
@@ -71,7 +73,8 @@ TEST_CASE("training.ideal (and one step) give steps x step time", "[run]") {
 }
 
 TEST_CASE("given keys replace the defaults: no failures leaves only the checkpoint saves", "[run]") {
-    const Prediction p = predict(fixtures::config(k16k + R"(, "failure_rate_per_gpu_hour": 0, "checkpoint_interval_steps": 100, "storage_bw_gbps": 500, "restart_s": 0})"));
+    const Prediction p = predict(fixtures::config(
+        k16k + R"(, "failure_rate_per_gpu_hour": 0, "checkpoint_interval_steps": 100, "storage_bw_gbps": 500, "restart_s": 0})"));
     const WholeRun& r = p.run;
     CHECK(r.defaults.empty());
     CHECK(r.expected_interruptions == 0);
@@ -91,7 +94,8 @@ TEST_CASE("a run whose interruptions outpace its checkpoints says it would not f
 }
 
 TEST_CASE("whole-run keys: parse, round-trip, range errors naming the key", "[run]") {
-    const auto c = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"tokens": 1e9, "checkpoint_interval_s": 3600, "restart_s": 0, "failure_rate_per_gpu_hour": 1e-4, "storage_bw_gbps": 10, "ideal": true}})");
+    const auto c = load_config(
+        R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"tokens": 1e9, "checkpoint_interval_s": 3600, "restart_s": 0, "failure_rate_per_gpu_hour": 1e-4, "storage_bw_gbps": 10, "ideal": true}})");
     REQUIRE(c.ok());
     const auto again = load_config(config_to_json(c.value()));
     REQUIRE(again.ok());
@@ -111,7 +115,8 @@ TEST_CASE("whole-run keys: parse, round-trip, range errors naming the key", "[ru
 
 TEST_CASE("cost and energy a preset cannot give are null with a warning, never 0", "[run]") {
     // gb300 has no published price; tpu-v5e no TDP.
-    const Prediction gb300 = predict(fixtures::config(R"("model": "llama3-70b", "gpu": "gb300", "num_gpus": 64, "parallel": {"tp": 8}, "training": {"tokens": 1e11})"));
+    const Prediction gb300 = predict(
+        fixtures::config(R"("model": "llama3-70b", "gpu": "gb300", "num_gpus": 64, "parallel": {"tp": 8}, "training": {"tokens": 1e11})"));
     CHECK_FALSE(gb300.cost_known);
     CHECK(gb300.energy_known);
     const std::string json = prediction_to_json(gb300);
@@ -120,7 +125,8 @@ TEST_CASE("cost and energy a preset cannot give are null with a warning, never 0
     bool warned = false;
     for (const std::string& w : gb300.warnings) warned = warned || w.find("cost unknown") != std::string::npos;
     CHECK(warned);
-    const Prediction priced = predict(fixtures::config(R"("model": "llama3-70b", "gpu": "gb300", "num_gpus": 64, "parallel": {"tp": 8}, "training": {"tokens": 1e11, "price_per_gpu_hour": 0})"));
+    const Prediction priced = predict(fixtures::config(
+        R"("model": "llama3-70b", "gpu": "gb300", "num_gpus": 64, "parallel": {"tp": 8}, "training": {"tokens": 1e11, "price_per_gpu_hour": 0})"));
     CHECK(priced.cost_known);  // an explicit price of 0 is a price
     const Prediction tpu = predict(fixtures::config(R"("model": "gpt2", "gpu": "tpu-v5e", "training": {"tokens": 1e9})"));
     CHECK_FALSE(tpu.energy_known);

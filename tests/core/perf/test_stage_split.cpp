@@ -47,7 +47,7 @@ int64_t stage_total(const std::vector<int64_t>& per_virtual_stage, int64_t stage
     return total;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("even split: Megatron-Core's interleaved example, 8 layers on 2 stages", "[stage_split]") {
     // transformer_block.py: 4 chunks -> stage 0: [0] [2] [4] [6], stage 1: [1] [3] [5] [7];
@@ -114,12 +114,12 @@ TEST_CASE("splits Megatron-Core cannot make are errors naming the key", "[stage_
     CHECK(key_of(126, 16, 1, uneven(6, 7)) == "parallel.first_stage_layers");  // 113 over 14 stages
     CHECK(key_of(126, 1, 1, uneven(7, 0)) == "parallel.first_stage_layers");   // needs pp >= 2
     CHECK(key_of(126, 16, 1, uneven(0, 130)) == "parallel.last_stage_layers");
-    CHECK(key_of(10, 2, 1, uneven(4, 5)) == "parallel.first_stage_layers");    // pp 2: 4 + 5 != 10
+    CHECK(key_of(10, 2, 1, uneven(4, 5)) == "parallel.first_stage_layers");  // pp 2: 4 + 5 != 10
     CHECK(key_of(10, 2, 1, uneven(4, 6)).empty());
-    CHECK(key_of(16, 4, 2, uneven(3, 1)) == "parallel.first_stage_layers");    // 3 % vp 2
+    CHECK(key_of(16, 4, 2, uneven(3, 1)) == "parallel.first_stage_layers");  // 3 % vp 2
     StageSplit both = uneven(7, 7);
     both.loss_in_stage_split = true;
-    CHECK(key_of(126, 16, 1, both) == "parallel.loss_in_stage_split");         // Megatron asserts the same
+    CHECK(key_of(126, 16, 1, both) == "parallel.loss_in_stage_split");                         // Megatron asserts the same
     CHECK(key_of(126, 16, 1, accounted(true, false)) == "parallel.embedding_in_stage_split");  // 127 % 16
     // No keys: an uneven PP-only split is kept (balanced) and reported, not rejected.
     CHECK(key_of(126, 16, 1, StageSplit{}).empty());

@@ -52,7 +52,7 @@ struct SpaceCase {
     int64_t gpus, seq, gbs, top;
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("search: every reported layout passes validate_config and agrees with predict", "[search]") {
     const Config base = base_config("llama3-8b", "h100-sxm", 64, 4096, 256);
@@ -155,9 +155,9 @@ TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
     const Case cases[] = {
         {"gpt2-medium", "a100-sxm4-80gb", 16, 1024, 32, "bf16-mixed"},  // MHA, 16 heads, 24 layers
         {"llama3-8b", "h100-sxm", 16, 2048, 32, "fp8-mixed"},           // GQA 32/8 heads, FP8 shapes
-        {"gpt3-13b", "h100-sxm", 8, 2048, 16, "fp8-mixed"},              // hidden 5140: no FP8 GEMMs
-        {"mixtral-8x7b", "h100-sxm", 8, 4096, 16, "bf16-mixed"},         // MoE: EP carved out of DP
-        {"t5-base", "a100-sxm4-80gb", 16, 512, 32, "bf16-mixed"},        // encoder + decoder layers
+        {"gpt3-13b", "h100-sxm", 8, 2048, 16, "fp8-mixed"},             // hidden 5140: no FP8 GEMMs
+        {"mixtral-8x7b", "h100-sxm", 8, 4096, 16, "bf16-mixed"},        // MoE: EP carved out of DP
+        {"t5-base", "a100-sxm4-80gb", 16, 512, 32, "bf16-mixed"},       // encoder + decoder layers
         {"gpt2-medium", "a100-sxm4-80gb", 12, 1024, 24, "bf16-mixed"},  // 12 GPUs on 8-GPU nodes
         {"llama3-8b", "a100-sxm4-80gb", 8, 2048, 16, "fp8-mixed"},      // no FP8 on A100
     };
@@ -188,31 +188,30 @@ TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
                         for (int schedule = 0; schedule < 3; ++schedule)
                             for (int64_t v = 1; v <= layers; ++v)
                                 // Where the layers do not divide, the search tries Megatron's uneven splits.
-                                for (const StageSplit& split : layers % (pp * v) == 0 || pp == 1
+                                for (const StageSplit& split : layers % (pp * v) == 0 || pp == 1 ? std::vector<StageSplit>{StageSplit{}}
+                                                               : megatron_stage_splits(layers, pp, v).empty()
                                                                    ? std::vector<StageSplit>{StageSplit{}}
-                                                                   : megatron_stage_splits(layers, pp, v).empty()
-                                                                         ? std::vector<StageSplit>{StageSplit{}}
-                                                                         : megatron_stage_splits(layers, pp, v))
-                                for (int sp = 0; sp < 2; ++sp)
-                                    for (int64_t mbs = 1; mbs <= c.gbs; ++mbs) {
-                                        // Canonical forms (search.hpp): one schedule without a pipeline,
-                                        // interleaving only with v >= 2, SP only with TP > 1.
-                                        const auto sched = PipelineSchedule(schedule);
-                                        if (pp == 1 && sched != PipelineSchedule::one_f_one_b) continue;
-                                        if ((sched == PipelineSchedule::interleaved) != (v > 1)) continue;
-                                        if (sp == 1 && tp == 1) continue;
-                                        config.parallel.tp = tp;
-                                        config.parallel.pp = pp;
-                                        config.parallel.cp = cp;
-                                        config.parallel.dp = dp;
-                                        config.parallel.ep = ep;
-                                        config.parallel.schedule = sched;
-                                        config.parallel.virtual_stages = v;
-                                        config.parallel.stage_split = split;
-                                        config.parallel.sequence_parallel = sp == 1;
-                                        config.training.micro_batch = mbs;
-                                        if (validate_config(config).ok()) ++accepted;
-                                    }
+                                                                   : megatron_stage_splits(layers, pp, v))
+                                    for (int sp = 0; sp < 2; ++sp)
+                                        for (int64_t mbs = 1; mbs <= c.gbs; ++mbs) {
+                                            // Canonical forms (search.hpp): one schedule without a pipeline,
+                                            // interleaving only with v >= 2, SP only with TP > 1.
+                                            const auto sched = PipelineSchedule(schedule);
+                                            if (pp == 1 && sched != PipelineSchedule::one_f_one_b) continue;
+                                            if ((sched == PipelineSchedule::interleaved) != (v > 1)) continue;
+                                            if (sp == 1 && tp == 1) continue;
+                                            config.parallel.tp = tp;
+                                            config.parallel.pp = pp;
+                                            config.parallel.cp = cp;
+                                            config.parallel.dp = dp;
+                                            config.parallel.ep = ep;
+                                            config.parallel.schedule = sched;
+                                            config.parallel.virtual_stages = v;
+                                            config.parallel.stage_split = split;
+                                            config.parallel.sequence_parallel = sp == 1;
+                                            config.training.micro_batch = mbs;
+                                            if (validate_config(config).ok()) ++accepted;
+                                        }
                 }
         CHECK(report.stats.predicted == accepted);
         CHECK(report.stats.feasible + report.stats.rejected_total() == report.stats.layouts);
@@ -402,8 +401,7 @@ TEST_CASE("search: precisions_for_gpu keeps what the GPU runs", "[search]") {
     CHECK_FALSE(has(a100, "fp8-mixed"));
     CHECK(has(h100, "fp8-mixed"));
     CHECK(std::is_sorted(h100.begin(), h100.end()));
-    for (const PrecisionSpec& p : precisions_for_gpu(gpu_preset("v100-sxm2-32gb").value()))
-        CHECK(p.gemm != DType::bf16);
+    for (const PrecisionSpec& p : precisions_for_gpu(gpu_preset("v100-sxm2-32gb").value())) CHECK(p.gemm != DType::bf16);
 }
 
 // Pruning rule 4 rests on predict()'s step-time lower bound: never above the prediction, and a

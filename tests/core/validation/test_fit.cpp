@@ -16,15 +16,15 @@ namespace {
 
 // A validation file of small GPT-2 runs on A100s (sizes vary so GEMM- and memory-bound time mix).
 std::string runs_file(const std::string& name, const std::vector<std::pair<int64_t, int64_t>>& gpus_and_seq) {
-    std::string text = "{\"schema_version\":1,\n\"name\":\"" + name + "\",\n\"set\":\"public\",\n"
+    std::string text = "{\"schema_version\":1,\n\"name\":\"" + name +
+                       "\",\n\"set\":\"public\",\n"
                        "\"source\":\"unit test\",\n\"cases\":[\n";
     for (size_t i = 0; i < gpus_and_seq.size(); ++i) {
         const auto [gpus, seq] = gpus_and_seq[i];
         text += R"({"id":")" + name + "-" + std::to_string(i) +
                 R"(","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":)" +
-                std::to_string(gpus) + R"(,"precision":"bf16-mixed","training":{"seq_len":)" + std::to_string(seq) +
-                R"(,"global_batch":)" + std::to_string(8 * gpus) +
-                R"(,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":1},"citation":"test"})" +
+                std::to_string(gpus) + R"(,"precision":"bf16-mixed","training":{"seq_len":)" + std::to_string(seq) + R"(,"global_batch":)" +
+                std::to_string(8 * gpus) + R"(,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":1},"citation":"test"})" +
                 (i + 1 < gpus_and_seq.size() ? ",\n" : "\n");
     }
     return text + "]}\n";
@@ -54,7 +54,7 @@ std::vector<size_t> every(const ValidationSuite& suite) {
     return all;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the fitter recovers the factors that produced the measurements", "[fit]") {
     ValidationSuite suite;
@@ -137,7 +137,7 @@ ValidationSuite foundry_h100() {
 
 double mape(const ValidationReport& report) { return report.find("set", "public")->mape; }
 
-} // namespace
+}  // namespace
 
 // Issue 11's "done when": calibrating on 3 measured runs of one stack and GPU cuts the error on the
 // other runs of that stack (the first 3 llm-foundry H100 rows in file order; 74 others scored).

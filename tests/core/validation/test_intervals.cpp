@@ -29,7 +29,8 @@ TEST_CASE("interval rows are the 10th-90th percentile of each group with enough 
 
 TEST_CASE("a config's interval groups go from framework x generation x precision family to any", "[intervals]") {
     Config c = load_config(R"({"schema":"trainclock/config/v1","model":"llama3-8b","gpu":"h100-sxm","num_gpus":8,
-        "precision":"bf16-mixed","training":{"seq_len":4096,"global_batch":64,"micro_batch":1}})").value();
+        "precision":"bf16-mixed","training":{"seq_len":4096,"global_batch":64,"micro_batch":1}})")
+                   .value();
     const std::vector<std::string> groups = interval_groups(c);
     REQUIRE(groups.size() == 4);
     CHECK(groups[0] == "megatron-lm|hopper|16-bit");  // no framework: the preset it equals

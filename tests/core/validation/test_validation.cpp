@@ -26,14 +26,16 @@ namespace {
 // One case line as in presets/validation (a small 2-GPU Megatron-style config).
 std::string case_line(const std::string& id, const std::string& precision, int64_t tp, int64_t gbs,
                       const std::string& measured = R"({"metric":"iteration_time_s","value":0.5})") {
-    return R"({"id":")" + id + R"(","config":{"schema":"trainclock/config/v1","model":"gpt2","gpu":"a100-sxm4-80gb",)"
-           R"("num_gpus":2,"precision":")" + precision + R"(","parallel":{"tp":)" + std::to_string(tp) +
-           R"(},"training":{"seq_len":1024,"global_batch":)" + std::to_string(gbs) +
-           R"(,"micro_batch":4}},"measured":)" + measured + R"(,"citation":"test"})";
+    return R"({"id":")" + id +
+           R"(","config":{"schema":"trainclock/config/v1","model":"gpt2","gpu":"a100-sxm4-80gb",)"
+           R"("num_gpus":2,"precision":")" +
+           precision + R"(","parallel":{"tp":)" + std::to_string(tp) + R"(},"training":{"seq_len":1024,"global_batch":)" +
+           std::to_string(gbs) + R"(,"micro_batch":4}},"measured":)" + measured + R"(,"citation":"test"})";
 }
 
 std::string file_text(const std::string& name, const std::vector<std::string>& cases) {
-    std::string text = "{\"schema_version\":1,\n\"name\":\"" + name + "\",\n\"set\":\"public\",\n"
+    std::string text = "{\"schema_version\":1,\n\"name\":\"" + name +
+                       "\",\n\"set\":\"public\",\n"
                        "\"source\":\"unit test\",\n\"cases\":[\n";
     for (size_t i = 0; i < cases.size(); ++i) text += cases[i] + (i + 1 < cases.size() ? ",\n" : "\n");
     return text + "]}\n";
@@ -50,7 +52,7 @@ double mean_ape(const ValidationReport& report, const std::function<bool(const C
     return n ? sum / double(n) : 0;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("every embedded validation case loads", "[validation]") {
     const ValidationSuite suite = load_validation_suite();
@@ -77,14 +79,15 @@ TEST_CASE("every embedded validation case loads", "[validation]") {
 
 TEST_CASE("a malformed validation case is reported by file, line and id, and the rest still load", "[validation]") {
     ValidationSuite suite;
-    const std::string text = file_text("unit", {
-        case_line("GOOD-1", "bf16-mixed", 1, 64),                                          // line 6
-        case_line("BAD-TP", "bf16-mixed", 3, 64),                                          // line 7: tp 3 of 2 GPUs
-        R"({"id":"NO-MEASURED","config":{"schema":"trainclock/config/v1"},"citation":"x"})",  // line 8
-        case_line("BAD-METRIC", "bf16-mixed", 1, 64, R"({"metric":"furlongs","value":1})"),  // line 9
-        case_line("BAD-FP8", "fp8-mixed", 1, 64),                                          // line 10: FP8 on A100
-        case_line("GOOD-3", "tf32", 1, 64),                                                // line 11
-    });
+    const std::string text =
+        file_text("unit", {
+                              case_line("GOOD-1", "bf16-mixed", 1, 64),  // line 6
+                              case_line("BAD-TP", "bf16-mixed", 3, 64),  // line 7: tp 3 of 2 GPUs
+                              R"({"id":"NO-MEASURED","config":{"schema":"trainclock/config/v1"},"citation":"x"})",  // line 8
+                              case_line("BAD-METRIC", "bf16-mixed", 1, 64, R"({"metric":"furlongs","value":1})"),   // line 9
+                              case_line("BAD-FP8", "fp8-mixed", 1, 64),                                             // line 10: FP8 on A100
+                              case_line("GOOD-3", "tf32", 1, 64),                                                   // line 11
+                          });
     parse_validation_file("unit.json", text, suite);
     REQUIRE(suite.cases.size() == 2);
     CHECK(suite.cases[0].id == "GOOD-1");
@@ -112,12 +115,15 @@ TEST_CASE("a malformed validation case is reported by file, line and id, and the
 
 TEST_CASE("precision pairs are cases of one source table identical except for the precision", "[validation]") {
     ValidationSuite suite;
-    parse_validation_file("pairs.json", file_text("pairs", {
-        case_line("T-1", "tf32", 1, 64, R"({"metric":"iteration_time_s","value":1.0})"),
-        case_line("T-2", "bf16-mixed", 1, 64, R"({"metric":"iteration_time_s","value":0.5})"),
-        case_line("T-3", "bf16-mixed", 1, 128),                                      // other batch
-        case_line("OTHER-1", "fp32", 1, 64),                                         // other source table
-    }), suite);
+    parse_validation_file("pairs.json",
+                          file_text("pairs",
+                                    {
+                                        case_line("T-1", "tf32", 1, 64, R"({"metric":"iteration_time_s","value":1.0})"),
+                                        case_line("T-2", "bf16-mixed", 1, 64, R"({"metric":"iteration_time_s","value":0.5})"),
+                                        case_line("T-3", "bf16-mixed", 1, 128),  // other batch
+                                        case_line("OTHER-1", "fp32", 1, 64),     // other source table
+                                    }),
+                          suite);
     REQUIRE(suite.issues.empty());
     const ValidationReport report = run_validation(suite);
     REQUIRE(report.pairs.size() == 1);
@@ -218,7 +224,7 @@ void check_accuracy(double public_limit, double ratio_limit, double precision_li
         CHECK(g.mape <= precision_limit);
     }
 }
-} // namespace
+}  // namespace
 
 // Issue 3's "done when", run in CI: public <= 10 %, precision ratios <= 10 %, every precision with
 // >= 5 cases <= 15 %, and the precision-blind baseline at least 3x worse on the cases in pairs
@@ -247,9 +253,10 @@ TEST_CASE("accuracy on the second public batch does not regress", "[validation][
 TEST_CASE("memory cases are scored apart from time and never pair", "[validation]") {
     ValidationSuite suite;
     const std::string memory = R"({"metric":"peak_memory_gib","value":10})";
-    parse_validation_file("unit.json", file_text("unit", {case_line("M-1", "tf32", 1, 8, memory),
-                                                          case_line("M-2", "bf16-mixed", 1, 8, memory),
-                                                          case_line("M-3", "bf16-mixed", 1, 8)}), suite);
+    parse_validation_file("unit.json",
+                          file_text("unit", {case_line("M-1", "tf32", 1, 8, memory), case_line("M-2", "bf16-mixed", 1, 8, memory),
+                                             case_line("M-3", "bf16-mixed", 1, 8)}),
+                          suite);
     REQUIRE(suite.issues.empty());
     const ValidationReport report = run_validation(suite);
     CHECK(report.pairs.empty());  // M-1/M-2 differ only in precision but measure memory

@@ -29,4 +29,4 @@ std::string validate_json(std::string_view options_json);
 // A measurements file (presets/validation case format) -> the calibrate report (trainclock/calibrate/v1).
 std::string calibrate_json(std::string_view measurements_json);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -46,4 +46,4 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
 // Words of a shell command line (quotes, backslash escapes and line continuations; no expansion).
 std::vector<std::string> split_command_line(std::string_view text);
 
-} // namespace trainclock
+}  // namespace trainclock

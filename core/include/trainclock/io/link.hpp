@@ -27,10 +27,10 @@ struct ConfigField {
     std::string_view flag;      // "--tp"
     std::string_view path;      // "parallel.tp"
     FieldType type;
-    std::string_view help;      // one line for --help
+    std::string_view help;  // one line for --help
 };
 
-const std::vector<ConfigField>& config_fields();        // in link/flag order
+const std::vector<ConfigField>& config_fields();  // in link/flag order
 const ConfigField* find_field_by_link_key(std::string_view key);
 const ConfigField* find_field_by_flag(std::string_view flag);
 
@@ -45,13 +45,12 @@ Result<Config> merge_config_json(Config base, std::string_view json);
 // Sets one field from its text form (what a link or a flag carries): a preset id or '~'+base64url
 // JSON or raw JSON for specs/objects; integers; numbers; 1/0/true/false for booleans.
 // Errors are keyed by `error_key` (the flag or link key) for unreadable text, else by config path.
-Result<Config> set_config_field(Config base, const ConfigField& field, std::string_view text,
-                                std::string_view error_key);
+Result<Config> set_config_field(Config base, const ConfigField& field, std::string_view text, std::string_view error_key);
 
-std::string encode_config_link(const Config& config);        // of a validated config
+std::string encode_config_link(const Config& config);          // of a validated config
 Result<Config> decode_config_link(std::string_view fragment);  // validated; errors name the link key
 
 std::string base64url_encode(std::string_view bytes);
 Result<std::string> base64url_decode(std::string_view text);  // error key ""
 
-} // namespace trainclock
+}  // namespace trainclock

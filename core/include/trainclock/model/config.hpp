@@ -34,18 +34,18 @@ inline bool optimizer_trust_ratio(Optimizer o) { return o == Optimizer::lamb || 
 
 // How the work is split over GPUs (the execution strategy).
 struct ParallelSpec {
-    int64_t tp = 1;                      // tensor parallel
-    int64_t pp = 1;                      // pipeline stages
-    int64_t dp = 1;                      // data parallel replicas (0 in JSON/flags = derive from num_gpus)
-    int64_t cp = 1;                      // context parallel (sequence split for attention)
-    int64_t ep = 1;                      // expert parallel (MoE), carved out of dp
-    bool sequence_parallel = false;      // Megatron SP: norms/dropout split over TP, RS+AG instead of AR
-    int64_t zero = 0;                    // 0..3 (3 = FSDP full sharding)
-    int64_t virtual_stages = 1;          // interleaved schedule: model chunks per stage
+    int64_t tp = 1;                  // tensor parallel
+    int64_t pp = 1;                  // pipeline stages
+    int64_t dp = 1;                  // data parallel replicas (0 in JSON/flags = derive from num_gpus)
+    int64_t cp = 1;                  // context parallel (sequence split for attention)
+    int64_t ep = 1;                  // expert parallel (MoE), carved out of dp
+    bool sequence_parallel = false;  // Megatron SP: norms/dropout split over TP, RS+AG instead of AR
+    int64_t zero = 0;                // 0..3 (3 = FSDP full sharding)
+    int64_t virtual_stages = 1;      // interleaved schedule: model chunks per stage
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-    bool overlap_dp_comm = true;         // DP gradient reduction overlapped with backward
-    bool overlap_tp_comm = false;        // TP collectives overlapped with GEMMs (userbuffers/TE comm overlap)
-    StageSplit stage_split;              // uneven pipeline stages (JSON: parallel.first_stage_layers, ...; stage_split.hpp)
+    bool overlap_dp_comm = true;   // DP gradient reduction overlapped with backward
+    bool overlap_tp_comm = false;  // TP collectives overlapped with GEMMs (userbuffers/TE comm overlap)
+    StageSplit stage_split;        // uneven pipeline stages (JSON: parallel.first_stage_layers, ...; stage_split.hpp)
 
     // Ranks holding the same weights: the DP replicas and, as CP splits only the sequence, the CP
     // ranks. Gradients are reduced and ZeRO shards over them (Megatron-Core's data-parallel group
@@ -64,60 +64,62 @@ enum class FinetuneMethod { full, lora, qlora };
 enum class LoraTargets { attention, all_linear };  // JSON "attention" (q, k, v, o) | "all-linear" (+ MLP; PEFT's all-linear, no LM head)
 struct FinetuneSpec {
     FinetuneMethod method = FinetuneMethod::full;
-    int64_t lora_rank = 0;                         // adapter rank r (required for lora and qlora)
+    int64_t lora_rank = 0;  // adapter rank r (required for lora and qlora)
     LoraTargets lora_targets = LoraTargets::all_linear;
-    int64_t frozen_layers = 0;                     // the input embedding and the first N layers stay frozen (no adapters, no backward)
+    int64_t frozen_layers = 0;  // the input embedding and the first N layers stay frozen (no adapters, no backward)
     bool adapters() const { return method != FinetuneMethod::full; }
-    bool is_default() const { return method == FinetuneMethod::full && lora_rank == 0 && lora_targets == LoraTargets::all_linear && frozen_layers == 0; }
+    bool is_default() const {
+        return method == FinetuneMethod::full && lora_rank == 0 && lora_targets == LoraTargets::all_linear && frozen_layers == 0;
+    }
 };
 
 struct TrainingSpec {
-    int64_t seq_len = 2048;              // tokens per sample
-    int64_t global_batch = 512;          // samples per optimizer step
-    int64_t micro_batch = 1;             // samples per micro-batch per model replica
+    int64_t seq_len = 2048;      // tokens per sample
+    int64_t global_batch = 512;  // samples per optimizer step
+    int64_t micro_batch = 1;     // samples per micro-batch per model replica
     Recompute recompute = Recompute::none;
-    bool flash_attention = true;         // fused attention (only taken when the gemm dtype has a kernel)
+    bool flash_attention = true;                                 // fused attention (only taken when the gemm dtype has a kernel)
     AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
     Optimizer optimizer = Optimizer::adamw;  // adamw | adamw8bit (bitsandbytes, 1-byte states) | adam | lamb | lamb-per-tensor | sgd
-    double tokens = 0;                   // training tokens of the whole run (0 = report one step only)
-    double price_per_gpu_hour_usd = -1;  // < 0: use the GPU preset's price
-    FinetuneSpec finetune;               // method full and nothing frozen = pre-training
-    bool offload_optimizer = false;      // master weights, optimizer states and gradients in CPU memory; CPU step (ZeRO-Offload)
-    bool offload_params = false;         // weights in CPU memory, streamed to the GPU per layer each forward and backward (ZeRO-Infinity)
+    double tokens = 0;                       // training tokens of the whole run (0 = report one step only)
+    double price_per_gpu_hour_usd = -1;      // < 0: use the GPU preset's price
+    FinetuneSpec finetune;                   // method full and nothing frozen = pre-training
+    bool offload_optimizer = false;          // master weights, optimizer states and gradients in CPU memory; CPU step (ZeRO-Offload)
+    bool offload_params = false;  // weights in CPU memory, streamed to the GPU per layer each forward and backward (ZeRO-Infinity)
     // The whole run around the steps (run.hpp): checkpoints, interruptions, restarts. Unset = default.
-    double checkpoint_interval_s = 0;    // training seconds between checkpoints (0 = Young's optimum, unless _steps)
+    double checkpoint_interval_s = 0;       // training seconds between checkpoints (0 = Young's optimum, unless _steps)
     int64_t checkpoint_interval_steps = 0;  // optimizer steps between checkpoints (0 = unset)
-    double storage_bw_gbps = 0;          // checkpoint storage write/read bandwidth of the job, GB/s (0 = default per GPU)
-    double restart_s = -1;               // interruption -> training again, before the checkpoint load, s (< 0 = default)
+    double storage_bw_gbps = 0;             // checkpoint storage write/read bandwidth of the job, GB/s (0 = default per GPU)
+    double restart_s = -1;                  // interruption -> training again, before the checkpoint load, s (< 0 = default)
     double failure_rate_per_gpu_hour = -1;  // unexpected interruptions per GPU-hour (< 0 = Llama 3's rate)
-    bool ideal = false;                  // no checkpoints, interruptions or restarts: total_time_s = steps x step time
+    bool ideal = false;                     // no checkpoints, interruptions or restarts: total_time_s = steps x step time
 };
 
 // Efficiency parameters of the cost model. Every field is optional: unset ones take the
 // documented defaults (core/src/perf/calibration.cpp) for the GPU and dtype.
 struct CalibrationOverrides {
     std::array<std::optional<double>, 7> gemm_efficiency{};  // large-GEMM fraction of peak, per DType
-    std::optional<double> attention_efficiency;         // fused attention fraction of the gemm peak
-    std::optional<double> memory_efficiency;            // achievable fraction of HBM bandwidth
-    std::optional<double> intra_node_efficiency;        // achievable fraction of the intra-node link
-    std::optional<double> inter_node_efficiency;        // achievable fraction of the NICs
-    std::optional<double> kernel_launch_s;              // fixed cost per kernel
-    std::optional<double> host_op_s;                    // CPU dispatch per op (framework); default: the framework's
-    std::optional<double> step_overhead_s;              // fixed cost per optimizer step (framework, data loader)
+    std::optional<double> attention_efficiency;              // fused attention fraction of the gemm peak
+    std::optional<double> memory_efficiency;                 // achievable fraction of HBM bandwidth
+    std::optional<double> intra_node_efficiency;             // achievable fraction of the intra-node link
+    std::optional<double> inter_node_efficiency;             // achievable fraction of the NICs
+    std::optional<double> kernel_launch_s;                   // fixed cost per kernel
+    std::optional<double> host_op_s;                         // CPU dispatch per op (framework); default: the framework's
+    std::optional<double> step_overhead_s;                   // fixed cost per optimizer step (framework, data loader)
 };
 
 // A calibration: overrides for every GPU, then per GPU preset ("gpus": {"h100-sxm": {...}}) on top.
 struct CalibrationSpec : CalibrationOverrides {
-    bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
+    bool precision_blind = false;                                       // cost every op at one reference dtype (static-graph baseline)
     std::vector<std::pair<std::string, CalibrationOverrides>> per_gpu;  // GPU preset name -> its overrides (last wins)
 };
 
 // Which framework-defaulted knobs the config set itself (explicit key > framework preset > default).
 struct ExplicitKnobs {
-    bool overlap_tp_comm = false;        // parallel.overlap_tp_comm given
-    bool overlap_dp_comm = false;        // parallel.overlap_dp_comm given
-    bool attention_kernel = false;       // training.attention_kernel given
-    bool fp8_recipe = false;             // precision.fp8_recipe given (inline precision object)
+    bool overlap_tp_comm = false;   // parallel.overlap_tp_comm given
+    bool overlap_dp_comm = false;   // parallel.overlap_dp_comm given
+    bool attention_kernel = false;  // training.attention_kernel given
+    bool fp8_recipe = false;        // precision.fp8_recipe given (inline precision object)
 };
 
 struct Config {
@@ -126,11 +128,11 @@ struct Config {
     NodeSpec node;
     int64_t num_gpus = 1;
     PrecisionSpec precision;
-    FrameworkSpec framework;             // name "" = none given: today's defaults (those of kDefaultFrameworkEquivalent)
+    FrameworkSpec framework;  // name "" = none given: today's defaults (those of kDefaultFrameworkEquivalent)
     ParallelSpec parallel;
     TrainingSpec training;
     CalibrationSpec calibration;
-    ExplicitKnobs explicit_knobs;        // set by the parser and by front ends that edit a knob
+    ExplicitKnobs explicit_knobs;                 // set by the parser and by front ends that edit a knob
     std::vector<std::string> framework_defaults;  // "key = value" the framework set (filled by check_config)
 };
 
@@ -141,15 +143,15 @@ inline constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 18;
 
 // The layout and training rules of validate_config one by one, each with its message (the search
 // checks them per group of layouts and counts which one a group breaks).
-std::optional<Error> tp_rule(const ModelSpec& model, int64_t tp);  // heads, KV heads, MLP and expert widths
+std::optional<Error> tp_rule(const ModelSpec& model, int64_t tp);                           // heads, KV heads, MLP and expert widths
 std::optional<Error> pp_rule(const ModelSpec& model, int64_t pp, const StageSplit& split);  // a layer (or embedding/loss slot) per stage
 std::optional<Error> virtual_stages_rule(const ModelSpec& model, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule,
-                                         const StageSplit& split);  // interleaved only; a split Megatron-Core can make
-std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);  // whole hosts beyond one
+                                         const StageSplit& split);             // interleaved only; a split Megatron-Core can make
+std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);   // whole hosts beyond one
 std::optional<Error> ep_rule(const ModelSpec& model, int64_t dp, int64_t ep);  // EP divides experts and DP
 std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule);
-std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                 // 2*cp load-balanced chunks
-std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp);     // each CP rank's tokens over TP
+std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                             // 2*cp load-balanced chunks
+std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp);                 // each CP rank's tokens over TP
 std::optional<Error> gemm_shape_rule(const ModelSpec& model, DType gemm, int64_t tp);  // FP8/FP4: multiples of 16
 // The defaults validate_config fills in: the GPU's default node, and the first of bf16-mixed,
 // fp16-mixed, fp32 the GPU runs (nothing when already set or unavailable).
@@ -193,4 +195,4 @@ Result<Config> load_config(std::string_view json);
 // load_config(config_to_json(c)) reproduces c.
 std::string config_to_json(const Config& config);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -32,18 +32,18 @@ enum class GatherPrefetch {
 };
 
 struct FrameworkSpec {
-    std::string name;                                 // preset id ("megatron-core") or "custom"; "" = no framework given
+    std::string name;  // preset id ("megatron-core") or "custom"; "" = no framework given
     std::string display_name;
     std::array<AttentionKernel, kGpuGenerationCount> attention_kernel{};  // fused-attention kernel per GpuGeneration
-    bool overlap_tp_comm = false;                     // TP collectives overlapped with GEMMs
-    bool overlap_dp_comm = true;                      // DP gradient reduction overlapped with backward
-    bool overlap_pp_comm = false;                     // PP send/recv overlapped with compute
-    bool overlap_cp_comm = false;                     // CP ring exchange of K/V overlapped with attention
-    bool overlap_ep_comm = false;                     // EP all-to-all overlapped with expert compute
-    Fp8Recipe fp8_recipe = Fp8Recipe::delayed;        // the FP8 scaling recipe it runs by default
-    bool fused_optimizer = true;                      // multi-tensor (fused) Adam
-    bool fused_norms = true;                          // fused LayerNorm/RMSNorm kernels
-    double host_op_s = 60e-6;                         // CPU time to dispatch one op of our lists
+    bool overlap_tp_comm = false;                                         // TP collectives overlapped with GEMMs
+    bool overlap_dp_comm = true;                                          // DP gradient reduction overlapped with backward
+    bool overlap_pp_comm = false;                                         // PP send/recv overlapped with compute
+    bool overlap_cp_comm = false;                                         // CP ring exchange of K/V overlapped with attention
+    bool overlap_ep_comm = false;                                         // EP all-to-all overlapped with expert compute
+    Fp8Recipe fp8_recipe = Fp8Recipe::delayed;                            // the FP8 scaling recipe it runs by default
+    bool fused_optimizer = true;                                          // multi-tensor (fused) Adam
+    bool fused_norms = true;                                              // fused LayerNorm/RMSNorm kernels
+    double host_op_s = 60e-6;                                             // CPU time to dispatch one op of our lists
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
     std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
 };
@@ -56,4 +56,4 @@ std::string_view gpu_generation_name(GpuGeneration generation);  // "pre_hopper"
 // The preset whose defaults equal a config without a framework (today's physics): megatron-lm.
 inline constexpr std::string_view kDefaultFrameworkEquivalent = "megatron-lm";
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -13,13 +13,13 @@ namespace trainclock {
 
 // One accelerator (a preset in presets/gpus/ or an inline object in the config).
 struct GpuSpec {
-    std::string name;                                  // preset id ("h100-sxm")
-    std::string display_name;                          // "NVIDIA H100 SXM5 80GB"
-    std::string vendor;                                // "NVIDIA", "AMD", "Intel", "Google"
-    double memory_gib = 0;                             // usable device memory, GiB
-    double memory_bw_gbps = 0;                         // HBM/GDDR bandwidth, GB/s (1e9 B/s)
-    std::array<double, 7> peak_tflops{};               // dense peak per DType index (0 = not supported); fp32 = vector units
-    int64_t sm_count = 0;                              // SMs / CUs / cores: sets GEMM wave quantisation
+    std::string name;                     // preset id ("h100-sxm")
+    std::string display_name;             // "NVIDIA H100 SXM5 80GB"
+    std::string vendor;                   // "NVIDIA", "AMD", "Intel", "Google"
+    double memory_gib = 0;                // usable device memory, GiB
+    double memory_bw_gbps = 0;            // HBM/GDDR bandwidth, GB/s (1e9 B/s)
+    std::array<double, 7> peak_tflops{};  // dense peak per DType index (0 = not supported); fp32 = vector units
+    int64_t sm_count = 0;                 // SMs / CUs / cores: sets GEMM wave quantisation
     double l2_cache_mb = 0;
     double tdp_w = 0;                                  // board power used for energy
     double price_per_gpu_hour_usd = 0;                 // indicative on-demand price (0 = unknown)
@@ -35,21 +35,22 @@ struct GpuSpec {
 
 // One server: how many GPUs share the fast intra-node link and what leaves the box.
 struct NodeSpec {
-    std::string name;                                  // preset id ("dgx-h100")
-    std::string display_name;                          // "NVIDIA DGX H100"
-    int64_t gpus_per_node = 8;                         // GPUs of one NVLink domain (72 for an NVL72 rack): collectives inside it use the intra link
-    int64_t gpus_per_host = 0;                         // allocation unit, GPUs per host or compute tray (4 in a GB200 tray); 0 = gpus_per_node
-    std::string intra_link;                            // "NVLink 4 via NVSwitch"
-    double intra_bw_gbps = 0;                          // per GPU, one direction, GB/s
-    double intra_latency_us = 0;                       // per collective step
-    std::vector<std::pair<int64_t, double>> intra_group_bw_gbps; // (k, GB/s): per GPU, one direction, for a group of <= k GPUs inside a node whose links are not switched (cube-mesh, xGMI mesh); ascending k; none = intra_bw_gbps for any group
-    std::string inter_link;                            // "8x 400 Gb/s NDR InfiniBand"
-    double inter_bw_gbps = 0;                          // per GPU, one direction, GB/s (node NIC total / gpus_per_node)
+    std::string name;             // preset id ("dgx-h100")
+    std::string display_name;     // "NVIDIA DGX H100"
+    int64_t gpus_per_node = 8;    // GPUs of one NVLink domain (72 for an NVL72 rack): collectives inside it use the intra link
+    int64_t gpus_per_host = 0;    // allocation unit, GPUs per host or compute tray (4 in a GB200 tray); 0 = gpus_per_node
+    std::string intra_link;       // "NVLink 4 via NVSwitch"
+    double intra_bw_gbps = 0;     // per GPU, one direction, GB/s
+    double intra_latency_us = 0;  // per collective step
+    std::vector<std::pair<int64_t, double>>
+        intra_group_bw_gbps;  // (k, GB/s): per GPU, one direction, for a group of <= k GPUs inside a node whose links are not switched (cube-mesh, xGMI mesh); ascending k; none = intra_bw_gbps for any group
+    std::string inter_link;   // "8x 400 Gb/s NDR InfiniBand"
+    double inter_bw_gbps = 0;  // per GPU, one direction, GB/s (node NIC total / gpus_per_node)
     double inter_latency_us = 0;
-    double power_overhead = 1.0;                       // node power / sum of GPU TDPs (CPUs, NICs, fans), for energy
+    double power_overhead = 1.0;  // node power / sum of GPU TDPs (CPUs, NICs, fans), for energy
     std::string source;
 
     int64_t host_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }
 };
 
-} // namespace trainclock
+}  // namespace trainclock

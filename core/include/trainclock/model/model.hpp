@@ -24,11 +24,11 @@ struct MoeSpec {
 // Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 sec. 2.1): K/V (and optionally Q) are
 // down-projected to a latent, normed, up-projected per head; a decoupled RoPE part rides alongside.
 struct MlaSpec {
-    int64_t q_lora_rank = 0;        // query latent width d_c' (0 = queries projected directly)
-    int64_t kv_lora_rank = 0;       // key/value latent width d_c (0 = no MLA)
-    int64_t qk_nope_head_dim = 0;   // per-head query/key width without RoPE (d_h)
-    int64_t qk_rope_head_dim = 0;   // decoupled RoPE width per head (d_h^R), key part shared by all heads
-    int64_t v_head_dim = 0;         // per-head value width
+    int64_t q_lora_rank = 0;       // query latent width d_c' (0 = queries projected directly)
+    int64_t kv_lora_rank = 0;      // key/value latent width d_c (0 = no MLA)
+    int64_t qk_nope_head_dim = 0;  // per-head query/key width without RoPE (d_h)
+    int64_t qk_rope_head_dim = 0;  // decoupled RoPE width per head (d_h^R), key part shared by all heads
+    int64_t v_head_dim = 0;        // per-head value width
     bool enabled() const { return kv_lora_rank > 0; }
 };
 
@@ -36,37 +36,37 @@ struct MlaSpec {
 enum class LocalAttentionKind { none, sliding, chunked };  // sliding: the last `window` tokens; chunked: own chunk of `window`
 struct LocalAttentionSpec {
     LocalAttentionKind kind = LocalAttentionKind::none;
-    int64_t window = 0;             // tokens
-    int64_t full_every = 0;         // every k-th layer (1-based index % k == 0) keeps full attention; 0 = none does
+    int64_t window = 0;      // tokens
+    int64_t full_every = 0;  // every k-th layer (1-based index % k == 0) keeps full attention; 0 = none does
     bool enabled() const { return kind != LocalAttentionKind::none && window > 0; }
 };
 
 // Architecture of one model (a preset in presets/models/ or an inline object in the config).
 struct ModelSpec {
-    std::string name;                             // preset id or "custom"
-    std::string display_name;                     // "Llama 3 70B"
+    std::string name;          // preset id or "custom"
+    std::string display_name;  // "Llama 3 70B"
     Architecture architecture = Architecture::decoder;
-    int64_t layers = 0;                           // decoder layers; encoder layers for encoder-decoder
-    int64_t decoder_layers = 0;                   // encoder-decoder only
-    int64_t hidden = 0;                           // d_model
-    int64_t heads = 0;                            // query heads
-    int64_t kv_heads = 0;                         // key/value heads (== heads for MHA)
-    int64_t head_dim = 0;                         // per-head width; 0 means hidden / heads
-    int64_t ffn_hidden = 0;                       // dense MLP width
+    int64_t layers = 0;          // decoder layers; encoder layers for encoder-decoder
+    int64_t decoder_layers = 0;  // encoder-decoder only
+    int64_t hidden = 0;          // d_model
+    int64_t heads = 0;           // query heads
+    int64_t kv_heads = 0;        // key/value heads (== heads for MHA)
+    int64_t head_dim = 0;        // per-head width; 0 means hidden / heads
+    int64_t ffn_hidden = 0;      // dense MLP width
     int64_t vocab = 0;
-    int64_t max_seq_len = 0;                      // published context length (0 = unknown)
+    int64_t max_seq_len = 0;  // published context length (0 = unknown)
     Activation activation = Activation::gelu;
     Norm norm = Norm::layernorm;
     bool tied_embeddings = false;
     // Transformer-XL (Dai et al. 2019, arXiv 1901.02860) and adaptive softmax (Grave et al. 2017):
-    int64_t memory_len = 0;                       // segment recurrence: cached tokens of the previous segment every query also attends to
-    bool relative_position = false;               // relative positional attention: position projection, 2nd score matmul (BD), rel-shift copy
-    int64_t softmax_head = 0;                     // logits computed per token (adaptive softmax head cluster); 0 = vocab
-    MoeSpec moe;                                  // moe.experts == 0 for dense models
-    MlaSpec mla;                                  // mla.kv_lora_rank == 0 for standard attention
-    LocalAttentionSpec local_attention;           // kind none = every layer attends to the whole sequence
-    int64_t mtp_layers = 0;                       // DeepSeek-V3 multi-token-prediction modules (arXiv 2412.19437 sec. 2.2)
-    std::string source;                           // where the figures come from
+    int64_t memory_len = 0;              // segment recurrence: cached tokens of the previous segment every query also attends to
+    bool relative_position = false;      // relative positional attention: position projection, 2nd score matmul (BD), rel-shift copy
+    int64_t softmax_head = 0;            // logits computed per token (adaptive softmax head cluster); 0 = vocab
+    MoeSpec moe;                         // moe.experts == 0 for dense models
+    MlaSpec mla;                         // mla.kv_lora_rank == 0 for standard attention
+    LocalAttentionSpec local_attention;  // kind none = every layer attends to the whole sequence
+    int64_t mtp_layers = 0;              // DeepSeek-V3 multi-token-prediction modules (arXiv 2412.19437 sec. 2.2)
+    std::string source;                  // where the figures come from
 
     int64_t effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
     bool is_moe() const { return moe.experts > 0; }
@@ -106,4 +106,4 @@ int64_t attention_replicated_parameter_count(const ModelSpec& model);
 // its two RMSNorms (embedding and output head are shared with the main model, arXiv 2412.19437 sec. 2.2).
 int64_t mtp_extra_parameter_count(const ModelSpec& model);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -21,9 +21,9 @@ enum class DType : int {
 };
 inline constexpr int kDTypeCount = 7;
 
-std::string_view dtype_name(DType dtype);                   // "bf16"
+std::string_view dtype_name(DType dtype);                     // "bf16"
 std::optional<DType> dtype_from_name(std::string_view name);  // nullopt when unknown
-double dtype_storage_bytes(DType dtype);                     // bytes per element incl. block scales (tf32 -> 4, mxfp8 -> 1 + 1/32)
+double dtype_storage_bytes(DType dtype);                      // bytes per element incl. block scales (tf32 -> 4, mxfp8 -> 1 + 1/32)
 // FP8 and FP4 GEMM formats: scaled, with cast/amax/transpose ops around every GEMM (Transformer Engine).
 bool is_quantized(DType dtype);
 
@@ -39,18 +39,18 @@ enum class MasterWeights { none, fp32 };
 
 // One precision setting (a preset in presets/precisions/ or an inline object in the config).
 struct PrecisionSpec {
-    std::string name;                       // preset id ("bf16-mixed") or "custom"
-    std::string description;                // one line for help text and UI tooltips
-    DType gemm = DType::bf16;               // dtype the matmuls (and attention matmuls) run in
-    DType activations = DType::bf16;        // stored activations and elementwise ops
-    DType params = DType::bf16;             // working weights as read by the forward pass
+    std::string name;                                    // preset id ("bf16-mixed") or "custom"
+    std::string description;                             // one line for help text and UI tooltips
+    DType gemm = DType::bf16;                            // dtype the matmuls (and attention matmuls) run in
+    DType activations = DType::bf16;                     // stored activations and elementwise ops
+    DType params = DType::bf16;                          // working weights as read by the forward pass
     MasterWeights master_weights = MasterWeights::fp32;  // extra fp32 copy updated by the optimizer
-    DType grads = DType::fp32;              // gradient accumulation buffer
-    DType grad_reduce = DType::fp32;        // dtype of the data-parallel reduction on the wire
-    DType optimizer_states = DType::fp32;   // Adam m and v
-    LossScaling loss_scaling = LossScaling::none;  // dynamic: unscale + inf/nan check every step
-    bool autocast = false;                  // torch-autocast style: casts at op boundaries, fp32 weights recast per forward
-    std::optional<Fp8Recipe> fp8_recipe;    // scaling recipe of quantised GEMMs; unset: the framework's, else the dtype's (fp8: delayed)
+    DType grads = DType::fp32;                           // gradient accumulation buffer
+    DType grad_reduce = DType::fp32;                     // dtype of the data-parallel reduction on the wire
+    DType optimizer_states = DType::fp32;                // Adam m and v
+    LossScaling loss_scaling = LossScaling::none;        // dynamic: unscale + inf/nan check every step
+    bool autocast = false;                               // torch-autocast style: casts at op boundaries, fp32 weights recast per forward
+    std::optional<Fp8Recipe> fp8_recipe;  // scaling recipe of quantised GEMMs; unset: the framework's, else the dtype's (fp8: delayed)
 };
 
 // An fp32 master copy distinct from the working weights (updated by the optimizer, copied back).
@@ -61,4 +61,4 @@ std::optional<Fp8Recipe> default_fp8_recipe(DType gemm);
 // Whether `recipe` scales GEMMs of `gemm`: the four fp8 recipes need fp8, mxfp8 and nvfp4 their dtype.
 bool fp8_recipe_fits(Fp8Recipe recipe, DType gemm);
 
-} // namespace trainclock
+}  // namespace trainclock

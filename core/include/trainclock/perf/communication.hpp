@@ -17,18 +17,18 @@ inline constexpr int kGroupCount = 6;
 // One collective of a layer or a step: `bytes` is the full (unsharded) buffer of one call, per GPU.
 // Plain aggregate (value-initialise: CommOp op{}).
 struct CommOp {
-    const char* name;            // static label ("tp_all_reduce")
+    const char* name;  // static label ("tp_all_reduce")
     Collective collective;
     Group group;
     double bytes;
-    double count;                // calls per micro-batch (or per step)
+    double count;  // calls per micro-batch (or per step)
 };
 
 // A process group: `size` ranks spaced `stride` ranks apart in the global rank order.
 struct GroupPlacement {
     int64_t size = 1;
     int64_t stride = 1;
-    int64_t world = 0;           // ranks of the job (tp*cp*dp*pp); 0 = unknown: as many as one block of groups
+    int64_t world = 0;  // ranks of the job (tp*cp*dp*pp); 0 = unknown: as many as one block of groups
 };
 
 // Effective link a group's collectives run on (achievable bandwidth, per-step latency).
@@ -53,4 +53,4 @@ double collective_wire_bytes(Collective collective, double bytes, int64_t ranks)
 // steps, when that is shorter).
 double collective_time_s(Collective collective, double bytes, int64_t ranks, const Link& link);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -13,10 +13,10 @@
 namespace trainclock {
 
 struct PrecisionRow {
-    Config config;                   // the input config with this precision (validated when !error)
-    Prediction prediction;           // empty when error
-    std::optional<Error> error;      // the config breaks a rule with this precision (e.g. fp8 needs dims % 16)
-    double speedup = 0;              // baseline iteration time / this one (0 when error)
+    Config config;               // the input config with this precision (validated when !error)
+    Prediction prediction;       // empty when error
+    std::optional<Error> error;  // the config breaks a rule with this precision (e.g. fp8 needs dims % 16)
+    double speedup = 0;          // baseline iteration time / this one (0 when error)
 };
 
 struct PrecisionComparison {
@@ -28,4 +28,4 @@ struct PrecisionComparison {
 // `config` need not be validated; its precision is replaced row by row.
 PrecisionComparison compare_precisions(const Config& config, const PredictOptions& options = {});
 
-} // namespace trainclock
+}  // namespace trainclock

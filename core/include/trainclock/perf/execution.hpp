@@ -16,11 +16,11 @@ namespace trainclock {
 
 // What a transformer layer contains.
 struct LayerKind {
-    bool causal = true;           // decoder self-attention (encoder: bidirectional)
-    bool cross_attention = false; // decoder layer of an encoder-decoder
-    bool moe = false;             // routed-expert MLP instead of the dense one (model.moe: dense_layers, every)
-    bool local = false;           // sliding-window / chunked attention (model.local_attention)
-    bool frozen = false;          // training.finetune.frozen_layers: forward only, nothing trains
+    bool causal = true;            // decoder self-attention (encoder: bidirectional)
+    bool cross_attention = false;  // decoder layer of an encoder-decoder
+    bool moe = false;              // routed-expert MLP instead of the dense one (model.moe: dense_layers, every)
+    bool local = false;            // sliding-window / chunked attention (model.local_attention)
+    bool frozen = false;           // training.finetune.frozen_layers: forward only, nothing trains
 };
 // Kinds of layer: frozen x (second stack of an encoder-decoder) x MoE x local; a dense index for per-kind memos.
 inline constexpr int kLayerKindSlots = 16;
@@ -50,14 +50,14 @@ bool head_trains(const Config& config);
 // The dtype each op class runs in under one precision setting on this GPU, its storage width, and
 // the kernel decisions that follow from them.
 struct OpPrecision {
-    DType gemm = DType::bf16;         // linear layers
-    DType activations = DType::bf16;  // stored activations and elementwise ops
-    DType attention = DType::bf16;    // attention matmuls (FP8 recipes keep them in bf16/fp16)
+    DType gemm = DType::bf16;                                           // linear layers
+    DType activations = DType::bf16;                                    // stored activations and elementwise ops
+    DType attention = DType::bf16;                                      // attention matmuls (FP8 recipes keep them in bf16/fp16)
     double w_act = 2, w_gemm = 2, w_attn = 2, w_param = 2, w_grad = 4;  // storage bytes per element
-    bool quantized = false;           // FP8/FP4 GEMMs (cast + transpose of every operand)
-    Fp8Recipe recipe = Fp8Recipe::delayed;  // their scaling recipe (effective_fp8_recipe)
-    bool autocast = false;            // torch.autocast casts at op boundaries
-    bool flash = false;               // fused attention runs: asked for, a kernel for the dtype, absolute positions
+    bool quantized = false;                                             // FP8/FP4 GEMMs (cast + transpose of every operand)
+    Fp8Recipe recipe = Fp8Recipe::delayed;                              // their scaling recipe (effective_fp8_recipe)
+    bool autocast = false;                                              // torch.autocast casts at op boundaries
+    bool flash = false;  // fused attention runs: asked for, a kernel for the dtype, absolute positions
 };
 OpPrecision op_precision(const Config& config, const PrecisionSpec& precision);
 
@@ -82,18 +82,18 @@ private:
     std::optional<Calibration> resolved_;  // the calibration when resolved here (before `cal`)
 
 public:
-    const Config* config = nullptr;   // the validated config it is derived from (outlives it)
-    const Calibration& cal;           // resolved for the GPU and attention kernel
-    OpPrecision ops;                  // what operators cost: the config's precision, or the blind one
-    OpPrecision stored;               // the config's own precision: what memory holds
+    const Config* config = nullptr;  // the validated config it is derived from (outlives it)
+    const Calibration& cal;          // resolved for the GPU and attention kernel
+    OpPrecision ops;                 // what operators cost: the config's precision, or the blind one
+    OpPrecision stored;              // the config's own precision: what memory holds
 
     // Pipeline (DESIGN.md 2.4): M = global batch / (micro-batch x DP); interleaving only where
     // Megatron can run it (else simulated as 1F1B, interleave_fallback).
     PipelineShape shape;
-    bool interleave_fallback = false; // interleaved with pp > 1 and v > 1 asked, but M % pp != 0
+    bool interleave_fallback = false;                                       // interleaved with pp > 1 and v > 1 asked, but M % pp != 0
     int64_t stages = 1, chunks = 1, virtual_stages = 1, micro_batches = 1;  // p, v, p v, M
-    int64_t layers = 0;               // total_layers
-    StageSplit stage_split;           // parallel.first/last_stage_layers, embedding/loss_in_stage_split
+    int64_t layers = 0;                                                     // total_layers
+    StageSplit stage_split;  // parallel.first/last_stage_layers, embedding/loss_in_stage_split
     // Layers [first, first + count) of virtual stage j (chunk * stages + stage), Megatron-Core's
     // assignment under the split (stage_split.hpp).
     LayerRange stage_layers(int64_t j) const { return stage_layer_range(layers, stages, chunks, stage_split, j); }
@@ -102,26 +102,26 @@ public:
     // circulate), T / tp of them outside the TP regions with sequence parallelism.
     double tp = 1, cp = 1, ep = 1;
     double micro_batch = 1, seq_len = 1, s_q = 1, tokens = 1, tokens_sp = 1;
-    bool sp = false;                  // sequence parallelism in effect (asked and tp > 1)
+    bool sp = false;  // sequence parallelism in effect (asked and tp > 1)
     // The model split over TP (Megatron-LM, Shoeybi et al. 2019): heads and vocabulary columns.
     double hidden = 0, head_dim = 0;
-    double heads_local = 0;           // query heads per GPU
-    double kv_heads_local = 0;        // KV heads per GPU (replicated when kv_heads < tp)
-    double vocab_local = 0;           // embedding rows per GPU
-    double logits_local = 0;          // logits computed per token per GPU (adaptive softmax: the head cluster)
-    double memory_len = 0;            // Transformer-XL memory tokens per sample
-    bool relative = false;            // relative-position attention (materialised scores)
-    bool gated = false;               // gated MLP (3 matrices)
+    double heads_local = 0;     // query heads per GPU
+    double kv_heads_local = 0;  // KV heads per GPU (replicated when kv_heads < tp)
+    double vocab_local = 0;     // embedding rows per GPU
+    double logits_local = 0;    // logits computed per token per GPU (adaptive softmax: the head cluster)
+    double memory_len = 0;      // Transformer-XL memory tokens per sample
+    bool relative = false;      // relative-position attention (materialised scores)
+    bool gated = false;         // gated MLP (3 matrices)
     // MLA (DeepSeek-V2 eqs. 16-18): queries and keys carry d_h + d_h^R per head, values d_v; else head_dim.
     bool mla = false;
     double head_dim_qk = 0, head_dim_v = 0;
-    double expert_load = 1;           // expert_load_factor: the busiest EP rank's routed tokens over the mean
+    double expert_load = 1;  // expert_load_factor: the busiest EP rank's routed tokens over the mean
     Recompute recompute = Recompute::none;
     // Fine-tuning (training.finetune): whether linear weights get gradients, and the adapters.
-    bool train_weights = true;        // false: frozen base (LoRA/QLoRA), no weight-gradient GEMM
-    bool nf4 = false;                 // QLoRA: the frozen block linears are NF4, dequantised per GEMM
-    double lora_rank = 0;             // adapters beside the block linears (0 = none)
-    bool lora_mlp = false;            // adapters on the MLP too (lora_targets all-linear)
+    bool train_weights = true;  // false: frozen base (LoRA/QLoRA), no weight-gradient GEMM
+    bool nf4 = false;           // QLoRA: the frozen block linears are NF4, dequantised per GEMM
+    double lora_rank = 0;       // adapters beside the block linears (0 = none)
+    bool lora_mlp = false;      // adapters on the MLP too (lora_targets all-linear)
 
     double gpus = 1;
     double price_per_gpu_hour_usd = 0;  // the training's price, else the GPU preset's
@@ -144,7 +144,8 @@ Execution make_execution(const Config&& config) = delete;
 Execution make_execution(const Config&& config, const Calibration& cal) = delete;
 
 // Layers of virtual stage j (chunk * stages + stage) in runs of one kind: f(first, count, kind).
-template <class F> void for_each_layer_run(const Execution& x, int64_t j, F&& f) {
+template <class F>
+void for_each_layer_run(const Execution& x, int64_t j, F&& f) {
     const Config& c = *x.config;
     const LayerRange r = x.stage_layers(j);
     for (int64_t i = r.first; i < r.first + r.count;) {
@@ -154,4 +155,4 @@ template <class F> void for_each_layer_run(const Execution& x, int64_t j, F&& f)
     }
 }
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -23,4 +23,4 @@ MemoryBreakdown memory_per_gpu(const Execution& execution);
 // states (what Megatron's distributed checkpoint saves; gradients are not saved).
 double checkpoint_bytes(const Config& config);
 
-} // namespace trainclock
+}  // namespace trainclock

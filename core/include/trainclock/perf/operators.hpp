@@ -18,21 +18,24 @@ inline constexpr int kOpKindCount = 5;
 
 // Plain aggregate (value-initialise: Op op{}), so fixed lists of them cost nothing to create.
 struct Op {
-    const char* name;   // static label ("qkv", "flash_attention", "fp8_cast_transpose")
+    const char* name;  // static label ("qkv", "flash_attention", "fp8_cast_transpose")
     OpKind kind;
-    DType dtype;        // dtype whose peak the FLOPs run at
-    double flops;       // per execution
-    double bytes;       // HBM bytes read + written per execution
-    double count;       // executions per micro-batch (experts, heads of a batched GEMM)
-    double m, n, k;     // GEMM shape of one execution (0 for non-GEMMs)
+    DType dtype;     // dtype whose peak the FLOPs run at
+    double flops;    // per execution
+    double bytes;    // HBM bytes read + written per execution
+    double count;    // executions per micro-batch (experts, heads of a batched GEMM)
+    double m, n, k;  // GEMM shape of one execution (0 for non-GEMMs)
 };
 
 // Fixed-capacity lists: building and costing a layer allocates nothing, and a default-initialised
 // list leaves its (trivial) items unwritten until added.
-template <class T, int N> struct FixedList {
+template <class T, int N>
+struct FixedList {
     std::array<T, N> items;
     int size = 0;
-    void add(const T& item) { if (size < N) items[size_t(size++)] = item; }
+    void add(const T& item) {
+        if (size < N) items[size_t(size++)] = item;
+    }
     const T* begin() const { return items.data(); }
     const T* end() const { return items.data() + size; }
 };
@@ -90,10 +93,10 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal);
 
 struct OpCost {
     std::array<double, kOpKindCount> seconds{};  // by kind, launches excluded
-    double launch_s = 0;                          // kernels x kernel_launch_s
+    double launch_s = 0;                         // kernels x kernel_launch_s
     double flops = 0;
     double total_s() const;
 };
 OpCost cost_ops(const OpList& ops, const GpuSpec& gpu, const Calibration& cal);
 
-} // namespace trainclock
+}  // namespace trainclock

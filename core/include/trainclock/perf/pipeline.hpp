@@ -13,9 +13,9 @@ namespace trainclock {
 
 struct PipelineShape {
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-    int64_t stages = 1;        // PP
-    int64_t micro_batches = 1; // M
-    int64_t chunks = 1;        // virtual stages per stage (interleaved only; 1 otherwise)
+    int64_t stages = 1;         // PP
+    int64_t micro_batches = 1;  // M
+    int64_t chunks = 1;         // virtual stages per stage (interleaved only; 1 otherwise)
 };
 
 // Layers per (virtual) stage: stage_split.hpp (virtual_stage_layers, stage_layer_range).
@@ -35,12 +35,11 @@ bool interleaving_possible(const PipelineShape& shape);
 // Without a timeline the walk stops once the schedule is periodic and skips whole periods (GPipe:
 // closed form; pipeline.cpp [SECTION] Steady state), equal to the full walk to ~1e-12 relative; the
 // returned time is that one with or without a timeline (the spans are the full walk's).
-double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s,
-                         std::vector<TimelineSpan>* timeline);
+double simulate_pipeline(const PipelineShape& shape, const double* fwd_s, const double* bwd_s, std::vector<TimelineSpan>* timeline);
 
 // Closed form for identical stages (no P2P asymmetry): (M + PP - 1)(f + b) for GPipe and 1F1B
 // (Huang et al. 2019; Narayanan et al. SC'21 sec. 2.2.1) and (M v + PP - 1)(f_c + b_c) for
 // interleaving, i.e. a bubble of (PP - 1)(f + b) / v (SC'21 sec. 2.2.2). f, b: one chunk.
 double uniform_pipeline_time_s(const PipelineShape& shape, double fwd_chunk_s, double bwd_chunk_s);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -19,11 +19,11 @@ struct MemoryBreakdown {
     double master_gib = 0;
     double optimizer_gib = 0;
     double activations_gib = 0;
-    double other_gib = 0;          // workspace, communication buffers, allocator fragmentation
-    double per_gpu_gib = 0;        // sum of the above on the most loaded GPU (first pipeline stage)
+    double other_gib = 0;    // workspace, communication buffers, allocator fragmentation
+    double per_gpu_gib = 0;  // sum of the above on the most loaded GPU (first pipeline stage)
     double capacity_gib = 0;
     bool fits = false;
-    double host_gib = 0;           // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
+    double host_gib = 0;  // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
 };
 
 // Seconds of one iteration on the critical path, by cause; the parts add up to iteration_time_s.
@@ -39,14 +39,14 @@ struct StepBreakdown {
     double cp_comm = 0;
     double ep_comm = 0;
     double pipeline_bubble = 0;
-    double overhead = 0;            // kernel launches and per-step framework cost
+    double overhead = 0;  // kernel launches and per-step framework cost
 };
 
 // One span of the pipeline timeline of one iteration (what the UI draws).
 struct TimelineSpan {
-    int stage = 0;                 // pipeline stage (0 = first)
+    int stage = 0;  // pipeline stage (0 = first)
     int micro_batch = 0;
-    int chunk = 0;                 // virtual stage (interleaved schedule)
+    int chunk = 0;  // virtual stage (interleaved schedule)
     bool forward = true;
     double start_s = 0;
     double end_s = 0;
@@ -54,19 +54,19 @@ struct TimelineSpan {
 
 // The whole run around the steps (run.hpp): wall time with checkpoints, interruptions and restarts.
 struct WholeRun {
-    bool ideal = true;                   // no overheads (training.ideal, or one step only)
-    double ideal_time_s = 0;             // steps x step time
-    double goodput = 1;                  // ideal_time_s / total_time_s
-    double expected_interruptions = 0;   // unexpected interruptions over the wall time
-    double checkpoint_bytes = 0;         // model + optimizer state of the whole model
-    double checkpoint_write_s = 0;       // one checkpoint save (training waits), also its load on restart
-    double checkpoint_interval_s = 0;    // training seconds between checkpoints
-    double checkpoints = 0;              // checkpoints written over the run
-    double restart_s = 0;                // per interruption, without the checkpoint load and the lost work
+    bool ideal = true;                  // no overheads (training.ideal, or one step only)
+    double ideal_time_s = 0;            // steps x step time
+    double goodput = 1;                 // ideal_time_s / total_time_s
+    double expected_interruptions = 0;  // unexpected interruptions over the wall time
+    double checkpoint_bytes = 0;        // model + optimizer state of the whole model
+    double checkpoint_write_s = 0;      // one checkpoint save (training waits), also its load on restart
+    double checkpoint_interval_s = 0;   // training seconds between checkpoints
+    double checkpoints = 0;             // checkpoints written over the run
+    double restart_s = 0;               // per interruption, without the checkpoint load and the lost work
     double failure_rate_per_gpu_hour = 0;
     double storage_bw_gbps = 0;
-    bool stalls = false;                 // interruptions outpace checkpoint + restart: the run would not finish (capped at 1 % progress)
-    std::vector<std::string> defaults;   // training.* keys that took their default (stated in the warnings)
+    bool stalls = false;                // interruptions outpace checkpoint + restart: the run would not finish (capped at 1 % progress)
+    std::vector<std::string> defaults;  // training.* keys that took their default (stated in the warnings)
 };
 
 struct Prediction {
@@ -81,13 +81,13 @@ struct Prediction {
     double steps = 0;                    // optimizer steps for training.tokens
     double total_time_s = 0;
     double gpu_hours = 0;
-    double params_total = 0;             // every weight incl. embeddings, all experts and MTP modules (parameter_count)
-    double params_active = 0;            // weights a token passes through: top_k experts (active_parameter_count)
-    double cost_usd = 0;                 // 0 with cost_known false when neither the config nor the GPU preset has a price
-    double energy_kwh = 0;               // 0 with energy_known false when the GPU preset has no TDP
-    bool cost_known = true;              // false: result JSON "cost_usd": null, and a warning
-    bool energy_known = true;            // false: result JSON "energy_kwh": null, and a warning
-    WholeRun run;                        // total_time_s = run.ideal_time_s / run.goodput
+    double params_total = 0;   // every weight incl. embeddings, all experts and MTP modules (parameter_count)
+    double params_active = 0;  // weights a token passes through: top_k experts (active_parameter_count)
+    double cost_usd = 0;       // 0 with cost_known false when neither the config nor the GPU preset has a price
+    double energy_kwh = 0;     // 0 with energy_known false when the GPU preset has no TDP
+    bool cost_known = true;    // false: result JSON "cost_usd": null, and a warning
+    bool energy_known = true;  // false: result JSON "energy_kwh": null, and a warning
+    WholeRun run;              // total_time_s = run.ideal_time_s / run.goodput
     MemoryBreakdown memory;
     StepBreakdown breakdown_s;
     std::vector<TimelineSpan> timeline;  // filled when requested (PredictOptions::timeline)
@@ -96,8 +96,9 @@ struct Prediction {
 };
 
 struct PredictOptions {
-    bool timeline = false;               // record the per-stage spans (costs time; off for search)
-    double bound_above_s = std::numeric_limits<double>::infinity();  // search: skip the pipeline simulation when a lower bound of the step time exceeds this
+    bool timeline = false;  // record the per-stage spans (costs time; off for search)
+    double bound_above_s =
+        std::numeric_limits<double>::infinity();  // search: skip the pipeline simulation when a lower bound of the step time exceeds this
 };
 
 // Model FLOPs per token (6N + attention, causal halved, no recompute): what MFU counts.
@@ -111,4 +112,4 @@ std::string prediction_to_json(const Prediction& prediction, const Config* confi
 std::string prediction_csv_header();
 std::string prediction_to_csv_row(const Prediction& prediction, const Config& config);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -25,4 +25,4 @@ WholeRun whole_run(const Config& config, double iteration_time_s, double steps);
 // The warning that states the defaults used and the goodput ("" when nothing to say).
 std::string whole_run_note(const WholeRun& run);
 
-} // namespace trainclock
+}  // namespace trainclock

@@ -16,10 +16,10 @@ namespace trainclock {
 
 // The split keys of a layout (config JSON: parallel.first_stage_layers, ...).
 struct StageSplit {
-    int64_t first_stage_layers = 0;      // layers on the first stage (0 = even split)
-    int64_t last_stage_layers = 0;       // layers on the last stage (0 = even split)
+    int64_t first_stage_layers = 0;         // layers on the first stage (0 = even split)
+    int64_t last_stage_layers = 0;          // layers on the last stage (0 = even split)
     bool embedding_in_stage_split = false;  // the input embedding counts as one layer of the split
-    bool loss_in_stage_split = false;    // the LM head + loss counts as one layer of the split
+    bool loss_in_stage_split = false;       // the LM head + loss counts as one layer of the split
     bool any() const { return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_stage_split || loss_in_stage_split; }
     bool operator==(const StageSplit& o) const {
         return first_stage_layers == o.first_stage_layers && last_stage_layers == o.last_stage_layers &&
@@ -60,4 +60,4 @@ std::vector<StageSplit> megatron_stage_splits(int64_t layers, int64_t stages, in
 // the nearest split it accepts; "" otherwise.
 std::string stage_split_note(int64_t layers, int64_t stages, int64_t chunks, const StageSplit& split);
 
-} // namespace trainclock
+}  // namespace trainclock

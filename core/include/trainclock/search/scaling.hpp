@@ -20,14 +20,14 @@ std::vector<int64_t> scaling_gpu_counts(int64_t current, int below = 5, int abov
 // the layout keeps TP, PP, CP, EP and derives DP (parallel.dp = 0), so a count that the layout
 // does not divide, or whose DP does not divide the batch, is a row error at that count.
 struct ScalingSweep {
-    Config base;                             // the input config (num_gpus, dp replaced per count)
-    std::vector<int64_t> gpu_counts;         // ascending
-    std::vector<PrecisionComparison> at;     // at[i]: the counts [0, at.size()) computed so far
+    Config base;                          // the input config (num_gpus, dp replaced per count)
+    std::vector<int64_t> gpu_counts;      // ascending
+    std::vector<PrecisionComparison> at;  // at[i]: the counts [0, at.size()) computed so far
     bool done() const { return at.size() >= gpu_counts.size(); }
 };
 
 ScalingSweep plan_scaling(const Config& config, std::vector<int64_t> gpu_counts);
-void run_scaling(ScalingSweep& sweep, size_t counts);  // computes the next `counts` GPU counts
+void run_scaling(ScalingSweep& sweep, size_t counts);                               // computes the next `counts` GPU counts
 ScalingSweep scaling_sweep(const Config& config, std::vector<int64_t> gpu_counts);  // plan + run all
 
 // CSV of the computed points that validate (prediction_csv_header columns, one row per point,
@@ -38,4 +38,4 @@ std::string scaling_to_csv(const ScalingSweep& sweep);
 // ordered by the first coordinate; equal points are all kept.
 std::vector<size_t> pareto_front(const std::vector<std::pair<double, double>>& points);
 
-} // namespace trainclock
+}  // namespace trainclock

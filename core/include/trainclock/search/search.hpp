@@ -71,17 +71,17 @@ std::string_view reject_reason_name(RejectReason reason);  // "tp_split": JSON/C
 std::string_view reject_reason_text(RejectReason reason);  // "TP does not divide the heads or the MLP width"
 
 struct SearchOptions {
-    std::vector<PrecisionSpec> precisions;   // empty = the base config's precision only
+    std::vector<PrecisionSpec> precisions;  // empty = the base config's precision only
     SearchObjective objective = SearchObjective::time;
-    int64_t top_k = 10;                      // layouts kept in the ranking
+    int64_t top_k = 10;  // layouts kept in the ranking
     // Each list restricts one dimension to the values given; empty = every value the rules allow.
     std::vector<int64_t> tp, pp, cp, ep, zero, micro_batch, virtual_stages;
     std::vector<PipelineSchedule> schedules;
     std::vector<Recompute> recompute;
-    std::vector<int> sequence_parallel;      // 0 = off, 1 = on; default both when TP > 1
-    int64_t max_micro_batch = 0;             // 0 = no cap beyond divisibility
-    bool prune = true;                       // skip predictions whose outcome is known (search.cpp [SECTION] Pruning)
-    bool deferred_pilot = false;             // create() leaves the pilot to SearchSpace::run_pilot (a UI slicing it)
+    std::vector<int> sequence_parallel;  // 0 = off, 1 = on; default both when TP > 1
+    int64_t max_micro_batch = 0;         // 0 = no cap beyond divisibility
+    bool prune = true;                   // skip predictions whose outcome is known (search.cpp [SECTION] Pruning)
+    bool deferred_pilot = false;         // create() leaves the pilot to SearchSpace::run_pilot (a UI slicing it)
 };
 
 // Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).
@@ -94,17 +94,17 @@ extern const char* const kNotPretrainingNote;
 
 // One point of the space; with the base config it gives a full Config (SearchSpace::config_for).
 struct SearchLayout {
-    int32_t precision = 0;                   // index into SearchSpace::precisions()
-    ParallelSpec parallel;                   // tp, pp, dp, cp, ep, sequence_parallel, zero, virtual_stages, schedule
+    int32_t precision = 0;  // index into SearchSpace::precisions()
+    ParallelSpec parallel;  // tp, pp, dp, cp, ep, sequence_parallel, zero, virtual_stages, schedule
     int64_t micro_batch = 1;
     Recompute recompute = Recompute::none;
 };
 
 struct SearchHit {
     SearchLayout layout;
-    Prediction prediction;                   // predict(config_for(layout)), without timeline
-    double objective = 0;                    // iteration_time_s or cost (see the header comment)
-    double secondary = 0;                    // the other one of the two
+    Prediction prediction;  // predict(config_for(layout)), without timeline
+    double objective = 0;   // iteration_time_s or cost (see the header comment)
+    double secondary = 0;   // the other one of the two
 };
 
 // Memory of one layout (the smallest need is what the explanation of "nothing fits" names).
@@ -114,13 +114,13 @@ struct MemoryNeed {
 };
 
 struct SearchStats {
-    int64_t layouts = 0;                     // every layout of the space (rejected ones included)
-    int64_t predicted = 0;                   // layouts that reached predict()
-    int64_t feasible = 0;                    // layouts that pass every rule and fit in memory
-    int64_t pruned = 0;                      // layouts decided without a full predict() (counted in feasible or rejected too)
-    int64_t cannot_beat_top_k = 0;           // of those, feasible ones whose step-time (or objective) lower bound ranks after the K-th best
+    int64_t layouts = 0;            // every layout of the space (rejected ones included)
+    int64_t predicted = 0;          // layouts that reached predict()
+    int64_t feasible = 0;           // layouts that pass every rule and fit in memory
+    int64_t pruned = 0;             // layouts decided without a full predict() (counted in feasible or rejected too)
+    int64_t cannot_beat_top_k = 0;  // of those, feasible ones whose step-time (or objective) lower bound ranks after the K-th best
     std::array<int64_t, kRejectReasonCount> rejected{};  // by RejectReason
-    std::string first_rule_message;          // validate_config's message for the first `rule` rejection
+    std::string first_rule_message;                      // validate_config's message for the first `rule` rejection
     int64_t rejected_total() const;
 };
 
@@ -130,11 +130,11 @@ struct SearchStats {
 struct MicroBatchFloor {
     std::array<double, kLayerKindSlots> layer_s{};  // one layer of each kind (kind_slot), forward + backward
     double embedding_s = 0, head_s = 0;
-    double all_s = 0;                        // every layer, the embedding and the head
+    double all_s = 0;  // every layer, the embedding and the head
 };
 MicroBatchFloor micro_batch_floor(const Config& config, const Calibration& cal);  // zeros when precision-blind
 // M x (floor of the busiest stage), plus the step overhead: never above predict(config).iteration_time_s (tested).
-double step_time_lower_bound_s(const Config& config);                              // validated config
+double step_time_lower_bound_s(const Config& config);  // validated config
 
 class SearchSpace {
 public:
@@ -143,12 +143,12 @@ public:
     // are malformed (top_k < 1, an empty precision list after filtering, num_gpus < 1).
     static Result<SearchSpace> create(const Config& base, const SearchOptions& options);
 
-    int64_t cells() const { return cells_; }                      // work items for SearchState::run
-    int64_t layouts() const { return layouts_; }                  // layouts in the whole space
+    int64_t cells() const { return cells_; }      // work items for SearchState::run
+    int64_t layouts() const { return layouts_; }  // layouts in the whole space
     const Config& base() const { return base_; }
     const SearchOptions& options() const { return options_; }
     const std::vector<PrecisionSpec>& precisions() const { return precisions_; }
-    Config config_for(const SearchLayout& layout) const;          // the full config of one layout
+    Config config_for(const SearchLayout& layout) const;  // the full config of one layout
 
     // [internal] one (precision, TP, PP, CP, DP, EP, schedule, virtual stages) combination that
     // passes the cheap rules; it is one cell, walking SP x ZeRO x recompute x micro-batch.
@@ -164,7 +164,7 @@ public:
     };
     const std::vector<Group>& groups() const { return groups_; }
     const std::vector<Recompute>& recompute() const { return recompute_; }  // ascending (none first)
-    const SearchStats& enumeration_stats() const { return enumeration_; }  // rejections found while enumerating
+    const SearchStats& enumeration_stats() const { return enumeration_; }   // rejections found while enumerating
 
     // [internal] micro_batch_floor by (precision, TP, CP, SP, EP, micro-batch, recompute): the only
     // layout fields the ops of a layer and its TP/CP/EP groups depend on (operators.cpp make_ctx,
@@ -180,18 +180,18 @@ public:
     };
     using FloorCache = std::unordered_map<FloorKey, MicroBatchFloor, FloorKeyHash>;
     const Calibration& calibration() const { return cal_; }
-    const FloorCache& floors() const { return floors_; }          // found by the pilot (every state starts with them)
-    static constexpr size_t kPilotCells = 256;                    // cells the pilot searches
+    const FloorCache& floors() const { return floors_; }                            // found by the pilot (every state starts with them)
+    static constexpr size_t kPilotCells = 256;                                      // cells the pilot searches
     const std::optional<SearchHit>& pilot_cutoff() const { return pilot_cutoff_; }  // the K-th best of the pilot
 
     // The pilot fixes the pruning cutoff (search.cpp). create() runs it whole unless
     // options.deferred_pilot: then call run_pilot until pilot_done() before making the states, with
     // the space in place (the pilot's own state points at it). Any split gives the same cutoff.
     bool pilot_done() const { return !pilot_; }
-    void run_pilot(int64_t steps);                                // `steps` group estimates or pilot cells
+    void run_pilot(int64_t steps);  // `steps` group estimates or pilot cells
 
 private:
-    struct Pilot;                                                 // the pilot in progress (search.cpp)
+    struct Pilot;  // the pilot in progress (search.cpp)
 
     Config base_;
     SearchOptions options_;
@@ -204,42 +204,42 @@ private:
     Calibration cal_;
     FloorCache floors_;
     std::optional<SearchHit> pilot_cutoff_;
-    std::shared_ptr<Pilot> pilot_;                                // null once done (or when not pruning)
+    std::shared_ptr<Pilot> pilot_;  // null once done (or when not pruning)
 };
 
 // The evaluation of some cells of one space (one per thread or per UI session).
 class SearchState {
 public:
-    explicit SearchState(const SearchSpace& space);              // the space must outlive the state
+    explicit SearchState(const SearchSpace& space);  // the space must outlive the state
 
-    void run(int64_t begin_cell, int64_t end_cell);               // evaluate cells [begin, end)
-    void merge(const SearchState& other);                         // add another state's results
+    void run(int64_t begin_cell, int64_t end_cell);  // evaluate cells [begin, end)
+    void merge(const SearchState& other);            // add another state's results
 
-    const std::vector<SearchHit>& top() const { return top_; }    // best first, at most top_k, no two equivalent
-    const SearchStats& stats() const { return stats_; }           // of the cells run here (enumeration excluded)
+    const std::vector<SearchHit>& top() const { return top_; }                             // best first, at most top_k, no two equivalent
+    const SearchStats& stats() const { return stats_; }                                    // of the cells run here (enumeration excluded)
     const std::optional<MemoryNeed>& smallest_memory() const { return smallest_memory_; }  // least memory seen among rule-passing layouts
 
 private:
-    friend class SearchSpace;                                     // the pilot takes its floor cache
+    friend class SearchSpace;  // the pilot takes its floor cache
     void run_cell(const SearchSpace::Group& group);
-    void load(const SearchLayout& layout);                        // the layout into scratch_
+    void load(const SearchLayout& layout);                            // the layout into scratch_
     std::optional<Error> rule_violation(const SearchLayout& layout);  // load + check_config (not counted)
     size_t level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok, std::vector<char>& rules,
                       std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri);  // rule 1 (search.cpp)
-    const SearchHit& evaluate(const SearchLayout& layout);       // predict() the layout loaded by load
+    const SearchHit& evaluate(const SearchLayout& layout);                           // predict() the layout loaded by load
     void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
-    const MicroBatchFloor& floor_of(const SearchLayout& layout);  // cached micro_batch_floor of the loaded layout
-    const SearchHit* cutoff() const;                              // the K-th best pruning compares with; null: none yet
+    const MicroBatchFloor& floor_of(const SearchLayout& layout);                      // cached micro_batch_floor of the loaded layout
+    const SearchHit* cutoff() const;                                                  // the K-th best pruning compares with; null: none yet
     bool below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s);  // rule 5: false = cannot enter
 
     const SearchSpace* space_;
-    SearchSpace::FloorCache floor_cache_;                         // starts as the space's floors
-    bool fixed_ = false;                                          // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
+    SearchSpace::FloorCache floor_cache_;  // starts as the space's floors
+    bool fixed_ = false;                   // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
     SearchHit fixed_cutoff_;
-    Config scratch_;                                              // base config, mutated per layout
+    Config scratch_;  // base config, mutated per layout
     int32_t scratch_precision_ = -1;
-    std::vector<char> base_checked_;                              // per precision: check_config passed once (then check_layout_rules)
+    std::vector<char> base_checked_;  // per precision: check_config passed once (then check_layout_rules)
     SearchHit last_;
     std::vector<SearchHit> top_;
     SearchStats stats_;
@@ -247,12 +247,12 @@ private:
 };
 
 struct SearchReport {
-    std::vector<SearchHit> top;              // best first
-    SearchStats stats;                       // enumeration + evaluation
-    std::optional<MemoryNeed> smallest_memory;    // least memory need seen (exact when nothing fits)
-    std::string explanation;                 // non-empty when nothing is feasible: what blocks it
-    double wall_s = -1;                      // set by the caller (the core has no clock); < 0 = not measured
-    int threads = 1;                         // set by the caller
+    std::vector<SearchHit> top;                 // best first
+    SearchStats stats;                          // enumeration + evaluation
+    std::optional<MemoryNeed> smallest_memory;  // least memory need seen (exact when nothing fits)
+    std::string explanation;                    // non-empty when nothing is feasible: what blocks it
+    double wall_s = -1;                         // set by the caller (the core has no clock); < 0 = not measured
+    int threads = 1;                            // set by the caller
 };
 
 SearchReport finish(const SearchSpace& space, const SearchState& state);
@@ -273,4 +273,4 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
 std::string search_csv_header();
 std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& report);
 
-} // namespace trainclock
+}  // namespace trainclock

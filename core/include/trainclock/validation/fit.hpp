@@ -22,43 +22,43 @@ enum class FitKnob { gemm, attention, memory, intra_node, inter_node, kernel_lau
 // One fitted factor: a multiplier on the shipped value (1 = as shipped), within [lo, hi]; the
 // scaled value is the case's override (fractions capped at 1).
 struct FitParameter {
-    std::string name;             // "gemm_sustained", "gemm_efficiency.bf16", ...
+    std::string name;  // "gemm_sustained", "gemm_efficiency.bf16", ...
     FitKnob knob = FitKnob::gemm;
-    int dtype = -1;               // gemm: one DType, -1 = every tensor-core dtype (gemm_sustained: not fp32)
-    int attention_kernel = -1;    // attention: only cases with this AttentionKernel (-1 = every case)
-    std::string gpu;              // only cases on this GPU preset ("" = every GPU)
-    double lo = 0.5, hi = 2.0;    // bounds of the multiplier
+    int dtype = -1;             // gemm: one DType, -1 = every tensor-core dtype (gemm_sustained: not fp32)
+    int attention_kernel = -1;  // attention: only cases with this AttentionKernel (-1 = every case)
+    std::string gpu;            // only cases on this GPU preset ("" = every GPU)
+    double lo = 0.5, hi = 2.0;  // bounds of the multiplier
 };
 
 // A row of the table of fitted constants (every global constant the validation set fits).
 struct FittedConstant {
-    FitParameter parameter;       // its multiplier, bounds relative to `shipped`
-    std::string where;            // the code that holds the shipped value
-    double shipped = 0;           // value as shipped (on the reference GPU for GPU-relative ones)
-    std::string unit;             // "fraction of ...", "s"
-    std::string data_set;         // the measurements it was fitted on
-    std::string refit_command;    // the command that refits it
+    FitParameter parameter;     // its multiplier, bounds relative to `shipped`
+    std::string where;          // the code that holds the shipped value
+    double shipped = 0;         // value as shipped (on the reference GPU for GPU-relative ones)
+    std::string unit;           // "fraction of ...", "s"
+    std::string data_set;       // the measurements it was fitted on
+    std::string refit_command;  // the command that refits it
 };
 // The table (calibration.cpp holds the values; this names, bounds and sources them).
 std::vector<FittedConstant> fitted_constants();
 
 struct FitOptions {
-    int iterations = 4;           // Gauss-Newton steps (each: 1 + parameters evaluations of every case)
-    double prior = 0.0;           // ridge pulling each log-multiplier toward 0 (shipped), per unit of total case weight
-    double min_sensitivity = 0.01;  // mean |d log prediction / d log multiplier| below this: not constrained, not fitted
+    int iterations = 4;               // Gauss-Newton steps (each: 1 + parameters evaluations of every case)
+    double prior = 0.0;               // ridge pulling each log-multiplier toward 0 (shipped), per unit of total case weight
+    double min_sensitivity = 0.01;    // mean |d log prediction / d log multiplier| below this: not constrained, not fitted
     bool equal_source_weight = true;  // a file of n cases weighs sqrt(n) in total (else each case 1)
-    int64_t max_fitted = 0;       // fit at most this many factors, the most sensitive first (0 = no limit)
-    std::vector<double> start;    // initial multipliers (empty = shipped): a warm start for refits
-    std::vector<bool> candidates; // factors that may be fitted (empty = all)
+    int64_t max_fitted = 0;           // fit at most this many factors, the most sensitive first (0 = no limit)
+    std::vector<double> start;        // initial multipliers (empty = shipped): a warm start for refits
+    std::vector<bool> candidates;     // factors that may be fitted (empty = all)
 };
 
 struct FitResult {
-    std::vector<double> multipliers;   // per parameter (1 = shipped)
-    std::vector<double> sensitivity;   // mean |d log prediction / d log multiplier| over the training cases
-    std::vector<bool> fitted;          // false: the cases do not constrain it (kept at 1)
-    double error_before = 0;           // weighted mean |log(predicted / measured)| at the shipped values
-    double error_after = 0;            // the same at the fitted multipliers
-    int64_t predictions = 0;           // predictions the fit ran
+    std::vector<double> multipliers;  // per parameter (1 = shipped)
+    std::vector<double> sensitivity;  // mean |d log prediction / d log multiplier| over the training cases
+    std::vector<bool> fitted;         // false: the cases do not constrain it (kept at 1)
+    double error_before = 0;          // weighted mean |log(predicted / measured)| at the shipped values
+    double error_after = 0;           // the same at the fitted multipliers
+    int64_t predictions = 0;          // predictions the fit ran
 };
 
 // The cases of a suite prepared for fitting: configs and the shipped calibration of each.
@@ -79,7 +79,7 @@ public:
 private:
     const ValidationSuite& suite_;
     std::vector<FitParameter> parameters_;
-    std::vector<Calibration> base_;    // per case: the calibration it predicts with today
+    std::vector<Calibration> base_;  // per case: the calibration it predicts with today
 };
 
 // Source family of a validation file (the unit left out by the cross-source refit): files of one
@@ -90,12 +90,12 @@ std::string source_family(std::string_view file);
 std::vector<size_t> fit_cases(const ValidationSuite& suite);
 
 struct CrossSourceReport {
-    std::vector<std::string> families;           // folds, in order
-    std::vector<FitResult> fold_fits;            // per family: fitted on every other family
-    FitResult all_fit;                           // fitted on every family (the refit table)
-    ValidationReport in_sample;                  // shipped constants
-    ValidationReport refit;                      // constants fitted on all families, scored in-sample
-    ValidationReport cross_source;               // each case at the constants fitted without its family
+    std::vector<std::string> families;  // folds, in order
+    std::vector<FitResult> fold_fits;   // per family: fitted on every other family
+    FitResult all_fit;                  // fitted on every family (the refit table)
+    ValidationReport in_sample;         // shipped constants
+    ValidationReport refit;             // constants fitted on all families, scored in-sample
+    ValidationReport cross_source;      // each case at the constants fitted without its family
 };
 // Leave-one-source-family-out over fitted_constants() (validate --cross-source).
 CrossSourceReport run_cross_source(const ValidationSuite& suite, const FitOptions& options = {});
@@ -112,18 +112,18 @@ std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, co
 // [SECTION] calibrate ----------------------------------------------------------------------------
 
 struct CalibrateCase {
-    size_t index = 0;             // into the measurements suite
-    double before = 0;            // signed relative error at the shipped calibration
-    double after = 0;             // at the fitted calibration (in-sample)
-    double leave_one_out = 0;     // fitted without this case
+    size_t index = 0;          // into the measurements suite
+    double before = 0;         // signed relative error at the shipped calibration
+    double after = 0;          // at the fitted calibration (in-sample)
+    double leave_one_out = 0;  // fitted without this case
 };
 struct CalibrateReport {
-    std::vector<FitParameter> parameters;        // candidates
+    std::vector<FitParameter> parameters;  // candidates
     FitResult fit;
-    std::vector<std::string> refused;            // "gpu h100-sxm attention_efficiency: sensitivity 0.002 (not constrained)"
+    std::vector<std::string> refused;  // "gpu h100-sxm attention_efficiency: sensitivity 0.002 (not constrained)"
     std::vector<CalibrateCase> cases;
     double mape_before = 0, mape_after = 0, mape_leave_one_out = 0;
-    CalibrationSpec calibration;                 // per-GPU sections (calibration JSON)
+    CalibrationSpec calibration;  // per-GPU sections (calibration JSON)
 };
 // A user's measurements file (the presets/validation file format; its "name" need not match a file
 // name): the cases, or the first unusable case or header as the error.
@@ -133,4 +133,4 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
 std::string calibration_json(const CalibrationSpec& calibration);  // the JSON predict/validate read
 std::string calibrate_report_json(const ValidationSuite& measurements, const CalibrateReport& report);
 
-} // namespace trainclock
+}  // namespace trainclock

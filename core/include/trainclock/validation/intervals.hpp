@@ -13,9 +13,9 @@
 namespace trainclock {
 
 struct IntervalRow {
-    std::string group;            // "megatron-lm|hopper|16-bit", or a coarser one ("*|hopper|16-bit", "*|*|16-bit", "*|*|*")
-    int64_t cases = 0;            // cross-source residuals behind it
-    double low = 1, high = 1;     // the 10th and 90th percentile of measured / predicted time
+    std::string group;         // "megatron-lm|hopper|16-bit", or a coarser one ("*|hopper|16-bit", "*|*|16-bit", "*|*|*")
+    int64_t cases = 0;         // cross-source residuals behind it
+    double low = 1, high = 1;  // the 10th and 90th percentile of measured / predicted time
 };
 
 inline constexpr int64_t kMinIntervalCases = 5;  // fewer residuals: the next coarser group answers
@@ -32,4 +32,4 @@ const IntervalRow* find_interval(const Config& config);
 std::vector<IntervalRow> interval_rows(const std::vector<std::pair<std::vector<std::string>, double>>& residuals);
 std::string interval_table_json(const std::vector<IntervalRow>& rows);
 
-} // namespace trainclock
+}  // namespace trainclock

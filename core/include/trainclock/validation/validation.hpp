@@ -24,25 +24,26 @@ std::string_view measured_metric_name(MeasuredMetric metric);  // "iteration_tim
 
 // One published measurement with the config that produced it.
 struct ValidationCase {
-    std::string file;                // preset file stem ("megatron-sc21"): the source family
-    std::string set;                 // "public" (headline set), "public-2" (second batch, own headline), "vtrain", or "unrepresentable" (runs the config cannot describe; reported apart)
-    std::string id;                  // row id of the source table ("MEG21-T1-001")
-    int64_t line = 0;                // 1-based line of the case in its file
-    Config config;                   // loaded and validated (load_config)
+    std::string file;  // preset file stem ("megatron-sc21"): the source family
+    std::string
+        set;  // "public" (headline set), "public-2" (second batch, own headline), "vtrain", or "unrepresentable" (runs the config cannot describe; reported apart)
+    std::string id;    // row id of the source table ("MEG21-T1-001")
+    int64_t line = 0;  // 1-based line of the case in its file
+    Config config;     // loaded and validated (load_config)
     MeasuredMetric metric = MeasuredMetric::iteration_time_s;
-    double measured = 0;             // value in the metric's unit
+    double measured = 0;  // value in the metric's unit
     std::string citation;
-    std::string pair_key;            // source table + config JSON without "precision": equal keys = a precision pair
+    std::string pair_key;  // source table + config JSON without "precision": equal keys = a precision pair
 };
 
 // A case or file that could not be used; reported, never fatal.
 struct ValidationIssue {
-    std::string file;                // "mosaic-llm-foundry.json"
-    int64_t line = 0;                // 0 = the whole file
-    int64_t case_index = -1;         // position in "cases" (-1 = the file itself)
-    std::string id;                  // the case id when it could be read
-    std::string message;             // one line naming the key at fault
-    std::string to_string() const;   // "te-llama.json:9: case 3 (TE-LLAMA-002): config.parallel.tp: ..."
+    std::string file;               // "mosaic-llm-foundry.json"
+    int64_t line = 0;               // 0 = the whole file
+    int64_t case_index = -1;        // position in "cases" (-1 = the file itself)
+    std::string id;                 // the case id when it could be read
+    std::string message;            // one line naming the key at fault
+    std::string to_string() const;  // "te-llama.json:9: case 3 (TE-LLAMA-002): config.parallel.tp: ..."
 };
 
 struct ValidationSuite {
@@ -60,45 +61,45 @@ ValidationSuite load_validation_suite();
 Result<CalibrationSpec> parse_calibration_json(std::string_view json);
 
 struct ValidationOptions {
-    std::string source_prefix;                 // keep cases whose id or file stem starts with this ("" = all)
+    std::string source_prefix;                   // keep cases whose id or file stem starts with this ("" = all)
     std::optional<CalibrationSpec> calibration;  // replaces every case's calibration (--calibration FILE)
-    bool precision_blind = false;              // the static-graph baseline (calibration.precision_blind)
+    bool precision_blind = false;                // the static-graph baseline (calibration.precision_blind)
     // Applied to each case's config last (case index into the suite): fit.hpp's refitted factors.
     std::function<void(size_t case_index, Config& config)> configure;
 };
 
 struct CaseResult {
-    size_t case_index = 0;           // into ValidationSuite::cases
-    double predicted = 0;            // predicted value of the case's metric
-    double ape = 0;                  // |predicted - measured| / measured
-    double signed_error = 0;         // (predicted - measured) / measured, in the case's metric
-    double time_error = 0;           // the same error signed as time: > 0 predicted too slow, < 0 too fast
-    bool fits = true;                // the prediction's memory verdict (a hint when a case is far off)
+    size_t case_index = 0;    // into ValidationSuite::cases
+    double predicted = 0;     // predicted value of the case's metric
+    double ape = 0;           // |predicted - measured| / measured
+    double signed_error = 0;  // (predicted - measured) / measured, in the case's metric
+    double time_error = 0;    // the same error signed as time: > 0 predicted too slow, < 0 too fast
+    bool fits = true;         // the prediction's memory verdict (a hint when a case is far off)
 };
 
 // Two cases whose configs differ only in precision; `wide` has the wider gemm dtype.
 struct PairResult {
-    size_t wide = 0, narrow = 0;     // into ValidationSuite::cases
-    double measured_speedup = 0;     // iteration time of wide / iteration time of narrow, measured
+    size_t wide = 0, narrow = 0;  // into ValidationSuite::cases
+    double measured_speedup = 0;  // iteration time of wide / iteration time of narrow, measured
     double predicted_speedup = 0;
-    double ape = 0;                  // |predicted - measured| / measured speed-up
+    double ape = 0;  // |predicted - measured| / measured speed-up
 };
 
 // MAPE of one group of cases (or of pairs, for kind "pairs").
 struct GroupError {
-    std::string kind;                // "set", "source", "precision", "gpu_generation", "pairs", "memory" (memory cases per source)
-    std::string name;                // "public", "megatron-sc21", "fp16-mixed", "Volta", "all", "tf32->fp16-amp"
+    std::string kind;  // "set", "source", "precision", "gpu_generation", "pairs", "memory" (memory cases per source)
+    std::string name;  // "public", "megatron-sc21", "fp16-mixed", "Volta", "all", "tf32->fp16-amp"
     int64_t count = 0;
-    double mape = 0;                 // mean absolute percentage error, as a fraction
-    double bias = 0;                 // mean time_error (> 0: predicted too slow); pairs: mean speed-up error (> 0: too high)
+    double mape = 0;  // mean absolute percentage error, as a fraction
+    double bias = 0;  // mean time_error (> 0: predicted too slow); pairs: mean speed-up error (> 0: too high)
     double max_ape = 0;
 };
 
 struct ValidationReport {
     bool precision_blind = false;
-    std::vector<CaseResult> cases;   // in suite order
+    std::vector<CaseResult> cases;  // in suite order
     std::vector<PairResult> pairs;
-    std::vector<GroupError> groups;  // sets, sources, precisions, GPU generations, pair kinds
+    std::vector<GroupError> groups;                                              // sets, sources, precisions, GPU generations, pair kinds
     const GroupError* find(std::string_view kind, std::string_view name) const;  // nullptr when absent
 };
 
@@ -124,4 +125,4 @@ double measured_iteration_time_s(const ValidationCase& c);
 //  "cases": [...], "issues": [...]}
 std::string validation_report_json(const ValidationSuite& suite, const ValidationReport& report);
 
-} // namespace trainclock
+}  // namespace trainclock
