@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "imgui.h"
+#include "widgets.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/io/presets.hpp"
@@ -17,12 +18,6 @@
 #include "trainclock/search/search.hpp"
 
 namespace trainclock::gui {
-
-// One selectable preset: its id and its human name.
-struct Choice {
-    std::string id;            // "h100-sxm"
-    std::string display_name;  // "NVIDIA H100 SXM5 80GB"
-};
 
 // The embedded preset names, read once.
 struct Catalogue {
