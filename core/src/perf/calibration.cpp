@@ -16,7 +16,8 @@ namespace {
 constexpr int idx(DType d) { return static_cast<int>(d); }
 
 // Large-GEMM fraction of peak when the preset has no measurement, by vendor.
-// NVIDIA bf16/fp16: 0.80 = H100 SXM MAMF 794.5/989 (reference hardware.md 5.1; A100 0.869, B200 0.776).
+// NVIDIA bf16/fp16: 0.80 = H100 SXM MAMF 794.5/989 (stas00/ml-engineering "Maximum Achievable Matmul
+// FLOPS" table; A100 0.869, B200 0.776).
 // AMD: 0.55 ~ MI300X MAMF 668/1300 = 0.514 and MI325X 0.604 (same table). Intel Gaudi: 0.85 (Gaudi 2
 // 0.969, Gaudi 3 0.741). Google TPU: 0.80 (no public MAMF; the NVIDIA figure, said so).
 double vendor_half_gemm_efficiency(std::string_view vendor) {
@@ -47,7 +48,7 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // ~14 of 15.7 TFLOP/s; cuBLAS SGEMM on A100 ~18.5 of 19.5). These are sustained figures already,
     // so gemm_sustained (fitted on tensor-core runs) does not apply to fp32 (operators.cpp).
     c.gemm_efficiency[idx(DType::fp32)] = 0.90;
-    // tf32: the same tensor-core datapath as bf16 at half rate; gpu-flops-bench (hardware.md 5.1)
+    // tf32: the same tensor-core datapath as bf16 at half rate; xzwgit/gpu-flops-bench (cuBLASLt)
     // measured H200 NVL TF32 425.6 of 494.7 = 0.86 vs BF16 853.3 of 989 = 0.86: same fraction as bf16.
     c.gemm_efficiency[idx(DType::tf32)] = half;
     c.gemm_efficiency[idx(DType::fp16)] = half;
@@ -73,7 +74,7 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // Training GEMMs reach less than a brute-force MAMF: real (not best) shapes, sustained clocks under
     // the power limit, and SMs shared with concurrent NCCL kernels. One global factor, fitted on the
     // public A100 Megatron data (vTrain 1,549 iteration times; Narayanan et al. SC'21 Table 1;
-    // Korthikanti et al. 2022 Table 5): 0.85 (0.82-0.90 all within 1 % MAPE of the best).
+    // Korthikanti et al. 2022 Table 5): 0.85 (a flat optimum: 0.82-0.90 fit about as well).
     c.gemm_sustained = 0.85;
     // Fused attention, fraction of the bf16 peak. Physics: FlashAttention-2 (Dao 2023, arXiv
     // 2307.08691) reaches 50-73 % of A100 peak forward, less backward (~0.7 of a large GEMM); on GPUs
@@ -81,27 +82,25 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // did not grow with the tensor cores (Shah et al. 2024, FlashAttention-3 sec. 1: 989 TFLOP/s
     // matmul vs 3.9 TFLOP/s exp on H100), hold it to ~35 % of peak (~0.45 of a GEMM). The public data
     // constrains it through llm-foundry's 216 runs at seq 512-65536 (Triton flash attention, 2023):
-    // a further 0.55 fits them (MAPE 30 % -> 12 %), i.e. FA1/Triton-era kernels. FA3 and cuDNN's
+    // a further 0.55 fits them, i.e. FA1/Triton-era kernels. FA3 and cuDNN's
     // Hopper kernels are training.attention_kernel flash3 (below).
     c.attention_efficiency = (gpu.supports(DType::fp8) ? 0.25 : 0.4) * c.gemm_efficiency[idx(DType::bf16)];
     // Hopper-native kernels (training.attention_kernel flash3: FlashAttention-3, cuDNN fused attention
     // through Transformer Engine) overlap softmax with wgmma: FA3 reaches 75 % of H100's bf16 peak
     // forward at best, ~0.6-0.65 at causal 8k, backward ~1.5-1.75x FA2 (~0.5; Shah et al. 2024, arXiv
     // 2407.08608, sec. 4.1): 0.53 of peak weighting backward 2.5x, at training's sustained clocks
-    // (gemm_sustained, above). Megatron-LM's Llama 3 FP8 rows (TE, cuDNN attention) are then within
-    // 5 % (8B) and 18 % (70B) instead of 25-28 % too slow.
+    // (gemm_sustained, above).
     constexpr double kHopperFusedAttentionOfPeak = 0.53;
     if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
-    // HBM: cudaMemcpy 790 of 900 GB/s on V100 (hardware.md 5.2) = 0.878; no public figure for newer
+    // HBM: cudaMemcpy 790 of 900 GB/s on V100 (paranumal.com "Rough-n-Ready Roofline: V100") = 0.878; no public figure for newer
     // parts, so 0.85 unless the preset has one. That is a pure stream; the memory-bound kernels of
     // training (norms and softmax with their reductions, broadcasts, strided einsum/permute copies,
     // several framework kernels per op of our lists) reach less: one global factor, fitted on the
-    // public set: 0.85 / 0.80 / 0.75 give public MAPE 13.8 / 13.0 / 12.2 % and vTrain 9.7 / 10.1 /
-    // 10.6 %; 0.8 keeps vTrain at ~10 % (the TE Llama rows move the other way, 28 -> 32 %).
+    // public set and vTrain (fit.cpp fitted_constants, `trainclock validate --refit`).
     constexpr double kTrainingKernelsOfStream = 0.8;
     c.memory_efficiency = (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : 0.85) * kTrainingKernelsOfStream;
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
-    // 300 on A100 (stas00); "expect ~80 % of advertised" inter-node (hardware.md 4).
+    // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
     c.intra_node_efficiency = 0.80;
     c.inter_node_efficiency = 0.80;
     // Per-kernel fixed GPU cost: launch latency plus the idle gap between dependent kernels; a few us
@@ -110,7 +109,7 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // Host dispatch per kernel: eager PyTorch + Megatron Python runs ahead of the GPU asynchronously, so
     // it only binds when kernels are shorter than their dispatch (small models, high TP, small
     // micro-batches). DESIGN.md 5 fitted ~40 us for such a cost; per op of our lists (which fuse
-    // several framework kernels) 60 us fits vTrain's single-node set best (9 % MAPE vs 26 % without).
+    // several framework kernels) 60 us fits vTrain's single-node set best.
     c.host_op_s = 60e-6;
     // Per-step framework cost (Python step loop, data loader, logging, optimizer bookkeeping).
     c.step_overhead_s = 20e-3;
