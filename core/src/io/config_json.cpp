@@ -177,32 +177,22 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
     if (const auto parallel = reader.read_object("parallel")) {
         ObjectReader p(*parallel, "parallel");
         ParallelSpec& s = config.parallel;
-        p.read("tp", s.tp);
-        p.read("pp", s.pp);
-        p.read("dp", s.dp);
-        p.read("cp", s.cp);
-        p.read("ep", s.ep);
-        p.read("sequence_parallel", s.sequence_parallel);
-        p.read("zero", s.zero);
-        p.read("virtual_stages", s.virtual_stages);
+        p.read_fields("tp", s.tp, "pp", s.pp, "dp", s.dp, "cp", s.cp, "ep", s.ep, "sequence_parallel", s.sequence_parallel, "zero", s.zero,
+                      "virtual_stages", s.virtual_stages);
         p.read_enum("schedule", kScheduleNames, s.schedule);
         // Knobs a framework defaults: given here they win over the framework (config.hpp ExplicitKnobs).
         if (p.has("overlap_dp_comm")) config.explicit_knobs.overlap_dp_comm = true;
         if (p.has("overlap_tp_comm")) config.explicit_knobs.overlap_tp_comm = true;
-        p.read("overlap_dp_comm", s.overlap_dp_comm);
-        p.read("overlap_tp_comm", s.overlap_tp_comm);
-        p.read("first_stage_layers", s.stage_split.first_stage_layers);
-        p.read("last_stage_layers", s.stage_split.last_stage_layers);
-        p.read("embedding_in_stage_split", s.stage_split.embedding_in_stage_split);
-        p.read("loss_in_stage_split", s.stage_split.loss_in_stage_split);
+        StageSplit& split = s.stage_split;
+        p.read_fields("overlap_dp_comm", s.overlap_dp_comm, "overlap_tp_comm", s.overlap_tp_comm, "first_stage_layers",
+                      split.first_stage_layers, "last_stage_layers", split.last_stage_layers, "embedding_in_stage_split",
+                      split.embedding_in_stage_split, "loss_in_stage_split", split.loss_in_stage_split);
         reader.adopt(p.finish());
     }
     if (const auto training = reader.read_object("training")) {
         ObjectReader t(*training, "training");
         TrainingSpec& s = config.training;
-        t.read("seq_len", s.seq_len);
-        t.read("global_batch", s.global_batch);
-        t.read("micro_batch", s.micro_batch);
+        t.read_fields("seq_len", s.seq_len, "global_batch", s.global_batch, "micro_batch", s.micro_batch);
         t.read_enum("recompute", kRecomputeNames, s.recompute);
         t.read("flash_attention", s.flash_attention);
         if (t.has("attention_kernel")) config.explicit_knobs.attention_kernel = true;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <simdjson.h>
@@ -44,6 +45,12 @@ public:
     void read(std::string_view key, double& out);
     void read(std::string_view key, bool& out);
     void read(std::string_view key, std::string& out);
+    // read(key, out) for each (key, out) pair in turn: read_fields("tp", s.tp, "pp", s.pp).
+    template <class T, class... Rest>
+    void read_fields(std::string_view key, T& out, Rest&&... rest) {
+        read(key, out);
+        if constexpr (sizeof...(rest) > 0) read_fields(std::forward<Rest>(rest)...);
+    }
     std::optional<simdjson::dom::object> read_object(std::string_view key);
     template <class E, size_t N>
     void read_enum(std::string_view key, const EnumName<E> (&names)[N], E& out) {

@@ -144,24 +144,18 @@ void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
     if (const auto moe = reader.read_object("moe")) {
         ObjectReader moe_reader(*moe, join_key(reader.path(), "moe"));
         if (required || spec.moe.experts == 0) require_all(moe_reader, {"experts", "top_k", "expert_ffn_hidden"});
-        moe_reader.read("experts", spec.moe.experts);
-        moe_reader.read("top_k", spec.moe.top_k);
-        moe_reader.read("expert_ffn_hidden", spec.moe.expert_ffn_hidden);
-        moe_reader.read("shared_experts", spec.moe.shared_experts);
-        moe_reader.read("dense_layers", spec.moe.dense_layers);
-        moe_reader.read("every", spec.moe.every);
-        moe_reader.read("capacity_factor", spec.moe.capacity_factor);
-        moe_reader.read("imbalance", spec.moe.imbalance);
+        MoeSpec& e = spec.moe;
+        moe_reader.read_fields("experts", e.experts, "top_k", e.top_k, "expert_ffn_hidden", e.expert_ffn_hidden, "shared_experts",
+                               e.shared_experts, "dense_layers", e.dense_layers, "every", e.every, "capacity_factor", e.capacity_factor,
+                               "imbalance", e.imbalance);
         reader.adopt(moe_reader.finish());
     }
     if (const auto mla = reader.read_object("mla")) {
         ObjectReader a(*mla, join_key(reader.path(), "mla"));
         if (required || !spec.mla.enabled()) require_all(a, {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
-        a.read("q_lora_rank", spec.mla.q_lora_rank);
-        a.read("kv_lora_rank", spec.mla.kv_lora_rank);
-        a.read("qk_nope_head_dim", spec.mla.qk_nope_head_dim);
-        a.read("qk_rope_head_dim", spec.mla.qk_rope_head_dim);
-        a.read("v_head_dim", spec.mla.v_head_dim);
+        MlaSpec& l = spec.mla;
+        a.read_fields("q_lora_rank", l.q_lora_rank, "kv_lora_rank", l.kv_lora_rank, "qk_nope_head_dim", l.qk_nope_head_dim,
+                      "qk_rope_head_dim", l.qk_rope_head_dim, "v_head_dim", l.v_head_dim);
         reader.adopt(a.finish());
     }
     if (const auto local = reader.read_object("local_attention")) {
