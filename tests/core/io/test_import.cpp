@@ -530,3 +530,74 @@ TEST_CASE("importers answer every truncated or corrupted input with a value or a
                             R"({"model": "gpt2", "num_gpus": 8})"));
     check(import_deepspeed(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 0, "gradient_accumulation_steps": 0})"));
 }
+
+// ------------------------------------------------------------------------------------------------
+// tools/measure_gpu.py micro-benchmarks -> calibration (efficiency = measured / preset peak)
+
+namespace {
+
+// H100 SXM preset: bf16 989.5, fp8 1979 TFLOP/s dense, 3,350 GB/s HBM; DGX H100: 450 GB/s NVLink and
+// 50 GB/s of NIC per GPU (presets/gpus/h100-sxm.json, presets/nodes/dgx-h100.json).
+constexpr const char* kMicrobenchmarks = R"({
+  "schema": "trainclock/measurements/v1", "gpu": "h100-sxm", "node": null, "device": "NVIDIA H100 80GB HBM3",
+  "gemm": [{"dtype": "bf16", "m": 8192, "n": 12288, "k": 4096, "tflops": 700.0},
+           {"dtype": "bf16", "m": 8192, "n": 16384, "k": 4096, "tflops": 794.2},
+           {"dtype": "fp8", "m": 8192, "n": 16384, "k": 4096, "tflops": 1400.0}],
+  "memory": {"op": "copy", "bandwidth_gbps": 2900.0},
+  "attention": [{"dtype": "bf16", "pass": "forward", "kernel": "sdpa", "tflops": 600.0},
+                {"dtype": "bf16", "pass": "forward+backward", "kernel": "sdpa", "tflops": 500.0}],
+  "collectives": [{"op": "all_reduce", "group": "intra", "ranks": 8, "busbw_gbps": 360.0},
+                  {"op": "all_gather", "group": "intra", "ranks": 8, "busbw_gbps": 400.0},
+                  {"op": "all_reduce", "group": "inter", "ranks": 2, "busbw_gbps": 44.0},
+                  {"op": "all_reduce", "group": "intra", "ranks": 1, "busbw_gbps": null}]
+})";
+
+}  // namespace
+
+TEST_CASE("micro-benchmarks become efficiencies over the GPU and node presets' peaks") {
+    REQUIRE(is_microbenchmark_file(kMicrobenchmarks));
+    CHECK_FALSE(is_microbenchmark_file(R"({"cases": []})"));
+    auto measured = calibration_from_microbenchmarks(kMicrobenchmarks);
+    REQUIRE(measured.ok());
+    CHECK(measured.value().gpu == "h100-sxm");
+    CHECK(measured.value().node == "dgx-h100");  // the GPU's default node
+    auto config = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 16, "calibration": )" + measured.value().json + "}");
+    REQUIRE(config.ok());  // predict, compare, search and validate read it the same way
+    const auto& sections = config.value().calibration.per_gpu;
+    REQUIRE(sections.size() == 1);
+    CHECK(sections[0].first == "h100-sxm");
+    const CalibrationOverrides& o = sections[0].second;
+    const auto gemm = [&](DType d) { return o.gemm_efficiency[static_cast<int>(d)].value_or(-1); };
+    CHECK(gemm(DType::bf16) == Approx(794.2 / 989.5));  // the best shape
+    CHECK(gemm(DType::fp8) == Approx(1400.0 / 1979.0));
+    CHECK(gemm(DType::fp16) == Approx(794.2 / 989.5));                          // carried from bf16: same datapath (calibration.cpp)
+    CHECK_FALSE(o.gemm_efficiency[static_cast<int>(DType::fp32)].has_value());  // not measured: as shipped
+    // A copy is a pure stream; training's memory-bound kernels get 0.8 of it (calibration.cpp), as
+    // for a preset's measured figure.
+    CHECK(o.memory_efficiency.value_or(-1) == Approx(2900.0 / 3350.0 * 0.8));
+    CHECK(o.attention_efficiency.value_or(-1) == Approx(500.0 / 989.5));   // forward+backward, not forward
+    CHECK(o.intra_node_efficiency.value_or(-1) == Approx(360.0 / 450.0));  // all-reduce, not the all-gather
+    CHECK(o.inter_node_efficiency.value_or(-1) == Approx(44.0 / 50.0));
+    CHECK_FALSE(o.kernel_launch_s.has_value());  // micro-benchmarks do not measure fixed costs
+    CHECK(measured.value().warnings.empty());
+
+    // --gpu/--node replace the file's; a figure above the peak is capped, saying so.
+    auto a100 = calibration_from_microbenchmarks(kMicrobenchmarks, "a100-sxm4-80gb");
+    REQUIRE(a100.ok());
+    CHECK(has(a100.value().json, R"("a100-sxm4-80gb")"));
+    bool capped = false;
+    for (const auto& line : a100.value().warnings) capped = capped || has(line, "capped at 1");
+    CHECK(capped);
+
+    // Errors name the key.
+    CHECK(calibration_from_microbenchmarks(R"({"schema": "trainclock/measurements/v1", "gemm": []})").error().key == "gpu");
+    CHECK(calibration_from_microbenchmarks(kMicrobenchmarks, "h100-typo").error().key == "gpu");
+    CHECK(calibration_from_microbenchmarks(kMicrobenchmarks, "", "dgx-typo").error().key == "node");
+    CHECK(calibration_from_microbenchmarks(R"({"schema": "trainclock/measurements/v1", "gpu": "h100-sxm",
+                                              "gemm": [{"dtype": "int3", "tflops": 1}]})")
+              .error()
+              .key == "gemm[0].dtype");
+    CHECK(calibration_from_microbenchmarks(R"({"schema": "trainclock/measurements/v1", "gpu": "h100-sxm"})").error().key == "measurements");
+    CHECK(calibration_from_microbenchmarks(R"({"schema": "other"})").error().key == "schema");
+    CHECK_FALSE(calibration_from_microbenchmarks("{").ok());
+}
