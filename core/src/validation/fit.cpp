@@ -142,11 +142,16 @@ void FitProblem::apply(size_t index, const std::vector<double>& multipliers, Con
 }
 
 double FitProblem::log_error(size_t index, const std::vector<double>& multipliers) const {
+    if (memoize_) {
+        if (const auto hit = memo_.find({index, multipliers}); hit != memo_.end()) return hit->second;
+    }
     const ValidationCase& c = suite_.cases[index];
     Config config = c.config;
     apply(index, multipliers, config);
     const double predicted = predicted_metric(c.metric, predict(config));
-    return std::log(std::max(predicted, 1e-300) / c.measured);
+    const double error = std::log(std::max(predicted, 1e-300) / c.measured);
+    if (memoize_) memo_.emplace(std::make_pair(index, multipliers), error);
+    return error;
 }
 
 CalibrationSpec FitProblem::calibration(const std::vector<double>& multipliers) const {
@@ -573,7 +578,8 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
     if (auto mixed = one_framework_per_gpu(measurements, cases)) return *mixed;
     CalibrateReport report;
     report.parameters = calibration_candidates(measurements, cases);
-    const FitProblem problem(measurements, report.parameters);
+    FitProblem problem(measurements, report.parameters);
+    problem.memoize();  // the leave-one-out refits below start from one point: most predictions repeat
     FitOptions o = options;
     if (o.prior <= 0) o.prior = kCalibratePrior;
     o.min_sensitivity = std::max(o.min_sensitivity, kCalibrateMinSensitivity);
