@@ -137,3 +137,18 @@ def test_the_readme_one_liner_prints_the_clis_iteration_time():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert run.returncode == 0, run.stderr
     assert float(run.stdout) == cli_predict(config)["iteration_time_s"]  # repr and the CLI's JSON: shortest round trip
+
+
+def test_calibrate_gives_the_clis_report_for_runs_and_for_micro_benchmarks():
+    for name in ("docs/examples/calibrate-llm-foundry-h100.json", "python/tests/data/measure-gpu-cpu-mode.json"):
+        path = os.path.join(SOURCE, name)
+        mine = trainclock.calibrate(path)
+        run = cli("calibrate", "--measurements", path, "--json")
+        assert run.returncode == 0, run.stderr
+        assert mine == json.loads(run.stdout), name
+        config = dict(CONFIG, calibration=mine["calibration"])
+        assert trainclock.predict(config)["iteration_time_s"] == cli_predict(config)["iteration_time_s"]
+    with pytest.raises(ValueError, match="framework"):
+        runs = json.loads(open(os.path.join(SOURCE, "docs/examples/calibrate-llm-foundry-h100.json"), encoding="utf-8").read())
+        runs["cases"][1]["config"]["framework"] = "megatron-core"
+        trainclock.calibrate(runs)
