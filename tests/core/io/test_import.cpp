@@ -195,8 +195,10 @@ TEST_CASE("DeepSeek-V3 maps MLA ranks, shared experts, leading dense layers and 
     CHECK(has(json, R"("ffn_hidden": 18432)"));
     CHECK(has(json, R"("mtp_layers": 1)"));
     CHECK(has(json, R"("name": "hf-deepseek_v3")"));
-    REQUIRE(imported.value().warnings.size() == 1);  // the FP8 checkpoint format is not the training precision
-    CHECK(has(imported.value().warnings[0], "quantization_config"));
+    // Read but not modelled, said so: node-limited routing (4 of 8 groups) and the FP8 checkpoint format.
+    REQUIRE(imported.value().warnings.size() == 2);
+    CHECK(has(imported.value().warnings[0], "topk_group 4 of n_group 8"));
+    CHECK(has(imported.value().warnings[1], "quantization_config"));
     auto model = model_from_hf_config(hf_config("deepseek-v3"));
     REQUIRE(model.ok());
     CHECK(model.value().mla.q_lora_rank == 1536);
