@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "imgui.h"
+#include "widgets.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/io/presets.hpp"
@@ -24,12 +25,6 @@ namespace trainclock::gui {
 // Time a frame may spend predicting (the state's own prediction, then precision rows and scaling
 // points one at a time): with the drawing, a frame stays under 16 ms (make web-report measures it).
 inline constexpr double kFrameComputeBudgetS = 0.006;
-
-// One selectable preset: its id and its human name.
-struct Choice {
-    std::string id;            // "h100-sxm"
-    std::string display_name;  // "NVIDIA H100 SXM5 80GB"
-};
 
 // The embedded preset names, read once.
 struct Catalogue {

@@ -44,7 +44,7 @@ Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement g) 
     const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency;
     if (group_in_one_domain(g, per_node)) {
         // Without a switch a group smaller than the node only drives the links among its members
-        // (NVLink cube-mesh, xGMI mesh: hardware.md section 1.3, MI300X 2-GPU busbw 47.7 vs 312.9
+        // (NVLink cube-mesh, xGMI mesh: stas00/ml-engineering measured MI300X 2-GPU busbw 47.7 vs 312.9
         // GB/s on 8): the node's figure for the smallest listed group that holds it.
         for (const auto& [k, bw_gbps] : node.intra_group_bw_gbps) {
             if (g.size <= k) return {bw_gbps * 1e9 * cal.intra_node_efficiency, node.intra_latency_us * 1e-6, false};

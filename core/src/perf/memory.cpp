@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "perf/constants.hpp"
 #include "trainclock/perf/communication.hpp"
 
 namespace trainclock {
@@ -15,15 +16,15 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // CUDA context with the libraries' kernels and workspaces: PyTorch measured 0.27 GiB (lazy module
 // loading) to 0.62 GiB (eager) for the bare context (pytorch/pytorch PR 86509); cuBLAS adds 32 MiB
 // of workspace per handle on Hopper (CUBLAS_WORKSPACE_CONFIG :4096:8): 0.5 GiB.
-constexpr double kContextGiB = 0.5;
+constexpr double kContextGiB = constants::cuda_context_gib.value;
 // NCCL: per communicator, buffers of NCCL_BUFFSIZE = 4 MiB per channel and peer (NCCL docs
 // "Environment Variables"), 32 channels x 2 ring peers on NVSwitch systems: 0.25 GiB each.
-constexpr double kNcclCommunicatorGiB = 0.25;
+constexpr double kNcclCommunicatorGiB = constants::nccl_communicator_gib.value;
 // Caching-allocator reserve: tensors freed and re-allocated every step (activations, gradients,
 // gathered weights) fragment the segments, and a run can OOM with free memory left (Rajbhandari et
 // al. 2020, ZeRO sec. 3.2 / 6.3: over 30 % free at OOM in the worst case; PyTorch "CUDA semantics:
 // memory management", max_split_size_mb): a third of that worst case on the churning memory.
-constexpr double kAllocatorReserve = 0.10;
+constexpr double kAllocatorReserve = constants::allocator_reserve.value;
 
 double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute recompute);
 

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "perf/constants.hpp"
 #include "perf/phases.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
@@ -78,7 +79,9 @@ double comm_time_s(const CommOp& op, const Network& net) {
 
 // Share of the SMs a running collective holds (its NCCL channels): compute overlapped with it runs
 // at (1 - share) speed.
-double comm_sm_share(const Execution& x) { return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), 0.5); }
+double comm_sm_share(const Execution& x) {
+    return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), constants::comm_sm_share_cap.value);
+}
 
 // =====================================================================================
 // [SECTION] Phase costs: one phase of one piece (layer kind, embedding, head), and its floor
