@@ -198,6 +198,7 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
         read_per_dtype(m, "gemm_efficiency",
                        [&](DType dtype, double fraction) { spec.measured_gemm_efficiency[static_cast<int>(dtype)] = fraction; });
         m.read("memory_efficiency", spec.measured_memory_efficiency);
+        m.read("sustained_clock_ratio", spec.measured_sustained_clock);
         std::string measured_source;
         m.read("source", measured_source);
         reader.adopt(m.finish());
@@ -415,7 +416,7 @@ void write_gpu(JsonWriter& out, const GpuSpec& spec) {
     if (spec.price_per_gpu_hour_usd != 0) out.field("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
     if (spec.host_link_gbps != 0) out.field("host_link_gbps", spec.host_link_gbps);
     write_if(out, "default_node", spec.default_node);
-    bool any_measured = spec.measured_memory_efficiency != 0;
+    bool any_measured = spec.measured_memory_efficiency != 0 || spec.measured_sustained_clock != 0;
     for (const double fraction : spec.measured_gemm_efficiency) any_measured = any_measured || fraction != 0;
     if (any_measured) {
         out.key("measured").begin_object();
@@ -426,6 +427,7 @@ void write_gpu(JsonWriter& out, const GpuSpec& spec) {
         }
         out.end_object();
         if (spec.measured_memory_efficiency != 0) out.field("memory_efficiency", spec.measured_memory_efficiency);
+        if (spec.measured_sustained_clock != 0) out.field("sustained_clock_ratio", spec.measured_sustained_clock);
         out.end_object();
     }
     write_if(out, "source", spec.source);

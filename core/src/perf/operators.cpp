@@ -781,7 +781,10 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
     if (op.flops > 0) {
         const DType d = compute_dtype(gpu, op.dtype);
         const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal) : cal.attention_efficiency;
-        const double peak = gpu.peak_flops(d);
+        // Datasheet peaks are at the boost clock; under sustained training power the SM clock drops
+        // where the preset gives a measured ratio (compute only: HBM keeps its clock).
+        const double clock = gpu.measured_sustained_clock > 0 ? gpu.measured_sustained_clock : 1.0;
+        const double peak = gpu.peak_flops(d) * clock;
         if (peak > 0 && eff > 0) compute_s = op.flops / (peak * eff);
     }
     const double bw = gpu.memory_bw_gbps * 1e9 * cal.memory_efficiency;

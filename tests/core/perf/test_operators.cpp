@@ -158,6 +158,26 @@ TEST_CASE("Large GEMMs: fp32 slower than tf32 on A100, fp8 faster than bf16 on H
     CHECK(at(h100, ch, DType::bf16) / at(h100, ch, DType::fp8) == Approx(2 * 0.709 / 0.803).epsilon(0.01));
 }
 
+TEST_CASE("A measured sustained clock slows compute, not HBM traffic (B200: 1580 of 1965 MHz)", "[operators]") {
+    GpuSpec b200 = fixtures::gpu("b200");
+    CHECK(b200.measured_sustained_clock == Approx(1580.0 / 1965.0).epsilon(0.001));  // flashinfer PR #2899
+    const Calibration cal = resolve_calibration(b200, {});
+    Op gemm{};
+    gemm.kind = OpKind::gemm;
+    gemm.dtype = DType::bf16;
+    gemm.m = gemm.n = gemm.k = 8192;
+    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    Op copy{};
+    copy.kind = OpKind::elementwise;
+    copy.dtype = DType::bf16;
+    copy.bytes = 1e9;
+    const double gemm_s = op_time_s(gemm, b200, cal), copy_s = op_time_s(copy, b200, cal);
+    CHECK(gemm_s == Approx(gemm.flops / (2250e12 * 0.804 * gemm_efficiency(gemm, b200, cal))));
+    b200.measured_sustained_clock = 0;  // no figure: the datasheet (boost-clock) peak
+    CHECK(op_time_s(gemm, b200, cal) == Approx(gemm_s * 0.804));
+    CHECK(op_time_s(copy, b200, cal) == Approx(copy_s));
+}
+
 TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "[operators]") {
     const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb");
     const Calibration cal = resolve_calibration(a100, {});
