@@ -285,6 +285,7 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     reader.read_enum("fp8_recipe", kFp8RecipeNames, spec.fp8_recipe);
     reader.read("fused_optimizer", spec.fused_optimizer);
     reader.read("fused_norms", spec.fused_norms);
+    reader.read("op_level_sac", spec.op_level_sac);
     if (reader.has("host_op_s")) {
         reader.read("host_op_s", spec.host_op_s);
         if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {
@@ -489,6 +490,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("fused_optimizer", spec.fused_optimizer).field("fused_norms", spec.fused_norms);
     out.field("host_op_s", spec.host_op_s);
     out.field("gather_prefetch", gather_prefetch_name(spec.gather_prefetch));
+    if (spec.op_level_sac) out.field("op_level_sac", true);
     if (with_sources && !spec.sources.empty()) {
         out.key("sources").begin_object();
         for (const auto& [key, citation] : spec.sources) out.field(key, citation);
