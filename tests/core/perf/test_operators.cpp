@@ -34,6 +34,16 @@ std::string gpt3(const char* precision, const char* training) {
            R"(", "training": )" + training;
 }
 
+// A square 8192 GEMM of `dtype` (large enough that shape losses are small).
+Op square_gemm(DType dtype) {
+    Op gemm{};
+    gemm.kind = OpKind::gemm;
+    gemm.dtype = dtype;
+    gemm.m = gemm.n = gemm.k = 8192;
+    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    return gemm;
+}
+
 }  // namespace
 
 TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[operators]") {
@@ -128,11 +138,7 @@ TEST_CASE("GEMM dtype sets the peak: fp32 on V100 runs on CUDA cores", "[operato
     CHECK(compute_dtype(v100, DType::tf32) == DType::fp32);  // no TF32 tensor cores on Volta
     CHECK(compute_dtype(v100, DType::bf16) == DType::fp16);
     const Calibration cal = resolve_calibration(v100, {});
-    Op gemm{};
-    gemm.kind = OpKind::gemm;
-    gemm.dtype = DType::fp32;
-    gemm.m = gemm.n = gemm.k = 8192;
-    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    const Op gemm = square_gemm(DType::fp32);
     const double eff = gemm_efficiency(gemm, v100, cal);
     CHECK(op_time_s(gemm, v100, cal) == Approx(gemm.flops / (15.7e12 * eff)));
     CHECK(v100.peak_flops(DType::fp32) == Approx(15.7e12));
@@ -164,11 +170,7 @@ TEST_CASE("A measured sustained clock slows compute, not HBM traffic (B200: 1580
     const double peak_clock_hz = 2250e12 / (148 * 8192.0);
     CHECK(b200.measured_sustained_clock == Approx(1580e6 / peak_clock_hz).epsilon(0.001));
     const Calibration cal = resolve_calibration(b200, {});
-    Op gemm{};
-    gemm.kind = OpKind::gemm;
-    gemm.dtype = DType::bf16;
-    gemm.m = gemm.n = gemm.k = 8192;
-    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    const Op gemm = square_gemm(DType::bf16);
     Op copy{};
     copy.kind = OpKind::elementwise;
     copy.dtype = DType::bf16;
