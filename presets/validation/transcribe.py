@@ -555,8 +555,9 @@ def torchtitan_rows(rows, unrep):
         else:
             prec = None
         model = dense(32, 4096, 32, 14336, 128256, kv=8, **LLAMA3_ARCH)
+        # The benchmark scripts run selective_ac_option "op" (per-op SAC), not torchtitan's default "2".
         cfg = config(model, gpu, None, 8, prec or "fp8-mixed", zero=3, seq=8192, gbs=8, mbs=1,
-                     recompute="selective", flash=True, framework=TORCHTITAN_COMPILED)
+                     recompute="selective", flash=True, framework=dict(TORCHTITAN_COMPILED, op_level_sac=True))
         if prec is None:
             unrep.append((r, "float8 %s scaling needs the precision key fp8_recipe (predicted with "
                              "fp8-mixed's per-tensor recipe)" % label.split(" with ")[0][4:], cfg))
@@ -565,7 +566,7 @@ def torchtitan_rows(rows, unrep):
                                    "%s; %s; %s" % (label, r["unit"], r["framework"])))
     common = ("torchtitan Llama3-8B (32 layers, dim 4096, 32 heads, 8 KV heads, FFN 14336 SwiGLU, "
               "vocab 128256, untied), 8 GPUs, FSDP2 full sharding (zero 3), local batch 1, seq "
-              "8192, per-op selective activation checkpointing (recompute selective), "
+              "8192, per-op selective activation checkpointing (recompute selective, framework op_level_sac), "
               "torch.compile, SDPA flash attention (flash2 class), AdamW -> framework torchtitan. "
               "FSDP2 MixedPrecisionPolicy(param bf16, reduce fp32) keeps sharded fp32 parameters "
               "-> bf16-mixed; float8 tensorwise -> fp8-mixed (its float8 all-gather of weights is "

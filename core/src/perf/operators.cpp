@@ -585,6 +585,62 @@ double layer_expert_params_local(const Execution& x, LayerKind kind) {
     return double(mlp_matrices(m.activation)) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
 }
 
+namespace {
+
+// Output widths of the separate torch matmuls (aten.mm) a fused GEMM of ours stands for, in forward
+// order: torchtitan's Llama runs wq, wk, wv and w1, w3 as their own nn.Linear (torchtitan/models/llama3).
+std::vector<double> matmul_parts(const Execution& x, const Op& op) {
+    const double q = x.heads_local * x.head_dim;
+    if (std::strcmp(op.name, "qkv") == 0 && op.n > q) return {q, (op.n - q) / 2, (op.n - q) / 2};
+    if (fused_parts(x, op.name) == 2) return {op.n / 2, op.n / 2};
+    return {op.n};
+}
+
+// torchtitan per-op selective activation checkpointing (torchtitan/distributed/activation_checkpoint.py
+// _apply_op_sac): the outputs of mm, SDPA and reduce-scatter are saved "except every second mm" of
+// the layer; every other op is re-run before the layer's backward. Returns the recompute's ops and
+// `saved_width`, the output width per token of the saved matmuls (for memory.cpp).
+OpList op_sac_recompute(const Execution& x, const OpList& forward, double* saved_width) {
+    OpList out;
+    int mm = 0;
+    double saved = 0;
+    for (const Op& op : forward) {
+        if (op.kind == OpKind::attention) continue;  // SDPA output saved
+        if (op.kind != OpKind::gemm) {
+            out.add(op);
+            continue;
+        }
+        double recomputed = 0;
+        for (double width : matmul_parts(x, op)) {
+            if (++mm % 2 == 0)
+                recomputed += width;
+            else
+                saved += width * op.count * op.m / std::max(x.tokens, 1.0);
+        }
+        if (recomputed <= 0) continue;
+        Op re = op;
+        const double share = recomputed / op.n;
+        re.n *= share;
+        re.flops *= share;
+        re.bytes *= share;
+        out.add(re);
+    }
+    if (saved_width) *saved_width = saved;
+    return out;
+}
+
+}  // namespace
+
+double op_sac_saved_width(const Execution& x, LayerKind kind) {
+    OpList forward;
+    CommList comm;
+    Target fwd{forward, comm};
+    layer(x, fwd, Phase::forward, kind);
+    double saved = 0;
+    op_sac_recompute(x, forward, &saved);
+    return saved;
+}
+
 PieceOps layer_ops(const Execution& x, LayerKind kind) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
@@ -600,6 +656,8 @@ PieceOps layer_ops(const Execution& x, LayerKind kind) {
     if (x.recompute == Recompute::full) {
         for (const Op& op : out.forward) out.backward.add(op);
         for (const CommOp& op : out.comm_forward) out.comm_backward.add(op);
+    } else if (x.op_level_sac) {
+        for (const Op& op : op_sac_recompute(x, out.forward, nullptr)) out.backward.add(op);
     } else if (x.recompute == Recompute::selective && !x.ops.flash) {
         CommList unused;
         Target re{out.backward, unused};
@@ -820,7 +878,10 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
     if (op.flops > 0) {
         const DType d = compute_dtype(gpu, op.dtype);
         const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal) : cal.attention_efficiency;
-        const double peak = gpu.peak_flops(d);
+        // Datasheet peaks are at the boost clock; under sustained training power the SM clock drops
+        // where the preset gives a measured ratio (compute only: HBM keeps its clock).
+        const double clock = gpu.measured_sustained_clock > 0 ? gpu.measured_sustained_clock : 1.0;
+        const double peak = gpu.peak_flops(d) * clock;
         if (peak > 0 && eff > 0) compute_s = op.flops / (peak * eff);
     }
     const double bw = gpu.memory_bw_gbps * 1e9 * cal.memory_efficiency;

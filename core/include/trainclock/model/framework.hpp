@@ -45,6 +45,8 @@ struct FrameworkSpec {
     bool fused_norms = true;                                              // fused LayerNorm/RMSNorm kernels
     double host_op_s = 60e-6;                                             // CPU time to dispatch one op of our lists
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
+    bool op_level_sac =
+        false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
     std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
 };
 

@@ -54,6 +54,8 @@ inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64 + 32.0 / (64 * 256))
 
 // The ops of one micro-batch at the execution's costed precision (Execution::ops).
 PieceOps layer_ops(const Execution& execution, LayerKind kind);
+// Per-op SAC (Execution::op_level_sac): output width per token of the layer's matmuls it saves.
+double op_sac_saved_width(const Execution& execution, LayerKind kind);
 PieceOps embedding_ops(const Execution& execution);  // first stage
 PieceOps head_ops(const Execution& execution);       // last stage: norm, LM head, loss
 // The DeepSeek-V3 MTP modules' own ops besides their transformer layer and the shared LM head:
