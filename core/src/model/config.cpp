@@ -143,6 +143,7 @@ std::optional<Error> check_gpu(const GpuSpec& g) {
             out_of_range("gpu.measured.gemm_efficiency", entry.name, g.measured_gemm_efficiency[static_cast<int>(entry.value)], 0.0, 1.0));
     }
     TRAINCLOCK_TRY(out_of_range("gpu.measured.memory_efficiency", g.measured_memory_efficiency, 0.0, 1.0));
+    TRAINCLOCK_TRY(out_of_range("gpu.measured.sustained_clock_ratio", g.measured_sustained_clock, 0.0, 1.0));
     if (!any_peak) return Error{"gpu.peak_tflops", "no dtype has a peak (give at least fp32)"};
     TRAINCLOCK_TRY(out_of_range<int64_t>("gpu.sm_count", g.sm_count, 1, 1000000));
     TRAINCLOCK_TRY(out_of_range("gpu.l2_cache_mb", g.l2_cache_mb, 0.0, 1e6));
