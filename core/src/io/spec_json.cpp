@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "trainclock/io/link.hpp"
 #include "trainclock/io/presets.hpp"
 
 namespace trainclock {
@@ -68,6 +69,13 @@ std::string_view name_of(const EnumName<E> (&names)[N], E value) {
     return "?";
 }
 
+template <class E, size_t N>
+std::vector<std::string_view> names_in_order(const EnumName<E> (&names)[N]) {
+    std::vector<std::string_view> out(N);
+    for (const auto& entry : names) out[static_cast<size_t>(entry.value)] = entry.name;
+    return out;
+}
+
 // Reads {"fp32": x, "bf16": y, ...}; `store(dtype, value)` is called for each dtype present.
 template <class Store>
 void read_per_dtype(ObjectReader& parent, std::string_view key, Store store) {
@@ -115,6 +123,24 @@ Error unknown_preset_error(std::string_view key, std::string_view kind, std::str
     else
         message += " (list them with `trainclock presets " + std::string(kind) + "s`)";
     return Error{std::string(key), message};
+}
+
+std::vector<std::string_view> enum_names(std::string_view path) {
+    if (path == "model.architecture") return names_in_order(kArchitectures);
+    if (path == "model.activation") return names_in_order(kActivations);
+    if (path == "model.norm") return names_in_order(kNorms);
+    if (path == "model.local_attention.kind") return names_in_order(kLocalAttentionKinds);
+    if (path == "dtype") return names_in_order(kDTypeNames);
+    if (path == "precision.master_weights") return names_in_order(kMasterWeights);
+    if (path == "precision.loss_scaling") return names_in_order(kLossScalings);
+    if (path == "precision.fp8_recipe") return names_in_order(kFp8RecipeNames);
+    if (path == "parallel.schedule") return names_in_order(kScheduleNames);
+    if (path == "training.recompute") return names_in_order(kRecomputeNames);
+    if (path == "training.attention_kernel") return names_in_order(kAttentionKernelNames);
+    if (path == "training.optimizer") return names_in_order(kOptimizerNames);
+    if (path == "training.finetune.method") return names_in_order(kFinetuneMethodNames);
+    if (path == "training.finetune.lora_targets") return names_in_order(kLoraTargetsNames);
+    return {};
 }
 
 // [SECTION] Reading (keys of presets/README.md) ---------------------------------------------------
