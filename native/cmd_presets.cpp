@@ -69,8 +69,8 @@ std::string precision_table() {
 }
 
 std::string framework_table() {
-    TextTable table(
-        {"framework", "attention pre-Hopper/Hopper/Blackwell", "overlap tp dp pp cp ep", "fp8", "fused opt/norm", "host/op", "gathers"});
+    TextTable table({"framework", "attention pre-Hopper/Hopper/Blackwell", "overlap tp dp pp cp ep", "fp8", "fused opt/norm/elementwise",
+                     "host/op", "gathers"});
     for (const std::string& id : preset_names(PresetKind::framework)) {
         const auto f = framework_preset(id);
         if (!f) continue;
@@ -82,7 +82,8 @@ std::string framework_table() {
              std::string(kernel(GpuGeneration::pre_hopper)) + "/" + kernel(GpuGeneration::hopper) + "/" + kernel(GpuGeneration::blackwell),
              std::string(yn(s.overlap_tp_comm)) + " " + yn(s.overlap_dp_comm) + " " + yn(s.overlap_pp_comm) + " " + yn(s.overlap_cp_comm) +
                  " " + yn(s.overlap_ep_comm),
-             std::string(fp8_recipe_name(s.fp8_recipe)), std::string(yn(s.fused_optimizer)) + "/" + yn(s.fused_norms),
+             std::string(fp8_recipe_name(s.fp8_recipe)),
+             std::string(yn(s.fused_optimizer)) + "/" + yn(s.fused_norms) + "/" + yn(s.fused_elementwise),
              format_fixed(s.host_op_s * 1e6, 0) + " us",
              s.gather_prefetch == GatherPrefetch::none    ? "none"
              : s.gather_prefetch == GatherPrefetch::layer ? "layer"

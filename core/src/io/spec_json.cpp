@@ -285,8 +285,9 @@ void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
 
 void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     if (required) {
-        require_all(reader, {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
-                             "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "host_op_s", "gather_prefetch"});
+        require_all(reader,
+                    {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm", "overlap_ep_comm",
+                     "fp8_recipe", "fused_optimizer", "fused_norms", "fused_elementwise", "host_op_s", "gather_prefetch"});
     }
     reader.read("display_name", spec.display_name);
     if (const auto kernels = reader.read_object("attention_kernel")) {
@@ -306,6 +307,7 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     reader.read("fused_optimizer", spec.fused_optimizer);
     reader.read("fused_norms", spec.fused_norms);
     reader.read("op_level_sac", spec.op_level_sac);
+    reader.read("fused_elementwise", spec.fused_elementwise);
     if (reader.has("host_op_s")) {
         reader.read("host_op_s", spec.host_op_s);
         if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {
@@ -508,6 +510,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("overlap_ep_comm", spec.overlap_ep_comm);
     out.field("fp8_recipe", fp8_recipe_name(spec.fp8_recipe));
     out.field("fused_optimizer", spec.fused_optimizer).field("fused_norms", spec.fused_norms);
+    out.field("fused_elementwise", spec.fused_elementwise);
     out.field("host_op_s", spec.host_op_s);
     out.field("gather_prefetch", gather_prefetch_name(spec.gather_prefetch));
     if (spec.op_level_sac) out.field("op_level_sac", true);

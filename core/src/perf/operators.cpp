@@ -216,6 +216,14 @@ void norm(const Execution& x, Target& out, Phase phase, double tokens) {
 void dropout_residual(const Execution& x, Target& out, Phase phase) {
     const double e = x.tokens_sp * x.hidden;
     const double w_res = residual_width(x);
+    if (!x.config->framework.fused_elementwise && phase == Phase::forward) {
+        // Eager dropout, then its own add (DeepLearningExamples BERT: LayerNorm(dropout(h) + input)):
+        // the dropped branch is written and read once more; backward costs the same (the add passes
+        // its gradient through without a kernel).
+        out.ops.add(make_op("dropout", OpKind::elementwise, x.ops.activations, 0, e * (2 * x.ops.w_act + 1)));
+        out.ops.add(make_op("residual_add", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * w_res)));
+        return;
+    }
     out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise, x.ops.activations, 0,
                         e * (x.ops.w_act + 2 * w_res + 1)));
 }
@@ -287,9 +295,17 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
             "rel_pos_proj_wgrad", OpKind::gemm, x.ops.gemm, x.hidden, x.heads_local * x.head_dim, s_kv,
             s_kv * (x.hidden + x.heads_local * x.head_dim) * x.ops.w_gemm + x.hidden * x.heads_local * x.head_dim * x.ops.w_grad, 1));
     }
+    // Eager attention (fused_elementwise false) scales and masks the scores in passes of their own
+    // before the softmax (DeepLearningExamples BERT: scores / sqrt(d), + mask); backward scales the
+    // gradient once more (the mask add passes it through). Transformer-XL's passes are above.
+    const bool eager_scale_mask = !x.config->framework.fused_elementwise && !x.relative;
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
                               (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));
+        if (eager_scale_mask) {
+            out.ops.add(make_op("attn_scale", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
+            out.ops.add(make_op("attn_mask_add", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
+        }
         out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (x.ops.w_act + w_soft)));
         if (x.ops.autocast)
             out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
@@ -304,6 +320,7 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
                           (x.s_q * s_kv + x.s_q * dv) * wa + s_kv * dv * x.ops.w_act, bh));
     out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
     out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * w_soft + x.ops.w_act)));
+    if (eager_scale_mask) out.ops.add(make_op("attn_scale_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
     out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, dqk, s_kv,
                           x.s_q * s_kv * wa + s_kv * dqk * wa + x.s_q * dqk * x.ops.w_act, bh));
     out.ops.add(make_gemm("attn_scores_wgrad", OpKind::attention, x.ops.attention, s_kv, dqk, x.s_q,

@@ -347,3 +347,27 @@ TEST_CASE("the longest op lists (MLA + MoE, QLoRA, fp8, full recompute, composit
             }
         }
 }
+
+TEST_CASE("fused_elementwise false: eager scale and mask passes over the scores, dropout apart from the residual add") {
+    const auto bert = [&](const std::string& framework) {
+        return load(
+            R"({"model": "bert-large", "gpu": "a100-sxm4-80gb", "framework": )" + framework +
+            R"(, "precision": "fp16-mixed", "training": {"seq_len": 512, "global_batch": 32, "micro_batch": 32, "flash_attention": false}})");
+    };
+    const Config eager = bert(R"("pytorch")"), fused = bert(R"({"preset": "pytorch", "fused_elementwise": true})");
+    const Execution ex = make_execution(eager), fx = make_execution(fused);
+    const PieceOps e = layer_ops(ex, layer_kind_at(eager.model, 0)), f = layer_ops(fx, layer_kind_at(fused.model, 0));
+    // Hand count, fp16 scores (2 bytes): scale and mask each read and write b h s s elements forward,
+    // the scale once more backward; each of the two residuals' dropout output is written and read
+    // again (2 x 2 bytes per element of the b s h stream).
+    const double scores = 32.0 * 16 * 512 * 512, stream = 32.0 * 512 * 1024;
+    CHECK(op_bytes(e.forward, "attn_scale") == Approx(scores * 4));
+    CHECK(op_bytes(e.forward, "attn_mask_add") == Approx(scores * 4));
+    CHECK(op_bytes(e.backward, "attn_scale_bwd") == Approx(scores * 4));
+    CHECK(op_bytes(e.forward, "dropout") + op_bytes(e.forward, "residual_add") ==
+          Approx(op_bytes(f.forward, "dropout_residual") + 2 * (2 * 2) * stream));
+    CHECK(op_bytes(f.forward, "attn_scale") == 0);
+    CHECK(predict(eager).iteration_time_s > predict(fused).iteration_time_s);
+    // Megatron-LM (no framework) keeps its fused kernels: today's prediction.
+    CHECK(framework_preset("megatron-lm").value().fused_elementwise);
+}

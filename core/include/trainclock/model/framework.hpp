@@ -43,7 +43,8 @@ struct FrameworkSpec {
     Fp8Recipe fp8_recipe = Fp8Recipe::delayed;                            // the FP8 scaling recipe it runs by default
     bool fused_optimizer = true;                                          // multi-tensor (fused) Adam
     bool fused_norms = true;                                              // fused LayerNorm/RMSNorm kernels
-    double host_op_s = 60e-6;                                             // CPU time to dispatch one op of our lists
+    bool fused_elementwise = true;  // scale-mask-softmax and dropout + residual add as one kernel each
+    double host_op_s = 60e-6;       // CPU time to dispatch one op of our lists
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
