@@ -540,7 +540,7 @@ std::optional<Error> one_framework_per_gpu(const ValidationSuite& suite, const s
     std::vector<std::pair<std::string, std::string>> seen;  // (gpu, framework)
     for (size_t i : cases) {
         const Config& c = suite.cases[i].config;
-        const std::string framework = c.framework.name.empty() ? "(none)" : c.framework.name;
+        const std::string framework = c.framework.name.empty() ? "none" : c.framework.name;  // as calibrate --framework none
         for (const auto& [gpu, other] : seen) {
             if (gpu == c.gpu.name && other != framework)
                 return Error{"framework", "the runs on " + gpu + " use frameworks " + other + " and " + framework +
