@@ -85,7 +85,7 @@ ValidationSuite runs_of_framework(const ValidationSuite& suite, const std::strin
 std::string scope(const ValidationSuite& suite) {
     std::vector<std::string> stacks;
     for (const ValidationCase& c : suite.cases) {
-        const std::string s = c.config.gpu.name + " / " + (c.config.framework.name.empty() ? "no framework" : c.config.framework.name);
+        const std::string s = c.config.gpu.name + " / " + (c.config.framework.name.empty() ? "none" : c.config.framework.name);
         if (std::find(stacks.begin(), stacks.end(), s) == stacks.end()) stacks.push_back(s);
     }
     std::string text;
