@@ -122,7 +122,8 @@ std::optional<double> read_attention(simdjson::dom::object object, const GpuSpec
         if (text(row, "kernel") != "sdpa") continue;  // materialised scores are not a fused-kernel figure
         const auto dtype = dtype_from_name(text(row, "dtype"));
         const auto tflops = number(row, "tflops");
-        if (!dtype || !tflops || !gpu.supports(*dtype)) continue;
+        // 16-bit rows only: those run the fused (flash) kernels; fp32 SDPA falls back to the math path.
+        if (!dtype || (*dtype != DType::bf16 && *dtype != DType::fp16) || !tflops || !gpu.supports(*dtype)) continue;
         Best& b = best[text(row, "pass") == "forward+backward" ? 1 : 0];
         const double peak = gpu.peak_tflops[static_cast<int>(*dtype)];
         if (*tflops / peak > b.share) b = {*tflops / peak, *tflops, peak};

@@ -547,6 +547,7 @@ constexpr const char* kMicrobenchmarks = R"({
            {"dtype": "fp8", "m": 8192, "n": 16384, "k": 4096, "tflops": 1400.0}],
   "memory": {"op": "copy", "bandwidth_gbps": 2900.0},
   "attention": [{"dtype": "bf16", "pass": "forward", "kernel": "sdpa", "tflops": 600.0},
+                {"dtype": "fp32", "pass": "forward+backward", "kernel": "sdpa", "tflops": 60.0},
                 {"dtype": "bf16", "pass": "forward+backward", "kernel": "sdpa", "tflops": 500.0}],
   "collectives": [{"op": "all_reduce", "group": "intra", "ranks": 8, "busbw_gbps": 360.0},
                   {"op": "all_gather", "group": "intra", "ranks": 8, "busbw_gbps": 400.0},
