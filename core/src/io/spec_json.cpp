@@ -309,11 +309,11 @@ namespace {
 void read_overrides(ObjectReader& reader, CalibrationOverrides& spec) {
     read_per_dtype(reader, "gemm_efficiency",
                    [&](DType dtype, double fraction) { spec.gemm_efficiency[static_cast<int>(dtype)] = fraction; });
-    for (const auto& [key, target] : calibration_scalars(spec)) {
-        if (!reader.find(key)) continue;
+    for (const auto& scalar : calibration_scalars(spec)) {
+        if (!reader.find(scalar.key)) continue;
         double value = 0;
-        reader.read(key, value);
-        *target = value;
+        reader.read(scalar.key, value);
+        *scalar.value = value;
     }
 }
 
@@ -497,7 +497,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
 
 bool calibration_is_default(const CalibrationSpec& spec) {
     bool any = spec.precision_blind || !spec.per_gpu.empty();
-    for (const auto& [key, value] : calibration_scalars(spec)) any = any || value->has_value();
+    for (const auto& scalar : calibration_scalars(spec)) any = any || scalar.value->has_value();
     for (const auto& efficiency : spec.gemm_efficiency) any = any || efficiency.has_value();
     return !any;
 }
@@ -516,8 +516,8 @@ void write_overrides(JsonWriter& out, const CalibrationOverrides& spec) {
         }
         out.end_object();
     }
-    for (const auto& [key, value] : calibration_scalars(spec)) {
-        if (*value) out.field(key, **value);
+    for (const auto& scalar : calibration_scalars(spec)) {
+        if (*scalar.value) out.field(scalar.key, **scalar.value);
     }
 }
 

@@ -122,7 +122,7 @@ CalibrationOverrides scaled_overrides(const std::vector<FitParameter>& parameter
 bool any_override(const CalibrationOverrides& o) {
     bool any = false;
     for (const auto& e : o.gemm_efficiency) any = any || e.has_value();
-    for (const auto& [key, value] : calibration_scalars(o)) any = any || value->has_value();
+    for (const auto& scalar : calibration_scalars(o)) any = any || scalar.value->has_value();
     return any;
 }
 
