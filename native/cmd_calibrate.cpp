@@ -73,11 +73,11 @@ int run_microbenchmarks(const Args& args, const std::string& text, const std::st
     return kExitOk;
 }
 
-// Only the runs of one framework (calibrate --framework ID): a calibration is one stack per GPU.
+// Only the runs of one framework (calibrate --framework ID; "none": runs that name no framework).
 ValidationSuite runs_of_framework(const ValidationSuite& suite, const std::string& framework) {
     ValidationSuite out;
     for (const ValidationCase& c : suite.cases)
-        if (c.config.framework.name == framework) out.cases.push_back(c);
+        if (c.config.framework.name == (framework == "none" ? "" : framework)) out.cases.push_back(c);
     return out;
 }
 
@@ -85,7 +85,7 @@ ValidationSuite runs_of_framework(const ValidationSuite& suite, const std::strin
 std::string scope(const ValidationSuite& suite) {
     std::vector<std::string> stacks;
     for (const ValidationCase& c : suite.cases) {
-        const std::string s = c.config.gpu.name + " / " + (c.config.framework.name.empty() ? "no framework" : c.config.framework.name);
+        const std::string s = c.config.gpu.name + " / " + (c.config.framework.name.empty() ? "none" : c.config.framework.name);
         if (std::find(stacks.begin(), stacks.end(), s) == stacks.end()) stacks.push_back(s);
     }
     std::string text;
@@ -140,7 +140,7 @@ const CommandRegistrar registrar({
     "bandwidth intra/inter node, each over the GPU (--gpu, else the file's) and node (--node, else the GPU's\n"
     "default node) presets' peaks; it applies to every run on that GPU.",
     {{"--measurements", "FILE", "measured runs (presets/validation case format; - = stdin)"},
-     {"--framework", "ID", "fit only the runs of this framework (one stack per GPU)"},
+     {"--framework", "ID", "fit only the runs of this framework (one stack per GPU; none = runs naming none)"},
      {"--gpu", "ID", "micro-benchmarks: the GPU preset measured (default: the file's \"gpu\")"},
      {"--node", "ID", "micro-benchmarks: the node preset (default: the GPU's default node)"},
      {"--out", "FILE", "write the calibration JSON there"},

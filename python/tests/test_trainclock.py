@@ -148,6 +148,9 @@ def test_calibrate_gives_the_clis_report_for_runs_and_for_micro_benchmarks():
         assert mine == json.loads(run.stdout), name
         config = dict(CONFIG, calibration=mine["calibration"])
         assert trainclock.predict(config)["iteration_time_s"] == cli_predict(config)["iteration_time_s"]
+    fitted = trainclock.calibrate(os.path.join(SOURCE, "docs/examples/calibrate-llm-foundry-h100.json"))
+    assert fitted["stacks"] == [{"gpu": "h100-sxm", "framework": "llm-foundry"}]  # what the calibration is for
+    assert fitted["mape_after"] < fitted["mape_before"] and fitted["mape_leave_one_out"] < fitted["mape_before"]
     with pytest.raises(ValueError, match="framework"):
         runs = json.loads(open(os.path.join(SOURCE, "docs/examples/calibrate-llm-foundry-h100.json"), encoding="utf-8").read())
         runs["cases"][1]["config"]["framework"] = "megatron-core"

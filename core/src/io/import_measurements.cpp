@@ -107,10 +107,13 @@ void read_memory(simdjson::dom::object object, GpuSpec& gpu, Derivation& d) {
     if (object["memory"].get(memory) != simdjson::SUCCESS) return;
     const auto gbps = number(memory, "bandwidth_gbps");
     if (!gbps) return;
+    if (gpu.memory_bw_gbps <= 0) {
+        d.warnings.push_back("memory: the " + gpu.name + " preset has no memory bandwidth: not used");
+        return;
+    }
     gpu.measured_memory_efficiency = fraction(*gbps, gpu.memory_bw_gbps, "memory", d.warnings);
     d.lines.push_back("copy " + general(*gbps) + " GB/s / " + fixed(gpu.memory_bw_gbps, 1) + " = " +
-                      fixed(gpu.measured_memory_efficiency, 4) +
-                      " of HBM (memory_efficiency: its training-kernel share, as for a preset's measured figure)");
+                      fixed(gpu.measured_memory_efficiency, 4) + " of HBM");
 }
 
 // Fused attention (SDPA): forward+backward rows when present (what training runs), else forward.
@@ -122,7 +125,8 @@ std::optional<double> read_attention(simdjson::dom::object object, const GpuSpec
         if (text(row, "kernel") != "sdpa") continue;  // materialised scores are not a fused-kernel figure
         const auto dtype = dtype_from_name(text(row, "dtype"));
         const auto tflops = number(row, "tflops");
-        if (!dtype || !tflops || !gpu.supports(*dtype)) continue;
+        // 16-bit rows only: those run the fused (flash) kernels; fp32 SDPA falls back to the math path.
+        if (!dtype || (*dtype != DType::bf16 && *dtype != DType::fp16) || !tflops || !gpu.supports(*dtype)) continue;
         Best& b = best[text(row, "pass") == "forward+backward" ? 1 : 0];
         const double peak = gpu.peak_tflops[static_cast<int>(*dtype)];
         if (*tflops / peak > b.share) b = {*tflops / peak, *tflops, peak};
@@ -210,7 +214,11 @@ Result<MeasuredCalibration> calibration_from_microbenchmarks(std::string_view js
             d.lines.push_back("gemm_efficiency." + std::string(dtype_name(DType(i))) + " = " + fixed(now.gemm_efficiency[i], 4) +
                               " carried from the measured bf16 figure (same datapath, calibration.cpp)");
     }
-    if (now.memory_efficiency != shipped.memory_efficiency) o.memory_efficiency = std::max(now.memory_efficiency, kLowestFraction);
+    if (now.memory_efficiency != shipped.memory_efficiency) {
+        o.memory_efficiency = std::max(now.memory_efficiency, kLowestFraction);
+        d.lines.push_back("memory_efficiency = " + fixed(*o.memory_efficiency, 4) +
+                          ": the share of the copy's that training's memory-bound kernels reach (calibration.cpp)");
+    }
     o.attention_efficiency = attention;
     o.intra_node_efficiency = intra;
     o.inter_node_efficiency = inter;

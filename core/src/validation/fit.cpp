@@ -540,7 +540,7 @@ std::optional<Error> one_framework_per_gpu(const ValidationSuite& suite, const s
     std::vector<std::pair<std::string, std::string>> seen;  // (gpu, framework)
     for (size_t i : cases) {
         const Config& c = suite.cases[i].config;
-        const std::string framework = c.framework.name.empty() ? "(none)" : c.framework.name;
+        const std::string framework = c.framework.name.empty() ? "none" : c.framework.name;  // as calibrate --framework none
         for (const auto& [gpu, other] : seen) {
             if (gpu == c.gpu.name && other != framework)
                 return Error{"framework", "the runs on " + gpu + " use frameworks " + other + " and " + framework +
@@ -635,6 +635,16 @@ std::string calibrate_report_json(const ValidationSuite& measurements, const Cal
     out.field("runs", static_cast<int64_t>(report.cases.size()));
     out.field("mape_before", report.mape_before).field("mape_after", report.mape_after);
     out.field("mape_leave_one_out", report.mape_leave_one_out);
+    // The stacks fitted (one framework per GPU): the runs the calibration is meant for.
+    out.key("stacks").begin_array();
+    std::set<std::string> gpus;
+    for (const auto& c : report.cases) {
+        const Config& config = measurements.cases[c.index].config;
+        if (!gpus.insert(config.gpu.name).second) continue;
+        out.begin_object().field("gpu", config.gpu.name).field("framework", config.framework.name.empty() ? "none" : config.framework.name);
+        out.end_object();
+    }
+    out.end_array();
     out.key("factors").begin_array();
     for (size_t j = 0; j < report.parameters.size(); ++j) {
         out.begin_object();

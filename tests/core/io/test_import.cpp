@@ -547,6 +547,7 @@ constexpr const char* kMicrobenchmarks = R"({
            {"dtype": "fp8", "m": 8192, "n": 16384, "k": 4096, "tflops": 1400.0}],
   "memory": {"op": "copy", "bandwidth_gbps": 2900.0},
   "attention": [{"dtype": "bf16", "pass": "forward", "kernel": "sdpa", "tflops": 600.0},
+                {"dtype": "fp32", "pass": "forward+backward", "kernel": "sdpa", "tflops": 60.0},
                 {"dtype": "bf16", "pass": "forward+backward", "kernel": "sdpa", "tflops": 500.0}],
   "collectives": [{"op": "all_reduce", "group": "intra", "ranks": 8, "busbw_gbps": 360.0},
                   {"op": "all_gather", "group": "intra", "ranks": 8, "busbw_gbps": 400.0},
@@ -602,4 +603,29 @@ TEST_CASE("micro-benchmarks become efficiencies over the GPU and node presets' p
     CHECK(calibration_from_microbenchmarks(R"({"schema": "trainclock/measurements/v1", "gpu": "h100-sxm"})").error().key == "measurements");
     CHECK(calibration_from_microbenchmarks(R"({"schema": "other"})").error().key == "schema");
     CHECK_FALSE(calibration_from_microbenchmarks("{").ok());
+}
+
+TEST_CASE("the micro-benchmark reader answers truncated, corrupted and odd files with a value or an error") {
+    int64_t calls = 0;
+    const auto check = [&](const Result<MeasuredCalibration>& result) {
+        ++calls;
+        if (result.ok())
+            CHECK(load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "calibration": )" + result.value().json + "}").ok());
+        else
+            CHECK_FALSE(result.error().message.empty());
+    };
+    const std::string text = kMicrobenchmarks;
+    for (size_t cut = 0; cut < text.size(); cut += 7) check(calibration_from_microbenchmarks(text.substr(0, cut)));
+    for (size_t at = 1; at < text.size(); at += 11) {
+        std::string corrupted = text;
+        corrupted[at] = "0\"{}[],:-"[at % 9];
+        check(calibration_from_microbenchmarks(corrupted));
+    }
+    CHECK(calls > 100);
+    // Rows of the wrong type, zeros, negatives, huge and tiny figures: skipped, capped or raised, said so.
+    check(calibration_from_microbenchmarks(
+        R"({"schema": "trainclock/measurements/v1", "gpu": "h100-sxm", "gemm": [1, {"dtype": "bf16", "tflops": 1e300}],
+        "memory": {"bandwidth_gbps": -1}, "attention": {"a": 1}, "collectives": [null, {"group": "intra", "busbw_gbps": 1e-30}]})"));
+    check(calibration_from_microbenchmarks(R"({"schema": "trainclock/measurements/v1", "gpu": "h100-sxm", "memory": 3,
+        "gemm": [{"dtype": "fp8", "tflops": 0}]})"));
 }
