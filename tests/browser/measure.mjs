@@ -7,8 +7,9 @@
 //     Chromium: build-web/tools/search_timing.js, the same source built by emscripten); and in the
 //     page itself, run by its "Find the best layout" panel as a user runs it (pageSearch below);
 //   - the scaling plot of 12 GPU counts x 11 precisions (llama3-70b on B200, which runs every
-//     precision preset): the longest frame while the page computes it (a few counts per frame) and
-//     the frame time with it drawn (median), both against a 16 ms frame (scalingFrames below);
+//     precision preset): the longest frame while the page computes it (a prediction at a time within
+//     app.hpp's kFrameComputeBudgetS) and the frame time with it drawn (median), both against a 16 ms
+//     frame (scalingFrames below);
 //   - screenshots of the web and desktop app into docs/screenshots/ (the plots, A/B, 1280x720, 390 px).
 // Prints a table and writes build-web/web-report.json.
 import { spawnSync } from 'node:child_process';
