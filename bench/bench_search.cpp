@@ -1,14 +1,14 @@
 // Google Benchmark: full layout searches (issue 5). Each iteration is one whole search (enumerate,
 // rules, predict, rank); counters give layouts of the space and predict() calls per second of
 // wall time. Single-threaded runs measure the core (what the browser build runs per frame slice);
-// the threaded runs use run_search_threads from the CLI (all hardware threads).
+// the threaded runs use the CLI's run_search_threads (host/search_threads.hpp) (all hardware threads).
 //   build/bin/bench_search            (or `make bench`)
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <string>
 
-#include "../native/search_threads.hpp"
+#include "search_threads.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/search/search.hpp"
 

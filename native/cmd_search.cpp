@@ -1,5 +1,5 @@
 // `trainclock search`: the fastest (or cheapest) parallel layouts that fit, over every layout of
-// the GPUs given (core: search.hpp; threads: search_threads.hpp).
+// the GPUs given (core: search.hpp; threads: host/search_threads.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

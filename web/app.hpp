@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "imgui.h"
+#include "widgets.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/io/presets.hpp"
@@ -25,12 +26,6 @@ namespace trainclock::gui {
 // points one at a time): with the drawing, a frame stays under 16 ms (make web-report measures it:
 // longest frame 36 ms at 6 ms, 7-16 ms at 2 ms on a shared 2-core machine; ~0.1 ms per prediction).
 inline constexpr double kFrameComputeBudgetS = 0.002;
-
-// One selectable preset: its id and its human name.
-struct Choice {
-    std::string id;            // "h100-sxm"
-    std::string display_name;  // "NVIDIA H100 SXM5 80GB"
-};
 
 // The embedded preset names, read once.
 struct Catalogue {

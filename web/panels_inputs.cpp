@@ -54,7 +54,7 @@ void help(const char* text) {
 
 }  // namespace
 
-// A combo over the core's spellings of an enum-valued config key (link.hpp enum_names); returns
+// A combo over the core's spellings of an enum-valued config key (names.hpp enum_names); returns
 // true on change. While open, each item is published as "key=name" (key: the config key, by
 // default `names_path`), so tests can click them.
 template <class E>

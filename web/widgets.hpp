@@ -7,8 +7,17 @@
 #include <utility>
 #include <vector>
 
-#include "app.hpp"
 #include "imgui.h"
+
+namespace trainclock::gui {
+
+// One selectable preset: its id and its human name.
+struct Choice {
+    std::string id;            // "h100-sxm"
+    std::string display_name;  // "NVIDIA H100 SXM5 80GB"
+};
+
+}  // namespace trainclock::gui
 
 namespace trainclock::gui::widgets {
 

@@ -2,6 +2,8 @@
 // Replies are compact JSON; every failure is {"error": {"key": "...", "message": "..."}}.
 #include "trainclock/io/api.hpp"
 
+#include "io/config_json.hpp"
+#include "io/prediction_json.hpp"
 #include "io/spec_json.hpp"
 #include "trainclock/perf/compare.hpp"
 #include "trainclock/validation/fit.hpp"

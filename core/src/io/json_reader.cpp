@@ -5,7 +5,7 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "trainclock/io/presets.hpp"
+#include "trainclock/io/names.hpp"
 
 namespace trainclock {
 

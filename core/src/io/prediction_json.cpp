@@ -2,6 +2,8 @@
 // One table of result fields drives both, so the two never disagree on names or order.
 #include <array>
 
+#include "io/config_json.hpp"
+#include "io/prediction_json.hpp"
 #include "io/spec_json.hpp"
 #include "trainclock/validation/intervals.hpp"
 #include "trainclock/perf/prediction.hpp"

@@ -95,21 +95,6 @@ Result<Spec> lookup(const KindTable<Spec>& table, std::string_view kind, std::st
     return found->second;
 }
 
-// Levenshtein distance, case-insensitive (Wagner & Fischer 1974, two-row form).
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> previous(b.size() + 1), current(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        current[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
-            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (same ? 0 : 1)});
-        }
-        std::swap(previous, current);
-    }
-    return previous[b.size()];
-}
-
 }  // namespace
 
 std::string_view preset_kind_name(PresetKind kind) {
@@ -139,27 +124,5 @@ Result<GpuSpec> gpu_preset(std::string_view name) { return lookup(catalogue().gp
 Result<NodeSpec> node_preset(std::string_view name) { return lookup(catalogue().nodes, "node", name); }
 Result<PrecisionSpec> precision_preset(std::string_view name) { return lookup(catalogue().precisions, "precision", name); }
 Result<FrameworkSpec> framework_preset(std::string_view name) { return lookup(catalogue().frameworks, "framework", name); }
-
-// The closest candidates, or "" when none is close: a candidate containing the wanted text
-// ("h100" -> "h100-sxm") scores 1, otherwise 2 per edit, accepted up to max(2, length / 3) edits.
-// Ties are listed: "h100-nvl, h100-pcie or h100-sxm".
-std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates) {
-    if (wanted.empty()) return "";
-    size_t best_score = 2 * std::max<size_t>(2, wanted.size() / 3) + 1;
-    std::vector<std::string> best;
-    for (const std::string& candidate : candidates) {
-        size_t score = 2 * edit_distance(wanted, candidate);
-        if (wanted.size() >= 3 && candidate.find(wanted) != std::string::npos) score = std::min<size_t>(score, 1);
-        if (score < best_score) {
-            best_score = score;
-            best.clear();
-        }
-        if (score == best_score && std::find(best.begin(), best.end(), candidate) == best.end()) best.push_back(candidate);
-    }
-    std::string joined;
-    const size_t shown = std::min<size_t>(best.size(), 3);
-    for (size_t i = 0; i < shown; ++i) joined += (i == 0 ? "" : i + 1 == shown ? " or " : ", ") + best[i];
-    return joined;
-}
 
 }  // namespace trainclock

@@ -224,6 +224,7 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
         read_per_dtype(m, "gemm_efficiency",
                        [&](DType dtype, double fraction) { spec.measured_gemm_efficiency[static_cast<int>(dtype)] = fraction; });
         m.read("memory_efficiency", spec.measured_memory_efficiency);
+        m.read("sustained_clock_ratio", spec.measured_sustained_clock);
         std::string measured_source;
         m.read("source", measured_source);
         reader.adopt(m.finish());
@@ -310,6 +311,7 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     reader.read_enum("fp8_recipe", kFp8RecipeNames, spec.fp8_recipe);
     reader.read("fused_optimizer", spec.fused_optimizer);
     reader.read("fused_norms", spec.fused_norms);
+    reader.read("op_level_sac", spec.op_level_sac);
     if (reader.has("host_op_s")) {
         reader.read("host_op_s", spec.host_op_s);
         if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {
@@ -441,7 +443,7 @@ void write_gpu(JsonWriter& out, const GpuSpec& spec) {
     if (spec.price_per_gpu_hour_usd != 0) out.field("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
     if (spec.host_link_gbps != 0) out.field("host_link_gbps", spec.host_link_gbps);
     write_if(out, "default_node", spec.default_node);
-    bool any_measured = spec.measured_memory_efficiency != 0;
+    bool any_measured = spec.measured_memory_efficiency != 0 || spec.measured_sustained_clock != 0;
     for (const double fraction : spec.measured_gemm_efficiency) any_measured = any_measured || fraction != 0;
     if (any_measured) {
         out.key("measured").begin_object();
@@ -452,6 +454,7 @@ void write_gpu(JsonWriter& out, const GpuSpec& spec) {
         }
         out.end_object();
         if (spec.measured_memory_efficiency != 0) out.field("memory_efficiency", spec.measured_memory_efficiency);
+        if (spec.measured_sustained_clock != 0) out.field("sustained_clock_ratio", spec.measured_sustained_clock);
         out.end_object();
     }
     write_if(out, "source", spec.source);
@@ -513,6 +516,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("fused_optimizer", spec.fused_optimizer).field("fused_norms", spec.fused_norms);
     out.field("host_op_s", spec.host_op_s);
     out.field("gather_prefetch", gather_prefetch_name(spec.gather_prefetch));
+    if (spec.op_level_sac) out.field("op_level_sac", true);
     if (with_sources && !spec.sources.empty()) {
         out.key("sources").begin_object();
         for (const auto& [key, citation] : spec.sources) out.field(key, citation);

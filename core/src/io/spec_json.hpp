@@ -1,6 +1,6 @@
-// trainclock (internal): JSON objects of the four preset kinds (presets/README.md), configs and
-// results, shared by the preset catalogue (presets.cpp), configs (config.cpp), links (link.cpp),
-// results (prediction_json.cpp) and the API (api.cpp).
+// trainclock (internal): JSON objects of the preset kinds (presets/README.md) and calibrations, and
+// the enum spellings of JSON, links and flags; read by the preset catalogue (presets.cpp), configs
+// (config_json.cpp), links (link.cpp), results (prediction_json.cpp) and the API (api.cpp).
 #pragma once
 
 #include <array>
@@ -12,7 +12,6 @@
 #include "io/json_reader.hpp"
 #include "io/json_writer.hpp"
 #include "trainclock/model/config.hpp"
-#include "trainclock/perf/prediction.hpp"
 
 namespace trainclock {
 
@@ -66,15 +65,5 @@ extern const EnumName<DType> kDTypeNames[kDTypeCount];
 
 // Names a preset by its id, with a did-you-mean on failure (key = `key`).
 Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name, const std::vector<std::string>& names);
-
-// Why `gpu` cannot run `precision` (a dtype without a peak), or nullopt when it can.
-std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu);
-
-// The config object of config_to_json, into a writer (embedded in result JSON and API replies).
-void write_config(JsonWriter& out, const Config& config);
-
-// The members of a result/v1 object (no braces): scalars, memory, breakdown_s, warnings, then
-// "config" when given and "timeline" when non-empty. prediction_to_json wraps them in an object.
-void write_prediction_members(JsonWriter& out, const Prediction& prediction, const Config* config);
 
 }  // namespace trainclock

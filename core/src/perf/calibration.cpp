@@ -10,19 +10,22 @@
 #include <algorithm>
 #include <string_view>
 
+#include "perf/constants.hpp"
+
 namespace trainclock {
 namespace {
 
 constexpr int idx(DType d) { return static_cast<int>(d); }
 
 // Large-GEMM fraction of peak when the preset has no measurement, by vendor.
-// NVIDIA bf16/fp16: 0.80 = H100 SXM MAMF 794.5/989 (reference hardware.md 5.1; A100 0.869, B200 0.776).
+// NVIDIA bf16/fp16: 0.80 = H100 SXM MAMF 794.5/989 (stas00/ml-engineering "Maximum Achievable Matmul
+// FLOPS" table; A100 0.869, B200 0.776).
 // AMD: 0.55 ~ MI300X MAMF 668/1300 = 0.514 and MI325X 0.604 (same table). Intel Gaudi: 0.85 (Gaudi 2
 // 0.969, Gaudi 3 0.741). Google TPU: 0.80 (no public MAMF; the NVIDIA figure, said so).
 double vendor_half_gemm_efficiency(std::string_view vendor) {
-    if (vendor == "AMD") return 0.55;
-    if (vendor == "Intel") return 0.85;
-    return 0.80;
+    if (vendor == "AMD") return constants::amd_gemm.value;
+    if (vendor == "Intel") return constants::intel_gemm.value;
+    return constants::nvidia_gemm.value;
 }
 
 // A user's overrides replace the defaults they set.
@@ -46,19 +49,20 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // fp32 on vector units: SGEMM reaches ~90 % of the FMA peak (paranumal V100 roofline shows
     // ~14 of 15.7 TFLOP/s; cuBLAS SGEMM on A100 ~18.5 of 19.5). These are sustained figures already,
     // so gemm_sustained (fitted on tensor-core runs) does not apply to fp32 (operators.cpp).
-    c.gemm_efficiency[idx(DType::fp32)] = 0.90;
-    // tf32: the same tensor-core datapath as bf16 at half rate; gpu-flops-bench (hardware.md 5.1)
+    c.gemm_efficiency[idx(DType::fp32)] = constants::fp32_gemm.value;
+    // tf32: the same tensor-core datapath as bf16 at half rate; xzwgit/gpu-flops-bench (cuBLASLt)
     // measured H200 NVL TF32 425.6 of 494.7 = 0.86 vs BF16 853.3 of 989 = 0.86: same fraction as bf16.
     c.gemm_efficiency[idx(DType::tf32)] = half;
     c.gemm_efficiency[idx(DType::fp16)] = half;
     c.gemm_efficiency[idx(DType::bf16)] = half;
     // fp8: H100 MAMF FP8 0.709 vs BF16 0.803 (ratio 0.88; H200 0.734, B200 0.763): bf16 x 0.88.
-    c.gemm_efficiency[idx(DType::fp8)] = half * 0.88;
+    constexpr double fp8_of_bf16 = constants::fp8_of_bf16_gemm.value;
+    c.gemm_efficiency[idx(DType::fp8)] = half * fp8_of_bf16;
     // mxfp8: B200/GB200 MAMF is for FP8 (0.763/0.723); block scaling runs in the tensor core (no
     // public separate figure): same as fp8. nvfp4: no public MAMF; fp8 fraction x 0.9 (physical guess:
     // narrower operands make the epilogue a larger share), said so.
-    c.gemm_efficiency[idx(DType::mxfp8)] = half * 0.88;
-    c.gemm_efficiency[idx(DType::nvfp4)] = half * 0.88 * 0.9;
+    c.gemm_efficiency[idx(DType::mxfp8)] = half * fp8_of_bf16;
+    c.gemm_efficiency[idx(DType::nvfp4)] = half * fp8_of_bf16 * constants::nvfp4_of_fp8_gemm.value;
     // Published measurements of this GPU take precedence (presets/gpus "measured").
     for (int d = 0; d < kDTypeCount; ++d)
         if (gpu.measured_gemm_efficiency[d] > 0) c.gemm_efficiency[d] = gpu.measured_gemm_efficiency[d];
@@ -67,53 +71,53 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     if (gpu.measured_gemm_efficiency[idx(DType::bf16)] > 0) {
         if (gpu.measured_gemm_efficiency[idx(DType::fp16)] <= 0) c.gemm_efficiency[idx(DType::fp16)] = bf16;
         if (gpu.measured_gemm_efficiency[idx(DType::tf32)] <= 0) c.gemm_efficiency[idx(DType::tf32)] = bf16;
-        if (gpu.measured_gemm_efficiency[idx(DType::fp8)] <= 0) c.gemm_efficiency[idx(DType::fp8)] = bf16 * 0.88;
+        if (gpu.measured_gemm_efficiency[idx(DType::fp8)] <= 0) c.gemm_efficiency[idx(DType::fp8)] = bf16 * fp8_of_bf16;
         if (gpu.measured_gemm_efficiency[idx(DType::mxfp8)] <= 0) c.gemm_efficiency[idx(DType::mxfp8)] = c.gemm_efficiency[idx(DType::fp8)];
     }
     // Training GEMMs reach less than a brute-force MAMF: real (not best) shapes, sustained clocks under
     // the power limit, and SMs shared with concurrent NCCL kernels. One global factor, fitted on the
     // public A100 Megatron data (vTrain 1,549 iteration times; Narayanan et al. SC'21 Table 1;
-    // Korthikanti et al. 2022 Table 5): 0.85 (0.82-0.90 all within 1 % MAPE of the best).
-    c.gemm_sustained = 0.85;
+    // Korthikanti et al. 2022 Table 5): 0.85 (a flat optimum: 0.82-0.90 fit about as well).
+    c.gemm_sustained = constants::gemm_sustained.value;
     // Fused attention, fraction of the bf16 peak. Physics: FlashAttention-2 (Dao 2023, arXiv
     // 2307.08691) reaches 50-73 % of A100 peak forward, less backward (~0.7 of a large GEMM); on GPUs
     // with FP8 units (Hopper, Ada, Blackwell) FA2's mma.sync path and the exp (SFU) throughput, which
     // did not grow with the tensor cores (Shah et al. 2024, FlashAttention-3 sec. 1: 989 TFLOP/s
     // matmul vs 3.9 TFLOP/s exp on H100), hold it to ~35 % of peak (~0.45 of a GEMM). The public data
     // constrains it through llm-foundry's 216 runs at seq 512-65536 (Triton flash attention, 2023):
-    // a further 0.55 fits them (MAPE 30 % -> 12 %), i.e. FA1/Triton-era kernels. FA3 and cuDNN's
+    // a further 0.55 fits them, i.e. FA1/Triton-era kernels. FA3 and cuDNN's
     // Hopper kernels are training.attention_kernel flash3 (below).
-    c.attention_efficiency = (gpu.supports(DType::fp8) ? 0.25 : 0.4) * c.gemm_efficiency[idx(DType::bf16)];
+    c.attention_efficiency = (gpu.supports(DType::fp8) ? constants::attention_flash2_fp8_gpus.value : constants::attention_flash2.value) *
+                             c.gemm_efficiency[idx(DType::bf16)];
     // Hopper-native kernels (training.attention_kernel flash3: FlashAttention-3, cuDNN fused attention
     // through Transformer Engine) overlap softmax with wgmma: FA3 reaches 75 % of H100's bf16 peak
     // forward at best, ~0.6-0.65 at causal 8k, backward ~1.5-1.75x FA2 (~0.5; Shah et al. 2024, arXiv
     // 2407.08608, sec. 4.1): 0.53 of peak weighting backward 2.5x, at training's sustained clocks
-    // (gemm_sustained, above). Megatron-LM's Llama 3 FP8 rows (TE, cuDNN attention) are then within
-    // 5 % (8B) and 18 % (70B) instead of 25-28 % too slow.
-    constexpr double kHopperFusedAttentionOfPeak = 0.53;
+    // (gemm_sustained, above).
+    constexpr double kHopperFusedAttentionOfPeak = constants::attention_flash3.value;
     if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
-    // HBM: cudaMemcpy 790 of 900 GB/s on V100 (hardware.md 5.2) = 0.878; no public figure for newer
+    // HBM: cudaMemcpy 790 of 900 GB/s on V100 (paranumal.com "Rough-n-Ready Roofline: V100") = 0.878; no public figure for newer
     // parts, so 0.85 unless the preset has one. That is a pure stream; the memory-bound kernels of
     // training (norms and softmax with their reductions, broadcasts, strided einsum/permute copies,
     // several framework kernels per op of our lists) reach less: one global factor, fitted on the
-    // public set: 0.85 / 0.80 / 0.75 give public MAPE 13.8 / 13.0 / 12.2 % and vTrain 9.7 / 10.1 /
-    // 10.6 %; 0.8 keeps vTrain at ~10 % (the TE Llama rows move the other way, 28 -> 32 %).
-    constexpr double kTrainingKernelsOfStream = 0.8;
-    c.memory_efficiency = (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : 0.85) * kTrainingKernelsOfStream;
+    // public set and vTrain (fit.cpp fitted_constants, `trainclock validate --refit`).
+    constexpr double kTrainingKernelsOfStream = constants::training_kernels_of_stream.value;
+    c.memory_efficiency =
+        (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constants::hbm_stream.value) * kTrainingKernelsOfStream;
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
-    // 300 on A100 (stas00); "expect ~80 % of advertised" inter-node (hardware.md 4).
-    c.intra_node_efficiency = 0.80;
-    c.inter_node_efficiency = 0.80;
+    // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
+    c.intra_node_efficiency = constants::intra_node.value;
+    c.inter_node_efficiency = constants::inter_node.value;
     // Per-kernel fixed GPU cost: launch latency plus the idle gap between dependent kernels; a few us
     // on CUDA (DESIGN.md 5: fixed costs dominate small models); 10 us fits vTrain's single-node rows.
-    c.kernel_launch_s = 10e-6;
+    c.kernel_launch_s = constants::kernel_launch_s.value;
     // Host dispatch per kernel: eager PyTorch + Megatron Python runs ahead of the GPU asynchronously, so
     // it only binds when kernels are shorter than their dispatch (small models, high TP, small
     // micro-batches). DESIGN.md 5 fitted ~40 us for such a cost; per op of our lists (which fuse
-    // several framework kernels) 60 us fits vTrain's single-node set best (9 % MAPE vs 26 % without).
-    c.host_op_s = 60e-6;
+    // several framework kernels) 60 us fits vTrain's single-node set best.
+    c.host_op_s = constants::host_op_s.value;
     // Per-step framework cost (Python step loop, data loader, logging, optimizer bookkeeping).
-    c.step_overhead_s = 20e-3;
+    c.step_overhead_s = constants::step_overhead_s.value;
     // K extent at which mainloop efficiency halves: each output tile pays a prologue (pipeline fill)
     // and an epilogue (write C) worth about one 64-deep K block on 16-bit tensor cores (CUTLASS
     // 128x128x64 tiles); physical. Their time is latency and bytes, the same for every dtype, while a
@@ -126,14 +130,14 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     const double half_peak = gpu.peak_flops(gpu.supports(reference) ? reference : DType::fp32);
     for (int d = 0; d < kDTypeCount; ++d) {
         const double peak_ratio = half_peak > 0 ? gpu.peak_flops(DType(d)) / half_peak : 1.0;
-        c.gemm_k_half[d] = 64 * peak_ratio;
+        c.gemm_k_half[d] = constants::gemm_k_half_16bit.value * peak_ratio;
         c.tile_reuse[d] = std::min(1.0, peak_ratio * dtype_storage_bytes(DType(d)) / 2.0);
     }
     // NCCL runs one CTA per channel, each holding an SM for the whole collective; on NVSwitch systems
     // rings use 16 channels by default (NCCL_MIN/MAX_NCHANNELS, nccl docs "Environment variables";
     // NCCL_DEBUG=INFO on DGX A100/H100 reports 16-32 channels). Compute kernels overlapped with a
     // collective get the other SMs (and share HBM): physical default 16 SMs, not fitted.
-    c.comm_sms = 16;
+    c.comm_sms = constants::comm_sms.value;
     // The framework's own dispatch cost (presets/frameworks host_op_s, with its source) replaces it.
     if (framework && !framework->name.empty()) c.host_op_s = framework->host_op_s;
 

@@ -44,7 +44,7 @@ Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement g) 
     const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency;
     if (group_in_one_domain(g, per_node)) {
         // Without a switch a group smaller than the node only drives the links among its members
-        // (NVLink cube-mesh, xGMI mesh: hardware.md section 1.3, MI300X 2-GPU busbw 47.7 vs 312.9
+        // (NVLink cube-mesh, xGMI mesh: stas00/ml-engineering measured MI300X 2-GPU busbw 47.7 vs 312.9
         // GB/s on 8): the node's figure for the smallest listed group that holds it.
         for (const auto& [k, bw_gbps] : node.intra_group_bw_gbps) {
             if (g.size <= k) return {bw_gbps * 1e9 * cal.intra_node_efficiency, node.intra_latency_us * 1e-6, false};
@@ -84,6 +84,17 @@ double collective_time_s(Collective c, double bytes, int64_t ranks, const Link& 
     case Collective::p2p: steps = 1.0; break;
     }
     return collective_wire_bytes(c, bytes, ranks) / link.bw_bytes_per_s + steps * link.latency_s;
+}
+
+// Ring attention (Transformer Engine context_parallel.py AttnFuncWithCPAndKVP2P, Megatron-Core's
+// CP): step i's attention runs while the K/V chunk of step i+1 (backward: K/V and dK/dV) is in
+// flight, cp steps of equal work a = A / cp (load-balanced causal chunks: each rank holds chunks r
+// and 2 cp - 1 - r) and cp - 1 exchanges of m = C / (cp - 1): the phase takes cp a + (cp - 1)
+// max(0, m - a), so (cp - 1) max(0, m - a) is exposed. Without overlap the exchange is serial: C.
+double cp_exposed_s(double comm_s, double attention_s, double cp, bool overlap) {
+    if (cp <= 1 || !overlap) return comm_s;
+    const double steps = cp - 1;
+    return steps * std::max(0.0, comm_s / steps - attention_s / cp);
 }
 
 }  // namespace trainclock

@@ -170,6 +170,7 @@ void Execution::derive(const Config& c) {
     x.head_dim_v = x.mla ? double(m.mla.v_head_dim) : x.head_dim;
     x.expert_load = expert_load_factor(m, c.parallel);
     x.recompute = c.training.recompute;
+    x.op_level_sac = x.recompute == Recompute::selective && c.framework.op_level_sac;
     const FinetuneSpec& ft = c.training.finetune;
     x.train_weights = !ft.adapters();
     x.nf4 = ft.method == FinetuneMethod::qlora;

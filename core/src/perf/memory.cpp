@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <array>
 
+#include "perf/constants.hpp"
 #include "trainclock/perf/communication.hpp"
+#include "trainclock/perf/operators.hpp"
 
 namespace trainclock {
 namespace {
@@ -15,15 +17,15 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // CUDA context with the libraries' kernels and workspaces: PyTorch measured 0.27 GiB (lazy module
 // loading) to 0.62 GiB (eager) for the bare context (pytorch/pytorch PR 86509); cuBLAS adds 32 MiB
 // of workspace per handle on Hopper (CUBLAS_WORKSPACE_CONFIG :4096:8): 0.5 GiB.
-constexpr double kContextGiB = 0.5;
+constexpr double kContextGiB = constants::cuda_context_gib.value;
 // NCCL: per communicator, buffers of NCCL_BUFFSIZE = 4 MiB per channel and peer (NCCL docs
 // "Environment Variables"), 32 channels x 2 ring peers on NVSwitch systems: 0.25 GiB each.
-constexpr double kNcclCommunicatorGiB = 0.25;
+constexpr double kNcclCommunicatorGiB = constants::nccl_communicator_gib.value;
 // Caching-allocator reserve: tensors freed and re-allocated every step (activations, gradients,
 // gathered weights) fragment the segments, and a run can OOM with free memory left (Rajbhandari et
 // al. 2020, ZeRO sec. 3.2 / 6.3: over 30 % free at OOM in the worst case; PyTorch "CUDA semantics:
 // memory management", max_split_size_mb): a third of that worst case on the churning memory.
-constexpr double kAllocatorReserve = 0.10;
+constexpr double kAllocatorReserve = constants::allocator_reserve.value;
 
 double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute recompute);
 
@@ -93,7 +95,7 @@ StageState stage_state(const Execution& x, int64_t stage) {
     }
     const double tokens = x.tokens;
     st.activations = units * act_per_chunk;
-    if (x.recompute == Recompute::full && layer_count > 0) {
+    if ((x.recompute == Recompute::full || x.op_level_sac) && layer_count > 0) {
         // The layer being recomputed holds its full activations during its backward.
         st.activations += layer_activation_bytes(x, layer_kind_at(m, 0), Recompute::none);
     }
@@ -138,6 +140,10 @@ double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute reco
     if (recompute == Recompute::full) return T_sp * h * w;  // only the layer input (Korthikanti 2sbh)
     const double heads_l = x.heads_local, kv_l = x.kv_heads_local;
     const bool flash = x.stored.flash;
+    // Per-op SAC (operators.cpp op_sac_recompute): the layer input, the saved matmul outputs and the
+    // SDPA output with its fp32 logsumexp per head (FlashAttention-2 saves O and L: Dao 2023, alg. 1).
+    if (recompute == Recompute::selective && x.op_level_sac && flash)
+        return T_sp * h * w + T * op_sac_saved_width(x, kind) * w + T * heads_l * x.head_dim_v * w + T * heads_l * 4;
     // Korthikanti sec. 4.1 term by term, generalised to GQA, head_dim, gated MLPs and dtype widths:
     // attention block: norm input, QKV input, Q and K, V, (softmax output, dropout mask, dropout
     // output: 5 a s^2 b), projection input, dropout mask; MLP block: norm input, MLP input, up output,

@@ -13,6 +13,8 @@
 // SC'21, arXiv 2104.04473, sec. 3.5). Bytes are HBM traffic at each tensor's dtype width.
 #include "trainclock/perf/operators.hpp"
 
+#include "perf/constants.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -173,12 +175,35 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
 // none of autocast's lists) are fp32; else the activation dtype.
 double residual_width(const Execution& x) { return x.ops.autocast ? 4.0 : x.ops.w_act; }
 
+// RMSNorm written as eager tensor ops (Hugging Face LlamaRMSNorm: x.to(float32), pow(2),
+// mean(-1), x * rsqrt(var + eps), .to(input dtype), weight * x; torchtitan's nn.RMSNorm without
+// torch.compile), frameworks with fused_norms false: one kernel per op, each reading and writing
+// the e elements (fp32 in between; the mean writes one value per row). Autograd runs one backward
+// kernel per forward op that reads its saved inputs and the output gradient and writes the input
+// gradient: twice the forward traffic. LayerNorm is one ATen kernel (native_layer_norm) everywhere.
+void unfused_rms_norm(const Execution& x, Target& out, Phase phase, double e, double w_in, double w_out) {
+    const double w = x.ops.w_act;
+    struct Pass {
+        const char* name;
+        double bytes_per_element;
+    };
+    const Pass passes[] = {{"rmsnorm_to_fp32", w_in + 4}, {"rmsnorm_pow", 8},          {"rmsnorm_mean", 4},
+                           {"rmsnorm_rsqrt_mul", 8},      {"rmsnorm_to_dtype", 4 + w}, {"rmsnorm_weight_mul", w + w_out}};
+    const double backward = phase == Phase::backward ? 2.0 : 1.0;
+    for (const Pass& pass : passes)
+        out.ops.add(make_op(pass.name, OpKind::elementwise, x.ops.activations, 0, backward * e * pass.bytes_per_element));
+}
+
 // LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
 // reads the gradient and the saved input and writes the input gradient.
 void norm(const Execution& x, Target& out, Phase phase, double tokens) {
     const double e = tokens * x.hidden;
     const double w_in = residual_width(x);  // norms read the residual stream
     const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
+    if (x.config->model.norm == Norm::rmsnorm && !x.config->framework.fused_norms) {
+        unfused_rms_norm(x, out, phase, e, w_in, w_out);
+        return;
+    }
     if (phase == Phase::forward)
         out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
     else
@@ -560,6 +585,62 @@ double layer_expert_params_local(const Execution& x, LayerKind kind) {
     return double(mlp_matrices(m.activation)) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
 }
 
+namespace {
+
+// Output widths of the separate torch matmuls (aten.mm) a fused GEMM of ours stands for, in forward
+// order: torchtitan's Llama runs wq, wk, wv and w1, w3 as their own nn.Linear (torchtitan/models/llama3).
+std::vector<double> matmul_parts(const Execution& x, const Op& op) {
+    const double q = x.heads_local * x.head_dim;
+    if (std::strcmp(op.name, "qkv") == 0 && op.n > q) return {q, (op.n - q) / 2, (op.n - q) / 2};
+    if (fused_parts(x, op.name) == 2) return {op.n / 2, op.n / 2};
+    return {op.n};
+}
+
+// torchtitan per-op selective activation checkpointing (torchtitan/distributed/activation_checkpoint.py
+// _apply_op_sac): the outputs of mm, SDPA and reduce-scatter are saved "except every second mm" of
+// the layer; every other op is re-run before the layer's backward. Returns the recompute's ops and
+// `saved_width`, the output width per token of the saved matmuls (for memory.cpp).
+OpList op_sac_recompute(const Execution& x, const OpList& forward, double* saved_width) {
+    OpList out;
+    int mm = 0;
+    double saved = 0;
+    for (const Op& op : forward) {
+        if (op.kind == OpKind::attention) continue;  // SDPA output saved
+        if (op.kind != OpKind::gemm) {
+            out.add(op);
+            continue;
+        }
+        double recomputed = 0;
+        for (double width : matmul_parts(x, op)) {
+            if (++mm % 2 == 0)
+                recomputed += width;
+            else
+                saved += width * op.count * op.m / std::max(x.tokens, 1.0);
+        }
+        if (recomputed <= 0) continue;
+        Op re = op;
+        const double share = recomputed / op.n;
+        re.n *= share;
+        re.flops *= share;
+        re.bytes *= share;
+        out.add(re);
+    }
+    if (saved_width) *saved_width = saved;
+    return out;
+}
+
+}  // namespace
+
+double op_sac_saved_width(const Execution& x, LayerKind kind) {
+    OpList forward;
+    CommList comm;
+    Target fwd{forward, comm};
+    layer(x, fwd, Phase::forward, kind);
+    double saved = 0;
+    op_sac_recompute(x, forward, &saved);
+    return saved;
+}
+
 PieceOps layer_ops(const Execution& x, LayerKind kind) {
     PieceOps out;
     Target fwd{out.forward, out.comm_forward};
@@ -575,6 +656,8 @@ PieceOps layer_ops(const Execution& x, LayerKind kind) {
     if (x.recompute == Recompute::full) {
         for (const Op& op : out.forward) out.backward.add(op);
         for (const CommOp& op : out.comm_forward) out.comm_backward.add(op);
+    } else if (x.op_level_sac) {
+        for (const Op& op : op_sac_recompute(x, out.forward, nullptr)) out.backward.add(op);
     } else if (x.recompute == Recompute::selective && !x.ops.flash) {
         CommList unused;
         Target re{out.backward, unused};
@@ -666,6 +749,14 @@ double per_tensor_optimizer_kernels(const Execution& x) {
     return tensors * kOpsPerTensor / double(x.stages);
 }
 
+double foreach_adamw_bytes_per_param(double wg, double wu, double ws) {
+    // torch.optim.AdamW(foreach=True) (torch/optim/adamw.py _multi_tensor_adamw): every line is a
+    // pass over all parameters: _foreach_mul_(p, 1 - lr wd) 2 wu; _foreach_lerp_(m, g) 2 ws + wg;
+    // _foreach_mul_(v, beta2) 2 ws; _foreach_addcmul_(v, g, g) 2 ws + wg; _foreach_sqrt(v) -> d
+    // ws + 4; _foreach_div_(d) 8; _foreach_add_(d, eps) 8; _foreach_addcdiv_(p, m, d) 2 wu + ws + 4.
+    return 4 * wu + 2 * wg + 8 * ws + 24;
+}
+
 double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpec& p) {
     // bitsandbytes 8-bit states: one byte per element plus an fp32 absmax per 2048-element block.
     if (t.optimizer == Optimizer::adamw8bit) return optimizer_state_count(t.optimizer) * (1.0 + 4.0 / 2048);
@@ -683,6 +774,9 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
     double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
+    const bool adam = c.training.optimizer == Optimizer::adam || c.training.optimizer == Optimizer::adamw;
+    if (adam && !c.framework.fused_optimizer)  // the foreach AdamW of torch.optim (fused_optimizer false)
+        bytes = params_shard * foreach_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
     if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));
@@ -731,7 +825,7 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
     // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
     // User's Guide", tile/wave quantisation). Smaller tiles reuse operands less: relative mainloop
-    // efficiency 1.0 / 0.95 / 0.85 / 0.7 for 256x128 / 128x128 / 128x64 / 64x64 (physical default),
+    // efficiency by tile size (perf/constants.hpp tile_*, assumed),
     // stated for 16-bit tensor cores; a dtype suffers the share `reuse` of that loss (calibration.cpp).
     // Split-K (cuBLAS heuristics, CUTLASS "split-K" / "stream-K"): a C with few tiles and a long K
     // (weight gradients: k = tokens) is split into `split` K slices that fill the SMs, each paying
@@ -739,7 +833,10 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     struct Tile {
         double tm, tn, rel;
     };
-    static constexpr Tile kTiles[] = {{256, 128, 1.0}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.7}};
+    static constexpr Tile kTiles[] = {{256, 128, constants::tile_256x128.value},
+                                      {128, 128, constants::tile_128x128.value},
+                                      {128, 64, constants::tile_128x64.value},
+                                      {64, 64, constants::tile_64x64.value}};
     static constexpr double kSplits[] = {1, 2, 4, 8};
     const double sms = double(std::max<int64_t>(gpu.sm_count, 1));
     const double batch = std::max(op.count, 1.0);
@@ -781,7 +878,10 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
     if (op.flops > 0) {
         const DType d = compute_dtype(gpu, op.dtype);
         const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal) : cal.attention_efficiency;
-        const double peak = gpu.peak_flops(d);
+        // Datasheet peaks are at the boost clock; under sustained training power the SM clock drops
+        // where the preset gives a measured ratio (compute only: HBM keeps its clock).
+        const double clock = gpu.measured_sustained_clock > 0 ? gpu.measured_sustained_clock : 1.0;
+        const double peak = gpu.peak_flops(d) * clock;
         if (peak > 0 && eff > 0) compute_s = op.flops / (peak * eff);
     }
     const double bw = gpu.memory_bw_gbps * 1e9 * cal.memory_efficiency;

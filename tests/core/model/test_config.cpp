@@ -176,6 +176,9 @@ TEST_CASE("a GPU's peaks and measured fractions are physical: no infinite step, 
     CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "h100-sxm", "measured":
         {"gemm_efficiency": {"bf16": 0.8}, "memory_efficiency": -1, "source": "x"}}})")
               .key == "gpu.measured.memory_efficiency");
+    // A clock above the boost clock is not a sustained clock.
+    CHECK(load_error(R"({"model": "gpt2", "gpu": {"preset": "b200", "measured": {"sustained_clock_ratio": 1.2, "source": "x"}}})").key ==
+          "gpu.measured.sustained_clock_ratio");
 }
 
 TEST_CASE("a node's per-group bandwidths have the bounds of intra_bw_gbps") {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "perf/constants.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/validation/validation.hpp"
@@ -140,4 +141,26 @@ TEST_CASE("gemm_sustained and comm_sms read from a calibration JSON and act on t
     CHECK(step_s(R"({"gemm_sustained": 0.5})") > base);  // slower GEMMs
     CHECK(step_s(R"({"gemm_sustained": 1.0})") < base);
     CHECK(step_s(R"({"comm_sms": 0})") < base);  // compute overlapped with TP collectives keeps every SM
+}
+
+// The table of constants (perf/constants.hpp): each one named once, inside its bounds, with a source;
+// the calibration defaults are read from it.
+TEST_CASE("Every fitted or assumed constant has one row with bounds and a source", "[calibration]") {
+    for (size_t i = 0; i < kModelConstants.size(); ++i) {
+        const ModelConstant& c = *kModelConstants[i];
+        INFO(c.name);
+        CHECK(c.low <= c.value);
+        CHECK(c.value <= c.high);
+        CHECK(std::string(c.source).size() > 10);
+        for (size_t j = 0; j < i; ++j) CHECK(std::string(kModelConstants[j]->name) != c.name);
+    }
+    GpuSpec bare = fixtures::gpu("a100-sxm4-80gb");
+    bare.measured_gemm_efficiency = {};
+    bare.measured_memory_efficiency = 0;
+    const Calibration c = resolve_calibration(bare, {});
+    CHECK(c.gemm_efficiency[int(DType::bf16)] == constants::nvidia_gemm.value);
+    CHECK(c.gemm_efficiency[int(DType::fp8)] == constants::nvidia_gemm.value * constants::fp8_of_bf16_gemm.value);
+    CHECK(c.gemm_sustained == constants::gemm_sustained.value);
+    CHECK(c.memory_efficiency == constants::hbm_stream.value * constants::training_kernels_of_stream.value);
+    CHECK(c.comm_sms == constants::comm_sms.value);
 }

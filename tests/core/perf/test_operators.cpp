@@ -34,6 +34,16 @@ std::string gpt3(const char* precision, const char* training) {
            R"(", "training": )" + training;
 }
 
+// A square 8192 GEMM of `dtype` (large enough that shape losses are small).
+Op square_gemm(DType dtype) {
+    Op gemm{};
+    gemm.kind = OpKind::gemm;
+    gemm.dtype = dtype;
+    gemm.m = gemm.n = gemm.k = 8192;
+    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    return gemm;
+}
+
 }  // namespace
 
 TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[operators]") {
@@ -128,11 +138,7 @@ TEST_CASE("GEMM dtype sets the peak: fp32 on V100 runs on CUDA cores", "[operato
     CHECK(compute_dtype(v100, DType::tf32) == DType::fp32);  // no TF32 tensor cores on Volta
     CHECK(compute_dtype(v100, DType::bf16) == DType::fp16);
     const Calibration cal = resolve_calibration(v100, {});
-    Op gemm{};
-    gemm.kind = OpKind::gemm;
-    gemm.dtype = DType::fp32;
-    gemm.m = gemm.n = gemm.k = 8192;
-    gemm.flops = 2.0 * 8192 * 8192 * 8192;
+    const Op gemm = square_gemm(DType::fp32);
     const double eff = gemm_efficiency(gemm, v100, cal);
     CHECK(op_time_s(gemm, v100, cal) == Approx(gemm.flops / (15.7e12 * eff)));
     CHECK(v100.peak_flops(DType::fp32) == Approx(15.7e12));
@@ -156,6 +162,24 @@ TEST_CASE("Large GEMMs: fp32 slower than tf32 on A100, fp8 faster than bf16 on H
     CHECK(at(h100, ch, DType::fp8) < at(h100, ch, DType::bf16));
     // ...but by less than the 2x of the peaks: FP8 reaches a lower fraction (MAMF 0.709 vs 0.803).
     CHECK(at(h100, ch, DType::bf16) / at(h100, ch, DType::fp8) == Approx(2 * 0.709 / 0.803).epsilon(0.01));
+}
+
+TEST_CASE("A measured sustained clock slows compute, not HBM traffic (B200: 1580 MHz of the peak's 1856)", "[operators]") {
+    GpuSpec b200 = fixtures::gpu("b200");
+    // The datasheet peak's clock: 2250 TFLOP/s / (148 SMs x 8192 FLOP per clock); sustained 1580 MHz (flashinfer PR #2899).
+    const double peak_clock_hz = 2250e12 / (148 * 8192.0);
+    CHECK(b200.measured_sustained_clock == Approx(1580e6 / peak_clock_hz).epsilon(0.001));
+    const Calibration cal = resolve_calibration(b200, {});
+    const Op gemm = square_gemm(DType::bf16);
+    Op copy{};
+    copy.kind = OpKind::elementwise;
+    copy.dtype = DType::bf16;
+    copy.bytes = 1e9;
+    const double gemm_s = op_time_s(gemm, b200, cal), copy_s = op_time_s(copy, b200, cal);
+    CHECK(gemm_s == Approx(gemm.flops / (2250e12 * b200.measured_sustained_clock * gemm_efficiency(gemm, b200, cal))));
+    b200.measured_sustained_clock = 0;  // no figure: the datasheet (boost-clock) peak
+    CHECK(op_time_s(gemm, b200, cal) == Approx(gemm_s * 0.851).epsilon(0.001));
+    CHECK(op_time_s(copy, b200, cal) == Approx(copy_s));
 }
 
 TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "[operators]") {
@@ -416,4 +440,20 @@ TEST_CASE("Autocast keeps the residual stream in fp32 and casts gradients back a
     // One input-gradient cast per linear fed by a norm (QKV and MLP up), none without autocast.
     CHECK(count(amp.backward, "autocast_input_grad_cast") == 2);
     CHECK(count(mixed.backward, "autocast_input_grad_cast") == 0);
+}
+
+TEST_CASE("Per-op SAC (torchtitan op policy) re-runs every second matmul and the non-matmul ops, not attention", "[operators]") {
+    // Llama 3 8B, one GPU: torchtitan's matmuls per layer in order wq, wk, wv, wo, w1, w3, w2; the
+    // policy saves the odd ones (wq, wv, w1, w2) and recomputes wk, wo, w3.
+    const std::string body =
+        R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 8192, "global_batch": 1, "micro_batch": 1, "flash_attention": true, "recompute": "selective"}, "framework": )";
+    const Config megatron = fixtures::config(body + R"("torchtitan")");
+    const Config op = fixtures::config(body + R"({"preset": "torchtitan", "op_level_sac": true})");
+    const LayerKind kind = layer_kind_at(op.model, 0);
+    const PieceOps a = layer_ops(make_execution(megatron), kind), b = layer_ops(make_execution(op), kind);
+    const double T = 8192, h = 4096, kv = 1024, f = 14336;
+    CHECK(flops(b.backward, OpKind::gemm) - flops(a.backward, OpKind::gemm) == Approx(2 * T * (h * kv + h * h + h * f)));
+    CHECK(flops(b.backward, OpKind::attention) == Approx(flops(a.backward, OpKind::attention)));  // SDPA output saved
+    CHECK(bytes(b.backward, OpKind::elementwise) == Approx(bytes(a.backward, OpKind::elementwise) + bytes(a.forward, OpKind::elementwise)));
+    CHECK(op_sac_saved_width(make_execution(op), kind) == Approx(h + kv + f + h));  // wq, wv, w1, w2 outputs per token
 }

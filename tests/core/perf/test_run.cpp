@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "trainclock/perf/memory.hpp"
+#include "trainclock/perf/prediction.hpp"
 #include "trainclock/perf/run.hpp"
 
 using namespace trainclock;

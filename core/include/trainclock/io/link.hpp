@@ -12,40 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "trainclock/io/names.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
 
 inline constexpr int kLinkVersion = 1;
-
-enum class FieldType { spec, integer, number, boolean, choice, object };
-
-// One flat config field: its link key, its CLI flag and the config path it sets.
-struct ConfigField {
-    std::string_view link_key;  // "tp" (empty: CLI only)
-    std::string_view flag;      // "--tp"
-    std::string_view path;      // "parallel.tp"
-    FieldType type;
-    std::string_view help;  // one line for --help
-};
-
-const std::vector<ConfigField>& config_fields();  // in link/flag order
-
-// The spellings of an enum-valued config key in enum order (value i is names[i]): "training.recompute"
-// -> {"none", "selective", "full"}; "dtype" for the precision's dtypes; empty for any other key. The
-// tables JSON, links and flags read, for front ends' choice lists.
-std::vector<std::string_view> enum_names(std::string_view path);
-const ConfigField* find_field_by_link_key(std::string_view key);
-const ConfigField* find_field_by_flag(std::string_view flag);
-
-// A config with nothing set: presets unnamed, num_gpus and dp 0 (derived by validate_config).
-// parse_config(json) == merge_config_json(config_draft(), json).
-Config config_draft();
-
-// Applies the keys of a config/v1 document over `base` (objects such as "parallel" merge key by
-// key; "model", "gpu", "node", "precision" replace). Errors name the key.
-Result<Config> merge_config_json(Config base, std::string_view json);
 
 // Sets one field from its text form (what a link or a flag carries): a preset id or '~'+base64url
 // JSON or raw JSON for specs/objects; integers; numbers; 1/0/true/false for booleans.

@@ -5,7 +5,11 @@
 #include <string_view>
 #include <vector>
 
-#include "trainclock/model/config.hpp"
+#include "trainclock/io/names.hpp"
+#include "trainclock/model/framework.hpp"
+#include "trainclock/model/hardware.hpp"
+#include "trainclock/model/model.hpp"
+#include "trainclock/model/precision.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
@@ -29,8 +33,5 @@ Result<GpuSpec> gpu_preset(std::string_view name);
 Result<NodeSpec> node_preset(std::string_view name);
 Result<PrecisionSpec> precision_preset(std::string_view name);
 Result<FrameworkSpec> framework_preset(std::string_view name);  // every value key has a source
-
-// Closest names by edit distance, for "unknown gpu 'h100'; did you mean 'h100-sxm'?".
-std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates);
 
 }  // namespace trainclock

@@ -16,7 +16,7 @@
 #include "trainclock/model/hardware.hpp"
 #include "trainclock/model/model.hpp"
 #include "trainclock/model/precision.hpp"
-#include "trainclock/perf/stage_split.hpp"
+#include "trainclock/model/stage_split.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
@@ -192,6 +192,14 @@ std::optional<Error> gemm_shape_rule(const ModelSpec& model, DType gemm, int64_t
 void fill_node_default(Config& config);
 void fill_precision_default(Config& config);
 
+// A config with nothing set: presets unnamed, num_gpus and dp 0 (derived by validate_config).
+// parse_config(json) == merge_config_json(config_draft(), json).
+Config config_draft();
+
+// Applies the keys of a config/v1 document over `base` (objects such as "parallel" merge key by
+// key; "model", "gpu", "node", "precision" replace). Errors name the key.
+Result<Config> merge_config_json(Config base, std::string_view json);
+
 // Parse a config JSON document (presets by name or inline objects); unknown keys, wrong types and
 // unknown preset names are errors naming the key. Does not check cross-field rules: see validate_config.
 Result<Config> parse_config(std::string_view json);
@@ -208,6 +216,9 @@ std::optional<Error> check_config(Config& config);
 // same model, GPU, node, precision and calibration (a search changes only the layout, micro-batch
 // and recompute between layouts, so it checks the rest once per precision).
 std::optional<Error> check_layout_rules(Config& config);
+
+// Why `gpu` cannot run `precision` (a dtype without a peak), or nullopt when it can.
+std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu);
 
 // The range rules of a calibration on their own (fractions in (0, 1], times >= 0), also of its
 // per-GPU sections; validate_config applies them too.

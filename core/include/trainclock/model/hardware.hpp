@@ -27,7 +27,8 @@ struct GpuSpec {
     std::string default_node;                          // node preset used when the config names none
     std::array<double, 7> measured_gemm_efficiency{};  // preset "measured.gemm_efficiency" per DType (0 = no published figure)
     double measured_memory_efficiency = 0;             // preset "measured.memory_efficiency" (0 = no published figure)
-    std::string source;                                // citation of the datasheet figures
+    double measured_sustained_clock = 0;  // preset "measured.sustained_clock_ratio": SM clock under sustained load / boost (0 = none)
+    std::string source;                   // citation of the datasheet figures
 
     double peak_flops(DType dtype) const { return peak_tflops[static_cast<int>(dtype)] * 1e12; }
     bool supports(DType dtype) const { return peak_tflops[static_cast<int>(dtype)] > 0; }

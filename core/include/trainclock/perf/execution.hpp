@@ -117,6 +117,7 @@ public:
     double head_dim_qk = 0, head_dim_v = 0;
     double expert_load = 1;  // expert_load_factor: the busiest EP rank's routed tokens over the mean
     Recompute recompute = Recompute::none;
+    bool op_level_sac = false;  // recompute selective as the framework's per-op SAC (FrameworkSpec::op_level_sac)
     // Fine-tuning (training.finetune): whether linear weights get gradients, and the adapters.
     bool train_weights = true;  // false: frozen base (LoRA/QLoRA), no weight-gradient GEMM
     bool nf4 = false;           // QLoRA: the frozen block linears are NF4, dequantised per GEMM

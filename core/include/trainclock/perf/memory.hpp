@@ -5,9 +5,22 @@
 
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/perf/operators.hpp"
-#include "trainclock/perf/prediction.hpp"
 
 namespace trainclock {
+
+// Memory per GPU by kind, in GiB (result JSON "memory").
+struct MemoryBreakdown {
+    double weights_gib = 0;
+    double grads_gib = 0;
+    double master_gib = 0;
+    double optimizer_gib = 0;
+    double activations_gib = 0;
+    double other_gib = 0;    // workspace, communication buffers, allocator fragmentation
+    double per_gpu_gib = 0;  // sum of the above on the most loaded GPU (first pipeline stage)
+    double capacity_gib = 0;
+    bool fits = false;
+    double host_gib = 0;  // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
+};
 
 // Activation bytes one layer keeps for backward, one micro-batch, one GPU. For a GPT layer at
 // 16 bits without SP or recompute this is s b h (10 + 24/t + 5 a s / (h t)) (Korthikanti eq. 2/3),

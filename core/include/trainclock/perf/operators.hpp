@@ -39,7 +39,7 @@ struct FixedList {
     const T* begin() const { return items.data(); }
     const T* end() const { return items.data() + size; }
 };
-using OpList = FixedList<Op, 96>;
+using OpList = FixedList<Op, 192>;
 using CommList = FixedList<CommOp, 12>;
 
 // One micro-batch through a piece of the model on one GPU. `backward` includes recomputation.
@@ -54,6 +54,8 @@ inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64 + 32.0 / (64 * 256))
 
 // The ops of one micro-batch at the execution's costed precision (Execution::ops).
 PieceOps layer_ops(const Execution& execution, LayerKind kind);
+// Per-op SAC (Execution::op_level_sac): output width per token of the layer's matmuls it saves.
+double op_sac_saved_width(const Execution& execution, LayerKind kind);
 PieceOps embedding_ops(const Execution& execution);  // first stage
 PieceOps head_ops(const Execution& execution);       // last stage: norm, LM head, loss
 // The DeepSeek-V3 MTP modules' own ops besides their transformer layer and the shared LM head:
@@ -69,6 +71,9 @@ double per_tensor_optimizer_kernels(const Execution& execution);
 // precision's optimizer_states width; adamw8bit keeps both as 8-bit block-quantised values with one
 // fp32 absmax per 2048-value block (bitsandbytes, Dettmers et al. 2022 arXiv 2110.02861 sec. 2).
 double optimizer_state_bytes_per_param(const TrainingSpec& training, const PrecisionSpec& precision);
+// HBM bytes per parameter of torch.optim.AdamW's foreach (multi-tensor, unfused) step, for gradient,
+// updated-weight and state widths wg, wu, ws (fused Adam: wg + 2 wu + 4 ws).
+double foreach_adamw_bytes_per_param(double wg, double wu, double ws);
 
 // Parameters of one layer held by one GPU (TP- and EP-sharded), for gradients and ZeRO-3 gathers.
 double layer_params_local(const Execution& execution, LayerKind kind);

@@ -7,9 +7,18 @@
 #include <vector>
 
 #include "trainclock/model/config.hpp"
-#include "trainclock/perf/prediction.hpp"
 
 namespace trainclock {
+
+// One span of the pipeline timeline of one iteration (what the UI draws).
+struct TimelineSpan {
+    int stage = 0;  // pipeline stage (0 = first)
+    int micro_batch = 0;
+    int chunk = 0;  // virtual stage (interleaved schedule)
+    bool forward = true;
+    double start_s = 0;
+    double end_s = 0;
+};
 
 struct PipelineShape {
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;

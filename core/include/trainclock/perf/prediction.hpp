@@ -7,24 +7,14 @@
 #include <vector>
 
 #include "trainclock/model/config.hpp"
+#include "trainclock/perf/memory.hpp"
+#include "trainclock/perf/pipeline.hpp"
+#include "trainclock/perf/run.hpp"
 #include "trainclock/status.hpp"
 
 namespace trainclock {
 
 inline constexpr std::string_view kResultSchema = "trainclock/result/v1";
-
-struct MemoryBreakdown {
-    double weights_gib = 0;
-    double grads_gib = 0;
-    double master_gib = 0;
-    double optimizer_gib = 0;
-    double activations_gib = 0;
-    double other_gib = 0;    // workspace, communication buffers, allocator fragmentation
-    double per_gpu_gib = 0;  // sum of the above on the most loaded GPU (first pipeline stage)
-    double capacity_gib = 0;
-    bool fits = false;
-    double host_gib = 0;  // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
-};
 
 // Seconds of one iteration on the critical path, by cause; the parts add up to iteration_time_s.
 struct StepBreakdown {
@@ -40,33 +30,6 @@ struct StepBreakdown {
     double ep_comm = 0;
     double pipeline_bubble = 0;
     double overhead = 0;  // kernel launches and per-step framework cost
-};
-
-// One span of the pipeline timeline of one iteration (what the UI draws).
-struct TimelineSpan {
-    int stage = 0;  // pipeline stage (0 = first)
-    int micro_batch = 0;
-    int chunk = 0;  // virtual stage (interleaved schedule)
-    bool forward = true;
-    double start_s = 0;
-    double end_s = 0;
-};
-
-// The whole run around the steps (run.hpp): wall time with checkpoints, interruptions and restarts.
-struct WholeRun {
-    bool ideal = true;                  // no overheads (training.ideal, or one step only)
-    double ideal_time_s = 0;            // steps x step time
-    double goodput = 1;                 // ideal_time_s / total_time_s
-    double expected_interruptions = 0;  // unexpected interruptions over the wall time
-    double checkpoint_bytes = 0;        // model + optimizer state of the whole model
-    double checkpoint_write_s = 0;      // one checkpoint save (training waits), also its load on restart
-    double checkpoint_interval_s = 0;   // training seconds between checkpoints
-    double checkpoints = 0;             // checkpoints written over the run
-    double restart_s = 0;               // per interruption, without the checkpoint load and the lost work
-    double failure_rate_per_gpu_hour = 0;
-    double storage_bw_gbps = 0;
-    bool stalls = false;                // interruptions outpace checkpoint + restart: the run would not finish (capped at 1 % progress)
-    std::vector<std::string> defaults;  // training.* keys that took their default (stated in the warnings)
 };
 
 struct Prediction {

@@ -3,10 +3,29 @@
 // that count). First-order checkpoint/restart model of Young (1974) and Daly (2006).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "trainclock/model/config.hpp"
-#include "trainclock/perf/prediction.hpp"
 
 namespace trainclock {
+
+// The whole run around the steps: wall time with checkpoints, interruptions and restarts.
+struct WholeRun {
+    bool ideal = true;                  // no overheads (training.ideal, or one step only)
+    double ideal_time_s = 0;            // steps x step time
+    double goodput = 1;                 // ideal_time_s / total_time_s
+    double expected_interruptions = 0;  // unexpected interruptions over the wall time
+    double checkpoint_bytes = 0;        // model + optimizer state of the whole model
+    double checkpoint_write_s = 0;      // one checkpoint save (training waits), also its load on restart
+    double checkpoint_interval_s = 0;   // training seconds between checkpoints
+    double checkpoints = 0;             // checkpoints written over the run
+    double restart_s = 0;               // per interruption, without the checkpoint load and the lost work
+    double failure_rate_per_gpu_hour = 0;
+    double storage_bw_gbps = 0;
+    bool stalls = false;                // interruptions outpace checkpoint + restart: the run would not finish (capped at 1 % progress)
+    std::vector<std::string> defaults;  // training.* keys that took their default (stated in the warnings)
+};
 
 // Defaults, each stated in the output when used.
 // Llama 3 405B pre-training: 419 unexpected interruptions in a 54-day snapshot on 16,384 H100 GPUs

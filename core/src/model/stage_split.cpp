@@ -1,7 +1,7 @@
 // trainclock: layers per pipeline stage and virtual stage (stage_split.hpp).
 // Megatron-Core's rules: NVIDIA/Megatron-LM megatron/core/transformer/transformer_block.py
 // get_num_layers_to_build and transformer_layer.py get_transformer_layer_offset.
-#include "trainclock/perf/stage_split.hpp"
+#include "trainclock/model/stage_split.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-// trainclock (native only): run a layout search on several threads. The core has no threads
+// trainclock (native hosts: the CLI, the benchmarks): run a layout search on several threads. The core has no threads
 // (search.hpp); here each thread owns a SearchState and takes chunks of cells from a shared
 // counter, then the states are merged. The result does not depend on the thread count or on
 // which thread ran which chunk: the ranking is a strict total order, the counts are sums, and

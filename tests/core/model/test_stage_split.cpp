@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "trainclock/perf/stage_split.hpp"
+#include "trainclock/model/stage_split.hpp"
 
 using namespace trainclock;
 

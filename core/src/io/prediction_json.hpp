@@ -1,0 +1,15 @@
+// trainclock (internal): the members of a result/v1 object, into a writer (embedded in API replies
+// and search reports); prediction_to_json (prediction.hpp) wraps them.
+#pragma once
+
+#include "io/json_writer.hpp"
+#include "trainclock/model/config.hpp"
+#include "trainclock/perf/prediction.hpp"
+
+namespace trainclock {
+
+// The members of a result/v1 object (no braces): scalars, memory, breakdown_s, warnings, then
+// "config" when given and "timeline" when non-empty. prediction_to_json wraps them in an object.
+void write_prediction_members(JsonWriter& out, const Prediction& prediction, const Config* config);
+
+}  // namespace trainclock

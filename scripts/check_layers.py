@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Fails on any include from a lower layer to a higher one (docs/DESIGN.md 6, "Layers").
+
+    scripts/check_layers.py [--graph]
+
+Every C++ file of core/, host/, native/, bench/, web/, python/ and tests/ belongs to one layer of
+LAYERS (first matching pattern wins); a file may include files of its own layer or lower ones.
+Front ends (the last layer) include none of each other's files (tests may include what they test).
+Core paths are relative to core/src or core/include/trainclock ("io/json_reader.hpp"), the rest to
+the repository root. --graph prints the include graph between core modules (file stems) by layer.
+Exit 0: no back-up include; 1: each one printed; 2: a file matches no layer.
+"""
+import fnmatch
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Bottom first. Patterns match the paths described above.
+LAYERS = [
+    ("base", ["status.hpp", "io/json_reader.*", "io/json_writer.*", "io/names.*"]),
+    ("model", ["model/precision.*", "model/model.*", "model/hardware.*", "model/framework.hpp", "model/stage_split.*", "model/config.hpp"]),
+    ("catalogue", ["io/spec_json.*", "io/presets.*", "validation/intervals.*"]),
+    ("rules", ["model/config.cpp", "model/framework.cpp"]),
+    ("perf", ["perf/constants.hpp", "perf/calibration.*", "perf/communication.*", "perf/pipeline.*", "perf/execution.*", "perf/operators.*",
+              "perf/memory.*", "perf/run.*", "perf/phases.hpp"]),
+    ("prediction", ["perf/prediction.hpp", "perf/predict.cpp"]),
+    ("io", ["io/config_json.*", "io/link.*", "io/import*", "io/prediction_json.*"]),
+    ("drivers", ["perf/compare.*", "search/*", "validation/*"]),
+    ("api", ["io/api.*"]),
+    ("host", ["host/*"]),
+    ("web-widgets", ["web/widgets.*", "web/platform.*", "web/imgui_*"]),
+    ("front ends", ["native/*", "bench/*", "web/*", "python/*", "tests/*"]),
+]
+
+SCAN = ["core/src", "core/include/trainclock", "host", "native", "bench", "web", "python", "tests"]
+SKIP = ["web/third_party", "web/build", "tests/fuzz/corpus"]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def logical(path):
+    """Repository path -> the path the layer patterns match."""
+    for prefix in ("core/src/", "core/include/trainclock/"):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path
+
+
+def layer_of(name):
+    for index, (_, patterns) in enumerate(LAYERS):
+        if any(fnmatch.fnmatch(name, p) for p in patterns):
+            return index
+    return None
+
+
+def resolve(includer, target):
+    """The repository path of an include, or None for a system/third-party header."""
+    candidates = [os.path.join(os.path.dirname(includer), target), os.path.join("core/include/trainclock", target[len("trainclock/"):])
+                  if target.startswith("trainclock/") else None, os.path.join("core/src", target), os.path.join("host", target),
+                  os.path.join("tests/core", target)]
+    for c in candidates:
+        if c and os.path.isfile(os.path.join(ROOT, c)):
+            return os.path.normpath(c)
+    return None
+
+
+def main():
+    files = []
+    for top in SCAN:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, top)):
+            rel_dir = os.path.relpath(dirpath, ROOT)
+            dirnames[:] = [d for d in dirnames if not any(os.path.join(rel_dir, d).startswith(s) for s in SKIP)]
+            files += [os.path.join(rel_dir, f) for f in filenames if f.endswith((".cpp", ".hpp", ".h"))]
+    bad, unplaced, graph = [], [], {}
+    for path in sorted(files):
+        here = layer_of(logical(path))
+        if here is None:
+            unplaced.append(path)
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for target in INCLUDE.findall(text):
+            resolved = resolve(path, target)
+            if resolved is None:
+                continue
+            there = layer_of(logical(resolved))
+            if there is None:
+                unplaced.append(resolved)
+                continue
+            if there > here:
+                bad.append(f"{path} ({LAYERS[here][0]}) includes {target} ({LAYERS[there][0]})")
+            elif there == here == len(LAYERS) - 1 and resolved.split("/")[0] != path.split("/")[0] and not path.startswith("tests/"):
+                bad.append(f"{path} (front end {path.split('/')[0]}) includes {target} (front end {resolved.split('/')[0]})")
+            if path.startswith("core/") and resolved.startswith("core/"):
+                a = os.path.splitext(logical(path))[0]
+                b = os.path.splitext(logical(resolved))[0]
+                if a != b:
+                    graph.setdefault((here, a), set()).add(b)
+    if "--graph" in sys.argv:
+        for (index, module), targets in sorted(graph.items()):
+            print(f"{LAYERS[index][0]:11} {module} -> {' '.join(sorted(targets))}")
+    for path in sorted(set(unplaced)):
+        print(f"check_layers: {path} is in no layer (scripts/check_layers.py LAYERS)")
+    for line in bad:
+        print(f"check_layers: back-up include: {line}")
+    if unplaced:
+        return 2
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
