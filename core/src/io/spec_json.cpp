@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "trainclock/io/link.hpp"
+#include "trainclock/io/names.hpp"
 #include "trainclock/io/presets.hpp"
 
 namespace trainclock {
