@@ -389,8 +389,9 @@ void App::draw_run_inputs() {
         if (interval > 0) t.checkpoint_interval_steps = 0;
     }
     help("default: Young's optimum sqrt(2 x save time / interruption rate)");
-    input_int("checkpoint every N steps (0 = by time)", t.checkpoint_interval_steps);
+    input_int("checkpoint steps", t.checkpoint_interval_steps);
     annotate("training.checkpoint_interval_steps");
+    help("optimizer steps between checkpoints, instead of the interval in seconds (0 = by time)");
     optional_number("storage bandwidth (GB/s)", t.storage_bw_gbps, 0.0, run.storage_bw_gbps, "training.storage_bw_gbps");
     optional_number("restart (s)", t.restart_s, -1.0, run.restart_s, "training.restart_s", "%.0f");
     optional_number("failures per GPU-hour", t.failure_rate_per_gpu_hour, -1.0, run.failure_rate_per_gpu_hour,

@@ -19,16 +19,6 @@ EM_JS(void, js_watch_hash, (), {
     window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ""); });
 });
 
-EM_JS(char*, js_take_navigated, (), {
-    if (Module.trainclockNavigated === undefined) return 0;
-    const fragment = Module.trainclockNavigated;
-    Module.trainclockNavigated = undefined;
-    const size = lengthBytesUTF8(fragment) + 1;
-    const text = _malloc(size);
-    stringToUTF8(fragment, text, size);
-    return text;
-});
-
 // Text pasted on the page (outside a text field) or a file dropped on it is queued for the app, which
 // imports it (panels_import.cpp). Dragging over the page must be accepted for a drop to arrive.
 EM_JS(void, js_watch_import, (), {
@@ -49,14 +39,16 @@ EM_JS(void, js_watch_import, (), {
     });
 });
 
-EM_JS(char*, js_take_imported, (), {
-    if (Module.trainclockImported === undefined) return 0;
-    const text = Module.trainclockImported;
-    Module.trainclockImported = undefined;
-    const size = lengthBytesUTF8(text) + 1;
-    const out = _malloc(size);
-    stringToUTF8(text, out, size);
-    return out;
+// Takes what a listener above queued (which 0: a navigated fragment, 1: an imported text); 0 = none.
+EM_JS(char*, js_take_queued, (int which), {
+    const name = which == 0 ? 'trainclockNavigated' : 'trainclockImported';
+    if (Module[name] === undefined) return 0;
+    const value = Module[name];
+    Module[name] = undefined;
+    const size = lengthBytesUTF8(value) + 1;
+    const text = _malloc(size);
+    stringToUTF8(value, text, size);
+    return text;
 });
 
 EM_JS(char*, js_page_string, (int which), {
@@ -161,9 +153,9 @@ std::string initial_fragment(int, char**) { return take_js_string(js_page_string
 
 std::string link_base() { return take_js_string(js_page_string(1)); }
 
-std::string take_navigated_fragment() { return take_js_string(js_take_navigated()); }
+std::string take_navigated_fragment() { return take_js_string(js_take_queued(0)); }
 
-std::string take_imported_text() { return take_js_string(js_take_imported()); }
+std::string take_imported_text() { return take_js_string(js_take_queued(1)); }
 
 void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json) {
     js_publish(fragment.c_str(), result_json.c_str(), controls_json.c_str());

@@ -353,26 +353,16 @@ describe('stack, fine-tuning and whole-run controls', () => {
       act: (p) => pick(p, 'training.finetune.lora_targets', 'attention') },
     { name: 'frozen layers', pair: 'frz=4', flag: '--frozen-layers 4', act: (p) => typeInto(p, 'training.finetune.frozen_layers', '4') },
     { name: 'offload optimizer', pair: 'oo=1', flag: '--offload-optimizer 1', act: (p) => clickControl(p, 'training.offload_optimizer', 8) },
-    { name: 'checkpoint interval', pair: 'cki=600', flag: '--checkpoint-interval 600', act: async (p) => {
-      await clickControl(p, 'training.checkpoint_interval_s.default', 8);
-      await p.waitForFunction(() => /(^|&)cki=/.test(window.trainclockView.fragment));
-      await typeInto(p, 'training.checkpoint_interval_s', '600');
-    } },
-    { name: 'storage bandwidth', pair: 'sbw=20', flag: '--storage-bw 20', act: async (p) => {
-      await clickControl(p, 'training.storage_bw_gbps.default', 8);
-      await p.waitForFunction(() => /(^|&)sbw=/.test(window.trainclockView.fragment));
-      await typeInto(p, 'training.storage_bw_gbps', '20');
-    } },
-    { name: 'restart', pair: 'rst=3600', flag: '--restart 3600', act: async (p) => {
-      await clickControl(p, 'training.restart_s.default', 8);
-      await p.waitForFunction(() => /(^|&)rst=/.test(window.trainclockView.fragment));
-      await typeInto(p, 'training.restart_s', '3600');
-    } },
-    { name: 'failure rate', pair: 'fr=0.001', flag: '--failure-rate 0.001', act: async (p) => {
-      await clickControl(p, 'training.failure_rate_per_gpu_hour.default', 8);
-      await p.waitForFunction(() => /(^|&)fr=/.test(window.trainclockView.fragment));
-      await typeInto(p, 'training.failure_rate_per_gpu_hour', '0.001');
-    } },
+    ...[['checkpoint interval', 'training.checkpoint_interval_s', 'cki', '600', '--checkpoint-interval'],
+        ['storage bandwidth', 'training.storage_bw_gbps', 'sbw', '20', '--storage-bw'],
+        ['restart', 'training.restart_s', 'rst', '3600', '--restart'],
+        ['failure rate', 'training.failure_rate_per_gpu_hour', 'fr', '0.001', '--failure-rate']].map(([name, key, link, value, flag]) => ({
+      name, pair: `${link}=${value}`, flag: `${flag} ${value}`, act: async (p) => {
+        // Clearing "default" writes the value in effect; then the typed one.
+        await clickControl(p, `${key}.default`, 8);
+        await p.waitForFunction((k) => new RegExp(`(^|&)${k}=`).test(window.trainclockView.fragment), link);
+        await typeInto(p, key, value);
+      } })),
     { name: 'ideal run', pair: 'ideal=1', flag: '--ideal 1', act: (p) => clickControl(p, 'training.ideal', 8) },
   ];
 

@@ -7,8 +7,9 @@
 //     Chromium: build-web/tools/search_timing.js, the same source built by emscripten); and in the
 //     page itself, run by its "Find the best layout" panel as a user runs it (pageSearch below);
 //   - the scaling plot of 12 GPU counts x 11 precisions (llama3-70b on B200, which runs every
-//     precision preset): the longest frame while the page computes it (a few counts per frame) and
-//     the frame time with it drawn (median), both against a 16 ms frame (scalingFrames below);
+//     precision preset): the longest frame while the page computes it (a prediction at a time within
+//     app.hpp's kFrameComputeBudgetS) and the frame time with it drawn (median), both against a 16 ms
+//     frame (scalingFrames below);
 //   - screenshots of the web and desktop app into docs/screenshots/ (the plots, A/B, 1280x720, 390 px).
 // Prints a table and writes build-web/web-report.json.
 import { spawnSync } from 'node:child_process';
@@ -148,14 +149,18 @@ async function scalingFrames(context, url) {
 async function viewScreenshots(context, url) {
   const dir = join(repo, 'docs/screenshots');
   const shots = [];
-  const clip = async (page, key, name, pad = 6) => {
-    const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
-    // To the right edge of the results panel: a group's rectangle may end before its table's columns.
-    const right = Math.max(x1 + pad, page.viewportSize().width - 12);
-    await page.screenshot({ path: join(dir, name), clip: { x: Math.max(0, x0 - pad), y: Math.max(0, y0 - pad),
-                                                          width: right - Math.max(0, x0 - pad), height: y1 - y0 + 2 * pad } });
+  // The union of the published rectangles of `keys`, from `left` (default: their left edge) to the
+  // right edge of the page (a group's rectangle may end before its table's columns), or to `right`.
+  const clipKeys = async (page, keys, name, { pad = 6, left, right, top = 0 } = {}) => {
+    const rects = await page.evaluate((ks) => ks.map((k) => window.trainclockView.controls[k]), keys);
+    if (rects.some((r) => !r)) throw new Error(`screenshot ${name}: ${keys} not all published`);
+    const x0 = left ?? Math.min(...rects.map((r) => r[0])) - pad, y0 = Math.min(...rects.map((r) => r[1])) - pad - top;
+    const x1 = right ?? (page.viewportSize()?.width ?? 1280) - 12, y1 = Math.max(...rects.map((r) => r[3])) + pad;
+    await page.screenshot({ path: join(dir, name), clip: { x: Math.max(0, x0), y: Math.max(0, y0), width: x1 - Math.max(0, x0),
+                                                          height: y1 - Math.max(0, y0) } });
     shots.push(`docs/screenshots/${name}`);
   };
+  const clip = (page, key, name) => clipKeys(page, [key], name);
   const { page } = await openApp(context, url);
   await page.setViewportSize({ width: 1280, height: 2400 });
   await page.waitForFunction(() => window.trainclockData?.scaling?.fragment === window.trainclockView.fragment);
@@ -166,6 +171,7 @@ async function viewScreenshots(context, url) {
   await click('ab.pin');
   await page.waitForFunction(() => window.trainclockView.fragment.includes('&pin='));
   await click('parallel.sequence_parallel', 8);
+  await page.waitForFunction(() => window.trainclockData?.scaling?.fragment === window.trainclockView.fragment.split('&pin=')[0]);
   await page.waitForTimeout(400);
   await clip(page, 'panel.ab', 'ab.png');
   await click('ab.unpin');
@@ -187,6 +193,7 @@ async function viewScreenshots(context, url) {
   await page.waitForTimeout(400);
   await clip(page, 'panel.search_plot', 'search-plot.png');
   await page.close();
+  await inputScreenshots(context, url, clipKeys);
   for (const [width, height] of [[1280, 720], [390, 844]]) {
     const small = await context.newPage();
     await small.setViewportSize({ width, height });
@@ -198,6 +205,36 @@ async function viewScreenshots(context, url) {
     await small.close();
   }
   return shots;
+}
+
+// The inputs issue 14 added (software stack, fine-tuning, whole run, FP8 recipe), the import box
+// after a pasted HF config.json, and the likely-range whiskers.
+async function inputScreenshots(context, url, clipKeys) {
+  const { page } = await openApp(context, url);
+  await page.setViewportSize({ width: 1280, height: 2400 });
+  const config = { schema: 'trainclock/config/v1', model: 'llama3-70b', gpu: 'h100-sxm', num_gpus: 1024, precision: 'fp8-mixed',
+                   framework: 'megatron-core', parallel: { tp: 8, pp: 4, dp: 0, sequence_parallel: true, zero: 1 },
+                   training: { seq_len: 8192, global_batch: 1024, recompute: 'selective', tokens: 15e12,
+                               finetune: { method: 'lora', lora_rank: 16 }, checkpoint_interval_s: 1800 } };
+  const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment, config);
+  await page.evaluate((f) => { location.hash = f; }, fragment);
+  await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
+  await page.waitForTimeout(400);
+  await clipKeys(page, ['framework', 'precision.fp8_recipe'], 'inputs.png', { left: 0, right: 560, top: 22 });
+  await clipKeys(page, ['interval.step', 'interval.total'], 'interval.png', { top: 20 });
+  await clickControl(page, 'import');
+  await page.waitForFunction(() => 'import.button' in window.trainclockView.controls);
+  const hf = readFileSync(join(repo, 'tests/core/hf/mistral-7b.json'), 'utf8');
+  await page.evaluate((t) => {
+    const transfer = new DataTransfer();
+    transfer.setData('text/plain', t);
+    document.dispatchEvent(new ClipboardEvent('paste', { clipboardData: transfer, bubbles: true }));
+  }, hf);
+  await page.waitForFunction((f) => window.trainclockView.fragment !== f, fragment);
+  await page.waitForTimeout(400);
+  await clipKeys(page, ['import', 'model'], 'import.png', { left: 0, right: 560 });
+  await page.close();
+
 }
 
 const report = { sizes: {}, first_frame_ms: [], predict_us: {}, search: [] };
