@@ -52,6 +52,7 @@ clean:
 # build-debug/ holds the core, the CLI, their Catch2 tests and the libFuzzer targets (tests/fuzz/).
 .PHONY: build-debug test-sanitize fuzz fuzz-smoke
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?=
 FUZZ_SMOKE_SECONDS ?= 10
 
 build-debug: setup
@@ -61,13 +62,15 @@ build-debug: setup
 test-sanitize: build-debug
 	@ctest --preset native-debug -j $(JOBS)
 
-# Every fuzz target for FUZZ_SECONDS each (corpus kept in build-debug/fuzz/<name>/); one line of
-# figures per target. `make fuzz FUZZ_SECONDS=600` for a long run.
+# Every fuzz target, one at a time, for FUZZ_SECONDS each, or FUZZ_RUNS executions each (corpus kept
+# in build-debug/fuzz/<name>/); one line of figures per target (executions, crashes, leaks, timeouts),
+# also appended to build-debug/fuzz/summary.log. The issue-12 figure: `make fuzz FUZZ_RUNS=10000000`.
 fuzz: build-debug
-	@tests/fuzz/run.sh $(FUZZ_SECONDS) build-debug
+	@tests/fuzz/run.sh $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS),--seconds $(FUZZ_SECONDS)) build-debug
 
+# The short run of `make test`: every seed replayed, then FUZZ_SMOKE_SECONDS of mutation, JOBS targets at a time.
 fuzz-smoke: build-debug
-	@tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) build-debug
+	@tests/fuzz/run.sh --seconds $(FUZZ_SMOKE_SECONDS) --parallel $(JOBS) build-debug
 
 # ---- Web front end (H-web): the WebAssembly site, its browser tests, the desktop app test ----------
 .PHONY: setup-web web serve test-web test-gui web-report

@@ -134,6 +134,21 @@ std::vector<std::string> preset_names(PresetKind kind) {
     return names;
 }
 
+bool is_preset(PresetKind kind, std::string_view name) {
+    const Catalogue& c = catalogue();
+    switch (kind) {
+    case PresetKind::model: return c.models.by_name.find(name) != c.models.by_name.end();
+    case PresetKind::gpu: return c.gpus.by_name.find(name) != c.gpus.by_name.end();
+    case PresetKind::node: return c.nodes.by_name.find(name) != c.nodes.by_name.end();
+    case PresetKind::precision: return c.precisions.by_name.find(name) != c.precisions.by_name.end();
+    case PresetKind::framework: return c.frameworks.by_name.find(name) != c.frameworks.by_name.end();
+    case PresetKind::validation:
+    case PresetKind::interval: break;
+    }
+    const auto& all = embedded_presets();
+    return std::any_of(all.begin(), all.end(), [&](const EmbeddedPreset& p) { return p.kind == kind && p.name == name; });
+}
+
 Result<ModelSpec> model_preset(std::string_view name) { return lookup(catalogue().models, "model", name); }
 Result<GpuSpec> gpu_preset(std::string_view name) { return lookup(catalogue().gpus, "gpu", name); }
 Result<NodeSpec> node_preset(std::string_view name) { return lookup(catalogue().nodes, "node", name); }
@@ -148,8 +163,13 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
     size_t best_score = 2 * std::max<size_t>(2, wanted.size() / 3) + 1;
     std::vector<std::string> best;
     for (const std::string& candidate : candidates) {
-        size_t score = 2 * edit_distance(wanted, candidate);
-        if (wanted.size() >= 3 && candidate.find(wanted) != std::string::npos) score = std::min<size_t>(score, 1);
+        const bool contains = wanted.size() >= 3 && candidate.find(wanted) != std::string::npos;
+        // The distance is at least the length difference: skip the quadratic count when that
+        // alone is past the best score (same answer; a long unknown key costs no more than a short one).
+        const size_t gap = wanted.size() > candidate.size() ? wanted.size() - candidate.size() : candidate.size() - wanted.size();
+        if (2 * gap > best_score && !contains) continue;
+        size_t score = 2 * gap > best_score ? 1 : 2 * edit_distance(wanted, candidate);
+        if (contains) score = std::min<size_t>(score, 1);
         if (score < best_score) {
             best_score = score;
             best.clear();

@@ -24,6 +24,7 @@ const std::vector<EmbeddedPreset>& embedded_presets();
 
 std::string_view preset_kind_name(PresetKind kind);      // "model", "gpu", ...
 std::vector<std::string> preset_names(PresetKind kind);  // sorted ids
+bool is_preset(PresetKind kind, std::string_view name);  // no error built: for callers that only ask
 Result<ModelSpec> model_preset(std::string_view name);   // unknown: error with a did-you-mean
 Result<GpuSpec> gpu_preset(std::string_view name);
 Result<NodeSpec> node_preset(std::string_view name);
