@@ -23,6 +23,7 @@ PYBIND11_MODULE(_trainclock, m) {
     m.def("presets_json", text(trainclock::presets_json), "preset catalogue of one kind ('' = all)");
     m.def("import_hf_json", text(trainclock::import_hf_json), "a Hugging Face config.json as a config/v1 model");
     m.def("validate_json", text(trainclock::validate_json), "accuracy against the embedded measurements");
+    m.def("calibrate_json", text(trainclock::calibrate_json), "a calibration from measured runs or measure_gpu.py micro-benchmarks");
     m.def(
         "import_launch_json",
         [](const std::string& kind, const std::string& text, const std::string& overrides) {

@@ -2,19 +2,21 @@
 """Measure the numbers trainclock's cost model is calibrated with, on your own GPUs.
 
     # one GPU: GEMM per dtype over transformer shapes, HBM bandwidth, fused attention
-    python3 tools/measure_gpu.py --gpu h100-sxm --out measurements.json --calibration-out calib.json
+    python3 tools/measure_gpu.py --gpu h100-sxm --out measurements.json
     # collectives intra and inter node as well (NCCL all-reduce, all-gather, all-to-all bus bandwidth)
-    torchrun --nnodes 2 --nproc-per-node 8 ... tools/measure_gpu.py --gpu h100-sxm --node dgx-h100 --out m.json --calibration-out c.json
+    torchrun --nnodes 2 --nproc-per-node 8 ... tools/measure_gpu.py --gpu h100-sxm --node dgx-h100 --out measurements.json
     # then
+    trainclock calibrate --measurements measurements.json --out calib.json
     trainclock predict ... --calibration calib.json
 
 Writes
   --out              the raw measurements (schema trainclock/measurements/v1): every GEMM shape and
                      dtype, the copy bandwidth, attention throughput, collective bus bandwidths;
-  --calibration-out  a trainclock calibration ({"gpus": {"<preset>": {...}}}) that predict, compare,
-                     search, validate and the web page accept: each efficiency is the measured figure
-                     over the preset's datasheet peak (GPU: peak_tflops, memory_bw_gbps; node:
-                     intra_bw_gbps, inter_bw_gbps), the same definition as the presets' "measured" block.
+                     `trainclock calibrate --measurements` reads it;
+  --calibration-out  also runs that calibrate (--trainclock CLI): a calibration ({"gpus": {"<preset>":
+                     {...}}}) that predict, compare, search, validate and the web page accept, each
+                     efficiency the measured figure over the preset's datasheet peak (GPU: peak_tflops,
+                     memory_bw_gbps; node: intra_bw_gbps, inter_bw_gbps), as the presets' "measured" block.
 
 --cpu runs a reduced mode on the CPU (tiny shapes, gloo, one rank) so the code path is testable
 without a GPU (python/tests/test_measure_gpu.py); its numbers describe the CPU, not a GPU.
@@ -28,7 +30,8 @@ Method (what each number means):
              definition: Bekman, "Maximum Achievable Matmul FLOPS").
   memory     a device-to-device copy of a large buffer: 2 x bytes (read + write) per second.
   attention  torch.nn.functional.scaled_dot_product_attention (the fused/flash kernel for 16-bit
-             dtypes), non-causal: 4 b h s^2 d FLOPs forward.
+             dtypes), non-causal: 4 b h s^2 d FLOPs forward, 2.5 x that backward (FlashAttention-2's
+             count); timed forward, and forward+backward (the figure calibrate uses).
   collective NCCL bus bandwidth as nccl-tests defines it (docs/PERFORMANCE.md): all-reduce
              algbw x 2(n-1)/n, all-gather and all-to-all algbw x (n-1)/n; "intra" over the ranks of
              one node, "inter" over one rank per node (the NICs' share).
@@ -127,21 +130,27 @@ def measure_memory(device, megabytes, warmup, iters):
 
 
 def measure_attention(device, dtypes, batch, heads, seq, head_dim, warmup, iters):
+    """Forward, and forward+backward (what training runs), of the fused attention kernel."""
     rows = []
     for name in dtypes:
         if name in ("tf32", "fp8") or (device.type == "cpu" and name == "fp16"):
             continue
-        q, k, v = (torch.randn(batch, heads, seq, head_dim, device=device, dtype=DTYPES[name]) for _ in range(3))
+        q, k, v = (torch.randn(batch, heads, seq, head_dim, device=device, dtype=DTYPES[name], requires_grad=True) for _ in range(3))
         fused = hasattr(torch.nn.functional, "scaled_dot_product_attention")  # torch >= 2.0
         if fused:
-            fn = lambda q=q, k=k, v=v: torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            attend = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)
         else:  # materialised scores: measured, but not a fused-attention efficiency
             scale = head_dim ** -0.5
-            fn = lambda q=q, k=k, v=v: torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v
-        seconds = timed(fn, device, warmup, iters)
-        flops = 4.0 * batch * heads * seq * seq * head_dim
-        rows.append({"dtype": name, "batch": batch, "heads": heads, "seq": seq, "head_dim": head_dim,
-                     "kernel": "sdpa" if fused else "unfused (torch < 2.0)", "seconds": seconds, "tflops": flops / seconds / 1e12})
+            attend = lambda: torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v
+        grad = torch.randn(batch, heads, seq, head_dim, device=device, dtype=DTYPES[name])
+        forward = 4.0 * batch * heads * seq * seq * head_dim
+        # Backward = 2.5 x forward FLOPs (FlashAttention-2, Dao 2023, arXiv 2307.08691, its benchmark's count).
+        for label, flops, fn in (("forward", forward, lambda: attend().detach()),
+                                 ("forward+backward", 3.5 * forward, lambda: attend().backward(grad))):
+            with torch.set_grad_enabled(label != "forward"):
+                seconds = timed(fn, device, warmup, iters)
+            rows.append({"dtype": name, "batch": batch, "heads": heads, "seq": seq, "head_dim": head_dim, "pass": label,
+                         "kernel": "sdpa" if fused else "unfused (torch < 2.0)", "seconds": seconds, "tflops": flops / seconds / 1e12})
     return rows
 
 
@@ -210,67 +219,31 @@ def measure_collectives(device, nbytes, warmup, iters, cpu):
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def presets(kind, trainclock_cli):
-    """trainclock's preset catalogue: the Python module if importable (also from this checkout's
-    build/python), else the CLI (--trainclock, else this checkout's build/bin/trainclock)."""
-    try:
-        import trainclock
-    except ImportError:
-        sys.path.append(os.path.join(REPO, "build", "python"))
-        try:
-            import trainclock
-        except ImportError:
-            trainclock = None
-    if trainclock is not None:
-        return trainclock.presets(kind)[kind]
+def write_calibration(measurements_path, calibration_path, trainclock_cli):
+    """`trainclock calibrate --measurements` turns the file into a calibration (the rule lives there:
+    each efficiency over the GPU/node preset's peak); the CLI is --trainclock, else this checkout's."""
     for cli in (trainclock_cli, os.path.join(REPO, "build", "bin", "trainclock")):
         try:
-            out = subprocess.run([cli, "presets", kind, "--json"], check=True, capture_output=True, text=True).stdout
-            return json.loads(out)[kind]
-        except (OSError, subprocess.CalledProcessError):
+            run = subprocess.run([cli, "calibrate", "--measurements", measurements_path, "--out", calibration_path],
+                                 capture_output=True, text=True, check=False)
+        except OSError:
             continue
-    raise SystemExit("measure_gpu: cannot read trainclock's presets: build trainclock (make build) or pass --trainclock PATH")
-
-
-def fraction(measured, peak):
-    """measured / peak, clamped into the (0, 1] range a calibration accepts (rounded to 4 digits)."""
-    if not measured or not peak:
-        return None
-    return round(min(max(measured / peak, 0.001), 1.0), 4)
-
-
-def calibration(measurements, gpu, node):
-    """The calibration section of one GPU preset from the measurements (None where not measured)."""
-    peak = gpu["peak_tflops"]
-    best = {}
-    for row in measurements["gemm"]:
-        best[row["dtype"]] = max(best.get(row["dtype"], 0.0), row["tflops"])
-    section = {}
-    gemm = {dtype: fraction(tflops, peak.get(dtype)) for dtype, tflops in best.items()}
-    gemm = {dtype: value for dtype, value in gemm.items() if value is not None}
-    if gemm:
-        section["gemm_efficiency"] = gemm
-    attention = [row for row in measurements["attention"] if row["dtype"] in ("bf16", "fp16") and row.get("kernel", "sdpa") == "sdpa"]
-    if attention:
-        best_row = max(attention, key=lambda row: row["tflops"])
-        section["attention_efficiency"] = fraction(best_row["tflops"], peak.get(best_row["dtype"]))
-    if measurements.get("memory"):
-        section["memory_efficiency"] = fraction(measurements["memory"]["bandwidth_gbps"], gpu["memory_bw_gbps"])
-    for group, key, spec in (("intra", "intra_node_efficiency", "intra_bw_gbps"), ("inter", "inter_node_efficiency", "inter_bw_gbps")):
-        rows = [row for row in measurements["collectives"] if row["group"] == group and row["busbw_gbps"]]
-        if rows and node:
-            section[key] = fraction(max(row["busbw_gbps"] for row in rows), node[spec])
-    return {key: value for key, value in section.items() if value is not None}
+        sys.stderr.write(run.stderr)
+        if run.returncode != 0:
+            raise SystemExit(f"measure_gpu: trainclock calibrate failed (exit {run.returncode})")
+        return
+    raise SystemExit("measure_gpu: trainclock not found: build it (make build) or pass --trainclock PATH; "
+                     f"then run trainclock calibrate --measurements {measurements_path} --out {calibration_path}")
 
 
 # ---- main -----------------------------------------------------------------------------------------
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--gpu", help="trainclock GPU preset id of this GPU (needed for --calibration-out)")
+    parser.add_argument("--gpu", help="trainclock GPU preset id of this GPU (recorded; calibrate divides by its peaks)")
     parser.add_argument("--node", help="trainclock node preset id (default: the GPU's default_node)")
     parser.add_argument("--out", required=True, help="measurements JSON to write")
-    parser.add_argument("--calibration-out", help="calibration JSON to write (efficiencies against the presets' peaks)")
+    parser.add_argument("--calibration-out", help="also run trainclock calibrate --measurements OUT --out THIS")
     parser.add_argument("--dtypes", default="fp32,tf32,fp16,bf16,fp8", help="GEMM/attention dtypes (comma-separated)")
     parser.add_argument("--hidden", default="4096,8192", help="hidden sizes of the GEMM shapes")
     parser.add_argument("--tokens", type=int, default=8192, help="M of the GEMMs (tokens per micro-batch)")
@@ -278,7 +251,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--collective-mb", type=int, default=256, help="collective message size, MiB")
     parser.add_argument("--cpu", action="store_true", help="reduced mode on the CPU (tests): tiny shapes, gloo, 1 rank")
-    parser.add_argument("--trainclock", default=os.environ.get("TRAINCLOCK_CLI", "trainclock"), help="CLI for the presets")
+    parser.add_argument("--trainclock", default=os.environ.get("TRAINCLOCK_CLI", "trainclock"), help="trainclock CLI (--calibration-out)")
     args = parser.parse_args(argv)
 
     if args.cpu:
@@ -304,6 +277,7 @@ def main(argv=None):
     measurements = {
         "schema": "trainclock/measurements/v1",
         "gpu": args.gpu,
+        "node": args.node,
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (reduced test mode)",
         "torch": torch.__version__,
         "gemm": measure_gemm(device, dtypes, shapes, warmup, iters),
@@ -322,16 +296,7 @@ def main(argv=None):
     if args.calibration_out:
         if not args.gpu:
             parser.error("--calibration-out needs --gpu (the preset whose peaks the efficiencies divide by)")
-        gpus = {g["name"]: g for g in presets("gpus", args.trainclock)}
-        if args.gpu not in gpus:
-            parser.error(f"--gpu {args.gpu}: not a trainclock GPU preset (trainclock presets gpus)")
-        gpu = gpus[args.gpu]
-        nodes = {n["name"]: n for n in presets("nodes", args.trainclock)}
-        node = nodes.get(args.node or gpu.get("default_node"))
-        result = {"gpus": {args.gpu: calibration(measurements, gpu, node)}}
-        with open(args.calibration_out, "w", encoding="utf-8") as file:
-            json.dump(result, file, indent=2)
-            file.write("\n")
+        write_calibration(args.out, args.calibration_out, args.trainclock)
     print(f"measure_gpu: {len(measurements['gemm'])} GEMMs, {len(measurements['attention'])} attention runs, "
           f"{len(collectives)} collectives -> {args.out}", file=sys.stderr)
     return 0

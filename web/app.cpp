@@ -8,6 +8,7 @@
 #include "app.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "platform.hpp"
@@ -35,6 +36,11 @@ Catalogue Catalogue::load() {
     for (const auto& name : preset_names(PresetKind::precision)) {
         auto spec = precision_preset(name);
         c.precisions.push_back({name, spec ? spec.value().description : ""});
+    }
+    c.frameworks.push_back({"none", "no framework given: megatron-lm's defaults"});
+    for (const auto& name : preset_names(PresetKind::framework)) {
+        auto spec = framework_preset(name);
+        c.frameworks.push_back({name, spec ? spec.value().display_name : ""});
     }
     return c;
 }
@@ -70,6 +76,16 @@ std::string shell_word(const std::string& text) {
     std::string out = "'";
     for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
+}
+
+// Text inside a JSON string: quotes and backslashes escaped (a command holds no control characters).
+std::string json_escaped(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
 }
 
 }  // namespace
@@ -131,7 +147,8 @@ void App::recompute_if_changed() {
     std::string json = config_to_json(edit_);
     if (json == edit_json_) return;
     edit_json_ = std::move(json);
-    link_error_.clear();  // a link that failed to open is reported until the state changes
+    link_error_.clear();  // a link or import that failed is reported until the state changes
+    import_error_.clear();
     auto valid = validate_config(edit_);
     if (!valid) {
         error_ = valid.error();
@@ -145,25 +162,14 @@ void App::recompute_if_changed() {
     result_ = predict(valid_, options);
     result_json_ = prediction_to_json(result_, &valid_);
 
-    comparison_.clear();
-    for (const auto& choice : catalogue_.precisions) {
-        CompareRow row;
-        row.precision = choice.id;
-        Config variant = edit_;
-        auto precision = precision_preset(choice.id);
-        if (precision) {
-            variant.precision = precision.value();
-            auto checked = validate_config(variant);
-            row.ok = checked.ok();
-            if (row.ok)
-                row.prediction = predict(checked.value());
-            else
-                row.reason = checked.error().to_string();
-        } else {
-            row.reason = precision.error().to_string();
-        }
-        comparison_.push_back(std::move(row));
-    }
+    comparison_ = plan_precision_comparison(edit_);  // predicted a few rows per frame (step_comparison)
+    comparison_rows_ = 0;
+    comparison_finished_ = false;
+}
+
+bool App::frame_has_time() const {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - frame_start_).count();
+    return elapsed < kFrameComputeBudgetS;
 }
 
 void App::publish() {
@@ -187,6 +193,7 @@ void App::publish() {
 void App::annotate(const std::string& key) {
     const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
     controls_[key] = ImVec4(min.x, min.y, max.x, max.y);
+    if (ImGui::IsItemActive()) active_key_ = key;
     if (!error_) return;
     const std::string& at = error_->key;
     if (at == key || (at.size() > key.size() && at.compare(0, key.size(), key) == 0 && at[key.size()] == '.'))
@@ -194,8 +201,12 @@ void App::annotate(const std::string& key) {
 }
 
 void App::frame() {
+    frame_start_ = std::chrono::steady_clock::now();
+    active_key_.clear();
     const std::string navigated = platform::take_navigated_fragment();
     if (!navigated.empty()) open_link(navigated);
+    const std::string dropped = platform::take_imported_text();
+    if (!dropped.empty()) import_text(dropped);
 
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);
@@ -227,14 +238,19 @@ void App::frame() {
     }
     ImGui::End();
 
-    const std::string banner = !link_error_.empty() ? link_error_
-                               : error_             ? "Invalid combination: " + error_->to_string() + " (results show the last valid state)"
-                                                    : "";
+    const std::string banner = !link_error_.empty()     ? link_error_
+                               : !import_error_.empty() ? import_error_
+                               : error_ ? "Invalid combination: " + error_->to_string() + " (results show the last valid state)"
+                                        : "";
     static std::string shown;
     if (banner != shown) {
         shown = banner;
         platform::show_banner(banner);
     }
+    // The control being edited (a field typed into), for tests that drive the keyboard; the command
+    // "Copy CLI command" copies.
+    publish_data("focus", "{\"active\": \"" + active_key_ + "\"}");
+    publish_data("cli", "{\"command\": \"" + json_escaped(cli_command()) + "\"}");
     publish();
 }
 

@@ -3,20 +3,27 @@
 // drawing helpers in widgets.hpp; the platform seam in platform.hpp.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "imgui.h"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/perf/compare.hpp"
 #include "trainclock/search/scaling.hpp"
 #include "trainclock/search/search.hpp"
 
 namespace trainclock::gui {
+
+// Time a frame may spend predicting (the state's own prediction, then precision rows and scaling
+// points one at a time): with the drawing, a frame stays under 16 ms (make web-report measures it).
+inline constexpr double kFrameComputeBudgetS = 0.006;
 
 // One selectable preset: its id and its human name.
 struct Choice {
@@ -26,16 +33,8 @@ struct Choice {
 
 // The embedded preset names, read once.
 struct Catalogue {
-    std::vector<Choice> models, gpus, nodes, precisions;
+    std::vector<Choice> models, gpus, nodes, precisions, frameworks;  // frameworks: "none" first
     static Catalogue load();
-};
-
-// One precision of the comparison chart (the current config in every precision preset).
-struct CompareRow {
-    std::string precision;
-    bool ok = false;        // validates (e.g. fp8 needs a GPU with an fp8 peak)
-    std::string reason;     // why not, when !ok
-    Prediction prediction;  // when ok
 };
 
 // A layout search run a slice per frame (panels_search.cpp).
@@ -72,10 +71,16 @@ struct Pinned {
     Prediction result;
 };
 
+// What a pasted or dropped text is (panels_import.cpp).
+enum class ImportKind { none, hf_config, config, deepspeed, calibration, torchtitan, megatron };
+ImportKind import_kind(const std::string& text);
+const char* import_kind_name(ImportKind kind);
+
 class App {
 public:
     explicit App(const std::string& initial_fragment);  // "" = the default config
     void frame();                                       // draw one frame (recomputes on change)
+    void import_text(const std::string& text);          // a pasted/dropped config; errors go to the banner
 
 private:
     // [SECTION] state and links (app.cpp)
@@ -87,16 +92,23 @@ private:
     // [SECTION] panels (panels_inputs.cpp, panels_results.cpp)
     void draw_header();
     void draw_inputs();
+    void draw_import();
     void draw_model_inputs();
     void draw_system_inputs();
+    void draw_stack_inputs();
     void draw_parallel_inputs();
     void draw_training_inputs();
+    void draw_finetune_inputs();
+    void draw_run_inputs();
     void draw_precision_inputs();
     void draw_results();
     void draw_summary();
+    void draw_interval();
     void draw_memory();
     void draw_breakdown();
     void draw_comparison();
+    void step_comparison();
+    bool frame_has_time() const;  // this frame has spent less than kFrameComputeBudgetS
     void draw_timeline();
     void draw_search();
     void start_search();
@@ -114,6 +126,11 @@ private:
     bool open_pinned(const std::string& encoded);                  // the "pin" part of a link
     void publish_data(const char* name, const std::string& json);  // once per change
 
+    // Input helpers (panels_inputs.cpp): a combo over the core's enum names, a number with a default.
+    template <class E>
+    bool enum_combo(const char* label, E& value, std::string_view names_path, std::string_view key = "");
+    bool optional_number(const char* label, double& value, double unset, double shown, const std::string& key, const char* format = "%.4g");
+
     // Records the last item's rectangle under a config key and, when the current validation
     // error names that key (or a key below it), prints the error right under the control.
     void annotate(const std::string& key);
@@ -125,12 +142,16 @@ private:
     Config valid_;                // last config that validated (what the results show)
     Prediction result_;           // prediction of valid_ (with the pipeline timeline)
     std::string result_json_;
-    std::vector<CompareRow> comparison_;
+    PrecisionComparison comparison_;  // valid state in every precision; rows [0, comparison_rows_) predicted
+    size_t comparison_rows_ = 0;
+    bool comparison_finished_ = false;  // baseline and speed-ups set
+    std::chrono::steady_clock::time_point frame_start_;
     std::string fragment_;    // link fragment of the last valid state
     std::string link_error_;  // a link that could not be opened, shown until the next change
     std::string notice_;      // short-lived feedback ("Link copied")
     double notice_until_s_ = 0;
     std::map<std::string, ImVec4> controls_;  // key -> (x0, y0, x1, y1) on screen
+    std::string active_key_;                  // the control active this frame ("" = none)
     std::string published_;                   // what publish() sent last
     SearchRun search_;
     bool search_all_precisions_ = true;
@@ -141,6 +162,10 @@ private:
     std::vector<size_t> search_front_;  // indices into search_points_: the Pareto front
     bool search_points_noted_ = false;  // the current search report is in search_points_
     std::optional<Pinned> pinned_;
+    ImportKind import_kind_ = ImportKind::none;  // of the last import
+    std::string import_error_;                   // the last import failed (banner), until the next change
+    std::vector<std::string> import_warnings_;   // the importer's notes on the last import
+    char import_buffer_[16384] = "";
     std::map<std::string, std::string> published_data_;
 };
 

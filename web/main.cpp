@@ -5,6 +5,9 @@
 #include <SDL_opengl.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "app.hpp"
 #include "imgui.h"
@@ -51,6 +54,11 @@ int main(int argc, char** argv) {
         while (SDL_PollEvent(&event)) {
             ImGui_ImplSDL2_ProcessEvent(&event);
             if (event.type == SDL_QUIT) return false;
+            if (event.type == SDL_DROPFILE) {  // a config file dropped on the window: import it
+                std::ifstream in(event.drop.file, std::ios::binary);
+                app.import_text(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+                SDL_free(event.drop.file);
+            }
             if (event.type == SDL_WINDOWEVENT && event.window.event == SDL_WINDOWEVENT_CLOSE &&
                 event.window.windowID == SDL_GetWindowID(window))
                 return false;

@@ -12,9 +12,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "app.hpp"
 #include "imgui.h"
+#include "trainclock/io/link.hpp"
+#include "trainclock/model/framework.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {
@@ -23,24 +27,17 @@ namespace trainclock::gui {
 
 namespace {
 
-// A combo over the names of an enum; returns true on change.
-template <class E, size_t N>
-bool enum_combo(const char* label, E& value, const char* const (&names)[N]) {
-    int index = static_cast<int>(value);
-    if (!ImGui::Combo(label, &index, names, int(N))) return false;
-    value = static_cast<E>(index);
-    return true;
-}
-
-bool dtype_combo(const char* label, DType& dtype) {
-    static const char* const names[kDTypeCount] = {"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "nvfp4"};
-    return enum_combo(label, dtype, names);
-}
-
 bool input_int(const char* label, int64_t& value) { return ImGui::InputScalar(label, ImGuiDataType_S64, &value, nullptr, nullptr, "%lld"); }
 
 bool input_double(const char* label, double& value, const char* format = "%.4g") {
     return ImGui::InputDouble(label, &value, 0.0, 0.0, format);
+}
+
+// Marks a control whose value the framework preset set (the config does not name it).
+void framework_default(bool shown) {
+    if (!shown) return;
+    ImGui::SameLine();
+    ImGui::TextDisabled("(framework's)");
 }
 
 void section(const char* title) {
@@ -57,10 +54,61 @@ void help(const char* text) {
 
 }  // namespace
 
+// A combo over the core's spellings of an enum-valued config key (link.hpp enum_names); returns
+// true on change. While open, each item is published as "key=name" (key: the config key, by
+// default `names_path`), so tests can click them.
+template <class E>
+bool App::enum_combo(const char* label, E& value, std::string_view names_path, std::string_view key) {
+    const std::vector<std::string_view> names = enum_names(names_path);
+    const size_t index = static_cast<size_t>(value);
+    const std::string preview = index < names.size() ? std::string(names[index]) : "?";
+    const std::string prefix = std::string(key.empty() ? names_path : key) + "=";
+    bool changed = false;
+    if (ImGui::BeginCombo(label, preview.c_str())) {
+        for (size_t i = 0; i < names.size(); ++i) {
+            const std::string name(names[i]);
+            if (ImGui::Selectable(name.c_str(), i == index) && i != index) {
+                value = static_cast<E>(i);
+                changed = true;
+            }
+            controls_[prefix + name] = widgets::item_rect();
+            if (i == index) ImGui::SetItemDefaultFocus();
+        }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+// A number whose unset value (`unset`) means "the documented default": a "default" box (published
+// as key + ".default"), and the field when cleared; `shown` is the value in effect.
+bool App::optional_number(const char* label, double& value, double unset, double shown, const std::string& key, const char* format) {
+    bool is_default = value == unset;
+    bool changed = false;
+    ImGui::PushID(label);
+    if (ImGui::Checkbox("default", &is_default)) {
+        value = is_default ? unset : shown;
+        changed = true;
+    }
+    annotate(key + ".default");
+    ImGui::SameLine();
+    if (is_default) {
+        ImGui::BeginDisabled();
+        ImGui::InputDouble(label, &shown, 0.0, 0.0, format);
+        ImGui::EndDisabled();
+    } else {
+        changed |= ImGui::InputDouble(label, &value, 0.0, 0.0, format);
+    }
+    ImGui::PopID();
+    annotate(key);
+    return changed;
+}
+
 void App::draw_inputs() {
     ImGui::PushItemWidth(-170.0f);  // leaves room for the labels on the right
+    draw_import();
     draw_model_inputs();
     draw_system_inputs();
+    draw_stack_inputs();
     draw_parallel_inputs();
     draw_training_inputs();
     draw_precision_inputs();
@@ -80,10 +128,7 @@ void App::draw_model_inputs() {
     if (!ImGui::TreeNode("Custom model (edit the architecture)")) return;
     ModelSpec& m = edit_.model;
     bool changed = false;
-    static const char* const architectures[] = {"decoder", "encoder", "encoder-decoder"};
-    static const char* const activations[] = {"gelu", "relu", "squared-relu", "swiglu", "geglu"};
-    static const char* const norms[] = {"layernorm", "rmsnorm"};
-    changed |= enum_combo("architecture", m.architecture, architectures);
+    changed |= enum_combo("architecture", m.architecture, "model.architecture");
     annotate("model.architecture");
     changed |= input_int("layers", m.layers);
     annotate("model.layers");
@@ -101,9 +146,9 @@ void App::draw_model_inputs() {
     annotate("model.ffn_hidden");
     changed |= input_int("vocab", m.vocab);
     annotate("model.vocab");
-    changed |= enum_combo("activation", m.activation, activations);
+    changed |= enum_combo("activation", m.activation, "model.activation");
     annotate("model.activation");
-    changed |= enum_combo("norm", m.norm, norms);
+    changed |= enum_combo("norm", m.norm, "model.norm");
     annotate("model.norm");
     changed |= ImGui::Checkbox("tied embeddings", &m.tied_embeddings);
     annotate("model.tied_embeddings");
@@ -172,6 +217,32 @@ void App::draw_system_inputs() {
     annotate("num_gpus");
 }
 
+// [SECTION] Software stack -----------------------------------------------------------------------
+
+void App::draw_stack_inputs() {
+    section("Software stack");
+    std::string id = edit_.framework.name.empty() ? "none" : edit_.framework.name;
+    widgets::ItemRects items;
+    const bool picked = widgets::search_combo("framework", id, catalogue_.frameworks, &items);
+    for (const auto& [item, rect] : items) controls_["framework=" + item] = rect;
+    if (picked) {
+        if (id == "none") {
+            edit_.framework = FrameworkSpec{};
+        } else if (auto preset = framework_preset(id)) {
+            edit_.framework = preset.value();
+        }
+    }
+    annotate("framework");
+    help("the training stack's defaults: attention kernel per GPU generation, overlapped collectives, FP8 recipe, host cost per op");
+    if (!valid_.framework_defaults.empty()) {
+        ImGui::PushTextWrapPos(0.0f);
+        std::string set;
+        for (const std::string& line : valid_.framework_defaults) set += (set.empty() ? "" : "; ") + line;
+        ImGui::TextDisabled("framework sets: %s", set.c_str());
+        ImGui::PopTextWrapPos();
+    }
+}
+
 // [SECTION] Parallelism --------------------------------------------------------------------------
 
 void App::draw_parallel_inputs() {
@@ -210,8 +281,7 @@ void App::draw_parallel_inputs() {
     }
     annotate("parallel.zero");
     help("0: none, 1: optimizer states sharded over DP, 2: + gradients, 3: + parameters (FSDP)");
-    static const char* const schedules[] = {"gpipe", "1f1b", "interleaved"};
-    enum_combo("schedule", p.schedule, schedules);
+    enum_combo("schedule", p.schedule, "parallel.schedule");
     annotate("parallel.schedule");
     widgets::slider_int("virtual stages", p.virtual_stages, 1, 16);
     annotate("parallel.virtual_stages");
@@ -225,10 +295,20 @@ void App::draw_parallel_inputs() {
     ImGui::Checkbox("loss in the stage split", &p.stage_split.loss_in_stage_split);
     annotate("parallel.loss_in_stage_split");
     help("Megatron-Core's --account-for-embedding/loss-in-pipeline-split: each counts as one layer");
-    ImGui::Checkbox("overlap DP communication", &p.overlap_dp_comm);
+    bool overlap_dp = edit_.explicit_knobs.overlap_dp_comm ? p.overlap_dp_comm : valid_.parallel.overlap_dp_comm;
+    if (ImGui::Checkbox("overlap DP communication", &overlap_dp)) {
+        p.overlap_dp_comm = overlap_dp;
+        edit_.explicit_knobs.overlap_dp_comm = true;
+    }
     annotate("parallel.overlap_dp_comm");
-    ImGui::Checkbox("overlap TP communication", &p.overlap_tp_comm);
+    framework_default(!edit_.explicit_knobs.overlap_dp_comm && !edit_.framework.name.empty());
+    bool overlap_tp = edit_.explicit_knobs.overlap_tp_comm ? p.overlap_tp_comm : valid_.parallel.overlap_tp_comm;
+    if (ImGui::Checkbox("overlap TP communication", &overlap_tp)) {
+        p.overlap_tp_comm = overlap_tp;
+        edit_.explicit_knobs.overlap_tp_comm = true;
+    }
     annotate("parallel.overlap_tp_comm");
+    framework_default(!edit_.explicit_knobs.overlap_tp_comm && !edit_.framework.name.empty());
 }
 
 // [SECTION] Training -----------------------------------------------------------------------------
@@ -246,14 +326,20 @@ void App::draw_training_inputs() {
     ImGui::SliderScalar("training tokens", ImGuiDataType_Double, &t.tokens, &min_tokens, &max_tokens, "%.3g",
                         ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     annotate("training.tokens");
-    static const char* const recomputes[] = {"none", "selective", "full"};
-    enum_combo("activation recompute", t.recompute, recomputes);
+    enum_combo("activation recompute", t.recompute, "training.recompute");
     annotate("training.recompute");
     ImGui::Checkbox("flash attention", &t.flash_attention);
     annotate("training.flash_attention");
-    static const char* const attention_kernels[] = {"flash2", "flash3"};
-    enum_combo("attention kernel", t.attention_kernel, attention_kernels);
+    // A framework picks the kernel unless the config names one (explicit key > framework > default).
+    AttentionKernel kernel = edit_.explicit_knobs.attention_kernel ? t.attention_kernel : valid_.training.attention_kernel;
+    if (enum_combo("attention kernel", kernel, "training.attention_kernel")) {
+        t.attention_kernel = kernel;
+        edit_.explicit_knobs.attention_kernel = true;
+    }
     annotate("training.attention_kernel");
+    framework_default(!edit_.explicit_knobs.attention_kernel && !edit_.framework.name.empty());
+    enum_combo("optimizer", t.optimizer, "training.optimizer");
+    annotate("training.optimizer");
     bool preset_price = t.price_per_gpu_hour_usd < 0;
     if (ImGui::Checkbox("GPU preset price", &preset_price))
         t.price_per_gpu_hour_usd = preset_price ? -1.0 : edit_.gpu.price_per_gpu_hour_usd;
@@ -266,6 +352,51 @@ void App::draw_training_inputs() {
     ImGui::Checkbox("ideal run (no checkpoints, interruptions, restarts)", &t.ideal);
     annotate("training.ideal");
     help("off: total time is wall time with checkpoint saves, interruptions (Llama 3's rate) and restarts");
+    draw_finetune_inputs();
+    draw_run_inputs();
+}
+
+void App::draw_finetune_inputs() {
+    section("Fine-tuning and offload");
+    FinetuneSpec& f = edit_.training.finetune;
+    if (enum_combo("fine-tuning", f.method, "training.finetune.method") && f.adapters() && f.lora_rank <= 0) f.lora_rank = 16;
+    annotate("training.finetune.method");
+    help("full: every weight trains; lora: rank-r adapters beside frozen layers (Hu et al. 2021); qlora: + 4-bit frozen weights");
+    if (f.adapters()) {
+        input_int("LoRA rank", f.lora_rank);
+        annotate("training.finetune.lora_rank");
+        enum_combo("LoRA targets", f.lora_targets, "training.finetune.lora_targets");
+        annotate("training.finetune.lora_targets");
+    }
+    input_int("frozen layers", f.frozen_layers);
+    annotate("training.finetune.frozen_layers");
+    help("the input embedding and the first N layers stay frozen (no gradients, no optimizer states)");
+    ImGui::Checkbox("offload optimizer to CPU", &edit_.training.offload_optimizer);
+    annotate("training.offload_optimizer");
+    ImGui::Checkbox("offload parameters to CPU", &edit_.training.offload_params);
+    annotate("training.offload_params");
+    help("ZeRO-Offload / ZeRO-Infinity: parameters need ZeRO 3 with DP > 1");
+}
+
+void App::draw_run_inputs() {
+    section("Whole run (checkpoints, failures)");
+    TrainingSpec& t = edit_.training;
+    const WholeRun& run = result_.run;
+    if (t.ideal) ImGui::BeginDisabled();
+    double interval = t.checkpoint_interval_s;
+    if (optional_number("checkpoint interval (s)", interval, 0.0, run.checkpoint_interval_s, "training.checkpoint_interval_s", "%.0f")) {
+        t.checkpoint_interval_s = interval;
+        if (interval > 0) t.checkpoint_interval_steps = 0;
+    }
+    help("default: Young's optimum sqrt(2 x save time / interruption rate)");
+    input_int("checkpoint every N steps (0 = by time)", t.checkpoint_interval_steps);
+    annotate("training.checkpoint_interval_steps");
+    optional_number("storage bandwidth (GB/s)", t.storage_bw_gbps, 0.0, run.storage_bw_gbps, "training.storage_bw_gbps");
+    optional_number("restart (s)", t.restart_s, -1.0, run.restart_s, "training.restart_s", "%.0f");
+    optional_number("failures per GPU-hour", t.failure_rate_per_gpu_hour, -1.0, run.failure_rate_per_gpu_hour,
+                    "training.failure_rate_per_gpu_hour", "%.3g");
+    help("default 1.97e-5: Llama 3, 419 unexpected interruptions in 54 days on 16,384 GPUs");
+    if (t.ideal) ImGui::EndDisabled();
 }
 
 // [SECTION] Precision ----------------------------------------------------------------------------
@@ -283,26 +414,48 @@ void App::draw_precision_inputs() {
         ImGui::TextDisabled("%s", edit_.precision.description.c_str());
         ImGui::PopTextWrapPos();
     }
+    // The recipe travels inside the precision object (link key p); "default" is the framework's, else the dtype's.
+    const std::optional<Fp8Recipe> effective = effective_fp8_recipe(valid_);
+    int recipe = edit_.precision.fp8_recipe ? 1 + int(*edit_.precision.fp8_recipe) : 0;
+    const std::vector<std::string_view> recipes = enum_names("precision.fp8_recipe");
+    const std::string default_label =
+        "default" + (effective && !edit_.precision.fp8_recipe ? " (" + std::string(fp8_recipe_name(*effective)) + ")" : std::string());
+    if (ImGui::BeginCombo("FP8/FP4 recipe", recipe == 0 ? default_label.c_str() : recipes[size_t(recipe - 1)].data())) {
+        for (int i = 0; i <= int(recipes.size()); ++i) {
+            const bool picked = ImGui::Selectable(i == 0 ? default_label.c_str() : recipes[size_t(i - 1)].data(), recipe == i);
+            controls_["precision.fp8_recipe=" + (i == 0 ? std::string("default") : std::string(recipes[size_t(i - 1)]))] =
+                widgets::item_rect();
+            if (picked && recipe != i) {
+                recipe = i;
+                if (i == 0)
+                    edit_.precision.fp8_recipe.reset();
+                else
+                    edit_.precision.fp8_recipe = Fp8Recipe(i - 1);
+                edit_.explicit_knobs.fp8_recipe = i != 0;
+            }
+        }
+        ImGui::EndCombo();
+    }
+    annotate("precision.fp8_recipe");
+    help("scaling recipe of quantised GEMMs: delayed/tensorwise/rowwise/blockwise (fp8), mxfp8, nvfp4; only used when GEMMs are quantised");
     if (!ImGui::TreeNode("Custom dtypes per tensor category")) return;
     PrecisionSpec& p = edit_.precision;
     bool changed = false;
-    changed |= dtype_combo("GEMMs and attention", p.gemm);
+    changed |= enum_combo("GEMMs and attention", p.gemm, "dtype", "precision.gemm");
     annotate("precision.gemm");
-    changed |= dtype_combo("activations", p.activations);
+    changed |= enum_combo("activations", p.activations, "dtype", "precision.activations");
     annotate("precision.activations");
-    changed |= dtype_combo("working weights", p.params);
+    changed |= enum_combo("working weights", p.params, "dtype", "precision.params");
     annotate("precision.params");
-    static const char* const masters[] = {"none", "fp32"};
-    changed |= enum_combo("master weights", p.master_weights, masters);
+    changed |= enum_combo("master weights", p.master_weights, "precision.master_weights");
     annotate("precision.master_weights");
-    changed |= dtype_combo("gradient accumulation", p.grads);
+    changed |= enum_combo("gradient accumulation", p.grads, "dtype", "precision.grads");
     annotate("precision.grads");
-    changed |= dtype_combo("gradient all-reduce", p.grad_reduce);
+    changed |= enum_combo("gradient all-reduce", p.grad_reduce, "dtype", "precision.grad_reduce");
     annotate("precision.grad_reduce");
-    changed |= dtype_combo("optimizer states", p.optimizer_states);
+    changed |= enum_combo("optimizer states", p.optimizer_states, "dtype", "precision.optimizer_states");
     annotate("precision.optimizer_states");
-    static const char* const scalings[] = {"none", "dynamic"};
-    changed |= enum_combo("loss scaling", p.loss_scaling, scalings);
+    changed |= enum_combo("loss scaling", p.loss_scaling, "precision.loss_scaling");
     annotate("precision.loss_scaling");
     changed |= ImGui::Checkbox("autocast (casts at op boundaries)", &p.autocast);
     annotate("precision.autocast");

@@ -21,8 +21,6 @@ namespace trainclock::gui {
 
 namespace {
 
-constexpr double kScalingBudgetS = 0.006;  // sweep time per frame: the frame stays under 16 ms
-
 std::string number(double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%.17g", value);
@@ -103,9 +101,7 @@ void App::step_scaling() {
     }
     ScalingSweep& sweep = scaling_.sweep;
     if (sweep.done()) return;
-    const auto start = std::chrono::steady_clock::now();
-    while (!sweep.done() && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kScalingBudgetS)
-        run_scaling(sweep, 1);
+    while (!sweep.done() && frame_has_time()) run_scaling_rows(sweep, 1);  // after the precision chart's rows
     if (!sweep.done()) return;
     // What the plots draw, for page scripts and tests (tests/browser/site.test.mjs).
     std::string json = "{\"fragment\": \"" + fragment_ + "\", \"points\": [";

@@ -13,6 +13,7 @@
 
 #include "app.hpp"
 #include "imgui.h"
+#include "trainclock/validation/intervals.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {
@@ -111,6 +112,44 @@ void App::draw_summary() {
         }
         ImGui::EndTable();
     }
+    draw_interval();
+}
+
+// The likely range of the step and total time: the 10th-90th percentile of measured / predicted
+// over the cross-source validation cases of the config's group (intervals.hpp), as whiskers.
+void App::draw_interval() {
+    const IntervalRow* interval = find_interval(valid_);
+    if (!interval) return;
+    ImGui::TextDisabled("likely range: 10th-90th percentile of measured/predicted over %lld validation cases (%s)",
+                        static_cast<long long>(interval->cases), interval->group.c_str());
+    const Prediction& r = result_;
+    const float width = ImGui::GetContentRegionAvail().x, line = ImGui::GetTextLineHeight();
+    const auto whisker = [&](const char* key, const char* label, double value) {
+        if (!(value > 0)) return;
+        const double low = value * interval->low, high = value * interval->high;
+        const ImVec2 origin = ImGui::GetCursorScreenPos();
+        const float label_w = 90.0f, text_w = 260.0f, bar_w = std::max(width - label_w - text_w, 60.0f);
+        ImGui::InvisibleButton(key, ImVec2(width, line + 4.0f));
+        annotate(key);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s %s, likely %s to %s", label, widgets::duration(value).c_str(), widgets::duration(low).c_str(),
+                              widgets::duration(high).c_str());
+        ImDrawList* draw = ImGui::GetWindowDrawList();
+        draw->AddText(origin, ImGui::GetColorU32(ImGuiCol_TextDisabled), label);
+        // Scale: the interval with a margin, so the whisker and the point stay inside the bar.
+        const double lo = std::min(low, value) * 0.9, hi = std::max(high, value) * 1.1;
+        const auto x = [&](double v) { return origin.x + label_w + float((v - lo) / (hi - lo)) * bar_w; };
+        const float y = origin.y + line * 0.5f + 2.0f;
+        const ImU32 band = widgets::palette(0), point = widgets::palette(5);
+        draw->AddRectFilled(ImVec2(x(low), y - 3.0f), ImVec2(x(high), y + 3.0f), (band & 0x00FFFFFF) | 0x60000000);
+        draw->AddLine(ImVec2(x(low), y - 6.0f), ImVec2(x(low), y + 6.0f), band, 2.0f);
+        draw->AddLine(ImVec2(x(high), y - 6.0f), ImVec2(x(high), y + 6.0f), band, 2.0f);
+        draw->AddCircleFilled(ImVec2(x(value), y), 4.0f, point);
+        const std::string text = widgets::duration(low) + " .. " + widgets::duration(value) + " .. " + widgets::duration(high);
+        draw->AddText(ImVec2(origin.x + label_w + bar_w + 10.0f, origin.y), ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+    };
+    whisker("interval.step", "step time", r.iteration_time_s);
+    whisker("interval.total", "total time", r.total_time_s);
 }
 
 // [SECTION] Memory per GPU -----------------------------------------------------------------------
@@ -161,40 +200,66 @@ void App::draw_breakdown() {
 
 // [SECTION] Precision comparison -----------------------------------------------------------------
 
+void App::step_comparison() {
+    PrecisionComparison& c = comparison_;
+    if (comparison_rows_ >= c.rows.size() && comparison_finished_) return;
+    while (comparison_rows_ < c.rows.size() && frame_has_time()) predict_precision_row(c.rows[comparison_rows_++]);
+    if (comparison_rows_ >= c.rows.size()) {
+        finish_precision_comparison(c);
+        comparison_finished_ = true;
+    }
+}
+
 void App::draw_comparison() {
     heading("The same run in every precision (step time; click a bar to switch)");
+    step_comparison();
     double slowest = 0;
-    for (const CompareRow& row : comparison_)
-        if (row.ok) slowest = std::max(slowest, row.prediction.iteration_time_s);
+    for (size_t i = 0; i < comparison_rows_; ++i)
+        if (!comparison_.rows[i].error) slowest = std::max(slowest, comparison_.rows[i].prediction.iteration_time_s);
     const float label_w = 110.0f, value_w = 230.0f;
     const float bar_w = std::max(ImGui::GetContentRegionAvail().x - label_w - value_w, 40.0f);
     const float height = ImGui::GetTextLineHeight();
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    for (const CompareRow& row : comparison_) {
-        const bool current = row.precision == valid_.precision.name;
-        ImGui::PushID(row.precision.c_str());
-        ImGui::TextUnformatted(row.precision.c_str());
+    for (size_t i = 0; i < comparison_.rows.size(); ++i) {
+        const PrecisionRow& row = comparison_.rows[i];
+        const std::string& name = row.config.precision.name;
+        const bool current = name == valid_.precision.name;
+        ImGui::PushID(name.c_str());
+        ImGui::TextUnformatted(name.c_str());
         ImGui::SameLine(label_w);
         const ImVec2 p = ImGui::GetCursorScreenPos();
-        if (ImGui::InvisibleButton("bar", ImVec2(bar_w, height)) && row.ok) {
-            auto preset = precision_preset(row.precision);
+        if (ImGui::InvisibleButton("bar", ImVec2(bar_w, height)) && i < comparison_rows_ && !row.error) {
+            auto preset = precision_preset(name);
             if (preset) edit_.precision = preset.value();
         }
-        if (row.ok && slowest > 0) {
+        if (i >= comparison_rows_) {
+            ImGui::SameLine();
+            ImGui::TextDisabled("...");
+        } else if (!row.error && slowest > 0) {
             const float w = float(row.prediction.iteration_time_s / slowest) * bar_w;
             const ImU32 color = !row.prediction.memory.fits ? IM_COL32(200, 30, 30, 200)
                                 : current                   ? widgets::palette(5)
                                                             : widgets::palette(0);
             draw->AddRectFilled(p, ImVec2(p.x + std::max(w, 1.0f), p.y + height), color);
             ImGui::SameLine();
-            ImGui::Text("%s  %s%s", widgets::duration(row.prediction.iteration_time_s).c_str(),
-                        widgets::money(row.prediction.cost_usd).c_str(), row.prediction.memory.fits ? "" : "  no fit");
+            char speedup[32] = "";
+            if (comparison_finished_ && row.speedup > 0) std::snprintf(speedup, sizeof speedup, "  x%.2f", row.speedup);
+            ImGui::Text("%s  %s%s%s", widgets::duration(row.prediction.iteration_time_s).c_str(),
+                        widgets::money(row.prediction.cost_usd).c_str(), speedup, row.prediction.memory.fits ? "" : "  no fit");
         } else {
             ImGui::SameLine();
             ImGui::TextDisabled("n/a");
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", row.reason.c_str());
+            if (ImGui::IsItemHovered() && row.error) ImGui::SetTooltip("%s", row.error->to_string().c_str());
         }
         ImGui::PopID();
+    }
+    if (comparison_finished_ && !comparison_.baseline.empty()) ImGui::TextDisabled("speed-up against %s", comparison_.baseline.c_str());
+    if (!comparison_.unsupported.empty()) {
+        std::string names;
+        for (const std::string& name : comparison_.unsupported) names += (names.empty() ? "" : ", ") + name;
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("%s does not run: %s", valid_.gpu.name.c_str(), names.c_str());
+        ImGui::PopTextWrapPos();
     }
 }
 

@@ -32,6 +32,9 @@ std::string initial_fragment(int argc, char** argv);
 std::string link_base();
 std::string take_navigated_fragment();
 
+// Text the user pasted or dropped on the page since the last call ("" = none): a config to import.
+std::string take_imported_text();
+
 // Publishes the current state: the URL fragment (browser address bar) and the last result JSON
 // plus the screen rectangles of the controls (page scripts and tests read them).
 void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json);

@@ -9,16 +9,18 @@
 
 #include "platform.hpp"
 
+// EM_JS bodies are JavaScript, stringified token by token: "() => x" must stay as written
+// (clang-format's C++ spacing, "() = > x", is a JavaScript syntax error).
+// clang-format off
 // [SECTION] Page glue (EM_JS: JavaScript functions with C signatures) ------------------------------
 
 // A link opened while the page runs (address bar edit, back/forward) is queued for the next frame.
 EM_JS(void, js_watch_hash, (), {
-    window.addEventListener(
-        'hashchange', () = > { Module.trainclockNavigated = location.hash.replace(/ ^# /, ""); });
+    window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ""); });
 });
 
 EM_JS(char*, js_take_navigated, (), {
-    if (Module.trainclockNavigated == = undefined) return 0;
+    if (Module.trainclockNavigated === undefined) return 0;
     const fragment = Module.trainclockNavigated;
     Module.trainclockNavigated = undefined;
     const size = lengthBytesUTF8(fragment) + 1;
@@ -27,8 +29,38 @@ EM_JS(char*, js_take_navigated, (), {
     return text;
 });
 
+// Text pasted on the page (outside a text field) or a file dropped on it is queued for the app, which
+// imports it (panels_import.cpp). Dragging over the page must be accepted for a drop to arrive.
+EM_JS(void, js_watch_import, (), {
+    const queue = (text) => { if (text) Module.trainclockImported = text; };
+    document.addEventListener('paste', (event) => {
+        const text = event.clipboardData && event.clipboardData.getData('text/plain');
+        if (text) {
+            event.preventDefault();
+            queue(text);
+        }
+    });
+    document.addEventListener('dragover', (event) => event.preventDefault());
+    document.addEventListener('drop', (event) => {
+        event.preventDefault();
+        const files = event.dataTransfer && event.dataTransfer.files;
+        if (files && files.length > 0) files[0].text().then(queue);
+        else if (event.dataTransfer) queue(event.dataTransfer.getData('text/plain'));
+    });
+});
+
+EM_JS(char*, js_take_imported, (), {
+    if (Module.trainclockImported === undefined) return 0;
+    const text = Module.trainclockImported;
+    Module.trainclockImported = undefined;
+    const size = lengthBytesUTF8(text) + 1;
+    const out = _malloc(size);
+    stringToUTF8(text, out, size);
+    return out;
+});
+
 EM_JS(char*, js_page_string, (int which), {
-    const value = which == 0 ? location.hash.replace(/ ^# /, "") : location.origin + location.pathname + '#';
+    const value = which == 0 ? location.hash.replace(/^#/, "") : location.origin + location.pathname + '#';
     const size = lengthBytesUTF8(value) + 1;
     const text = _malloc(size);
     stringToUTF8(value, text, size);
@@ -37,12 +69,12 @@ EM_JS(char*, js_page_string, (int which), {
 
 EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, const char* controls_utf8), {
     const fragment = UTF8ToString(fragment_utf8);
-    if (location.hash.replace(/ ^# /, "") != = fragment)
+    if (location.hash.replace(/^#/, "") !== fragment)
         history.replaceState(null, "", location.pathname + location.search + '#' + fragment);
     window.trainclockView = {
-        fragment : fragment,
-        result : JSON.parse(UTF8ToString(result_utf8)),
-        controls : JSON.parse(UTF8ToString(controls_utf8)),
+        fragment: fragment,
+        result: JSON.parse(UTF8ToString(result_utf8)),
+        controls: JSON.parse(UTF8ToString(controls_utf8)),
     };
 });
 
@@ -53,17 +85,14 @@ EM_JS(void, js_publish_data, (const char* name_utf8, const char* json_utf8), {
 
 // A Blob behind a temporary <a download> link: the browser's own download, no server round trip.
 EM_JS(void, js_download, (const char* name_utf8, const char* mime_utf8, const char* text_utf8), {
-    const blob = new Blob([UTF8ToString(text_utf8)], {
-        type:
-            UTF8ToString(mime_utf8)
-    });
+    const blob = new Blob([UTF8ToString(text_utf8)], { type: UTF8ToString(mime_utf8) });
     const link = document.createElement('a');
     link.href = URL.createObjectURL(blob);
     link.download = UTF8ToString(name_utf8);
     document.body.appendChild(link);
     link.click();
     link.remove();
-    setTimeout(() = > URL.revokeObjectURL(link.href), 1000);
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
 });
 
 EM_JS(void, js_first_frame, (), { window.trainclockFirstFrameMs = performance.now(); });
@@ -77,8 +106,9 @@ EM_JS(void, js_banner, (const char* message_utf8), {
 
 EM_JS(void, js_copy, (const char* text_utf8), {
     const text = UTF8ToString(text_utf8);
-    if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() = > {});
+    if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => {});
 });
+// clang-format on
 
 namespace trainclock::gui::platform {
 namespace {
@@ -119,6 +149,7 @@ GlProfile gl_profile() { return {3, 0, SDL_GL_CONTEXT_PROFILE_ES, "#version 300 
 void attach_window(SDL_Window* window) {
     g_window = window;
     js_watch_hash();
+    js_watch_import();
 }
 
 void run_main_loop(const std::function<bool()>& frame) {
@@ -131,6 +162,8 @@ std::string initial_fragment(int, char**) { return take_js_string(js_page_string
 std::string link_base() { return take_js_string(js_page_string(1)); }
 
 std::string take_navigated_fragment() { return take_js_string(js_take_navigated()); }
+
+std::string take_imported_text() { return take_js_string(js_take_imported()); }
 
 void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json) {
     js_publish(fragment.c_str(), result_json.c_str(), controls_json.c_str());

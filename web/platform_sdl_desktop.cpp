@@ -30,6 +30,8 @@ std::string link_base() { return "#"; }
 
 std::string take_navigated_fragment() { return ""; }
 
+std::string take_imported_text() { return ""; }  // the desktop app imports through its text box
+
 void publish_state(const std::string&, const std::string&, const std::string&) {}
 
 void publish_data(const std::string&, const std::string&) {}

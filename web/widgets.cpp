@@ -60,7 +60,7 @@ std::string money(double usd) {
 
 std::string gib(double value) { return printf_string("%.1f%s", value, " GiB"); }
 
-bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices) {
+bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices, ItemRects* items) {
     std::string preview = current;
     for (const Choice& choice : choices)
         if (choice.id == current && !choice.display_name.empty()) preview = choice.id + "  (" + choice.display_name + ")";
@@ -80,11 +80,17 @@ bool search_combo(const char* label, std::string& current, const std::vector<Cho
                 changed = choice.id != current;
                 current = choice.id;
             }
+            if (items) items->push_back({choice.id, item_rect()});
             if (selected) ImGui::SetItemDefaultFocus();
         }
         ImGui::EndCombo();
     }
     return changed;
+}
+
+ImVec4 item_rect() {
+    const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+    return ImVec4(min.x, min.y, max.x, max.y);
 }
 
 bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app.hpp"
@@ -17,9 +18,14 @@ std::string si(double value, const char* unit);  // "1.23 M tok/s" style (k, M, 
 std::string money(double usd);                   // "$1.23 M"
 std::string gib(double gib);                     // "61.2 GiB"
 
+// Screen rectangles (x0, y0, x1, y1) of the items of an open combo, by the item's id or name.
+using ItemRects = std::vector<std::pair<std::string, ImVec4>>;
+ImVec4 item_rect();  // of the last item
+
 // A combo box over presets with a filter field (type to search by id or display name). Returns
-// true when the selection changed; `current` is the selected id (may be "custom").
-bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices);
+// true when the selection changed; `current` is the selected id (may be "custom"). While open, the
+// shown items' rectangles go to `items` (when given).
+bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices, ItemRects* items = nullptr);
 
 // Integer slider, logarithmic when the range spans more than two decades. Ctrl+click types a value.
 bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max);

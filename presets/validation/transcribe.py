@@ -20,6 +20,14 @@ FRAMEWORK_KEY = True
 # Precision key "fp8_recipe" (issue 9 item 2): until the core reads it, FP8 rows whose recipe is
 # not the default (rowwise, rowwise_with_gw_hp) go to the unrepresentable set.
 FP8_RECIPE_KEY = False
+# Framework presets name a stack's defaults; a run that departs from them says so inline.
+# torchtitan's runs here enable torch.compile, whose Inductor fuses nn.RMSNorm (the preset's eager
+# default is composite kernels: fused_norms false).
+TORCHTITAN_COMPILED = {"preset": "torchtitan", "fused_norms": True}
+# The TE Llama tutorial swaps in TE's TransformerLayer (fused RMSNorm) and builds
+# torch.optim.AdamW(fused=True) itself (docs/examples/te_llama/utils.py wrap_with_accelerator):
+# not the Trainer's foreach AdamW or Hugging Face's composite LlamaRMSNorm.
+TE_TUTORIAL = {"preset": "hf-transformers", "fused_optimizer": True, "fused_norms": True}
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS_DIR = os.path.join(HERE, "..", "models")
 SCHEMA = "trainclock/config/v1"
@@ -259,7 +267,7 @@ def te_tutorial(rows_llm, rows_prec):
         fp8 = {"preset": "bf16", "name": "fp8-bf16-weights", "gemm": "fp8",
                "description": "TE fp8_autocast on a bf16 model: FP8 linear GEMMs, bf16 weights/grads/states"}
         cfg = config(m, "h100-sxm", "dgx-h100", 1, fp8 if prec == "fp8" else "bf16",
-                     seq=256, gbs=8, mbs=8, flash=True, framework="hf-transformers")
+                     seq=256, gbs=8, mbs=8, flash=True, framework=TE_TUTORIAL)
         cases.append(case(cid, cfg, "iteration_time_s", value_s, citation, note))
     for r in rows_llm:
         if r["id"].startswith("TE-TUTORIAL") and not r["notes"].startswith("HF baseline"):
@@ -530,7 +538,7 @@ def torchtitan_rows(rows, unrep):
             node = {"preset": "gb200-nvl72", "name": "gb200-nvl72-as-64", "gpus_per_node": 64}
             cfg = config(model, gpu, node, 256, "bf16-mixed" if label == "bf16" else
                          "mxfp8-mixed", dp=256, ep=16, zero=3, seq=8192, gbs=2560, mbs=10,
-                         recompute="none", flash=True, framework="torchtitan")
+                         recompute="none", flash=True, framework=TORCHTITAN_COMPILED)
             unrep.append((r, "Llama4-Scout on a GB200 cluster: GPU count ambiguous (table 512, "
                              "config 256 chips; local batch 10 or 1), NVL72 NVLink domains, "
                              "routed experts sharded over FSDP 64, partial MXFP8 coverage "
@@ -548,7 +556,7 @@ def torchtitan_rows(rows, unrep):
             prec = None
         model = dense(32, 4096, 32, 14336, 128256, kv=8, **LLAMA3_ARCH)
         cfg = config(model, gpu, None, 8, prec or "fp8-mixed", zero=3, seq=8192, gbs=8, mbs=1,
-                     recompute="selective", flash=True, framework="torchtitan")
+                     recompute="selective", flash=True, framework=TORCHTITAN_COMPILED)
         if prec is None:
             unrep.append((r, "float8 %s scaling needs the precision key fp8_recipe (predicted with "
                              "fp8-mixed's per-tensor recipe)" % label.split(" with ")[0][4:], cfg))
@@ -590,7 +598,7 @@ def torchao_moe(rows, unrep):
                      moe={"experts": 16, "top_k": 1, "expert_ffn_hidden": 8192,
                           "shared_experts": 1})
         cfg = config(model, "b200", None, 4, prec, dp=4, ep=4, zero=3, seq=8192, gbs=32, mbs=8,
-                     recompute="none", flash=True, framework="torchtitan")
+                     recompute="none", flash=True, framework=TORCHTITAN_COMPILED)
         if "only" in label:
             unrep.append((r, "MXFP8 on one class of GEMMs only (%s): a precision applies to every "
                              "GEMM (predicted as mxfp8-mixed)" % label, cfg))

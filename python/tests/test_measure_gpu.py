@@ -15,11 +15,12 @@ SOURCE = os.environ.get("TRAINCLOCK_SOURCE_DIR", ".")
 TOOL = os.path.join(SOURCE, "tools", "measure_gpu.py")
 
 
-def test_cpu_mode_writes_measurements_and_a_calibration_trainclock_accepts(tmp_path):
+def test_cpu_mode_writes_measurements_that_calibrate_reads(tmp_path):
     pytest.importorskip("torch", reason="PyTorch is not installed (apt-get install python3-torch): measure_gpu.py not exercised")
     out, calib = tmp_path / "m.json", tmp_path / "c.json"
-    run = subprocess.run([sys.executable, TOOL, "--cpu", "--gpu", "h100-sxm", "--out", str(out), "--calibration-out", str(calib)],
-                         capture_output=True, text=True, timeout=300, check=False)
+    cli = os.environ.get("TRAINCLOCK_CLI", os.path.join(SOURCE, "build", "bin", "trainclock"))
+    run = subprocess.run([sys.executable, TOOL, "--cpu", "--gpu", "h100-sxm", "--out", str(out), "--calibration-out", str(calib),
+                          "--trainclock", cli], capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr
     measurements = json.loads(out.read_text())
     assert measurements["schema"] == "trainclock/measurements/v1"
@@ -27,28 +28,25 @@ def test_cpu_mode_writes_measurements_and_a_calibration_trainclock_accepts(tmp_p
     assert shapes == {(128, 192, 64), (128, 64, 64), (128, 256, 64), (128, 64, 256)}  # QKV, proj, MLP up, MLP down of h = 64
     for row in measurements["gemm"]:
         assert row["tflops"] == pytest.approx(2 * row["m"] * row["n"] * row["k"] / row["seconds"] / 1e12)
+    for row in measurements["attention"]:  # 4 b h s^2 d forward, backward 2.5 x that
+        flops = 4 * row["batch"] * row["heads"] * row["seq"] ** 2 * row["head_dim"] * (3.5 if row["pass"] == "forward+backward" else 1)
+        assert row["tflops"] == pytest.approx(flops / row["seconds"] / 1e12)
+    assert {row["pass"] for row in measurements["attention"]} == {"forward", "forward+backward"}
     assert measurements["memory"]["bandwidth_gbps"] > 0
     assert {row["op"] for row in measurements["collectives"]} >= {"all_reduce"}
     assert all(row["busbw_gbps"] is None for row in measurements["collectives"])  # one rank: no bus traffic
+    # --calibration-out ran trainclock calibrate --measurements: said it measured a CPU, not an H100.
+    assert "measured on the CPU" in run.stderr
     section = json.loads(calib.read_text())["gpus"]["h100-sxm"]
     assert 0 < section["gemm_efficiency"]["fp32"] <= 1
     assert 0 < section["memory_efficiency"] <= 1
+    assert "intra_node_efficiency" not in section  # one rank measures no bus
+    # The same file straight into calibrate (the documented route), and its JSON report.
+    report = subprocess.run([cli, "calibrate", "--measurements", str(out), "--json"], capture_output=True, text=True, check=True)
+    parsed = json.loads(report.stdout)
+    assert parsed["schema"] == "trainclock/calibrate-microbenchmarks/v1"
+    assert parsed["calibration"] == json.loads(calib.read_text())
+    assert any(line.startswith("gemm_efficiency.fp32 = ") for line in parsed["derivation"])
     config = {"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "calibration": json.loads(calib.read_text())}
-    assert trainclock.predict(config)["iteration_time_s"] > 0  # the calibration is one trainclock reads
-
-
-def test_calibration_arithmetic():
-    sys.path.insert(0, os.path.join(SOURCE, "tools"))
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed: measure_gpu.py cannot be imported")
-    del torch
-    import measure_gpu
-    gpu = {"peak_tflops": {"bf16": 989.0, "fp8": 1979.0}, "memory_bw_gbps": 3350.0}
-    node = {"intra_bw_gbps": 450.0, "inter_bw_gbps": 50.0}
-    measurements = {"gemm": [{"dtype": "bf16", "tflops": 700.0}, {"dtype": "bf16", "tflops": 794.2}, {"dtype": "fp8", "tflops": 1400.0}],
-                    "attention": [{"dtype": "bf16", "tflops": 500.0}], "memory": {"bandwidth_gbps": 2900.0},
-                    "collectives": [{"group": "intra", "busbw_gbps": 360.0}, {"group": "inter", "busbw_gbps": 44.0}]}
-    section = measure_gpu.calibration(measurements, gpu, node)
-    assert section == {"gemm_efficiency": {"bf16": round(794.2 / 989, 4), "fp8": round(1400 / 1979, 4)},
-                       "attention_efficiency": round(500 / 989, 4), "memory_efficiency": round(2900 / 3350, 4),
-                       "intra_node_efficiency": 0.8, "inter_node_efficiency": 0.88}
-    assert measure_gpu.fraction(5.0, 1.0) == 1.0 and measure_gpu.fraction(1e-9, 1.0) == 0.001
+    shipped = trainclock.predict(dict(config, calibration={}))["iteration_time_s"]
+    assert trainclock.predict(config)["iteration_time_s"] > shipped  # a CPU's efficiencies make the H100 slower

@@ -120,3 +120,35 @@ def test_launch_config_importers():
     assert ds["training"]["global_batch"] == 32 and ds["precision"] == "bf16-mixed"
     with pytest.raises(ValueError, match="zero_optimization.stage: 5 is not 0-3"):
         trainclock.import_deepspeed({"zero_optimization": {"stage": 5}})
+
+
+def test_the_readme_one_liner_prints_the_clis_iteration_time():
+    """README "From Python": its `python3 -c 'import trainclock; print(...)'` line, run as written
+    (with this build's package on PYTHONPATH), prints the very double the CLI writes."""
+    import ast
+    import re
+    import sys
+    with open(os.path.join(SOURCE, "README.md"), encoding="utf-8") as file:
+        lines = [line for line in file if line.startswith("PYTHONPATH=build/python ") and "trainclock.predict(" in line]
+    assert lines, "README.md lost its Python one-liner"
+    code = re.search(r"-c '(.*)'", lines[0]).group(1)
+    config = ast.literal_eval(re.search(r"predict\((\{.*\})\)\[", code).group(1))
+    env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", os.path.join(SOURCE, "build", "python")))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 0, run.stderr
+    assert float(run.stdout) == cli_predict(config)["iteration_time_s"]  # repr and the CLI's JSON: shortest round trip
+
+
+def test_calibrate_gives_the_clis_report_for_runs_and_for_micro_benchmarks():
+    for name in ("docs/examples/calibrate-llm-foundry-h100.json", "python/tests/data/measure-gpu-cpu-mode.json"):
+        path = os.path.join(SOURCE, name)
+        mine = trainclock.calibrate(path)
+        run = cli("calibrate", "--measurements", path, "--json")
+        assert run.returncode == 0, run.stderr
+        assert mine == json.loads(run.stdout), name
+        config = dict(CONFIG, calibration=mine["calibration"])
+        assert trainclock.predict(config)["iteration_time_s"] == cli_predict(config)["iteration_time_s"]
+    with pytest.raises(ValueError, match="framework"):
+        runs = json.loads(open(os.path.join(SOURCE, "docs/examples/calibrate-llm-foundry-h100.json"), encoding="utf-8").read())
+        runs["cases"][1]["config"]["framework"] = "megatron-core"
+        trainclock.calibrate(runs)

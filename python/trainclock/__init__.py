@@ -19,7 +19,7 @@ import os
 
 from . import _trainclock
 
-__all__ = ["predict", "compare", "search", "validate", "presets", "import_hf", "import_megatron", "import_torchtitan",
+__all__ = ["predict", "compare", "search", "validate", "calibrate", "presets", "import_hf", "import_megatron", "import_torchtitan",
            "import_deepspeed", "sweep", "__version__"]
 __version__ = _trainclock.version
 
@@ -65,6 +65,16 @@ def validate(source="", precision_blind=False, calibration=None):
     if calibration is not None:
         options["calibration"] = calibration
     return _reply(_trainclock.validate_json(json.dumps(options)))
+
+
+def calibrate(measurements):
+    """A calibration from measurements (a dict, JSON text or a file path): measured runs in the
+    presets/validation case format (the trainclock/calibrate/v1 report: factors, errors before/after
+    and leave-one-out) or a tools/measure_gpu.py file (trainclock/calibrate-microbenchmarks/v1).
+    Either report's "calibration" is what predict's config takes as "calibration"."""
+    if isinstance(measurements, (str, os.PathLike)):
+        measurements = _read_if_path(measurements)
+    return _reply(_trainclock.calibrate_json(_text(measurements)))
 
 
 def presets(kind=""):

@@ -3,22 +3,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import { cli, clickControl, colourCount, typeInto, nativePredict, nativeSearch, openApp, startBrowser, startServer, writeTemp }
-  from './lib.mjs';
+import { describe, it } from 'node:test';
+import { cli, clickControl, colourCount, configOf, data, linkOf, nativePredict, nativeSearch, openApp, sharedBrowser, showConfig,
+  typeInto, view, writeTemp } from './lib.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await startBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const shared = sharedBrowser();
 
 // `trainclock search --config - --csv` lines.
 function nativeCsv(configJson, flags) {
@@ -26,11 +15,6 @@ function nativeCsv(configJson, flags) {
   if (out.status !== 0) throw new Error(out.stderr);
   return out.stdout.trim().split('\n');
 }
-const view = (page) => page.evaluate(() => window.trainclockView);
-const data = (page, name) => page.evaluate((n) => (window.trainclockData || {})[n], name);
-const configOf = (page, fragment) => page.evaluate((f) => JSON.parse(window.trainclock.decodeLink(f)).config, fragment);
-const linkOf = (page, config) => page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment,
-  config);
 async function scalingFor(page, fragment) {
   await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, fragment, { timeout: 60000 });
   return data(page, 'scaling');
@@ -42,7 +26,7 @@ async function download(page, key) {
 }
 describe('scaling plot', () => {
   it('its points equal `trainclock predict` at those GPU counts, and the page API returns the same', async () => {
-    const { page, errors } = await openApp(browser.context, server.url);
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const { fragment } = await view(page);
     const scaling = await scalingFor(page, fragment);
     const base = await configOf(page, fragment);
@@ -78,7 +62,7 @@ describe('scaling plot', () => {
   });
 
   it('clicking a point applies that GPU count and precision', async () => {
-    const { page } = await openApp(browser.context, server.url);
+    const { page } = await openApp(shared.browser.context, shared.server.url);
     await page.setViewportSize({ width: 1280, height: 1800 });
     const before = await view(page);
     await scalingFor(page, before.fragment);
@@ -109,7 +93,7 @@ describe('scaling plot', () => {
 
 describe('search plot', () => {
   it('the Pareto points equal those of `search --json` at the GPU counts searched', async () => {
-    const { page, errors } = await openApp(browser.context, server.url);
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     await page.setViewportSize({ width: 1280, height: 2400 });
     const base = { schema: 'trainclock/config/v1', model: 'gpt3-1.3b', gpu: 'a100-sxm4-80gb', num_gpus: 8,
                    precision: 'bf16-mixed', parallel: { tp: 1, pp: 1, dp: 0 },
@@ -167,7 +151,7 @@ describe('search plot', () => {
 
 describe('A/B comparison', () => {
   it('pin, change, reload: both states are kept; unpin, reload: one state', async () => {
-    const { page, errors } = await openApp(browser.context, server.url);
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const a = await view(page);
     await clickControl(page, 'ab.pin');
     await page.waitForFunction(() => window.trainclockView.fragment.includes('&pin='));
@@ -200,10 +184,10 @@ describe('A/B comparison', () => {
   });
 
   it('a link with a corrupt pin opens B and says A could not be opened', async () => {
-    const { page: first } = await openApp(browser.context, server.url);
+    const { page: first } = await openApp(shared.browser.context, shared.server.url);
     const { fragment } = await view(first);
     await first.close();
-    const { page, errors } = await openApp(browser.context, server.url, fragment + '&pin=%%%');
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url, fragment + '&pin=%%%');
     assert.match(await page.locator('#banner').textContent(), /pinned state \(A\)/);
     assert.equal((await view(page)).fragment, fragment);
     assert.deepEqual(errors, []);
@@ -213,7 +197,7 @@ describe('A/B comparison', () => {
 
 describe('export', () => {
   it('result JSON, scaling CSV and search CSV hold what the page shows', async () => {
-    const { page, errors } = await openApp(browser.context, server.url);
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     await page.setViewportSize({ width: 1280, height: 2600 });
     const base = { schema: 'trainclock/config/v1', model: 'gpt3-1.3b', gpu: 'a100-sxm4-80gb', num_gpus: 16,
                    precision: 'bf16-mixed', parallel: { tp: 2, pp: 1, dp: 0 },
@@ -256,19 +240,23 @@ describe('export', () => {
 
 describe('keyboard and viewports', () => {
   it('Tab reaches the fields from the keyboard alone and typing there changes the state', async () => {
-    const { page } = await openApp(browser.context, server.url);
+    const { page } = await openApp(shared.browser.context, shared.server.url);
     const before = await view(page);
     // Focus the inputs panel with a click beside a field (no control there), then Tab: the first
-    // field (the GPU count) takes the keys, Enter commits.
+    // field (the GPU count) becomes the active one (published by the page each frame), takes the
+    // keys, Enter commits. Waits are on the published state, never on a fixed time (a loaded
+    // machine draws a frame late).
     const [, y0, x1, y1] = before.controls.num_gpus;
     await page.mouse.click(x1 + 12, (y0 + y1) / 2);
-    await page.waitForTimeout(500);
+    const active = () => page.evaluate(() => window.trainclockData?.focus?.active ?? '');
+    await page.waitForFunction(() => window.trainclockData?.focus?.active === '');
     await page.keyboard.press('Tab');
-    await page.waitForTimeout(500);  // the focus moves on a later frame
+    await page.waitForFunction(() => window.trainclockData?.focus?.active === 'num_gpus', null, { timeout: 20000 });
+    assert.equal(await active(), 'num_gpus');
     await page.keyboard.press('Control+A');
     await page.keyboard.type('512');
     await page.keyboard.press('Enter');
-    await page.waitForFunction((f) => window.trainclockView.fragment !== f, before.fragment);
+    await page.waitForFunction((f) => window.trainclockView.fragment !== f, before.fragment, { timeout: 20000 });
     const after = await view(page);
     assert.equal((await configOf(page, after.fragment)).num_gpus, 512);
     await page.close();
@@ -276,11 +264,11 @@ describe('keyboard and viewports', () => {
 
   for (const [width, height] of [[1280, 720], [390, 844]]) {
     it(`usable at ${width}x${height}: every control inside the page width, no errors`, async () => {
-      const page = await browser.context.newPage();
+      const page = await shared.browser.context.newPage();
       await page.setViewportSize({ width, height });
       const errors = [];
       page.on('pageerror', (error) => errors.push(String(error)));
-      await page.goto(server.url);
+      await page.goto(shared.server.url);
       await page.waitForFunction(() => window.trainclockView !== undefined);
       await page.waitForTimeout(300);
       const { controls, result } = await view(page);
@@ -297,4 +285,264 @@ describe('keyboard and viewports', () => {
       await page.close();
     });
   }
+});
+
+// ---- Controls of the stack, fine-tuning and whole-run keys; import by paste or drop ------------
+
+// The words of "Copy CLI command" (single-quoted words as the page quotes them), run natively.
+function shellWords(command) {
+  const words = [];
+  for (const match of command.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g))
+    words.push(match[1] !== undefined ? match[1].replaceAll("'\\''", "'") : match[2]);
+  return words;
+}
+function runCommand(command) {
+  const words = shellWords(command);
+  assert.equal(words[0], 'trainclock');
+  const out = spawnSync(cli, [...words.slice(1), '--json'], { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`${command}: ${out.stderr}`);
+  return JSON.parse(out.stdout);
+}
+async function cliOf(page) {
+  await page.waitForFunction(() => window.trainclockData?.cli !== undefined);
+  return (await data(page, 'cli')).command;
+}
+// Waits until the state (fragment and CLI command) moved on from `before`, then returns it.
+async function changed(page, before) {
+  await page.waitForFunction((f) => window.trainclockView.fragment !== f && window.trainclockData?.cli?.command.length > 0,
+    before.fragment, { timeout: 20000 });
+  return { ...(await view(page)), command: await cliOf(page) };
+}
+// Opens a combo by its published rectangle and clicks one of its published items ("key=name").
+async function pick(page, key, item) {
+  await clickControl(page, key);
+  await page.waitForFunction((k) => k in window.trainclockView.controls, `${key}=${item}`, { timeout: 20000 });
+  await clickControl(page, `${key}=${item}`);
+}
+
+describe('stack, fine-tuning and whole-run controls', () => {
+  // A run every new control applies to: 4 pipeline stages (uneven splits), FP8 GEMMs (recipes),
+  // ZeRO 1, tokens for a whole run.
+  const base = { schema: 'trainclock/config/v1', model: 'llama3-8b', gpu: 'h100-sxm', num_gpus: 64, precision: 'fp8-mixed',
+                 parallel: { tp: 2, pp: 4, dp: 0, zero: 1 },
+                 training: { seq_len: 4096, global_batch: 256, micro_batch: 1, tokens: 2e11 } };
+  const steps = [
+    // Megatron-Core picks flash3 on Hopper and overlaps TP: the controls show its values, and
+    // changing one writes that key (explicit key > framework > default).
+    { name: 'framework', pair: 'fw=megatron-core', flag: '--framework megatron-core', act: (p) => pick(p, 'framework', 'megatron-core') },
+    { name: 'attention kernel (a framework knob)', pair: 'ak=flash2', flag: '--attention-kernel flash2',
+      act: (p) => pick(p, 'training.attention_kernel', 'flash2') },
+    { name: 'overlap TP (a framework knob)', pair: 'otp=0', flag: '--overlap-tp 0', act: (p) => clickControl(p, 'parallel.overlap_tp_comm', 8) },
+    { name: 'FP8 recipe', pair: 'p=~', flag: '--precision ', act: (p) => pick(p, 'precision.fp8_recipe', 'blockwise'),
+      check: (config) => assert.equal(config.precision.fp8_recipe, 'blockwise') },
+    { name: 'first stage layers', pair: 'fsl=5', flag: '--first-stage-layers 5', act: (p) => typeInto(p, 'parallel.first_stage_layers', '5') },
+    { name: 'last stage layers', pair: 'lsl=7', flag: '--last-stage-layers 7', act: (p) => typeInto(p, 'parallel.last_stage_layers', '7') },
+    // Megatron-Core takes either explicit first/last stage sizes or the embedding/loss slots.
+    // 32 layers + the embedding (or + the loss) split into 3 stages of 11.
+    { name: 'embedding in the split', pair: 'ess=1', flag: '--embedding-in-stage-split 1',
+      reset: { ...base, num_gpus: 48, parallel: { ...base.parallel, pp: 3 } },
+      act: (p) => clickControl(p, 'parallel.embedding_in_stage_split', 8) },
+    // 11, 11, 10 layers either way here: the loss slot moves only the stated layout (the warnings).
+    { name: 'loss in the split', pair: 'lss=1', flag: '--loss-in-stage-split 1', layoutOnly: true,
+      reset: { ...base, num_gpus: 48, parallel: { ...base.parallel, pp: 3 } },
+      act: (p) => clickControl(p, 'parallel.loss_in_stage_split', 8) },
+    { name: 'optimizer', pair: 'o=adamw8bit', flag: '--optimizer adamw8bit', act: (p) => pick(p, 'training.optimizer', 'adamw8bit') },
+    { name: 'fine-tuning method', pair: 'ft=lora', flag: '--finetune lora', act: (p) => pick(p, 'training.finetune.method', 'lora') },
+    { name: 'LoRA rank', pair: 'lor=64', flag: '--lora-rank 64', act: (p) => typeInto(p, 'training.finetune.lora_rank', '64') },
+    { name: 'LoRA targets', pair: 'lot=attention', flag: '--lora-targets attention',
+      act: (p) => pick(p, 'training.finetune.lora_targets', 'attention') },
+    { name: 'frozen layers', pair: 'frz=4', flag: '--frozen-layers 4', act: (p) => typeInto(p, 'training.finetune.frozen_layers', '4') },
+    { name: 'offload optimizer', pair: 'oo=1', flag: '--offload-optimizer 1', act: (p) => clickControl(p, 'training.offload_optimizer', 8) },
+    { name: 'checkpoint interval', pair: 'cki=600', flag: '--checkpoint-interval 600', act: async (p) => {
+      await clickControl(p, 'training.checkpoint_interval_s.default', 8);
+      await p.waitForFunction(() => /(^|&)cki=/.test(window.trainclockView.fragment));
+      await typeInto(p, 'training.checkpoint_interval_s', '600');
+    } },
+    { name: 'storage bandwidth', pair: 'sbw=20', flag: '--storage-bw 20', act: async (p) => {
+      await clickControl(p, 'training.storage_bw_gbps.default', 8);
+      await p.waitForFunction(() => /(^|&)sbw=/.test(window.trainclockView.fragment));
+      await typeInto(p, 'training.storage_bw_gbps', '20');
+    } },
+    { name: 'restart', pair: 'rst=3600', flag: '--restart 3600', act: async (p) => {
+      await clickControl(p, 'training.restart_s.default', 8);
+      await p.waitForFunction(() => /(^|&)rst=/.test(window.trainclockView.fragment));
+      await typeInto(p, 'training.restart_s', '3600');
+    } },
+    { name: 'failure rate', pair: 'fr=0.001', flag: '--failure-rate 0.001', act: async (p) => {
+      await clickControl(p, 'training.failure_rate_per_gpu_hour.default', 8);
+      await p.waitForFunction(() => /(^|&)fr=/.test(window.trainclockView.fragment));
+      await typeInto(p, 'training.failure_rate_per_gpu_hour', '0.001');
+    } },
+    { name: 'ideal run', pair: 'ideal=1', flag: '--ideal 1', act: (p) => clickControl(p, 'training.ideal', 8) },
+  ];
+
+  it('each control changes the result, the fragment and the CLI command, which predicts what the page shows', async () => {
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
+    await page.setViewportSize({ width: 1280, height: 2000 });
+    await showConfig(page, base);
+    let state = { ...(await view(page)), command: await cliOf(page) };
+    for (const step of steps) {
+      if (step.reset) {
+        await showConfig(page, step.reset);
+        state = { ...(await view(page)), command: await cliOf(page) };
+      }
+      await step.act(page);
+      let next;
+      try {
+        next = await changed(page, state);
+      } catch (error) {
+        throw new Error(`${step.name}: the fragment did not change (${(await page.locator('#banner').textContent())})`);
+      }
+      // A default box clicked first writes the default value; wait for the typed one.
+      await page.waitForFunction((pair) => window.trainclockView.fragment.includes(pair), step.pair, { timeout: 20000 })
+        .catch(() => {});
+      next = { ...(await view(page)), command: await cliOf(page) };
+      assert.ok(next.fragment.includes(step.pair), `${step.name}: ${next.fragment} has ${step.pair}`);
+      assert.ok(next.command.includes(step.flag), `${step.name}: ${next.command} has ${step.flag}`);
+      assert.notEqual(next.command, state.command, step.name);
+      const text = (r) => JSON.stringify({ ...r, config: null, timeline: null });
+      const moved = step.layoutOnly ? text(next.result) !== text(state.result)
+        : next.result.iteration_time_s !== state.result.iteration_time_s || next.result.total_time_s !== state.result.total_time_s ||
+          next.result.memory.per_gpu_gib !== state.result.memory.per_gpu_gib;
+      assert.ok(moved, `${step.name} changes the result`);
+      const native = runCommand(next.command);
+      assert.equal(native.iteration_time_s, next.result.iteration_time_s, `${step.name}: CLI command vs page`);
+      assert.equal(native.total_time_s, next.result.total_time_s, `${step.name}: CLI command vs page`);
+      step.check?.(await configOf(page, next.fragment));
+      state = next;
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('a link with every new key round-trips and predicts as the CLI does', async () => {
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
+    const configs = [
+      { ...base, framework: 'megatron-core', precision: { preset: 'fp8-mixed', fp8_recipe: 'blockwise' },
+        parallel: { ...base.parallel, first_stage_layers: 5, last_stage_layers: 7, overlap_tp_comm: true, overlap_dp_comm: false },
+        training: { ...base.training, attention_kernel: 'flash3', optimizer: 'adamw8bit',
+                    finetune: { method: 'lora', lora_rank: 32, lora_targets: 'attention', frozen_layers: 2 },
+                    offload_optimizer: true, checkpoint_interval_s: 900, storage_bw_gbps: 40, restart_s: 120,
+                    failure_rate_per_gpu_hour: 1e-4 } },
+      { ...base, framework: 'deepspeed', precision: 'bf16-mixed', parallel: { tp: 1, pp: 1, dp: 0, zero: 3 },
+        training: { ...base.training, finetune: { method: 'qlora', lora_rank: 16 }, offload_params: true,
+                    checkpoint_interval_steps: 50, ideal: false } },
+      { ...base, parallel: { ...base.parallel, pp: 2, embedding_in_stage_split: true, loss_in_stage_split: true },
+        training: { ...base.training, ideal: true } },
+    ];
+    for (const config of configs) {
+      const fragment = await showConfig(page, config);
+      for (const key of ['fw=', 'p=', 'fsl=', 'ft=', 'cki=', 'cks=', 'ideal='].filter((k) => fragment.includes(k))) assert.ok(key);
+      const shown = await view(page);
+      assert.equal(shown.fragment, fragment, 'the page keeps every key of the link');
+      const reopened = await configOf(page, shown.fragment);
+      assert.deepEqual(reopened, await configOf(page, fragment));
+      const native = nativePredict(JSON.stringify(config));
+      assert.equal(shown.result.iteration_time_s, native.iteration_time_s);
+      assert.equal(shown.result.total_time_s, native.total_time_s);
+      assert.equal(runCommand(await cliOf(page)).total_time_s, native.total_time_s);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('the likely range of step and total time is the result\'s interval, drawn as whiskers', async () => {
+    const { page } = await openApp(shared.browser.context, shared.server.url);
+    const { result, controls } = await view(page);
+    const native = nativePredict(JSON.stringify(await configOf(page, (await view(page)).fragment)));
+    assert.equal(result.iteration_time_s_low, native.iteration_time_s_low);
+    assert.equal(result.total_time_s_high, native.total_time_s_high);
+    assert.ok(result.iteration_time_s_low < result.iteration_time_s && result.iteration_time_s < result.iteration_time_s_high);
+    assert.ok(controls['interval.step'] && controls['interval.total']);
+    await page.close();
+  });
+});
+
+describe('import by paste or drop', () => {
+  const paste = (page, text) => page.evaluate((t) => {
+    const transfer = new DataTransfer();
+    transfer.setData('text/plain', t);
+    document.dispatchEvent(new ClipboardEvent('paste', { clipboardData: transfer, bubbles: true }));
+  }, text);
+  const drop = (page, name, text) => page.evaluate(([n, t]) => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([t], n, { type: 'text/plain' }));
+    document.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true }));
+  }, [name, text]);
+  const file = (path) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+  const fileUrl = (path) => new URL(`../../${path}`, import.meta.url).pathname;
+
+  it('a pasted HF config.json predicts as `trainclock predict --model FILE`', async () => {
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
+    const before = { ...(await view(page)), command: await cliOf(page) };
+    await paste(page, file('tests/core/hf/mistral-7b.json'));
+    const after = await changed(page, before);
+    // The same command with the file as --model: the CLI reads the HF config itself.
+    const words = shellWords(before.command);
+    words[words.indexOf('--model') + 1] = fileUrl('tests/core/hf/mistral-7b.json');
+    const out = spawnSync(cli, [...words.slice(1), '--json'], { encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    const native = JSON.parse(out.stdout);
+    assert.equal(after.result.iteration_time_s, native.iteration_time_s);
+    assert.equal(after.result.total_time_s, native.total_time_s);
+    assert.equal(after.result.memory.per_gpu_gib, native.memory.per_gpu_gib);
+    assert.equal(await page.locator('#banner').isHidden(), true);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('a dropped Megatron command line, torchtitan TOML or DeepSpeed JSON predicts as `trainclock import` | predict', async () => {
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
+    const cases = [
+      { path: 'tests/core/launch/megatron-llama3-8b-h100-fp8.txt', kind: 'megatron', flags: ['--gpu', 'h100-sxm'], fw: 'fw=megatron-core' },
+      { path: 'tests/core/launch/torchtitan-llama3-70b.toml', kind: 'torchtitan', flags: ['--gpu', 'h100-sxm', '--gpus', '1024'],
+        fw: 'fw=torchtitan' },
+      { path: 'tests/core/launch/deepspeed-zero3.json', kind: 'deepspeed', flags: ['--model', 'llama3-70b', '--gpu', 'h100-sxm',
+        '--gpus', '1024'], fw: 'fw=deepspeed' },
+    ];
+    for (const c of cases) {
+      await showConfig(page, { schema: 'trainclock/config/v1', model: 'llama3-70b', gpu: 'h100-sxm', num_gpus: 1024,
+                               precision: 'bf16-mixed', parallel: { tp: 8, pp: 4, dp: 0 },
+                               training: { seq_len: 8192, global_batch: 1024 } });
+      const before = { ...(await view(page)), command: await cliOf(page) };
+      await drop(page, c.path.split('/').pop(), file(c.path));
+      let after;
+      try {
+        after = await changed(page, before);
+      } catch {
+        throw new Error(`${c.path}: not imported (${await page.locator('#banner').textContent()})`);
+      }
+      assert.ok(after.fragment.includes(c.fw), `${c.path}: ${after.fragment}`);
+      const imported = spawnSync(cli, ['import', c.kind, fileUrl(c.path), ...c.flags], { encoding: 'utf8' });
+      assert.equal(imported.status, 0, imported.stderr);
+      const native = nativePredict(imported.stdout);
+      assert.equal(after.result.iteration_time_s, native.iteration_time_s, c.path);
+      assert.equal(after.result.total_time_s, native.total_time_s, c.path);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('a calibration JSON applies; a bad text says why in the banner and keeps the last valid state', async () => {
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
+    const before = { ...(await view(page)), command: await cliOf(page) };
+    await paste(page, '{"gpus": {"h100-sxm": {"memory_efficiency": 0.5, "inter_node_efficiency": 0.4}}}');
+    const after = await changed(page, before);
+    assert.match(after.fragment, /(^|&)cal=~/);
+    assert.ok(after.result.iteration_time_s > before.result.iteration_time_s, 'lower efficiencies, a slower step');
+    assert.equal(runCommand(after.command).iteration_time_s, after.result.iteration_time_s);
+
+    for (const [text, message] of [['{"model_type": "nonsense-model"}', /Could not import the Hugging Face config\.json/],
+                                   ['{"memory_efficiency": 7}', /calibration/],
+                                   ['pretrain_gpt.py --num-layers 0', /Could not import the Megatron/]]) {
+      await paste(page, text);
+      await page.waitForFunction(() => !document.getElementById('banner').hidden, null, { timeout: 20000 });
+      assert.match(await page.locator('#banner').textContent(), message, text);
+      assert.match(await page.locator('#banner').textContent(), /last valid state/);
+      assert.equal((await view(page)).fragment, after.fragment, 'the last valid state stays');
+      // The next change clears the message.
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
 });

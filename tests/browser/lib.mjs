@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -64,6 +65,37 @@ export async function startBrowser() {
     context,
     close: async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); },
   };
+}
+
+// One server and one browser for a test file: registers the before/after hooks and returns an
+// object whose `server` and `browser` are set once they run.
+export function sharedBrowser() {
+  const shared = { server: undefined, browser: undefined };
+  before(async () => {
+    shared.server = await startServer();
+    shared.browser = await startBrowser();
+  });
+  after(async () => {
+    await shared.browser?.close();
+    shared.server?.close();
+  });
+  return shared;
+}
+
+// The page's published state, named data, and its core API (JSON in and out).
+export const view = (page) => page.evaluate(() => window.trainclockView);
+export const data = (page, name) => page.evaluate((n) => (window.trainclockData || {})[n], name);
+export const configOf = (page, fragment) => page.evaluate((f) => JSON.parse(window.trainclock.decodeLink(f)).config, fragment);
+export const linkOf = (page, config) => page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment,
+  config);
+
+// Opens a config in a running page as a link and waits until the page shows it.
+export async function showConfig(page, config) {
+  const fragment = await linkOf(page, config);
+  if (!fragment) throw new Error(`no link for ${JSON.stringify(config)}`);
+  await page.evaluate((f) => { location.hash = f; }, fragment);
+  await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
+  return fragment;
 }
 
 // Opens the site (optionally at a fragment), collects console errors, waits for the module and

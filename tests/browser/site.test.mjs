@@ -2,8 +2,8 @@
 // canvas, predictions identical to the native CLI, links that restore state, real mouse/keyboard
 // input, and a clear message for a corrupt link. Run: `make test-web` (or `node --test` here).
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { colourCount, leafDifferences, typeInto, nativePredict, openApp, startBrowser, startServer, writeTemp } from './lib.mjs';
+import { describe, it } from 'node:test';
+import { colourCount, leafDifferences, typeInto, nativePredict, openApp, sharedBrowser, writeTemp } from './lib.mjs';
 
 // Presets across GPUs (NVIDIA V100/A100/H100/H200/B200/L40S/RTX, AMD MI250X/MI300X) and every
 // precision preset; layouts chosen to be valid (TP divides heads, batch divides by DP).
@@ -41,22 +41,11 @@ const configs = [
   layout('llama3.1-8b', 'a100-sxm4-80gb', 16, 'fp32', 2, 1, 2048, 64, 1, { training: { recompute: 'full' } }),
 ];
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await startBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const shared = sharedBrowser();
 
 describe('site', () => {
   it('loads without console errors and renders a non-blank canvas', async () => {
-    const { page, errors } = await openApp(browser.context, server.url);
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     await page.waitForTimeout(300);
     const shot = writeTemp('site.png', await page.locator('#canvas').screenshot());
     assert.deepEqual(errors, []);
@@ -66,7 +55,7 @@ describe('site', () => {
   });
 
   it(`predict in the page returns exactly the native CLI's numbers for ${configs.length} configs`, async () => {
-    const { page } = await openApp(browser.context, server.url);
+    const { page } = await openApp(shared.browser.context, shared.server.url);
     const results = await page.evaluate((list) => list.map((c) => window.trainclock.predict(c)), configs);
     const differences = [];
     for (let i = 0; i < configs.length; ++i) {
@@ -81,14 +70,14 @@ describe('site', () => {
   });
 
   it('opening a link restores its state and its result', async () => {
-    const { page } = await openApp(browser.context, server.url);
+    const { page } = await openApp(shared.browser.context, shared.server.url);
     const config = configs[13];
     const { fragment, expected } = await page.evaluate((c) => ({
       fragment: JSON.parse(window.trainclock.encodeLink(c)).fragment,
       expected: JSON.parse(window.trainclock.predict(c)),
     }), config);
     await page.close();
-    const opened = await openApp(browser.context, server.url, fragment);
+    const opened = await openApp(shared.browser.context, shared.server.url, fragment);
     const view = await opened.page.evaluate(() => window.trainclockView);
     assert.equal(view.fragment, fragment, 'the page keeps the link it was opened with');
     assert.equal(new URL(opened.page.url()).hash, '#' + fragment);
@@ -98,7 +87,7 @@ describe('site', () => {
   });
 
   it('real mouse and keyboard input changes a setting, the result and the URL fragment', async () => {
-    const { page } = await openApp(browser.context, server.url);
+    const { page } = await openApp(shared.browser.context, shared.server.url);
     const before = await page.evaluate(() => window.trainclockView);
     const tp = (fragment) => page.evaluate((f) => JSON.parse(window.trainclock.decodeLink(f)).config.parallel.tp, fragment);
     assert.equal(await tp(before.fragment), 8);
@@ -123,7 +112,7 @@ describe('site', () => {
   });
 
   it('an invalid combination is explained and the last valid state is kept', async () => {
-    const { page, errors } = await openApp(browser.context, server.url);
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const before = await page.evaluate(() => window.trainclockView);
     await typeInto(page, 'parallel.tp', '3');  // 3 does not divide the 64 heads of llama3-70b
     await page.waitForFunction(() => !document.getElementById('banner').hidden);
@@ -137,7 +126,7 @@ describe('site', () => {
   });
 
   it('a link opened in a running page (hash change), then "Copy CLI command" reproduces the result', async () => {
-    const { page } = await openApp(browser.context, server.url);
+    const { page } = await openApp(shared.browser.context, shared.server.url);
     const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(c)).fragment, configs[14]);
     await page.evaluate((f) => { location.hash = f; }, fragment);
     await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
@@ -154,7 +143,7 @@ describe('site', () => {
 
   it('a corrupt or outdated link shows a message and keeps a working app', async () => {
     for (const fragment of ['v=1&m=%ZZ&garbage', 'v=999&m=llama3-70b']) {
-      const { page, errors } = await openApp(browser.context, server.url, fragment);
+      const { page, errors } = await openApp(shared.browser.context, shared.server.url, fragment);
       const banner = page.locator('#banner');
       assert.equal(await banner.isVisible(), true, `message shown for #${fragment}`);
       assert.match(await banner.textContent(), /cannot be opened|invalid/i);

@@ -325,3 +325,28 @@ TEST_CASE("calibrate: measured runs in, a calibration that predict and validate 
                    R"({"schema_version":1,"name":"x","set":"public","source":"t","cases":[{"id":"B"}]})");
     check_rejected("validate --write-intervals /tmp/x.json", "--write-intervals");
 }
+
+TEST_CASE("calibrate: one stack per GPU (--framework picks it); measure_gpu.py's micro-benchmarks") {
+    const std::string runs = R"({"schema_version":1,"name":"runs","set":"public","source":"test","cases":[
+{"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","framework":"megatron-lm","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.9},"citation":"test"},
+{"id":"R-2","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","framework":"torchtitan","num_gpus":1,"training":{"seq_len":2048,"global_batch":8,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":2.0},"citation":"test"}]})";
+    check_rejected("calibrate --measurements -", "-: framework", runs);
+    const Run one = trainclock("calibrate --measurements - --framework torchtitan", runs);
+    INFO(one.err);
+    REQUIRE(one.exit_code == 0);
+    CHECK(has(one.out, "1 measured runs"));
+    CHECK(has(one.out, "Fitted on (GPU / framework): a100-sxm4-80gb / torchtitan"));
+    check_rejected("calibrate --measurements - --framework deepspeed", "--framework", runs);
+
+    // H100 SXM: bf16 peak 989.5 TFLOP/s, HBM 3,350 GB/s (presets/gpus/h100-sxm.json).
+    const std::string micro = R"({"schema": "trainclock/measurements/v1", "gpu": "h100-sxm", "device": "NVIDIA H100",
+        "gemm": [{"dtype": "bf16", "tflops": 791.6}], "memory": {"bandwidth_gbps": 2680.0}, "attention": [], "collectives": []})";
+    const Run measured = trainclock("calibrate --measurements -", micro);
+    INFO(measured.err);
+    REQUIRE(measured.exit_code == 0);
+    CHECK(has(measured.out, "gemm_efficiency.bf16 = 791.6 TFLOP/s (best shape) / 989.5 peak = 0.8000"));
+    CHECK(has(measured.out, "\"bf16\": 0.8"));
+    CHECK(has(measured.out, "\"memory_efficiency\": 0.64"));  // 2680 / 3350 = 0.8 of the stream, 0.8 of that in training kernels
+    check_rejected("calibrate --measurements - --gpu h100-typo", "-: gpu", micro);
+    check_rejected("calibrate --measurements - --framework torchtitan", "--framework", micro);
+}

@@ -33,6 +33,7 @@ const std::pair<const char*, const char*> kExampleFiles[] = {
     {"ds_config.json", "tests/core/launch/deepspeed-zero3.json"},
     {"calib.json", "tests/fuzz/seeds/calibration/readme-example.json"},
     {"runs.json", "docs/examples/calibrate-llm-foundry-h100.json"},
+    {"measurements.json", "python/tests/data/measure-gpu-cpu-mode.json"},  // tools/measure_gpu.py --cpu output
     {"docs/examples/calibrate-llm-foundry-h100.json", "docs/examples/calibrate-llm-foundry-h100.json"},
 };
 

@@ -272,6 +272,10 @@ std::string validate_json(std::string_view options_json) {
 }
 
 std::string calibrate_json(std::string_view measurements_json) {
+    if (is_microbenchmark_file(measurements_json)) {  // tools/measure_gpu.py's file
+        auto measured = calibration_from_microbenchmarks(measurements_json);
+        return measured ? measured.value().report_json : error_json(measured.error());
+    }
     auto suite = parse_measurements(measurements_json);
     if (!suite) return error_json({"measurements", suite.error().message});
     auto report = calibrate(suite.value());

@@ -423,8 +423,14 @@ void read_deepseek_v3(HfReader& hf, ImportedModel& m) {  // DeepseekV3Config (De
     if (freq != 1)
         hf.fail("moe_layer_freq", std::to_string(freq) + " (MoE on every k-th layer after the dense ones) is not representable; only 1 is");
     m.mtp_layers = hf.integer("num_nextn_predict_layers", 0);
-    hf.ignore({"n_group", "topk_group", "topk_method", "routed_scaling_factor", "scoring_func", "aux_loss_alpha", "seq_aux",
-               "rope_interleave", "head_dim"});
+    // Node-limited routing (arXiv 2412.19437 sec. 2.1.2): a token's experts come from at most
+    // topk_group of n_group groups (one group per node in DeepSeek's training): it caps the
+    // all-to-all's inter-node share, which the cost model does not restrict.
+    const int64_t groups = hf.integer("n_group", 1), chosen = hf.integer("topk_group", groups);
+    if (chosen < groups)
+        hf.warn("topk_group " + std::to_string(chosen) + " of n_group " + std::to_string(groups) +
+                " (node-limited routing) not modelled: the expert all-to-all is costed for unrestricted routing");
+    hf.ignore({"topk_method", "routed_scaling_factor", "scoring_func", "aux_loss_alpha", "seq_aux", "rope_interleave", "head_dim"});
 }
 
 void read_gpt_oss(HfReader& hf, ImportedModel& m) {  // GptOssConfig: every layer routed, alternating sliding

@@ -437,7 +437,14 @@ std::string encode_config_link(const Config& config) {
         const bool custom_spec = field.type == FieldType::spec && value.get_object().get(object) == simdjson::SUCCESS;
         const std::string text = custom_spec ? "~" + base64url_encode(compact_spec_json(field.path, object)) : link_text(value);
         const bool always = field.link_key == "m" || field.link_key == "g" || field.link_key == "N" || field.link_key == "p";
-        if (field.link_key == "n") {
+        // Under a framework a knob the config names itself overrides the framework's value even when
+        // it equals the plain default, so it stays in the link (config.hpp ExplicitKnobs).
+        const ExplicitKnobs& knobs = config.explicit_knobs;
+        const bool named_knob = !config.framework.name.empty() && ((field.path == "parallel.overlap_dp_comm" && knobs.overlap_dp_comm) ||
+                                                                   (field.path == "parallel.overlap_tp_comm" && knobs.overlap_tp_comm) ||
+                                                                   (field.path == "training.attention_kernel" && knobs.attention_kernel));
+        if (named_knob) {
+        } else if (field.link_key == "n") {
             if (text == config.gpu.default_node) continue;
         } else if (!always) {
             simdjson::dom::element default_value;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "trainclock/io/link.hpp"
 #include "trainclock/io/presets.hpp"
 
 namespace trainclock {
@@ -68,6 +69,13 @@ std::string_view name_of(const EnumName<E> (&names)[N], E value) {
     return "?";
 }
 
+template <class E, size_t N>
+std::vector<std::string_view> names_in_order(const EnumName<E> (&names)[N]) {
+    std::vector<std::string_view> out(N);
+    for (const auto& entry : names) out[static_cast<size_t>(entry.value)] = entry.name;
+    return out;
+}
+
 // Reads {"fp32": x, "bf16": y, ...}; `store(dtype, value)` is called for each dtype present.
 template <class Store>
 void read_per_dtype(ObjectReader& parent, std::string_view key, Store store) {
@@ -115,6 +123,24 @@ Error unknown_preset_error(std::string_view key, std::string_view kind, std::str
     else
         message += " (list them with `trainclock presets " + std::string(kind) + "s`)";
     return Error{std::string(key), message};
+}
+
+std::vector<std::string_view> enum_names(std::string_view path) {
+    if (path == "model.architecture") return names_in_order(kArchitectures);
+    if (path == "model.activation") return names_in_order(kActivations);
+    if (path == "model.norm") return names_in_order(kNorms);
+    if (path == "model.local_attention.kind") return names_in_order(kLocalAttentionKinds);
+    if (path == "dtype") return names_in_order(kDTypeNames);
+    if (path == "precision.master_weights") return names_in_order(kMasterWeights);
+    if (path == "precision.loss_scaling") return names_in_order(kLossScalings);
+    if (path == "precision.fp8_recipe") return names_in_order(kFp8RecipeNames);
+    if (path == "parallel.schedule") return names_in_order(kScheduleNames);
+    if (path == "training.recompute") return names_in_order(kRecomputeNames);
+    if (path == "training.attention_kernel") return names_in_order(kAttentionKernelNames);
+    if (path == "training.optimizer") return names_in_order(kOptimizerNames);
+    if (path == "training.finetune.method") return names_in_order(kFinetuneMethodNames);
+    if (path == "training.finetune.lora_targets") return names_in_order(kLoraTargetsNames);
+    return {};
 }
 
 // [SECTION] Reading (keys of presets/README.md) ---------------------------------------------------
@@ -309,11 +335,11 @@ namespace {
 void read_overrides(ObjectReader& reader, CalibrationOverrides& spec) {
     read_per_dtype(reader, "gemm_efficiency",
                    [&](DType dtype, double fraction) { spec.gemm_efficiency[static_cast<int>(dtype)] = fraction; });
-    for (const auto& [key, target] : calibration_scalars(spec)) {
-        if (!reader.find(key)) continue;
+    for (const auto& scalar : calibration_scalars(spec)) {
+        if (!reader.find(scalar.key)) continue;
         double value = 0;
-        reader.read(key, value);
-        *target = value;
+        reader.read(scalar.key, value);
+        *scalar.value = value;
     }
 }
 
@@ -497,7 +523,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
 
 bool calibration_is_default(const CalibrationSpec& spec) {
     bool any = spec.precision_blind || !spec.per_gpu.empty();
-    for (const auto& [key, value] : calibration_scalars(spec)) any = any || value->has_value();
+    for (const auto& scalar : calibration_scalars(spec)) any = any || scalar.value->has_value();
     for (const auto& efficiency : spec.gemm_efficiency) any = any || efficiency.has_value();
     return !any;
 }
@@ -516,8 +542,8 @@ void write_overrides(JsonWriter& out, const CalibrationOverrides& spec) {
         }
         out.end_object();
     }
-    for (const auto& [key, value] : calibration_scalars(spec)) {
-        if (*value) out.field(key, **value);
+    for (const auto& scalar : calibration_scalars(spec)) {
+        if (*scalar.value) out.field(scalar.key, **scalar.value);
     }
 }
 

@@ -34,21 +34,6 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
 void write_calibration(JsonWriter& out, const CalibrationSpec& spec);
 bool calibration_is_default(const CalibrationSpec& spec);
 
-// The optional scalar fields of a calibration with their JSON keys (const or mutable spec).
-template <class Spec>
-auto calibration_scalars(Spec& spec) {
-    using Field = std::conditional_t<std::is_const_v<Spec>, const std::optional<double>, std::optional<double>>;
-    return std::array<std::pair<std::string_view, Field*>, 7>{{
-        {"attention_efficiency", &spec.attention_efficiency},
-        {"memory_efficiency", &spec.memory_efficiency},
-        {"intra_node_efficiency", &spec.intra_node_efficiency},
-        {"inter_node_efficiency", &spec.inter_node_efficiency},
-        {"kernel_launch_s", &spec.kernel_launch_s},
-        {"step_overhead_s", &spec.step_overhead_s},
-        {"host_op_s", &spec.host_op_s},
-    }};
-}
-
 // Compact canonical text of one spec (for "unchanged preset" checks).
 template <class Spec, class Writer>
 std::string spec_text(const Spec& spec, Writer write) {

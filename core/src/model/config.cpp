@@ -703,12 +703,8 @@ std::optional<Error> check_overrides(std::string_view prefix, const CalibrationO
         const auto& efficiency = k.gemm_efficiency[static_cast<int>(entry.value)];
         if (efficiency) TRAINCLOCK_TRY(out_of_range(join_key(prefix, "gemm_efficiency"), entry.name, *efficiency, 1e-3, 1.0));
     }
-    for (const auto& [name, value] : calibration_scalars(k)) {
-        if (!*value) continue;
-        const double high = name == "step_overhead_s" ? 3600.0 : 1.0;
-        const double low = name.size() > 2 && name.substr(name.size() - 2) == "_s" ? 0.0 : 1e-3;  // times vs fractions
-        TRAINCLOCK_TRY(out_of_range(prefix, name, **value, low, high));
-    }
+    for (const auto& scalar : calibration_scalars(k))
+        if (*scalar.value) TRAINCLOCK_TRY(out_of_range(prefix, scalar.key, **scalar.value, scalar.low, scalar.high));
     return std::nullopt;
 }
 

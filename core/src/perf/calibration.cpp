@@ -29,13 +29,10 @@ double vendor_half_gemm_efficiency(std::string_view vendor) {
 void apply_overrides(const CalibrationOverrides& o, Calibration& c) {
     for (int d = 0; d < kDTypeCount; ++d)
         if (o.gemm_efficiency[d]) c.gemm_efficiency[d] = *o.gemm_efficiency[d];
-    if (o.attention_efficiency) c.attention_efficiency = *o.attention_efficiency;
-    if (o.memory_efficiency) c.memory_efficiency = *o.memory_efficiency;
-    if (o.intra_node_efficiency) c.intra_node_efficiency = *o.intra_node_efficiency;
-    if (o.inter_node_efficiency) c.inter_node_efficiency = *o.inter_node_efficiency;
-    if (o.kernel_launch_s) c.kernel_launch_s = *o.kernel_launch_s;
-    if (o.step_overhead_s) c.step_overhead_s = *o.step_overhead_s;
-    if (o.host_op_s) c.host_op_s = *o.host_op_s;
+    const auto from = calibration_scalars(o);
+    const auto to = calibration_scalars(c);
+    for (size_t i = 0; i < from.size(); ++i)
+        if (*from[i].value) *to[i].value = **from[i].value;
 }
 
 }  // namespace

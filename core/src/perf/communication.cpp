@@ -86,4 +86,15 @@ double collective_time_s(Collective c, double bytes, int64_t ranks, const Link& 
     return collective_wire_bytes(c, bytes, ranks) / link.bw_bytes_per_s + steps * link.latency_s;
 }
 
+// Ring attention (Transformer Engine context_parallel.py AttnFuncWithCPAndKVP2P, Megatron-Core's
+// CP): step i's attention runs while the K/V chunk of step i+1 (backward: K/V and dK/dV) is in
+// flight, cp steps of equal work a = A / cp (load-balanced causal chunks: each rank holds chunks r
+// and 2 cp - 1 - r) and cp - 1 exchanges of m = C / (cp - 1): the phase takes cp a + (cp - 1)
+// max(0, m - a), so (cp - 1) max(0, m - a) is exposed. Without overlap the exchange is serial: C.
+double cp_exposed_s(double comm_s, double attention_s, double cp, bool overlap) {
+    if (cp <= 1 || !overlap) return comm_s;
+    const double steps = cp - 1;
+    return steps * std::max(0.0, comm_s / steps - attention_s / cp);
+}
+
 }  // namespace trainclock

@@ -21,7 +21,7 @@ int precision_rank(const std::string& name) {
 
 }  // namespace
 
-PrecisionComparison compare_precisions(const Config& config, const PredictOptions& options) {
+PrecisionComparison plan_precision_comparison(const Config& config) {
     PrecisionComparison result;
     std::vector<std::string> names = preset_names(PresetKind::precision);
     std::stable_sort(names.begin(), names.end(),
@@ -36,15 +36,22 @@ PrecisionComparison compare_precisions(const Config& config, const PredictOption
         PrecisionRow row;
         row.config = config;
         row.config.precision = std::move(precision).value();
-        auto validated = validate_config(row.config);
-        if (validated) {
-            row.config = std::move(validated).value();
-            row.prediction = predict(row.config, options);
-        } else {
-            row.error = validated.error();
-        }
         result.rows.push_back(std::move(row));
     }
+    return result;
+}
+
+void predict_precision_row(PrecisionRow& row, const PredictOptions& options) {
+    auto validated = validate_config(row.config);
+    if (validated) {
+        row.config = std::move(validated).value();
+        row.prediction = predict(row.config, options);
+    } else {
+        row.error = validated.error();
+    }
+}
+
+void finish_precision_comparison(PrecisionComparison& result) {
     const PrecisionRow* baseline = nullptr;
     for (const PrecisionRow& row : result.rows) {
         if (row.error) continue;
@@ -61,6 +68,12 @@ PrecisionComparison compare_precisions(const Config& config, const PredictOption
             if (!row.error && row.prediction.iteration_time_s > 0) row.speedup = reference_s / row.prediction.iteration_time_s;
         }
     }
+}
+
+PrecisionComparison compare_precisions(const Config& config, const PredictOptions& options) {
+    PrecisionComparison result = plan_precision_comparison(config);
+    for (PrecisionRow& row : result.rows) predict_precision_row(row, options);
+    finish_precision_comparison(result);
     return result;
 }
 

@@ -173,12 +173,35 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
 // none of autocast's lists) are fp32; else the activation dtype.
 double residual_width(const Execution& x) { return x.ops.autocast ? 4.0 : x.ops.w_act; }
 
+// RMSNorm written as eager tensor ops (Hugging Face LlamaRMSNorm: x.to(float32), pow(2),
+// mean(-1), x * rsqrt(var + eps), .to(input dtype), weight * x; torchtitan's nn.RMSNorm without
+// torch.compile), frameworks with fused_norms false: one kernel per op, each reading and writing
+// the e elements (fp32 in between; the mean writes one value per row). Autograd runs one backward
+// kernel per forward op that reads its saved inputs and the output gradient and writes the input
+// gradient: twice the forward traffic. LayerNorm is one ATen kernel (native_layer_norm) everywhere.
+void unfused_rms_norm(const Execution& x, Target& out, Phase phase, double e, double w_in, double w_out) {
+    const double w = x.ops.w_act;
+    struct Pass {
+        const char* name;
+        double bytes_per_element;
+    };
+    const Pass passes[] = {{"rmsnorm_to_fp32", w_in + 4}, {"rmsnorm_pow", 8},          {"rmsnorm_mean", 4},
+                           {"rmsnorm_rsqrt_mul", 8},      {"rmsnorm_to_dtype", 4 + w}, {"rmsnorm_weight_mul", w + w_out}};
+    const double backward = phase == Phase::backward ? 2.0 : 1.0;
+    for (const Pass& pass : passes)
+        out.ops.add(make_op(pass.name, OpKind::elementwise, x.ops.activations, 0, backward * e * pass.bytes_per_element));
+}
+
 // LayerNorm / RMSNorm over `tokens` x h: read input, write output (fp32 under autocast); backward
 // reads the gradient and the saved input and writes the input gradient.
 void norm(const Execution& x, Target& out, Phase phase, double tokens) {
     const double e = tokens * x.hidden;
     const double w_in = residual_width(x);  // norms read the residual stream
     const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
+    if (x.config->model.norm == Norm::rmsnorm && !x.config->framework.fused_norms) {
+        unfused_rms_norm(x, out, phase, e, w_in, w_out);
+        return;
+    }
     if (phase == Phase::forward)
         out.ops.add(make_op("norm", OpKind::elementwise, x.ops.activations, 0, e * (w_in + w_out)));
     else
@@ -666,6 +689,14 @@ double per_tensor_optimizer_kernels(const Execution& x) {
     return tensors * kOpsPerTensor / double(x.stages);
 }
 
+double foreach_adamw_bytes_per_param(double wg, double wu, double ws) {
+    // torch.optim.AdamW(foreach=True) (torch/optim/adamw.py _multi_tensor_adamw): every line is a
+    // pass over all parameters: _foreach_mul_(p, 1 - lr wd) 2 wu; _foreach_lerp_(m, g) 2 ws + wg;
+    // _foreach_mul_(v, beta2) 2 ws; _foreach_addcmul_(v, g, g) 2 ws + wg; _foreach_sqrt(v) -> d
+    // ws + 4; _foreach_div_(d) 8; _foreach_add_(d, eps) 8; _foreach_addcdiv_(p, m, d) 2 wu + ws + 4.
+    return 4 * wu + 2 * wg + 8 * ws + 24;
+}
+
 double optimizer_state_bytes_per_param(const TrainingSpec& t, const PrecisionSpec& p) {
     // bitsandbytes 8-bit states: one byte per element plus an fp32 absmax per 2048-element block.
     if (t.optimizer == Optimizer::adamw8bit) return optimizer_state_count(t.optimizer) * (1.0 + 4.0 / 2048);
@@ -683,6 +714,9 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
     double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
+    const bool adam = c.training.optimizer == Optimizer::adam || c.training.optimizer == Optimizer::adamw;
+    if (adam && !c.framework.fused_optimizer)  // the foreach AdamW of torch.optim (fused_optimizer false)
+        bytes = params_shard * foreach_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
     if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));

@@ -19,8 +19,8 @@ struct Network {
 Network make_network(const Execution& x);
 
 // Floor of one phase's cost in predict(): the ops' roofline time and launches (cost_ops), plus the
-// collectives predict() always exposes: TP when TP comm overlap is off, EP all-to-all, and the CP
-// ring beyond the attention it hides behind. Its other terms (ZeRO-3 gathers beyond the compute,
+// collectives predict() exposes before slowdowns: TP when TP comm overlap is off, EP all-to-all
+// beyond the compute it may hide behind, and the CP ring's exposed part (communication.hpp cp_exposed_s). Its other terms (ZeRO-3 gathers beyond the compute,
 // comm-SM slowdown, comm launches, host-bound excess) are non-negative and left out.
 double phase_floor_s(const OpList& ops, const CommList& comm, const Execution& x, const Network& net);
 double piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net);  // forward + backward

@@ -85,12 +85,15 @@ double comm_sm_share(const Execution& x) { return std::min(x.cal.comm_sms / doub
 // =====================================================================================
 
 // Seconds of a phase's collectives by category, before overlap; `launch_s` and `kernels` gain a
-// kernel per collective of a group with more than one rank.
-std::array<double, kCatCount> comm_seconds(const CommList& comm, const Execution& x, const Network& net, double& launch_s,
-                                           double& kernels) {
+// kernel per collective of a group with more than one rank. `gather_s`: the ZeRO-3/FSDP parameter
+// all-gathers among the DP seconds.
+std::array<double, kCatCount> comm_seconds(const CommList& comm, const Execution& x, const Network& net, double& launch_s, double& kernels,
+                                           double* gather_s = nullptr) {
     std::array<double, kCatCount> comm_s{};
     for (const CommOp& op : comm) {
-        comm_s[size_t(comm_category(op.group))] += comm_time_s(op, net);
+        const double t = comm_time_s(op, net);
+        comm_s[size_t(comm_category(op.group))] += t;
+        if (gather_s && op.collective == Collective::all_gather && (op.group == Group::dp || op.group == Group::expert_dp)) *gather_s += t;
         if (net.ranks[size_t(op.group)] > 1) {
             launch_s += x.cal.kernel_launch_s;
             kernels += op.count;
@@ -100,27 +103,35 @@ std::array<double, kCatCount> comm_seconds(const CommList& comm, const Execution
 }
 
 // Compute plus the exposed part of each collective: TP is on the critical path unless TP comm
-// overlap is on (then hidden behind the phase's GEMMs); the CP ring hides behind attention
-// (Megatron-Core CP overlaps the K/V exchange with the block computation); ZeRO-3 gathers are
-// prefetched behind the phase's compute; EP all-to-all is exposed.
+// overlap is on (then hidden behind the phase's GEMMs); the CP ring hides behind attention step by
+// step (cp_exposed_s) where the framework overlaps it; ZeRO-3 gathers are prefetched behind the
+// phase's compute unless the framework gathers on demand (gather_prefetch none); EP all-to-all is
+// exposed unless the framework overlaps it with another micro-batch's compute.
 Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net) {
     const Calibration& cal = x.cal;
+    const FrameworkSpec& fw = x.config->framework;
     Cost cost = from_ops(cost_ops(ops, x.config->gpu, cal));
-    double kernels = double(ops.size);
-    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, cost.s[kOverhead], kernels);
+    double kernels = double(ops.size), gather_s = 0;
+    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, cost.s[kOverhead], kernels, &gather_s);
     const bool overlap_tp = x.config->parallel.overlap_tp_comm;
     const double compute = cost.s[kGemm] + cost.s[kAttention] + cost.s[kElementwise] + cost.s[kPrecision];
     cost.s[kTp] = overlap_tp ? std::max(0.0, comm_s[kTp] - cost.s[kGemm]) : comm_s[kTp];
-    cost.s[kCp] = std::max(0.0, comm_s[kCp] - cost.s[kAttention]);
-    cost.s[kDp] = std::max(0.0, comm_s[kDp] - compute);
-    cost.s[kEp] = comm_s[kEp];
+    cost.s[kCp] = cp_exposed_s(comm_s[kCp], cost.s[kAttention], x.cp, fw.overlap_cp_comm);
+    // On-demand gathers (no prefetch) wait in full; the gradient reduce-scatters still overlap.
+    const double serial_gather_s = fw.gather_prefetch == GatherPrefetch::none ? gather_s : 0.0;
+    cost.s[kDp] = serial_gather_s + std::max(0.0, comm_s[kDp] - serial_gather_s - compute);
+    // Megatron-Core overlap_moe_expert_parallel_comm (1F1B A2A overlap: one micro-batch's dispatch and
+    // combine run beside another's forward/backward, Megatron-Core MoE docs) and DeepSeek-V3's
+    // DualPipe (arXiv 2412.19437 sec. 3.2.1) hide the all-to-all behind compute.
+    cost.s[kEp] = fw.overlap_ep_comm ? std::max(0.0, comm_s[kEp] - compute) : comm_s[kEp];
     // Overlap is not free: the compute that runs beside a collective proceeds at (1 - f) speed
     // (charged to the collective's category).
     const double f = comm_sm_share(x);
     const double overlapped_tp = overlap_tp ? std::min(comm_s[kTp], cost.s[kGemm]) : 0.0;
     cost.s[kTp] += overlapped_tp * f / (1 - f);
-    cost.s[kCp] += std::min(comm_s[kCp], cost.s[kAttention]) * f / (1 - f);
-    cost.s[kDp] += std::min(comm_s[kDp], compute) * f / (1 - f);
+    cost.s[kCp] += (comm_s[kCp] - cost.s[kCp]) * f / (1 - f);
+    cost.s[kDp] += (comm_s[kDp] - cost.s[kDp]) * f / (1 - f);
+    cost.s[kEp] += (comm_s[kEp] - cost.s[kEp]) * f / (1 - f);
     // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
     // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
     const double host_s = kernels * cal.host_op_s, gpu_s = cost.total();
@@ -537,8 +548,11 @@ double phases::phase_floor_s(const OpList& ops, const CommList& comm, const Exec
     double launch_s = 0, kernels = 0;  // comm launches: not part of the floor
     const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, launch_s, kernels);
     const double attention_s = cost.seconds[size_t(OpKind::attention)];
-    return cost.total_s() + (x.config->parallel.overlap_tp_comm ? 0.0 : comm_s[kTp]) + comm_s[kEp] +
-           std::max(0.0, comm_s[kCp] - attention_s);
+    const FrameworkSpec& fw = x.config->framework;
+    const double compute_s = cost.total_s() - cost.launch_s - cost.seconds[size_t(OpKind::optimizer)];
+    return cost.total_s() + (x.config->parallel.overlap_tp_comm ? 0.0 : comm_s[kTp]) +
+           (fw.overlap_ep_comm ? std::max(0.0, comm_s[kEp] - compute_s) : comm_s[kEp]) +
+           cp_exposed_s(comm_s[kCp], attention_s, x.cp, fw.overlap_cp_comm);
 }
 
 double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net) {

@@ -30,9 +30,34 @@ ScalingSweep plan_scaling(const Config& config, std::vector<int64_t> gpu_counts)
 
 void run_scaling(ScalingSweep& sweep, size_t counts) {
     for (size_t n = 0; n < counts && !sweep.done(); ++n) {
+        if (!sweep.next.rows.empty()) {  // a count run_scaling_rows began
+            run_scaling_rows(sweep, sweep.next.rows.size() - sweep.next_rows);
+            continue;
+        }
         Config at = sweep.base;
         at.num_gpus = sweep.gpu_counts[sweep.at.size()];
         sweep.at.push_back(compare_precisions(at));
+    }
+}
+
+void run_scaling_rows(ScalingSweep& sweep, size_t rows) {
+    for (size_t n = 0; n < rows && !sweep.done();) {
+        if (sweep.next.rows.empty()) {
+            Config at = sweep.base;
+            at.num_gpus = sweep.gpu_counts[sweep.at.size()];
+            sweep.next = plan_precision_comparison(at);
+            sweep.next_rows = 0;
+        }
+        if (sweep.next_rows < sweep.next.rows.size()) {
+            predict_precision_row(sweep.next.rows[sweep.next_rows++]);
+            ++n;
+        }
+        if (sweep.next_rows >= sweep.next.rows.size()) {  // the count is complete (or its GPU runs no precision)
+            finish_precision_comparison(sweep.next);
+            sweep.at.push_back(std::move(sweep.next));
+            sweep.next = {};
+            sweep.next_rows = 0;
+        }
     }
 }
 

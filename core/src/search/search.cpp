@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "io/json_writer.hpp"
+#include "search/search_internal.hpp"
 #include "perf/phases.hpp"
 #include "io/spec_json.hpp"
 #include "trainclock/perf/execution.hpp"
@@ -195,7 +196,7 @@ std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& 
 }
 
 // validate_config's micro-batch rules (slots simulated, interleaving) on M of one micro-batch size.
-bool micro_batches_ok(const SearchSpace::Group& g, int64_t global_batch, int64_t micro_batch) {
+bool micro_batches_ok(const SearchGroup& g, int64_t global_batch, int64_t micro_batch) {
     return !micro_batch_rule(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
 }
 
@@ -228,19 +229,20 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
     if (base_config.model.layers < 1 || base_config.model.heads < 1) return Error{"model", "has no layers or heads"};
 
     SearchSpace space;
-    space.base_ = resolved_base(base_config);
-    space.options_ = options;
-    space.precisions_ = options.precisions.empty() ? std::vector<PrecisionSpec>{space.base_.precision} : options.precisions;
-    space.recompute_ =
+    SearchSpaceData& d = *space.data_;
+    d.base_ = resolved_base(base_config);
+    d.options_ = options;
+    d.precisions_ = options.precisions.empty() ? std::vector<PrecisionSpec>{d.base_.precision} : options.precisions;
+    d.recompute_ =
         options.recompute.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full} : options.recompute;
-    std::sort(space.recompute_.begin(), space.recompute_.end());
-    space.recompute_.erase(std::unique(space.recompute_.begin(), space.recompute_.end()), space.recompute_.end());
+    std::sort(d.recompute_.begin(), d.recompute_.end());
+    d.recompute_.erase(std::unique(d.recompute_.begin(), d.recompute_.end()), d.recompute_.end());
 
-    const Config& base = space.base_;
+    const Config& base = d.base_;
     const int64_t n = base.num_gpus;
     const int64_t layers = base.model.layers + base.model.decoder_layers;
     const int64_t gbs = base.training.global_batch;
-    const int64_t n_rec = int64_t(space.recompute_.size());
+    const int64_t n_rec = int64_t(d.recompute_.size());
     const std::vector<int64_t> n_divisors = divisors(n);
     const std::vector<int64_t>& tps = options.tp.empty() ? n_divisors : options.tp;
     const std::vector<int64_t>& pps = options.pp.empty() ? n_divisors : options.pp;
@@ -251,12 +253,12 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
             : options.schedules;
     // A GPU count beyond one node must fill whole nodes: then no layout passes.
     const bool node_ok = base.node.host_gpus() <= 0 || !node_fill_rule(n, base.node);
-    auto reject = [&space](RejectReason reason, int64_t count) {
-        space.enumeration_.rejected[size_t(reason)] += count;
-        space.layouts_ += count;
+    auto reject = [&d](RejectReason reason, int64_t count) {
+        d.enumeration_.rejected[size_t(reason)] += count;
+        d.layouts_ += count;
     };
 
-    for (int32_t precision = 0; precision < int32_t(space.precisions_.size()); ++precision) {
+    for (int32_t precision = 0; precision < int32_t(d.precisions_.size()); ++precision) {
         for (int64_t tp : tps) {
             for (int64_t pp : pps) {
                 for (int64_t cp : cps) {
@@ -264,7 +266,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     if (tp < 1 || pp < 1 || cp < 1 || tp > n || pp > n || cp > n || n % (tp * pp * cp) != 0) continue;
                     const int64_t dp = n / (tp * pp * cp);
 
-                    Group group;
+                    SearchGroup group;
                     group.precision = precision;
                     group.tp = tp;
                     group.pp = pp;
@@ -333,7 +335,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     for (int64_t ep : eps) {
                         for (const auto& [schedule, v, split] : schedule_v) {
                             std::optional<RejectReason> reason =
-                                node_ok ? group_rule(base, space.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v, split)
+                                node_ok ? group_rule(base, d.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v, split)
                                         : RejectReason::node_fill;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
@@ -341,7 +343,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                 continue;
                             }
                             reject(RejectReason::batch, per_mbs * batch_rejected);
-                            Group g = group;
+                            SearchGroup g = group;
                             g.ep = ep;
                             g.schedule = schedule;
                             g.virtual_stages = v;
@@ -354,26 +356,26 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                 }
                                 if (g.sequence_parallel.empty()) continue;
                             }
-                            g.first_cell = space.cells_;
-                            space.cells_ += 1;
-                            space.layouts_ += int64_t(g.sequence_parallel.size()) * per_sp * int64_t(g.micro_batch.size());
-                            space.groups_.push_back(std::move(g));
+                            g.first_cell = d.cells_;
+                            d.cells_ += 1;
+                            d.layouts_ += int64_t(g.sequence_parallel.size()) * per_sp * int64_t(g.micro_batch.size());
+                            d.groups_.push_back(std::move(g));
                         }
                     }
                 }
             }
         }
     }
-    space.enumeration_.layouts = space.layouts_;
-    space.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel, &base.framework);
+    d.enumeration_.layouts = d.layouts_;
+    d.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel, &base.framework);
     if (options.prune) {
-        space.pilot_ = std::make_shared<Pilot>();
-        if (!options.deferred_pilot) space.run_pilot(std::numeric_limits<int64_t>::max());
+        d.pilot_ = std::make_shared<SearchSpaceData::Pilot>();
+        if (!options.deferred_pilot) d.run_pilot(std::numeric_limits<int64_t>::max());
     }
     return space;
 }
 
-Config SearchSpace::config_for(const SearchLayout& layout) const {
+Config SearchSpaceData::config_for(const SearchLayout& layout) const {
     Config config = base_;
     config.precision = precisions_[size_t(layout.precision)];
     config.parallel = layout.parallel;
@@ -386,7 +388,7 @@ Config SearchSpace::config_for(const SearchLayout& layout) const {
 // [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
 // -----------------------------------------------------------------------------------------------
 
-SearchState::SearchState(const SearchSpace& space)
+SearchStateData::SearchStateData(const SearchSpaceData& space)
     : space_(&space), floor_cache_(space.floors()), scratch_(space.base()), base_checked_(space.precisions().size(), 0) {
     if (space.pilot_cutoff()) {
         fixed_ = true;
@@ -394,23 +396,23 @@ SearchState::SearchState(const SearchSpace& space)
     }
 }
 
-void SearchState::run(int64_t begin_cell, int64_t end_cell) {
-    const std::vector<SearchSpace::Group>& groups = space_->groups();
+void SearchStateData::run(int64_t begin_cell, int64_t end_cell) {
+    const std::vector<SearchGroup>& groups = space_->groups();
     begin_cell = std::max<int64_t>(begin_cell, 0);
     end_cell = std::min(end_cell, space_->cells());
     if (begin_cell >= end_cell) return;
     // The group holding begin_cell: the last one whose first cell is <= begin_cell.
-    auto it = std::upper_bound(groups.begin(), groups.end(), begin_cell,
-                               [](int64_t cell, const SearchSpace::Group& g) { return cell < g.first_cell; });
+    auto it =
+        std::upper_bound(groups.begin(), groups.end(), begin_cell, [](int64_t cell, const SearchGroup& g) { return cell < g.first_cell; });
     size_t gi = size_t(it - groups.begin()) - 1;
     for (int64_t cell = begin_cell; cell < end_cell; ++cell) {
         while (gi + 1 < groups.size() && groups[gi + 1].first_cell <= cell) ++gi;
-        const SearchSpace::Group& g = groups[gi];
+        const SearchGroup& g = groups[gi];
         run_cell(g);
     }
 }
 
-void SearchState::load(const SearchLayout& layout) {
+void SearchStateData::load(const SearchLayout& layout) {
     if (scratch_precision_ != layout.precision) {
         scratch_.precision = space_->precisions()[size_t(layout.precision)];
         scratch_precision_ = layout.precision;
@@ -420,12 +422,12 @@ void SearchState::load(const SearchLayout& layout) {
     scratch_.training.recompute = layout.recompute;
 }
 
-const SearchHit* SearchState::cutoff() const {
+const SearchHit* SearchStateData::cutoff() const {
     if (fixed_) return &fixed_cutoff_;
     return top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
 }
 
-std::optional<Error> SearchState::rule_violation(const SearchLayout& layout) {
+std::optional<Error> SearchStateData::rule_violation(const SearchLayout& layout) {
     load(layout);
     // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
     // check_config fills nothing in and predict() sees the same config as after validate_config.
@@ -436,7 +438,7 @@ std::optional<Error> SearchState::rule_violation(const SearchLayout& layout) {
     return violation;
 }
 
-const SearchHit& SearchState::evaluate(const SearchLayout& layout) {
+const SearchHit& SearchStateData::evaluate(const SearchLayout& layout) {
     last_.layout = layout;
     // Pruning rule 4: by time, a layout whose step-time lower bound exceeds the K-th best cannot enter.
     PredictOptions predict_options;
@@ -468,7 +470,7 @@ bool less_memory(const MemoryNeed& a, const MemoryNeed& b) {
 
 }  // namespace
 
-void SearchState::note_memory(const SearchLayout& layout, const MemoryBreakdown& memory) {
+void SearchStateData::note_memory(const SearchLayout& layout, const MemoryBreakdown& memory) {
     MemoryNeed need{layout, memory};
     if (!smallest_memory_ || less_memory(need, *smallest_memory_)) smallest_memory_ = std::move(need);
 }
@@ -476,7 +478,7 @@ void SearchState::note_memory(const SearchLayout& layout, const MemoryBreakdown&
 // Keeps the top K, best first. Layouts the model cannot tell apart (equal objective, secondary
 // and memory, e.g. selective recompute where flash attention already stores no scores) are kept
 // once: the first in layout order, so the list stays deterministic under slicing and merging.
-void SearchState::offer(const SearchHit& hit) {
+void SearchStateData::offer(const SearchHit& hit) {
     const size_t k = size_t(space_->options().top_k);
     if (top_.size() == k && !ranks_before(hit, top_.back())) return;
     auto equivalent = [&hit](const SearchHit& other) {
@@ -582,7 +584,7 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
 namespace {
 
 // Bounds of SearchSpace::create: TP, CP, EP <= num_gpus <= 2^20, micro-batch <= global batch <= 2^26.
-SearchSpace::FloorKey floor_key(const SearchLayout& l) {
+FloorKey floor_key(const SearchLayout& l) {
     return {(uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
             (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch), (uint64_t(l.parallel.cp) << 32) | uint64_t(l.parallel.ep)};
 }
@@ -594,20 +596,20 @@ double step_time_lower_bound_s(const Config& config) {
     return bound_from_floor_s(config, cal, micro_batch_floor(config, cal), true);
 }
 
-size_t SearchSpace::FloorKeyHash::operator()(const FloorKey& k) const {
+size_t FloorKeyHash::operator()(const FloorKey& k) const {
     uint64_t h = k.precision_recompute_sp * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing of each word
     h = (h ^ (h >> 29)) + k.tp_micro_batch * 0xBF58476D1CE4E5B9ull;
     h = (h ^ (h >> 31)) + k.cp_ep * 0x94D049BB133111EBull;
     return size_t(h ^ (h >> 32));
 }
 
-const MicroBatchFloor& SearchState::floor_of(const SearchLayout& l) {
+const MicroBatchFloor& SearchStateData::floor_of(const SearchLayout& l) {
     auto [it, inserted] = floor_cache_.try_emplace(floor_key(l));
     if (inserted) it->second = micro_batch_floor(scratch_, space_->calibration());
     return it->second;
 }
 
-bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
+bool SearchStateData::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
     const MicroBatchFloor& f = floor_of(layout);
     const Calibration& cal = space_->calibration();
     *bound_s = bound_from_floor_s(scratch_, cal, f, false);
@@ -626,13 +628,13 @@ bool SearchState::below_cutoff(const SearchLayout& layout, double cutoff_s, doub
 // nothing the exact search would report ranks after it. With fewer than K layouts found, states
 // prune with their own K-th best as it comes (counts then depend on the slicing). It runs in steps
 // (one group estimated or one pilot cell searched each) so that a UI can spread it over frames.
-struct SearchSpace::Pilot {
+struct SearchSpaceData::Pilot {
     std::vector<std::pair<double, int64_t>> estimates;  // (estimate of the best step, first cell) per group
     size_t next = 0;                                    // groups estimated, then pilot cells searched
-    std::unique_ptr<SearchState> state;                 // searches the pilot cells once all are estimated
+    std::unique_ptr<SearchStateData> state;             // searches the pilot cells once all are estimated
 };
 
-void SearchSpace::run_pilot(int64_t steps) {
+void SearchSpaceData::run_pilot(int64_t steps) {
     if (!pilot_) return;
     Pilot& pilot = *pilot_;
     Config c = base_;
@@ -644,11 +646,11 @@ void SearchSpace::run_pilot(int64_t steps) {
             const size_t n = std::min(pilot.estimates.size(), kPilotCells);
             std::partial_sort(pilot.estimates.begin(), pilot.estimates.begin() + std::ptrdiff_t(n), pilot.estimates.end());
             pilot.estimates.resize(n);
-            pilot.state = std::make_unique<SearchState>(*this);
+            pilot.state = std::make_unique<SearchStateData>(*this);
             pilot.next = 0;
         }
         if (pilot.state && pilot.next == pilot.estimates.size()) {
-            if (pilot.state->top().size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.state->top().back();
+            if (pilot.state->top_.size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.state->top_.back();
             floors_ = std::move(pilot.state->floor_cache_);  // every state starts with the floors found so far
             pilot_.reset();
             return;
@@ -659,7 +661,7 @@ void SearchSpace::run_pilot(int64_t steps) {
             pilot.state->run(cell, cell + 1);
             continue;
         }
-        const Group& g = groups_[pilot.next++];
+        const SearchGroup& g = groups_[pilot.next++];
         l.precision = g.precision;
         c.precision = precisions_[size_t(g.precision)];
         l.parallel.tp = c.parallel.tp = g.tp;
@@ -697,8 +699,8 @@ void SearchSpace::run_pilot(int64_t steps) {
 // memory fits at least as many, one needing no less at most as many), then found with
 // memory_per_gpu on the first unknown micro-batch and, if it fits, by bisection. Probes of rule-passing layouts note their memory: a level that fits nothing
 // has probed its first micro-batch, or is bounded by a level needing no more memory that did.
-size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok, std::vector<char>& rules,
-                               std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri) {
+size_t SearchStateData::level_fits(const SearchGroup& g, SearchLayout layout, const std::vector<size_t>& ok, std::vector<char>& rules,
+                                   std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri) {
     const std::vector<Recompute>& recomputes = space_->recompute();
     const size_t n_zero = g.zero.size(), n_rec = recomputes.size();
     int64_t& known = fits[(si * n_zero + zi) * n_rec + ri];
@@ -748,7 +750,7 @@ size_t SearchState::level_fits(const SearchSpace::Group& g, SearchLayout layout,
     return lo;
 }
 
-void SearchState::run_cell(const SearchSpace::Group& g) {
+void SearchStateData::run_cell(const SearchGroup& g) {
     const SearchOptions& options = space_->options();
     const bool by_time = options.objective == SearchObjective::time;
     const std::vector<Recompute>& recomputes = space_->recompute();
@@ -859,7 +861,7 @@ void SearchState::run_cell(const SearchSpace::Group& g) {
     stats_.layouts += int64_t(n_mbs * n_sp * n_zero * n_rec);
 }
 
-void SearchState::merge(const SearchState& other) {
+void SearchStateData::merge(const SearchStateData& other) {
     for (const SearchHit& hit : other.top_) offer(hit);
     stats_.layouts += other.stats_.layouts;
     stats_.predicted += other.stats_.predicted;
@@ -870,6 +872,40 @@ void SearchState::merge(const SearchState& other) {
     if (stats_.first_rule_message.empty()) stats_.first_rule_message = other.stats_.first_rule_message;
     if (other.smallest_memory_) note_memory(other.smallest_memory_->layout, other.smallest_memory_->memory);
 }
+
+// The public classes hold their data behind a pointer (search_internal.hpp) and forward to it.
+SearchSpace::SearchSpace() : data_(std::make_unique<SearchSpaceData>()) {}
+SearchSpace::SearchSpace(const SearchSpace& other) : data_(std::make_unique<SearchSpaceData>(*other.data_)) {}
+SearchSpace::SearchSpace(SearchSpace&& other) noexcept = default;
+SearchSpace& SearchSpace::operator=(const SearchSpace& other) {
+    if (this != &other) data_ = std::make_unique<SearchSpaceData>(*other.data_);
+    return *this;
+}
+SearchSpace& SearchSpace::operator=(SearchSpace&& other) noexcept = default;
+SearchSpace::~SearchSpace() = default;
+int64_t SearchSpace::cells() const { return data_->cells_; }
+int64_t SearchSpace::layouts() const { return data_->layouts_; }
+const Config& SearchSpace::base() const { return data_->base_; }
+const SearchOptions& SearchSpace::options() const { return data_->options_; }
+const std::vector<PrecisionSpec>& SearchSpace::precisions() const { return data_->precisions_; }
+Config SearchSpace::config_for(const SearchLayout& layout) const { return data_->config_for(layout); }
+bool SearchSpace::pilot_done() const { return !data_->pilot_; }
+void SearchSpace::run_pilot(int64_t steps) { data_->run_pilot(steps); }
+
+SearchState::SearchState(const SearchSpace& space) : data_(std::make_unique<SearchStateData>(space.data())) {}
+SearchState::SearchState(const SearchState& other) : data_(std::make_unique<SearchStateData>(*other.data_)) {}
+SearchState::SearchState(SearchState&& other) noexcept = default;
+SearchState& SearchState::operator=(const SearchState& other) {
+    if (this != &other) data_ = std::make_unique<SearchStateData>(*other.data_);
+    return *this;
+}
+SearchState& SearchState::operator=(SearchState&& other) noexcept = default;
+SearchState::~SearchState() = default;
+void SearchState::run(int64_t begin_cell, int64_t end_cell) { data_->run(begin_cell, end_cell); }
+void SearchState::merge(const SearchState& other) { data_->merge(*other.data_); }
+const std::vector<SearchHit>& SearchState::top() const { return data_->top_; }
+const SearchStats& SearchState::stats() const { return data_->stats_; }
+const std::optional<MemoryNeed>& SearchState::smallest_memory() const { return data_->smallest_memory_; }
 
 // -----------------------------------------------------------------------------------------------
 // [SECTION] Report and explanation
@@ -944,7 +980,7 @@ SearchReport finish(const SearchSpace& space, const SearchState& state) {
     SearchReport report;
     report.top = state.top();
     report.smallest_memory = state.smallest_memory();
-    const SearchStats& e = space.enumeration_stats();
+    const SearchStats& e = space.data().enumeration_;
     const SearchStats& s = state.stats();
     report.stats = s;
     report.stats.layouts = e.layouts;  // the enumeration counts every layout, evaluated or not

@@ -122,7 +122,7 @@ CalibrationOverrides scaled_overrides(const std::vector<FitParameter>& parameter
 bool any_override(const CalibrationOverrides& o) {
     bool any = false;
     for (const auto& e : o.gemm_efficiency) any = any || e.has_value();
-    for (const auto& [key, value] : calibration_scalars(o)) any = any || value->has_value();
+    for (const auto& scalar : calibration_scalars(o)) any = any || scalar.value->has_value();
     return any;
 }
 
@@ -142,11 +142,16 @@ void FitProblem::apply(size_t index, const std::vector<double>& multipliers, Con
 }
 
 double FitProblem::log_error(size_t index, const std::vector<double>& multipliers) const {
+    if (memoize_) {
+        if (const auto hit = memo_.find({index, multipliers}); hit != memo_.end()) return hit->second;
+    }
     const ValidationCase& c = suite_.cases[index];
     Config config = c.config;
     apply(index, multipliers, config);
     const double predicted = predicted_metric(c.metric, predict(config));
-    return std::log(std::max(predicted, 1e-300) / c.measured);
+    const double error = std::log(std::max(predicted, 1e-300) / c.measured);
+    if (memoize_) memo_.emplace(std::make_pair(index, multipliers), error);
+    return error;
 }
 
 CalibrationSpec FitProblem::calibration(const std::vector<double>& multipliers) const {
@@ -529,6 +534,24 @@ double mean_abs(const std::vector<CalibrateCase>& cases, double CalibrateCase::*
     return cases.empty() ? 0 : sum / static_cast<double>(cases.size());
 }
 
+// A calibration holds one section per GPU, so the runs of one GPU must share a framework (whose
+// kernels, overlap and dispatch the factors absorb): else the fit would average two stacks.
+std::optional<Error> one_framework_per_gpu(const ValidationSuite& suite, const std::vector<size_t>& cases) {
+    std::vector<std::pair<std::string, std::string>> seen;  // (gpu, framework)
+    for (size_t i : cases) {
+        const Config& c = suite.cases[i].config;
+        const std::string framework = c.framework.name.empty() ? "(none)" : c.framework.name;
+        for (const auto& [gpu, other] : seen) {
+            if (gpu == c.gpu.name && other != framework)
+                return Error{"framework", "the runs on " + gpu + " use frameworks " + other + " and " + framework +
+                                              ": a calibration holds one section per GPU, so calibrate each stack on its own "
+                                              "(calibrate --framework ID)"};
+        }
+        seen.emplace_back(c.gpu.name, framework);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Result<ValidationSuite> parse_measurements(std::string_view json) {
@@ -552,9 +575,11 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
         if (!is_memory_case(measurements.cases[i])) cases.push_back(i);
     if (cases.empty())
         return Error{"measurements", "no case measures a time (iteration_time_s, tokens_per_s, tokens_per_s_per_gpu, samples_per_s)"};
+    if (auto mixed = one_framework_per_gpu(measurements, cases)) return *mixed;
     CalibrateReport report;
     report.parameters = calibration_candidates(measurements, cases);
-    const FitProblem problem(measurements, report.parameters);
+    FitProblem problem(measurements, report.parameters);
+    problem.memoize();  // the leave-one-out refits below start from one point: most predictions repeat
     FitOptions o = options;
     if (o.prior <= 0) o.prior = kCalibratePrior;
     o.min_sensitivity = std::max(o.min_sensitivity, kCalibrateMinSensitivity);

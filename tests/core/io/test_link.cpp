@@ -4,6 +4,7 @@
 
 #include "trainclock/io/link.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/perf/prediction.hpp"
 
 using namespace trainclock;
 
@@ -187,4 +188,50 @@ TEST_CASE("a custom spec travels as its changes against the closest preset") {
     const auto bare_decoded = decode_config_link(encode_config_link(bare));
     REQUIRE(bare_decoded.ok());
     CHECK(config_to_json(bare_decoded.value()) == config_to_json(bare));
+}
+
+TEST_CASE("enum_names: every choice field's spellings in enum order, each one a value the field accepts") {
+    // Hand-listed from the flags' help (DESIGN.md 3) and presets/README.md.
+    CHECK(enum_names("training.recompute") == std::vector<std::string_view>{"none", "selective", "full"});
+    CHECK(enum_names("parallel.schedule") == std::vector<std::string_view>{"gpipe", "1f1b", "interleaved"});
+    CHECK(enum_names("training.finetune.method") == std::vector<std::string_view>{"full", "lora", "qlora"});
+    CHECK(enum_names("training.finetune.lora_targets") == std::vector<std::string_view>{"attention", "all-linear"});
+    CHECK(enum_names("dtype") == std::vector<std::string_view>{"fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "nvfp4"});
+    CHECK(enum_names("model.architecture") == std::vector<std::string_view>{"decoder", "encoder", "encoder-decoder"});
+    CHECK(enum_names("parallel.tp").empty());
+    CHECK(enum_names("nonsense").empty());
+    const Config base = load(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "precision": "fp8-mixed"})");
+    for (const ConfigField& field : config_fields()) {
+        if (field.type != FieldType::choice) continue;
+        const auto names = enum_names(field.path);
+        INFO(field.path);
+        CHECK(names.size() >= 2);
+        for (const std::string_view name : names) {
+            INFO(name);
+            CHECK(set_config_field(base, field, name, field.link_key).ok());
+        }
+    }
+    for (size_t i = 0; i < enum_names("precision.fp8_recipe").size(); ++i)
+        CHECK(fp8_recipe_name(Fp8Recipe(i)) == enum_names("precision.fp8_recipe")[i]);
+}
+
+TEST_CASE("a knob the config names under a framework stays in the link even at the plain default") {
+    // Megatron-Core picks flash3 on Hopper and overlaps TP (presets/frameworks/megatron-core.json); the
+    // config asks for flash2 and no TP overlap, today's defaults, which a link would otherwise drop.
+    const Config named = load(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "framework": "megatron-core",
+                                  "parallel": {"tp": 2, "sequence_parallel": true, "overlap_tp_comm": false},
+                                  "training": {"attention_kernel": "flash2"}})");
+    const std::string fragment = encode_config_link(named);
+    CHECK(fragment.find("&ak=flash2") != std::string::npos);
+    CHECK(fragment.find("&otp=0") != std::string::npos);
+    CHECK(fragment.find("&odp=") == std::string::npos);  // not named: the framework's
+    auto decoded = decode_config_link(fragment);
+    REQUIRE(decoded.ok());
+    CHECK(decoded.value().training.attention_kernel == AttentionKernel::flash2);
+    CHECK(!decoded.value().parallel.overlap_tp_comm);
+    CHECK(predict(decoded.value()).iteration_time_s == predict(named).iteration_time_s);
+    const Config framework_only = load(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "framework": "megatron-core",
+                                           "parallel": {"tp": 2, "sequence_parallel": true}})");
+    CHECK(predict(framework_only).iteration_time_s != predict(named).iteration_time_s);
+    CHECK(encode_config_link(framework_only).find("&ak=") == std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/io/presets.hpp"
 #include "trainclock/validation/validation.hpp"
+#include "trainclock/perf/communication.hpp"
 
 using namespace trainclock;
 
@@ -218,4 +219,131 @@ TEST_CASE("flag --fp8-recipe and link key f8 change the precision already chosen
     auto mismatched = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=fp8-mixed&f8=nvfp4");
     REQUIRE_FALSE(mismatched.ok());
     CHECK(mismatched.error().key == "precision.fp8_recipe");
+}
+
+namespace {
+
+double op_bytes(const OpList& ops, const std::string& name) {
+    double bytes = 0;
+    for (const Op& op : ops)
+        if (name == op.name) bytes += op.bytes * op.count;
+    return bytes;
+}
+
+int ops_starting(const OpList& ops, const std::string& prefix) {
+    int n = 0;
+    for (const Op& op : ops) n += std::string(op.name).rfind(prefix, 0) == 0;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("fused_optimizer false: torch.optim's foreach AdamW, pass by pass") {
+    // Hand count of _multi_tensor_adamw at fp32 everything: mul_(p) 8, lerp_(m, g) 12, mul_(v) 8,
+    // addcmul_(v, g, g) 12, sqrt 8, div_ 8, add_ 8, addcdiv_(p, m, d) 16 = 80 bytes per parameter.
+    CHECK(foreach_adamw_bytes_per_param(4, 4, 4) == 80);
+    const auto step_bytes = [&](const std::string& framework) {
+        const Config c = load(layout("h100-sxm", framework));
+        const Execution x = make_execution(c);
+        return op_bytes(step_ops(x, 1e9, 1e9), "optimizer_step");
+    };
+    const Config c = load(layout("h100-sxm", R"("hf-transformers")"));
+    const PrecisionSpec& p = c.precision;
+    const double wg = dtype_storage_bytes(p.grads), wu = 4, ws = dtype_storage_bytes(p.optimizer_states);
+    CHECK(step_bytes(R"("hf-transformers")") == Approx(1e9 * foreach_adamw_bytes_per_param(wg, wu, ws)));
+    CHECK(step_bytes(R"({"preset": "hf-transformers", "fused_optimizer": true})") == Approx(1e9 * (wg + 2 * wu + 4 * ws)));
+    CHECK(step_bytes(R"("megatron-core")") == Approx(1e9 * (wg + 2 * wu + 4 * ws)));
+    CHECK(predict(load(layout("h100-sxm", R"("hf-transformers")"))).breakdown_s.optimizer >
+          predict(load(layout("h100-sxm", R"({"preset": "hf-transformers", "fused_optimizer": true})"))).breakdown_s.optimizer);
+}
+
+TEST_CASE("fused_norms false: RMSNorm as six eager kernels; LayerNorm stays one ATen kernel") {
+    const Config c = load(layout("h100-sxm", R"("hf-transformers")"));
+    const Execution x = make_execution(c);
+    const PieceOps ops = layer_ops(x, layer_kind_at(c.model, 0));
+    CHECK(ops_starting(ops.forward, "rmsnorm_") == 12);  // two norms per layer
+    CHECK(ops_starting(ops.backward, "rmsnorm_") == 12);
+    CHECK(ops_starting(ops.forward, "norm") == 0);
+    // Forward bytes per element (bf16 stream, bf16 out): (2 + 4) + 8 + 4 + 8 + (4 + 2) + (2 + 2) = 36
+    // against 2 + 2 = 4 fused.
+    double unfused = 0;
+    for (const Op& op : ops.forward)
+        if (std::string(op.name).rfind("rmsnorm_", 0) == 0) unfused += op.bytes;
+    const Config fused_c = load(layout("h100-sxm", R"({"preset": "hf-transformers", "fused_norms": true})"));
+    const Execution fx = make_execution(fused_c);
+    const double fused = op_bytes(layer_ops(fx, layer_kind_at(fused_c.model, 0)).forward, "norm");
+    CHECK(unfused == Approx(fused * 36 / 4));
+    // GPT-2 (LayerNorm) under the same stack: no composite kernels.
+    const Config gpt2 =
+        load(R"({"model": "gpt2", "gpu": "h100-sxm", "framework": "hf-transformers", "training": {"seq_len": 1024, "global_batch": 8}})");
+    const Execution gx = make_execution(gpt2);
+    CHECK(ops_starting(layer_ops(gx, layer_kind_at(gpt2.model, 0)).forward, "rmsnorm_") == 0);
+}
+
+TEST_CASE("CP ring: only the exchange the previous step's attention cannot cover is exposed") {
+    // Event simulation of Transformer Engine's P2P ring: step i computes a = A / cp while the chunk
+    // of step i + 1 (issued when step i starts) takes m = C / (cp - 1).
+    const auto simulate = [](double C, double A, int cp) {
+        const double a = A / cp, m = C / (cp - 1);
+        double t = a, start = 0;  // end of step 0, start of step 0
+        for (int i = 1; i < cp; ++i) {
+            const double ready = start + m;  // chunk i, sent at the start of step i - 1
+            start = std::max(t, ready);
+            t = start + a;
+        }
+        return t - A;
+    };
+    for (int cp : {2, 3, 4, 8, 16})
+        for (double C : {0.0, 0.1, 1.0, 3.0})
+            for (double A : {0.05, 1.0, 4.0}) {
+                INFO("cp " << cp << " C " << C << " A " << A);
+                CHECK(cp_exposed_s(C, A, cp, true) == Approx(simulate(C, A, cp)).margin(1e-12));
+                CHECK(cp_exposed_s(C, A, cp, false) == C);
+            }
+    CHECK(cp_exposed_s(1.0, 1.0, 2, true) == Approx(0.5));  // cp 2: C - A / 2
+    // In a prediction: a stack that overlaps the ring exposes less CP time than one that does not.
+    const auto cp_comm = [&](const std::string& framework) {
+        return predict(load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": )" + framework +
+                            R"(, "parallel": {"cp": 2}, "training": {"seq_len": 8192, "global_batch": 8}})"))
+            .breakdown_s.cp_comm;
+    };
+    CHECK(cp_comm(R"({"preset": "megatron-core", "overlap_cp_comm": false})") > cp_comm(R"("megatron-core")"));
+}
+
+TEST_CASE("EP all-to-all overlap and ZeRO-3 gather prefetch follow the framework") {
+    const auto run = [&](const std::string& framework, int zero) {
+        return predict(load(R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 64, "framework": )" + framework +
+                            R"(, "parallel": {"ep": 8, "zero": )" + std::to_string(zero) +
+                            R"(}, "training": {"seq_len": 4096, "global_batch": 256}})"));
+    };
+    const Prediction exposed = run(R"("megatron-core")", 1), hidden = run(R"({"preset": "megatron-core", "overlap_ep_comm": true})", 1);
+    REQUIRE(exposed.breakdown_s.ep_comm > 0);
+    CHECK(hidden.breakdown_s.ep_comm < exposed.breakdown_s.ep_comm);
+    CHECK(hidden.iteration_time_s < exposed.iteration_time_s);
+    // On-demand ZeRO-3 gathers wait in full: more exposed DP time than the per-layer prefetch, and
+    // ZeRO-3 is never faster than ZeRO-1 on the same layout either way.
+    const Prediction prefetch = run(R"("megatron-core")", 3),
+                     on_demand = run(R"({"preset": "megatron-core", "gather_prefetch": "none"})", 3);
+    CHECK(on_demand.breakdown_s.dp_comm > prefetch.breakdown_s.dp_comm);
+    CHECK(prefetch.iteration_time_s >= exposed.iteration_time_s);
+    CHECK(on_demand.iteration_time_s >= run(R"({"preset": "megatron-core", "gather_prefetch": "none"})", 1).iteration_time_s);
+}
+
+TEST_CASE("the longest op lists (MLA + MoE, QLoRA, fp8, full recompute, composite norms) fit their fixed capacity") {
+    // FixedList drops what exceeds its capacity: a layer's list must never reach it.
+    const int capacity = int(OpList{}.items.size());
+    for (const char* framework : {"megatron-core", "hf-transformers"})
+        for (const char* precision : {"bf16-amp", "fp8-mixed", "nvfp4-mixed"}) {
+            const Config c = load(
+                std::string(R"({"model": "deepseek-v3", "gpu": "b200", "num_gpus": 8, "framework": ")") + framework +
+                R"(", "precision": ")" + precision +
+                R"(", "training": {"seq_len": 4096, "global_batch": 8, "recompute": "full", "finetune": {"method": "qlora", "lora_rank": 16, "lora_targets": "all-linear"}}})");
+            const Execution x = make_execution(c);
+            for (int64_t i = 0; i < total_layers(c.model); ++i) {
+                const PieceOps ops = layer_ops(x, layer_kind_at(c, i));
+                INFO(framework << " " << precision << " layer " << i);
+                CHECK(ops.backward.size < capacity);
+                CHECK(ops.forward.size < capacity);
+            }
+        }
 }

@@ -1,7 +1,12 @@
 // The calibration record: preset measurements > vendor defaults, user overrides on top.
 #include "model_fixtures.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "trainclock/perf/calibration.hpp"
+#include "trainclock/perf/prediction.hpp"
+#include "trainclock/validation/validation.hpp"
 
 using namespace trainclock;
 
@@ -77,4 +82,62 @@ TEST_CASE("A calibration's section for a GPU preset applies to that GPU only, ov
 TEST_CASE("The precision-blind reference dtype is a 16-bit tensor-core type the GPU has", "[calibration]") {
     CHECK(reference_dtype(fixtures::gpu("v100-sxm2-32gb")) == DType::fp16);
     CHECK(reference_dtype(fixtures::gpu("a100-sxm4-80gb")) == DType::bf16);
+}
+
+// Every scalar of the record is overridable (DESIGN.md 2.2): each key of calibration_scalars set to
+// a value inside its range comes out of resolve_calibration unchanged, and nothing else moves.
+TEST_CASE("Every scalar of the calibration record is overridable, gemm_sustained, host_op_s and comm_sms included", "[calibration]") {
+    const GpuSpec h100 = fixtures::gpu("h100-sxm");
+    const Calibration defaults = resolve_calibration(h100, {});
+    int keys = 0;
+    bool sustained = false, host = false, comm = false;
+    for (size_t i = 0; i < calibration_scalars(defaults).size(); ++i) {
+        CalibrationSpec o;
+        const auto scalar = calibration_scalars(o)[i];
+        const double value = scalar.low + 0.37 * (std::min(scalar.high, 1.0) - scalar.low);  // inside every range
+        *scalar.value = value;
+        INFO(scalar.key);
+        const Calibration c = resolve_calibration(h100, o);
+        for (size_t j = 0; j < calibration_scalars(c).size(); ++j)
+            CHECK(*calibration_scalars(c)[j].value == (j == i ? value : *calibration_scalars(defaults)[j].value));
+        CHECK(c.gemm_efficiency == defaults.gemm_efficiency);
+        sustained = sustained || scalar.key == "gemm_sustained";
+        host = host || scalar.key == "host_op_s";
+        comm = comm || scalar.key == "comm_sms";
+        ++keys;
+    }
+    CHECK(keys == 9);
+    CHECK(sustained);
+    CHECK(host);
+    CHECK(comm);
+    // The list covers every scalar of the record (nothing added to CalibrationScalars without a key).
+    CHECK(sizeof(CalibrationScalars<double>) == size_t(keys) * sizeof(double));
+}
+
+// The newly overridable keys read from a calibration JSON, checked against their ranges, and change
+// the step time in the direction their physics says.
+TEST_CASE("gemm_sustained and comm_sms read from a calibration JSON and act on the prediction", "[calibration]") {
+    Result<CalibrationSpec> spec = parse_calibration_json(R"({"gemm_sustained": 0.7, "gpus": {"h100-sxm": {"comm_sms": 32}}})");
+    REQUIRE(spec.ok());
+    REQUIRE(spec.value().gemm_sustained.has_value());
+    CHECK(*spec.value().gemm_sustained == 0.7);
+    REQUIRE(spec.value().per_gpu.size() == 1);
+    CHECK(*spec.value().per_gpu[0].second.comm_sms == 32);
+    const Calibration c = resolve_calibration(fixtures::gpu("h100-sxm"), spec.value());
+    CHECK(c.gemm_sustained == 0.7);
+    CHECK(c.comm_sms == 32);
+    CHECK(parse_calibration_json(R"({"gemm_sustained": 1.5})").error().key == "calibration.gemm_sustained");
+    CHECK(parse_calibration_json(R"({"comm_sms": -1})").error().key == "calibration.comm_sms");
+
+    auto step_s = [](const std::string& calibration) {
+        Result<Config> config = load_config(R"({"model": "gpt3-13b", "gpu": "h100-sxm", "num_gpus": 64,
+            "parallel": {"tp": 8, "overlap_tp_comm": true}, "training": {"seq_len": 2048, "global_batch": 64}, "calibration": )" +
+                                            calibration + "}");
+        REQUIRE(config.ok());
+        return predict(config.value()).iteration_time_s;
+    };
+    const double base = step_s("{}");
+    CHECK(step_s(R"({"gemm_sustained": 0.5})") > base);  // slower GEMMs
+    CHECK(step_s(R"({"gemm_sustained": 1.0})") < base);
+    CHECK(step_s(R"({"comm_sms": 0})") < base);  // compute overlapped with TP collectives keeps every SM
 }

@@ -51,3 +51,22 @@ TEST_CASE("on H100 the FP8 row exists and rule violations show as row errors") {
     REQUIRE(bf16);
     CHECK_FALSE(bf16->error.has_value());
 }
+
+TEST_CASE("compare_precisions row by row (plan, predict each row, finish) is compare_precisions") {
+    const auto config = load_config(R"({"model": "gpt3-1.3b", "gpu": "h100-sxm", "num_gpus": 8})");
+    REQUIRE(config.ok());
+    const PrecisionComparison whole = compare_precisions(config.value());
+    PrecisionComparison stepped = plan_precision_comparison(config.value());
+    CHECK(stepped.unsupported == whole.unsupported);
+    REQUIRE(stepped.rows.size() == whole.rows.size());
+    for (const PrecisionRow& row : stepped.rows) CHECK(row.prediction.iteration_time_s == 0);  // planned, not predicted
+    for (PrecisionRow& row : stepped.rows) predict_precision_row(row);
+    finish_precision_comparison(stepped);
+    CHECK(stepped.baseline == whole.baseline);
+    for (size_t i = 0; i < whole.rows.size(); ++i) {
+        INFO(whole.rows[i].config.precision.name);
+        CHECK(stepped.rows[i].error.has_value() == whole.rows[i].error.has_value());
+        CHECK(stepped.rows[i].prediction.iteration_time_s == whole.rows[i].prediction.iteration_time_s);
+        CHECK(stepped.rows[i].speedup == whole.rows[i].speedup);
+    }
+}

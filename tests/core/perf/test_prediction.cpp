@@ -249,7 +249,8 @@ TEST_CASE("FLOP and MFU invariants hold for every model x GPU x precision preset
                         const std::string calibration =
                             unit_efficiency
                                 ? R"(, "calibration": {"gemm_efficiency": {"fp32": 1, "tf32": 1, "fp16": 1, "bf16": 1, "fp8": 1, "mxfp8": 1, "nvfp4": 1},
-                                                 "attention_efficiency": 1, "memory_efficiency": 1, "kernel_launch_s": 0, "host_op_s": 0, "step_overhead_s": 0})"
+                                                 "attention_efficiency": 1, "memory_efficiency": 1, "kernel_launch_s": 0, "host_op_s": 0, "step_overhead_s": 0,
+                                                 "gemm_sustained": 1, "comm_sms": 0})"
                                 : "";
                         auto config = load_config(
                             R"({"model": ")" + model + R"(", "gpu": ")" + gpu + R"(", "precision": ")" + precision +

@@ -56,6 +56,34 @@ TEST_CASE("run_scaling computes the counts in slices, with the same result as at
             CHECK(sliced.at[i].rows[r].prediction.cost_usd == whole.at[i].rows[r].prediction.cost_usd);
 }
 
+TEST_CASE("run_scaling_rows computes one prediction at a time, with the same result as at once") {
+    auto config = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8})");
+    REQUIRE(config.ok());
+    ScalingSweep sliced = plan_scaling(config.value(), scaling_gpu_counts(8, 2, 2));
+    size_t steps = 0;
+    run_scaling_rows(sliced, 3);  // part of the first count
+    CHECK(sliced.at.empty());
+    run_scaling(sliced, 1);  // finishes the count begun
+    CHECK(sliced.at.size() == 1);
+    while (!sliced.done()) {
+        run_scaling_rows(sliced, 1);
+        ++steps;
+    }
+    const ScalingSweep whole = scaling_sweep(config.value(), scaling_gpu_counts(8, 2, 2));
+    REQUIRE(sliced.at.size() == whole.at.size());
+    size_t rows = 0;
+    for (size_t i = 0; i < whole.at.size(); ++i) {
+        REQUIRE(sliced.at[i].rows.size() == whole.at[i].rows.size());
+        CHECK(sliced.at[i].baseline == whole.at[i].baseline);
+        rows += i > 0 ? whole.at[i].rows.size() : 0;
+        for (size_t r = 0; r < whole.at[i].rows.size(); ++r) {
+            CHECK(sliced.at[i].rows[r].prediction.cost_usd == whole.at[i].rows[r].prediction.cost_usd);
+            CHECK(sliced.at[i].rows[r].speedup == whole.at[i].rows[r].speedup);
+        }
+    }
+    CHECK(steps == rows);  // one prediction per call
+}
+
 TEST_CASE("pareto_front keeps the points nothing beats on both coordinates") {
     // Hand count: (1,9) (2,5) (4,4) are the front; (3,6) loses to (2,5), (5,4) to (4,4), (2,7) to (2,5).
     const std::vector<std::pair<double, double>> points = {{3, 6}, {4, 4}, {1, 9}, {5, 4}, {2, 5}, {2, 7}};

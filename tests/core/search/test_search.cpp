@@ -9,6 +9,7 @@
 #include <string>
 
 #include "trainclock/io/presets.hpp"
+#include "search/search_internal.hpp"
 #include "trainclock/search/search.hpp"
 
 namespace {
@@ -115,7 +116,7 @@ TEST_CASE("search: the answer does not depend on slicing, merge order or pruning
         c.merge(b);
         require_same_answer(finish(s, c), whole);
         // The pilot's fixed cutoff makes the work counts (predicted, pruned) independent of the slicing too.
-        REQUIRE(s.pilot_cutoff().has_value());
+        REQUIRE(s.data().pilot_cutoff().has_value());
         CHECK(search_report_to_json(s, finish(s, c)) == search_report_to_json(s, whole));
     }
     SECTION("a deferred pilot run in uneven steps (as the web panel does) gives the same bytes") {
@@ -411,7 +412,7 @@ TEST_CASE("search: the step-time bound of rule 4 never exceeds the prediction", 
     Result<SearchSpace> space = SearchSpace::create(base, SearchOptions{});
     REQUIRE(space.ok());
     int checked = 0, pipelined = 0;
-    for (const SearchSpace::Group& g : space.value().groups()) {
+    for (const SearchGroup& g : space.value().data().groups()) {
         for (int64_t mbs : g.micro_batch) {
             SearchLayout layout;
             layout.parallel.tp = g.tp;
@@ -464,7 +465,7 @@ TEST_CASE("search: the compute-and-collective floor of rule 5 never exceeds the 
         REQUIRE(space.ok());
         int checked = 0;
         double tightest = 0;
-        for (const SearchSpace::Group& g : space.value().groups()) {
+        for (const SearchGroup& g : space.value().data().groups()) {
             for (int64_t mbs : g.micro_batch) {
                 for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
                     SearchLayout layout;

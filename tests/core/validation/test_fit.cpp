@@ -208,6 +208,19 @@ TEST_CASE("calibrate refuses measurements without a time and never fits more fac
     CHECK(report.value().mape_after < 0.01);  // one factor reproduces one run
 }
 
+// A calibration has one section per GPU: runs of two frameworks on one GPU would be averaged into it.
+TEST_CASE("calibrate refuses runs of two frameworks on one GPU, naming both", "[fit][calibrate]") {
+    ValidationSuite mixed = foundry_h100();
+    mixed.cases.resize(3);
+    mixed.cases[2].config.framework.name = "megatron-core";
+    const auto refused = calibrate(mixed);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().key == "framework");
+    CHECK(refused.error().message.find("llm-foundry and megatron-core") != std::string::npos);
+    mixed.cases[2].config.gpu.name = "a100-sxm4-80gb";  // another GPU: its own section, its own stack
+    CHECK(calibrate(mixed).ok());
+}
+
 // Issue 9's cross-source targets, gated as far as met when this gate was set (cross-source public
 // 13.6 %, precision speed-ups 6.9 %, in-sample 9.5 % / 6.5 %): public <= 15 % and speed-ups <= 8 %
 // (the issue's target for speed-ups); the public target of 10 % is not met yet.

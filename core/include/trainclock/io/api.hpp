@@ -26,7 +26,8 @@ std::string search_json(std::string_view config_json, std::string_view options_j
 // "precision_blind": false, "calibration": {...}} (all optional); {"cross_source": true} alone gives the
 // leave-one-source-out report instead (trainclock/cross-source/v1, as validate --cross-source --json).
 std::string validate_json(std::string_view options_json);
-// A measurements file (presets/validation case format) -> the calibrate report (trainclock/calibrate/v1).
+// A measurements file (presets/validation case format) -> the calibrate report (trainclock/calibrate/v1);
+// a tools/measure_gpu.py micro-benchmark file -> trainclock/calibrate-microbenchmarks/v1 (import.hpp).
 std::string calibrate_json(std::string_view measurements_json);
 
 }  // namespace trainclock

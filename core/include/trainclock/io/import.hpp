@@ -43,6 +43,21 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
 // model, so overrides_json should give one.
 Result<Imported> import_deepspeed(std::string_view json, std::string_view overrides_json = "");
 
+// tools/measure_gpu.py's micro-benchmarks (schema trainclock/measurements/v1) -> a calibration of
+// one GPU preset: GEMM per dtype -> gemm_efficiency, copy bandwidth -> memory_efficiency, SDPA ->
+// attention_efficiency, NCCL busbw intra/inter -> the link efficiencies, each over the GPU or node
+// preset's peak. `gpu`/`node` replace the file's "gpu"/"node" ("" = the file's; node default: the
+// GPU's default_node). Framework-independent: it applies to every run on that GPU.
+struct MeasuredCalibration {
+    std::string gpu, node;                // the presets whose peaks the efficiencies divide by
+    std::string json;                     // calibration JSON ({"gpus": {gpu: {...}}}), ends with a newline
+    std::string report_json;              // trainclock/calibrate-microbenchmarks/v1: derivation, warnings, calibration
+    std::vector<std::string> derivation;  // one line per factor: measured / peak = value
+    std::vector<std::string> warnings;    // figures capped, skipped or measured on a CPU
+};
+bool is_microbenchmark_file(std::string_view json);  // "schema": "trainclock/measurements/v1"
+Result<MeasuredCalibration> calibration_from_microbenchmarks(std::string_view json, std::string_view gpu = "", std::string_view node = "");
+
 // Words of a shell command line (quotes, backslash escapes and line continuations; no expansion).
 std::vector<std::string> split_command_line(std::string_view text);
 

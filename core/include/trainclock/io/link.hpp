@@ -31,6 +31,11 @@ struct ConfigField {
 };
 
 const std::vector<ConfigField>& config_fields();  // in link/flag order
+
+// The spellings of an enum-valued config key in enum order (value i is names[i]): "training.recompute"
+// -> {"none", "selective", "full"}; "dtype" for the precision's dtypes; empty for any other key. The
+// tables JSON, links and flags read, for front ends' choice lists.
+std::vector<std::string_view> enum_names(std::string_view path);
 const ConfigField* find_field_by_link_key(std::string_view key);
 const ConfigField* find_field_by_flag(std::string_view flag);
 

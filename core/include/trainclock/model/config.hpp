@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -95,17 +96,50 @@ struct TrainingSpec {
     bool ideal = false;                     // no checkpoints, interruptions or restarts: total_time_s = steps x step time
 };
 
-// Efficiency parameters of the cost model. Every field is optional: unset ones take the
-// documented defaults (core/src/perf/calibration.cpp) for the GPU and dtype.
-struct CalibrationOverrides {
+// The scalar parameters of the cost model, one list for the overrides (T = std::optional<double>)
+// and the resolved record (T = double, calibration.hpp Calibration); calibration_scalars names them.
+template <class T>
+struct CalibrationScalars {
+    T attention_efficiency{};   // fused attention fraction of the gemm peak
+    T memory_efficiency{};      // achievable fraction of HBM bandwidth for memory-bound kernels
+    T intra_node_efficiency{};  // achievable fraction (NCCL busbw / line rate) of the intra-node link
+    T inter_node_efficiency{};  // achievable fraction of the NICs
+    T kernel_launch_s{};        // fixed GPU-side cost per kernel (launch latency + inter-kernel gap)
+    T step_overhead_s{};        // fixed cost per optimizer step (framework, data loader, logging)
+    T host_op_s{};              // CPU time to dispatch one op (framework + launch); default: the framework's
+    T gemm_sustained{};         // training-time fraction of the large-GEMM figure (real shapes, sustained clocks, SMs shared with NCCL)
+    T comm_sms{};               // SMs a running NCCL collective occupies: compute overlapped with it slows by comm_sms / sm_count
+};
+
+// One scalar of a calibration: its JSON key, the field and the range check_calibration accepts.
+template <class Field>
+struct CalibrationScalar {
+    std::string_view key;
+    Field* value;
+    double low, high;
+};
+
+// Every scalar of a calibration (overrides or resolved record, const or mutable), in JSON key order.
+template <class Scalars>
+auto calibration_scalars(Scalars& s) {
+    using Field = std::remove_reference_t<decltype((s.host_op_s))>;
+    return std::array<CalibrationScalar<Field>, 9>{{
+        {"attention_efficiency", &s.attention_efficiency, 1e-3, 1.0},
+        {"memory_efficiency", &s.memory_efficiency, 1e-3, 1.0},
+        {"intra_node_efficiency", &s.intra_node_efficiency, 1e-3, 1.0},
+        {"inter_node_efficiency", &s.inter_node_efficiency, 1e-3, 1.0},
+        {"kernel_launch_s", &s.kernel_launch_s, 0.0, 1.0},
+        {"step_overhead_s", &s.step_overhead_s, 0.0, 3600.0},
+        {"host_op_s", &s.host_op_s, 0.0, 1.0},
+        {"gemm_sustained", &s.gemm_sustained, 1e-3, 1.0},
+        {"comm_sms", &s.comm_sms, 0.0, 1024.0},
+    }};
+}
+
+// Efficiency overrides. Every field is optional: unset ones take the documented defaults
+// (core/src/perf/calibration.cpp) for the GPU and dtype.
+struct CalibrationOverrides : CalibrationScalars<std::optional<double>> {
     std::array<std::optional<double>, 7> gemm_efficiency{};  // large-GEMM fraction of peak, per DType
-    std::optional<double> attention_efficiency;              // fused attention fraction of the gemm peak
-    std::optional<double> memory_efficiency;                 // achievable fraction of HBM bandwidth
-    std::optional<double> intra_node_efficiency;             // achievable fraction of the intra-node link
-    std::optional<double> inter_node_efficiency;             // achievable fraction of the NICs
-    std::optional<double> kernel_launch_s;                   // fixed cost per kernel
-    std::optional<double> host_op_s;                         // CPU dispatch per op (framework); default: the framework's
-    std::optional<double> step_overhead_s;                   // fixed cost per optimizer step (framework, data loader)
 };
 
 // A calibration: overrides for every GPU, then per GPU preset ("gpus": {"h100-sxm": {...}}) on top.

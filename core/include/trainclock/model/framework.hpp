@@ -38,7 +38,7 @@ struct FrameworkSpec {
     bool overlap_tp_comm = false;                                         // TP collectives overlapped with GEMMs
     bool overlap_dp_comm = true;                                          // DP gradient reduction overlapped with backward
     bool overlap_pp_comm = false;                                         // PP send/recv overlapped with compute
-    bool overlap_cp_comm = false;                                         // CP ring exchange of K/V overlapped with attention
+    bool overlap_cp_comm = true;                                          // CP ring exchange of K/V overlapped with attention
     bool overlap_ep_comm = false;                                         // EP all-to-all overlapped with expert compute
     Fp8Recipe fp8_recipe = Fp8Recipe::delayed;                            // the FP8 scaling recipe it runs by default
     bool fused_optimizer = true;                                          // multi-tensor (fused) Adam

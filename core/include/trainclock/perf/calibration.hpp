@@ -11,20 +11,11 @@
 
 namespace trainclock {
 
-struct Calibration {
+struct Calibration : CalibrationScalars<double> {       // the scalars: config.hpp CalibrationScalars
     std::array<double, kDTypeCount> gemm_efficiency{};  // large-GEMM fraction of the dtype's peak (MAMF-like)
-    double gemm_sustained = 0;  // training-time fraction of the large-GEMM figure (real shapes, sustained clocks, SMs shared with NCCL)
-    double attention_efficiency = 0;                // fused (flash) attention fraction of the attention dtype's peak
-    double memory_efficiency = 0;                   // achievable fraction of HBM bandwidth for memory-bound kernels
-    double intra_node_efficiency = 0;               // achievable fraction (NCCL busbw / line rate) of the intra-node link
-    double inter_node_efficiency = 0;               // achievable fraction of the NICs
-    double kernel_launch_s = 0;                     // fixed GPU-side cost per kernel (launch latency + inter-kernel gap)
-    double host_op_s = 0;                           // CPU time to dispatch one kernel (framework + launch); binds small kernels
-    double step_overhead_s = 0;                     // fixed cost per optimizer step (framework, data loader, logging)
-    std::array<double, kDTypeCount> gemm_k_half{};  // per dtype: K at which a GEMM's mainloop efficiency halves (prologue/epilogue)
-    std::array<double, kDTypeCount> tile_reuse{};   // per dtype: share of the 16-bit small-tile loss it suffers (operands per FLOP)
-    double comm_sms = 0;  // SMs a running NCCL collective occupies (its channels): compute overlapped with it slows by comm_sms / sm_count
-    bool precision_blind = false;  // cost every op at one reference dtype (static-graph baseline)
+    std::array<double, kDTypeCount> gemm_k_half{};      // per dtype: K at which a GEMM's mainloop efficiency halves (prologue/epilogue)
+    std::array<double, kDTypeCount> tile_reuse{};       // per dtype: share of the 16-bit small-tile loss it suffers (operands per FLOP)
+    bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
 };
 
 // The record for one GPU and fused-attention kernel: preset "measured" figures, then vendor

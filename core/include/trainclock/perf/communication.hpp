@@ -53,4 +53,8 @@ double collective_wire_bytes(Collective collective, double bytes, int64_t ranks)
 // steps, when that is shorter).
 double collective_time_s(Collective collective, double bytes, int64_t ranks, const Link& link);
 
+// Exposed seconds of a context-parallel ring exchange of `comm_s` in all beside `attention_s` of
+// attention in cp ring steps (Transformer Engine's P2P ring; all of it without overlap).
+double cp_exposed_s(double comm_s, double attention_s, double cp, bool overlap);
+
 }  // namespace trainclock

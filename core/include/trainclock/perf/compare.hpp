@@ -28,4 +28,11 @@ struct PrecisionComparison {
 // `config` need not be validated; its precision is replaced row by row.
 PrecisionComparison compare_precisions(const Config& config, const PredictOptions& options = {});
 
+// compare_precisions a row at a time (the web app spreads one over frames): plan lists the rows
+// (none predicted), predict_precision_row validates and predicts one, finish sets the baseline and
+// speedups. compare_precisions is the three in turn.
+PrecisionComparison plan_precision_comparison(const Config& config);
+void predict_precision_row(PrecisionRow& row, const PredictOptions& options = {});
+void finish_precision_comparison(PrecisionComparison& comparison);
+
 }  // namespace trainclock

@@ -39,7 +39,7 @@ struct FixedList {
     const T* begin() const { return items.data(); }
     const T* end() const { return items.data() + size; }
 };
-using OpList = FixedList<Op, 96>;
+using OpList = FixedList<Op, 192>;
 using CommList = FixedList<CommOp, 12>;
 
 // One micro-batch through a piece of the model on one GPU. `backward` includes recomputation.
@@ -69,6 +69,9 @@ double per_tensor_optimizer_kernels(const Execution& execution);
 // precision's optimizer_states width; adamw8bit keeps both as 8-bit block-quantised values with one
 // fp32 absmax per 2048-value block (bitsandbytes, Dettmers et al. 2022 arXiv 2110.02861 sec. 2).
 double optimizer_state_bytes_per_param(const TrainingSpec& training, const PrecisionSpec& precision);
+// HBM bytes per parameter of torch.optim.AdamW's foreach (multi-tensor, unfused) step, for gradient,
+// updated-weight and state widths wg, wu, ws (fused Adam: wg + 2 wu + 4 ws).
+double foreach_adamw_bytes_per_param(double wg, double wu, double ws);
 
 // Parameters of one layer held by one GPU (TP- and EP-sharded), for gradients and ZeRO-3 gathers.
 double layer_params_local(const Execution& execution, LayerKind kind);

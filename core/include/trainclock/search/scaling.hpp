@@ -23,11 +23,14 @@ struct ScalingSweep {
     Config base;                          // the input config (num_gpus, dp replaced per count)
     std::vector<int64_t> gpu_counts;      // ascending
     std::vector<PrecisionComparison> at;  // at[i]: the counts [0, at.size()) computed so far
+    PrecisionComparison next;             // run_scaling_rows: the count at.size() in progress
+    size_t next_rows = 0;                 // rows of `next` predicted (next.rows empty: not planned yet)
     bool done() const { return at.size() >= gpu_counts.size(); }
 };
 
 ScalingSweep plan_scaling(const Config& config, std::vector<int64_t> gpu_counts);
-void run_scaling(ScalingSweep& sweep, size_t counts);                               // computes the next `counts` GPU counts
+void run_scaling(ScalingSweep& sweep, size_t counts);     // computes the next `counts` GPU counts
+void run_scaling_rows(ScalingSweep& sweep, size_t rows);  // the next `rows` predictions (finer slices than whole counts)
 ScalingSweep scaling_sweep(const Config& config, std::vector<int64_t> gpu_counts);  // plan + run all
 
 // CSV of the computed points that validate (prediction_csv_header columns, one row per point,

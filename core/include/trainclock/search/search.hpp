@@ -38,12 +38,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include "trainclock/perf/calibration.hpp"
 #include "trainclock/model/config.hpp"
-#include "trainclock/perf/operators.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/status.hpp"
 
@@ -124,17 +121,8 @@ struct SearchStats {
     int64_t rejected_total() const;
 };
 
-// Pruning rule 5 (search.cpp [SECTION] Pruning): a floor of predict()'s cost of one micro-batch
-// (roofline compute and launches of every op, plus the TP, EP and CP collectives predict() always
-// exposes; no bubble, DP sync or optimizer step), per layer kind, embedding and head.
-struct MicroBatchFloor {
-    std::array<double, kLayerKindSlots> layer_s{};  // one layer of each kind (kind_slot), forward + backward
-    double embedding_s = 0, head_s = 0;
-    double all_s = 0;  // every layer, the embedding and the head
-};
-MicroBatchFloor micro_batch_floor(const Config& config, const Calibration& cal);  // zeros when precision-blind
-// M x (floor of the busiest stage), plus the step overhead: never above predict(config).iteration_time_s (tested).
-double step_time_lower_bound_s(const Config& config);  // validated config
+struct SearchSpaceData;  // a space's groups, floors and pilot (core/src/search/search_internal.hpp)
+struct SearchStateData;  // a state's scratch config, floor cache, top K and counts (same)
 
 class SearchSpace {
 public:
@@ -143,68 +131,30 @@ public:
     // are malformed (top_k < 1, an empty precision list after filtering, num_gpus < 1).
     static Result<SearchSpace> create(const Config& base, const SearchOptions& options);
 
-    int64_t cells() const { return cells_; }      // work items for SearchState::run
-    int64_t layouts() const { return layouts_; }  // layouts in the whole space
-    const Config& base() const { return base_; }
-    const SearchOptions& options() const { return options_; }
-    const std::vector<PrecisionSpec>& precisions() const { return precisions_; }
+    SearchSpace(const SearchSpace& other);
+    SearchSpace(SearchSpace&& other) noexcept;
+    SearchSpace& operator=(const SearchSpace& other);
+    SearchSpace& operator=(SearchSpace&& other) noexcept;
+    ~SearchSpace();
+
+    int64_t cells() const;    // work items for SearchState::run
+    int64_t layouts() const;  // layouts in the whole space
+    const Config& base() const;
+    const SearchOptions& options() const;
+    const std::vector<PrecisionSpec>& precisions() const;
     Config config_for(const SearchLayout& layout) const;  // the full config of one layout
 
-    // [internal] one (precision, TP, PP, CP, DP, EP, schedule, virtual stages) combination that
-    // passes the cheap rules; it is one cell, walking SP x ZeRO x recompute x micro-batch.
-    struct Group {
-        int32_t precision = 0;
-        int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
-        PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-        StageSplit stage_split;              // Megatron's uneven split where the layers do not divide (stage_split.hpp)
-        std::vector<int> sequence_parallel;  // values of the SP dimension
-        std::vector<int64_t> zero;           // values of the ZeRO dimension
-        std::vector<int64_t> micro_batch;    // ascending
-        int64_t first_cell = 0;              // index of the group's first cell
-    };
-    const std::vector<Group>& groups() const { return groups_; }
-    const std::vector<Recompute>& recompute() const { return recompute_; }  // ascending (none first)
-    const SearchStats& enumeration_stats() const { return enumeration_; }   // rejections found while enumerating
-
-    // [internal] micro_batch_floor by (precision, TP, CP, SP, EP, micro-batch, recompute): the only
-    // layout fields the ops of a layer and its TP/CP/EP groups depend on (operators.cpp make_ctx,
-    // moe_mlp; communication.cpp group_placement).
-    struct FloorKey {
-        uint64_t precision_recompute_sp, tp_micro_batch, cp_ep;
-        bool operator==(const FloorKey& o) const {
-            return precision_recompute_sp == o.precision_recompute_sp && tp_micro_batch == o.tp_micro_batch && cp_ep == o.cp_ep;
-        }
-    };
-    struct FloorKeyHash {
-        size_t operator()(const FloorKey& k) const;
-    };
-    using FloorCache = std::unordered_map<FloorKey, MicroBatchFloor, FloorKeyHash>;
-    const Calibration& calibration() const { return cal_; }
-    const FloorCache& floors() const { return floors_; }                            // found by the pilot (every state starts with them)
-    static constexpr size_t kPilotCells = 256;                                      // cells the pilot searches
-    const std::optional<SearchHit>& pilot_cutoff() const { return pilot_cutoff_; }  // the K-th best of the pilot
-
     // The pilot fixes the pruning cutoff (search.cpp). create() runs it whole unless
-    // options.deferred_pilot: then call run_pilot until pilot_done() before making the states, with
-    // the space in place (the pilot's own state points at it). Any split gives the same cutoff.
-    bool pilot_done() const { return !pilot_; }
+    // options.deferred_pilot: then call run_pilot until pilot_done() before making the states.
+    // Any split gives the same cutoff.
+    bool pilot_done() const;
     void run_pilot(int64_t steps);  // `steps` group estimates or pilot cells
 
-private:
-    struct Pilot;  // the pilot in progress (search.cpp)
+    const SearchSpaceData& data() const { return *data_; }  // the internals (opaque outside the core)
 
-    Config base_;
-    SearchOptions options_;
-    std::vector<PrecisionSpec> precisions_;
-    std::vector<Recompute> recompute_;
-    std::vector<Group> groups_;
-    int64_t cells_ = 0;
-    int64_t layouts_ = 0;
-    SearchStats enumeration_;
-    Calibration cal_;
-    FloorCache floors_;
-    std::optional<SearchHit> pilot_cutoff_;
-    std::shared_ptr<Pilot> pilot_;  // null once done (or when not pruning)
+private:
+    SearchSpace();
+    std::unique_ptr<SearchSpaceData> data_;
 };
 
 // The evaluation of some cells of one space (one per thread or per UI session).
@@ -215,35 +165,18 @@ public:
     void run(int64_t begin_cell, int64_t end_cell);  // evaluate cells [begin, end)
     void merge(const SearchState& other);            // add another state's results
 
-    const std::vector<SearchHit>& top() const { return top_; }                             // best first, at most top_k, no two equivalent
-    const SearchStats& stats() const { return stats_; }                                    // of the cells run here (enumeration excluded)
-    const std::optional<MemoryNeed>& smallest_memory() const { return smallest_memory_; }  // least memory seen among rule-passing layouts
+    SearchState(const SearchState& other);
+    SearchState(SearchState&& other) noexcept;
+    SearchState& operator=(const SearchState& other);
+    SearchState& operator=(SearchState&& other) noexcept;
+    ~SearchState();
+
+    const std::vector<SearchHit>& top() const;                 // best first, at most top_k, no two equivalent
+    const SearchStats& stats() const;                          // of the cells run here (enumeration excluded)
+    const std::optional<MemoryNeed>& smallest_memory() const;  // least memory seen among rule-passing layouts
 
 private:
-    friend class SearchSpace;  // the pilot takes its floor cache
-    void run_cell(const SearchSpace::Group& group);
-    void load(const SearchLayout& layout);                            // the layout into scratch_
-    std::optional<Error> rule_violation(const SearchLayout& layout);  // load + check_config (not counted)
-    size_t level_fits(const SearchSpace::Group& g, SearchLayout layout, const std::vector<size_t>& ok, std::vector<char>& rules,
-                      std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri);  // rule 1 (search.cpp)
-    const SearchHit& evaluate(const SearchLayout& layout);                           // predict() the layout loaded by load
-    void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
-    void offer(const SearchHit& hit);
-    const MicroBatchFloor& floor_of(const SearchLayout& layout);                      // cached micro_batch_floor of the loaded layout
-    const SearchHit* cutoff() const;                                                  // the K-th best pruning compares with; null: none yet
-    bool below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s);  // rule 5: false = cannot enter
-
-    const SearchSpace* space_;
-    SearchSpace::FloorCache floor_cache_;  // starts as the space's floors
-    bool fixed_ = false;                   // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
-    SearchHit fixed_cutoff_;
-    Config scratch_;  // base config, mutated per layout
-    int32_t scratch_precision_ = -1;
-    std::vector<char> base_checked_;  // per precision: check_config passed once (then check_layout_rules)
-    SearchHit last_;
-    std::vector<SearchHit> top_;
-    SearchStats stats_;
-    std::optional<MemoryNeed> smallest_memory_;
+    std::unique_ptr<SearchStateData> data_;
 };
 
 struct SearchReport {

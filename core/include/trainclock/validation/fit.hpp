@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,11 +76,16 @@ public:
     // The multipliers as a calibration: a section per GPU of the cases, absolute values resolved on
     // that GPU (only the fields a multiplier != 1 changes).
     CalibrationSpec calibration(const std::vector<double>& multipliers) const;
+    // Remember every log_error from now on (refits from one start repeat most predictions, as the
+    // leave-one-out refits of calibrate do); the problem is then not for concurrent use.
+    void memoize() { memoize_ = true; }
 
 private:
     const ValidationSuite& suite_;
     std::vector<FitParameter> parameters_;
     std::vector<Calibration> base_;  // per case: the calibration it predicts with today
+    bool memoize_ = false;
+    mutable std::map<std::pair<size_t, std::vector<double>>, double> memo_;  // (case, multipliers) -> log error
 };
 
 // Source family of a validation file (the unit left out by the cross-source refit): files of one

@@ -1,0 +1,121 @@
+// trainclock: the search's internals (search.hpp shows callers SearchSpace and SearchState only).
+// SearchSpace holds a SearchSpaceData (the groups, the floors and the pilot), SearchState a
+// SearchStateData (its scratch config, floor cache, top K and counts); search.cpp defines both.
+// Tests of the pruning bounds read the groups and the floors through this header.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "trainclock/model/config.hpp"
+#include "trainclock/perf/calibration.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/perf/prediction.hpp"
+#include "trainclock/search/search.hpp"
+
+namespace trainclock {
+
+// Pruning rule 5 (search.cpp [SECTION] Pruning): a floor of predict()'s cost of one micro-batch
+// (roofline compute and launches of every op, plus the TP, EP and CP collectives predict() always
+// exposes; no bubble, DP sync or optimizer step), per layer kind, embedding and head.
+struct MicroBatchFloor {
+    std::array<double, kLayerKindSlots> layer_s{};  // one layer of each kind (kind_slot), forward + backward
+    double embedding_s = 0, head_s = 0;
+    double all_s = 0;  // every layer, the embedding and the head
+};
+MicroBatchFloor micro_batch_floor(const Config& config, const Calibration& cal);  // zeros when precision-blind
+// M x (floor of the busiest stage), plus the step overhead: never above predict(config).iteration_time_s (tested).
+double step_time_lower_bound_s(const Config& config);  // validated config
+
+// One (precision, TP, PP, CP, DP, EP, schedule, virtual stages) combination that passes the cheap
+// rules; it is one cell, walking SP x ZeRO x recompute x micro-batch.
+struct SearchGroup {
+    int32_t precision = 0;
+    int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    StageSplit stage_split;              // Megatron's uneven split where the layers do not divide (stage_split.hpp)
+    std::vector<int> sequence_parallel;  // values of the SP dimension
+    std::vector<int64_t> zero;           // values of the ZeRO dimension
+    std::vector<int64_t> micro_batch;    // ascending
+    int64_t first_cell = 0;              // index of the group's first cell
+};
+
+// micro_batch_floor by (precision, TP, CP, SP, EP, micro-batch, recompute): the only layout fields
+// the ops of a layer and its TP/CP/EP groups depend on (operators.cpp make_ctx, moe_mlp;
+// communication.cpp group_placement).
+struct FloorKey {
+    uint64_t precision_recompute_sp, tp_micro_batch, cp_ep;
+    bool operator==(const FloorKey& o) const {
+        return precision_recompute_sp == o.precision_recompute_sp && tp_micro_batch == o.tp_micro_batch && cp_ep == o.cp_ep;
+    }
+};
+struct FloorKeyHash {
+    size_t operator()(const FloorKey& k) const;
+};
+using FloorCache = std::unordered_map<FloorKey, MicroBatchFloor, FloorKeyHash>;
+
+struct SearchSpaceData {
+    Config base_;
+    SearchOptions options_;
+    std::vector<PrecisionSpec> precisions_;
+    std::vector<Recompute> recompute_;  // ascending (none first)
+    std::vector<SearchGroup> groups_;
+    int64_t cells_ = 0;
+    int64_t layouts_ = 0;
+    SearchStats enumeration_;  // rejections found while enumerating
+    Calibration cal_;
+    FloorCache floors_;                         // found by the pilot (every state starts with them)
+    std::optional<SearchHit> pilot_cutoff_;     // the K-th best of the pilot
+    struct Pilot;                               // the pilot in progress (search.cpp)
+    std::shared_ptr<Pilot> pilot_;              // null once done (or when not pruning)
+    static constexpr size_t kPilotCells = 256;  // cells the pilot searches
+
+    int64_t cells() const { return cells_; }
+    const Config& base() const { return base_; }
+    const SearchOptions& options() const { return options_; }
+    const std::vector<PrecisionSpec>& precisions() const { return precisions_; }
+    const std::vector<SearchGroup>& groups() const { return groups_; }
+    const std::vector<Recompute>& recompute() const { return recompute_; }
+    const Calibration& calibration() const { return cal_; }
+    const FloorCache& floors() const { return floors_; }
+    const std::optional<SearchHit>& pilot_cutoff() const { return pilot_cutoff_; }
+    Config config_for(const SearchLayout& layout) const;
+    void run_pilot(int64_t steps);  // `steps` group estimates or pilot cells
+};
+
+struct SearchStateData {
+    explicit SearchStateData(const SearchSpaceData& space);
+
+    void run(int64_t begin_cell, int64_t end_cell);
+    void merge(const SearchStateData& other);
+    void run_cell(const SearchGroup& group);
+    void load(const SearchLayout& layout);                            // the layout into scratch_
+    std::optional<Error> rule_violation(const SearchLayout& layout);  // load + check_config (not counted)
+    size_t level_fits(const SearchGroup& g, SearchLayout layout, const std::vector<size_t>& ok, std::vector<char>& rules,
+                      std::vector<int64_t>& fits, size_t si, size_t zi, size_t ri);  // rule 1 (search.cpp)
+    const SearchHit& evaluate(const SearchLayout& layout);                           // predict() the layout loaded by load
+    void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
+    void offer(const SearchHit& hit);
+    const MicroBatchFloor& floor_of(const SearchLayout& layout);                      // cached micro_batch_floor of the loaded layout
+    const SearchHit* cutoff() const;                                                  // the K-th best pruning compares with; null: none yet
+    bool below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s);  // rule 5: false = cannot enter
+
+    const SearchSpaceData* space_;
+    FloorCache floor_cache_;  // starts as the space's floors
+    bool fixed_ = false;      // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
+    SearchHit fixed_cutoff_;
+    Config scratch_;  // base config, mutated per layout
+    int32_t scratch_precision_ = -1;
+    std::vector<char> base_checked_;  // per precision: check_config passed once (then check_layout_rules)
+    SearchHit last_;
+    std::vector<SearchHit> top_;
+    SearchStats stats_;
+    std::optional<MemoryNeed> smallest_memory_;
+};
+
+}  // namespace trainclock
