@@ -134,19 +134,15 @@ std::vector<std::string> preset_names(PresetKind kind) {
     return names;
 }
 
-bool is_preset(PresetKind kind, std::string_view name) {
+bool is_preset(std::string_view kind, std::string_view name) {
     const Catalogue& c = catalogue();
-    switch (kind) {
-    case PresetKind::model: return c.models.by_name.find(name) != c.models.by_name.end();
-    case PresetKind::gpu: return c.gpus.by_name.find(name) != c.gpus.by_name.end();
-    case PresetKind::node: return c.nodes.by_name.find(name) != c.nodes.by_name.end();
-    case PresetKind::precision: return c.precisions.by_name.find(name) != c.precisions.by_name.end();
-    case PresetKind::framework: return c.frameworks.by_name.find(name) != c.frameworks.by_name.end();
-    case PresetKind::validation:
-    case PresetKind::interval: break;
-    }
-    const auto& all = embedded_presets();
-    return std::any_of(all.begin(), all.end(), [&](const EmbeddedPreset& p) { return p.kind == kind && p.name == name; });
+    const auto in = [name](const auto& table) { return table.by_name.find(name) != table.by_name.end(); };
+    if (kind == "model") return in(c.models);
+    if (kind == "gpu") return in(c.gpus);
+    if (kind == "node") return in(c.nodes);
+    if (kind == "precision") return in(c.precisions);
+    if (kind == "framework") return in(c.frameworks);
+    return false;
 }
 
 Result<ModelSpec> model_preset(std::string_view name) { return lookup(catalogue().models, "model", name); }

@@ -30,7 +30,6 @@ namespace {
 struct ModelKind {
     using Spec = ModelSpec;
     static constexpr std::string_view kind = "model";
-    static constexpr PresetKind preset_kind = PresetKind::model;
     static Result<Spec> preset(std::string_view name) { return model_preset(name); }
     static void read(ObjectReader& r, Spec& s, bool required) { read_model(r, s, required); }
     static void write(JsonWriter& w, const Spec& s) { write_model(w, s); }
@@ -38,7 +37,6 @@ struct ModelKind {
 struct GpuKind {
     using Spec = GpuSpec;
     static constexpr std::string_view kind = "gpu";
-    static constexpr PresetKind preset_kind = PresetKind::gpu;
     static Result<Spec> preset(std::string_view name) { return gpu_preset(name); }
     static void read(ObjectReader& r, Spec& s, bool required) { read_gpu(r, s, required); }
     static void write(JsonWriter& w, const Spec& s) { write_gpu(w, s); }
@@ -46,7 +44,6 @@ struct GpuKind {
 struct NodeKind {
     using Spec = NodeSpec;
     static constexpr std::string_view kind = "node";
-    static constexpr PresetKind preset_kind = PresetKind::node;
     static Result<Spec> preset(std::string_view name) { return node_preset(name); }
     static void read(ObjectReader& r, Spec& s, bool required) { read_node(r, s, required); }
     static void write(JsonWriter& w, const Spec& s) { write_node(w, s); }
@@ -54,7 +51,6 @@ struct NodeKind {
 struct PrecisionKind {
     using Spec = PrecisionSpec;
     static constexpr std::string_view kind = "precision";
-    static constexpr PresetKind preset_kind = PresetKind::precision;
     static Result<Spec> preset(std::string_view name) { return precision_preset(name); }
     static void read(ObjectReader& r, Spec& s, bool required) { read_precision(r, s, required); }
     static void write(JsonWriter& w, const Spec& s) { write_precision(w, s); }
@@ -63,7 +59,6 @@ struct PrecisionKind {
 struct FrameworkKind {
     using Spec = FrameworkSpec;
     static constexpr std::string_view kind = "framework";
-    static constexpr PresetKind preset_kind = PresetKind::framework;
     static Result<Spec> preset(std::string_view name) { return framework_preset(name); }
     static void read(ObjectReader& r, Spec& s, bool required) { read_framework(r, s, required); }
     static void write(JsonWriter& w, const Spec& s) { write_framework(w, s); }
@@ -152,7 +147,7 @@ template <class Kind>
 void write_spec(JsonWriter& out, std::string_view key, const typename Kind::Spec& spec) {
     out.key(key);
     // is_preset first: a lookup of a name that is no preset ("custom") would build a did-you-mean.
-    if (is_preset(Kind::preset_kind, spec.name)) {
+    if (is_preset(Kind::kind, spec.name)) {
         const auto preset = Kind::preset(spec.name);
         if (preset && text_of<Kind>(preset.value()) == text_of<Kind>(spec)) {
             out.value(spec.name);

@@ -24,7 +24,6 @@ const std::vector<EmbeddedPreset>& embedded_presets();
 
 std::string_view preset_kind_name(PresetKind kind);      // "model", "gpu", ...
 std::vector<std::string> preset_names(PresetKind kind);  // sorted ids
-bool is_preset(PresetKind kind, std::string_view name);  // no error built: for callers that only ask
 Result<ModelSpec> model_preset(std::string_view name);   // unknown: error with a did-you-mean
 Result<GpuSpec> gpu_preset(std::string_view name);
 Result<NodeSpec> node_preset(std::string_view name);
@@ -33,5 +32,9 @@ Result<FrameworkSpec> framework_preset(std::string_view name);  // every value k
 
 // Closest names by edit distance, for "unknown gpu 'h100'; did you mean 'h100-sxm'?".
 std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates);
+
+// Whether `name` is a preset of `kind` ("model", "gpu", "node", "precision", "framework"), building no
+// error: for callers that only ask (a lookup's miss composes a did-you-mean).
+bool is_preset(std::string_view kind, std::string_view name);
 
 }  // namespace trainclock
