@@ -32,7 +32,21 @@ test-native: build
 
 # The README's test command: the source formatting check, native tests, the same core + CLI tests under
 # ASan/UBSan with a short fuzz run of every parser, then the WebAssembly, browser and desktop tests.
-test: format-check test-native test-sanitize fuzz-smoke test-web test-gui
+# Two lanes at once after the packages are in (one apt at a time): the native lane (build, tests,
+# sanitizer build and tests, fuzz smoke) and the web build (source packages, SDL2 for wasm, whose
+# configure step runs on one core, and the wasm compile); then the browser and desktop tests, which
+# need both. Lines of the two lanes interleave (--output-sync=line).
+.PHONY: test-lane-native test-lane-web
+test: format-check
+	@scripts/setup.sh web
+	@$(MAKE) -j2 --output-sync=line test-lane-native test-lane-web
+	@$(MAKE) test-web test-gui
+
+test-lane-native:
+	@$(MAKE) test-native && $(MAKE) test-sanitize && $(MAKE) fuzz-smoke
+
+test-lane-web:
+	@$(MAKE) web
 
 # Every C++ file as .clang-format (Debian's clang-format) lays it out; `make format` rewrites them.
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' '*.h')
@@ -48,10 +62,11 @@ bench: build
 clean:
 	rm -rf build build-debug build-web
 
-# ---- Sanitizers and fuzzing (issue 12): preset native-debug = clang, ASan + UBSan, -O1 ---------------
+# ---- Sanitizers and fuzzing (issue 12): preset native-debug = clang, ASan + UBSan, -O2 ---------------
 # build-debug/ holds the core, the CLI, their Catch2 tests and the libFuzzer targets (tests/fuzz/).
 .PHONY: build-debug test-sanitize fuzz fuzz-smoke
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?=
 FUZZ_SMOKE_SECONDS ?= 10
 
 build-debug: setup
@@ -61,13 +76,15 @@ build-debug: setup
 test-sanitize: build-debug
 	@ctest --preset native-debug -j $(JOBS)
 
-# Every fuzz target for FUZZ_SECONDS each (corpus kept in build-debug/fuzz/<name>/); one line of
-# figures per target. `make fuzz FUZZ_SECONDS=600` for a long run.
+# Every fuzz target, one at a time, for FUZZ_SECONDS each, or FUZZ_RUNS executions each (corpus kept
+# in build-debug/fuzz/<name>/); one line of figures per target (executions, crashes, leaks, timeouts),
+# also appended to build-debug/fuzz/summary.log. The issue-12 figure: `make fuzz FUZZ_RUNS=10000000`.
 fuzz: build-debug
-	@tests/fuzz/run.sh $(FUZZ_SECONDS) build-debug
+	@tests/fuzz/run.sh $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS),--seconds $(FUZZ_SECONDS)) build-debug
 
+# The short run of `make test`: every seed replayed, then FUZZ_SMOKE_SECONDS of mutation, JOBS targets at a time.
 fuzz-smoke: build-debug
-	@tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) build-debug
+	@tests/fuzz/run.sh --seconds $(FUZZ_SMOKE_SECONDS) --parallel $(JOBS) build-debug
 
 # ---- Web front end (H-web): the WebAssembly site, its browser tests, the desktop app test ----------
 .PHONY: setup-web web serve test-web test-gui web-report

@@ -165,8 +165,19 @@ std::optional<Error> check_base(const Config& draft) {
 void print_table(const SearchSpace& space, const SearchReport& report) {
     const Config& base = space.base();
     const bool run_length = base.training.tokens > 0;
-    TextTable table({"#", "precision", "TP", "PP", "CP", "DP", "EP", "SP", "ZeRO", "schedule", "mbs", "recompute", "step", "total",
-                     run_length ? "cost" : "cost/step", "MFU", "tokens/s", "mem/GPU"});
+    // Megatron's uneven splits, where search enumerated them (the layers do not divide): a column
+    // "first/last" of parallel.first_stage_layers / last_stage_layers ("-" = even), "+e+l" when the
+    // embedding and the loss count as layers of the split.
+    const bool any_split = std::any_of(report.top.begin(), report.top.end(), [](const SearchHit& h) {
+        const StageSplit& split = h.layout.parallel.stage_split;
+        return split.first_stage_layers > 0 || split.last_stage_layers > 0 || split.embedding_in_stage_split || split.loss_in_stage_split;
+    });
+    std::vector<std::string> header = {"#",   "precision", "TP",     "PP",    "CP",
+                                       "DP",  "EP",        "SP",     "ZeRO",  "schedule",
+                                       "mbs", "recompute", "step",   "total", run_length ? "cost" : "cost/step",
+                                       "MFU", "tokens/s",  "mem/GPU"};
+    if (any_split) header.insert(header.begin() + 10, "first/last");
+    TextTable table(header);
     for (size_t i = 0; i < report.top.size(); ++i) {
         const SearchHit& h = report.top[i];
         const ParallelSpec& p = h.layout.parallel;
@@ -175,13 +186,12 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
                                : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
                                : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
                                                                              : "1f1b";
-        // Megatron's uneven split where the layers do not divide: "+e+l" (embedding, loss in the
-        // split) or "7/../7" (first/last stage layers).
         const StageSplit& split = p.stage_split;
-        if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
-            schedule += " " + std::to_string(split.first_stage_layers) + "/../" + std::to_string(split.last_stage_layers);
+        std::string first_last = split.first_stage_layers > 0 || split.last_stage_layers > 0
+                                     ? std::to_string(split.first_stage_layers) + "/" + std::to_string(split.last_stage_layers)
+                                     : "-";
         if (split.embedding_in_stage_split || split.loss_in_stage_split)
-            schedule += std::string(" +") + (split.embedding_in_stage_split ? "e" : "") + (split.loss_in_stage_split ? "l" : "");
+            first_last += std::string(" +") + (split.embedding_in_stage_split ? "e" : "") + (split.loss_in_stage_split ? "l" : "");
         const char* recompute = h.layout.recompute == Recompute::none        ? "none"
                                 : h.layout.recompute == Recompute::selective ? "selective"
                                                                              : "full";
@@ -189,11 +199,26 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
         const double cost = run_length ? r.cost_usd : space.options().objective == SearchObjective::cost ? h.objective : h.secondary;
         const bool priced = base.training.price_per_gpu_hour_usd >= 0 || base.gpu.price_per_gpu_hour_usd > 0;  // 0 = unknown
         const std::string cost_text = !priced || !std::isfinite(cost) ? "n/a" : "$" + format_fixed(cost, cost < 100 ? 2 : 0);
-        table.add({std::to_string(i + 1), space.precisions()[size_t(h.layout.precision)].name, std::to_string(p.tp), std::to_string(p.pp),
-                   std::to_string(p.cp), std::to_string(p.dp), std::to_string(p.ep), p.sequence_parallel ? "on" : "off",
-                   std::to_string(p.zero), schedule, std::to_string(h.layout.micro_batch), recompute, format_seconds(r.iteration_time_s),
-                   run_length ? format_seconds(r.total_time_s) : "-", cost_text, format_percent(r.mfu), format_count(r.tokens_per_s, ""),
-                   format_fixed(r.memory.per_gpu_gib, 1) + " GiB"});
+        std::vector<std::string> row = {std::to_string(i + 1),
+                                        space.precisions()[size_t(h.layout.precision)].name,
+                                        std::to_string(p.tp),
+                                        std::to_string(p.pp),
+                                        std::to_string(p.cp),
+                                        std::to_string(p.dp),
+                                        std::to_string(p.ep),
+                                        p.sequence_parallel ? "on" : "off",
+                                        std::to_string(p.zero),
+                                        schedule,
+                                        std::to_string(h.layout.micro_batch),
+                                        recompute,
+                                        format_seconds(r.iteration_time_s),
+                                        run_length ? format_seconds(r.total_time_s) : "-",
+                                        cost_text,
+                                        format_percent(r.mfu),
+                                        format_count(r.tokens_per_s, ""),
+                                        format_fixed(r.memory.per_gpu_gib, 1) + " GiB"};
+        if (any_split) row.insert(row.begin() + 10, first_last);
+        table.add(row);
     }
     std::cout << table.render();
 }

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -63,6 +64,13 @@ inline Run trainclock(const std::string& args, const std::string& input = "", co
 }
 
 inline bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+// The number after the first "key": in a JSON text (the CLI's result JSON), NaN when absent.
+inline double json_number(const std::string& json, const std::string& key) {
+    const std::string needle = "\"" + key + "\": ";
+    const size_t at = json.find(needle);
+    return at == std::string::npos ? std::nan("") : std::strtod(json.c_str() + at + needle.size(), nullptr);
+}
 
 inline size_t lines(const std::string& text) {
     size_t n = 0;

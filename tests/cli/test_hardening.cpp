@@ -218,3 +218,13 @@ TEST_CASE("an error echoing a line break or raw bytes stays one line", "[issue12
     check_rejected("predict --model gpt2 --gpu h100-sxm --calibration '{\"memory_effi\\ncy\": 0.5}'", "calibration.memory_effi\\ncy");
     check_rejected("link decode 'v=1&m=gpt2%01%0A%C8&g=h100-sxm'", "m");
 }
+
+TEST_CASE("import torchtitan: an integer past 2^53 is out of range, not undefined behaviour (fuzz_import_torchtitan)", "[issue12]") {
+    // The TOML number was cast to int64 unchecked: UBSan's "outside the range of representable values".
+    const std::string path = work_path("huge-degree.toml");
+    std::ofstream(path) << "[parallelism]\ntensor_parallel_degree = 666666666666666666666666666666666666666666666666666661\n";
+    const Run run = trainclock("import torchtitan '" + path + "' --model llama3-8b --gpu a100-sxm4-80gb --gpus 64");
+    CHECK(run.exit_code == 2);
+    CHECK(has(run.err, "parallelism.tensor_parallel_degree: integer out of range"));
+    std::remove(path.c_str());
+}

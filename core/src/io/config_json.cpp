@@ -125,11 +125,15 @@ void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& 
 template <class Kind>
 void write_spec(JsonWriter& out, std::string_view key, const typename Kind::Spec& spec) {
     out.key(key);
-    const auto preset = Kind::preset(spec.name);
-    if (preset && text_of<Kind>(preset.value()) == text_of<Kind>(spec))
-        out.value(spec.name);
-    else
-        Kind::write(out, spec);
+    // is_preset first: a lookup of a name that is no preset ("custom") would build a did-you-mean.
+    if (is_preset(Kind::kind, spec.name)) {
+        const auto preset = Kind::preset(spec.name);
+        if (preset && text_of<Kind>(preset.value()) == text_of<Kind>(spec)) {
+            out.value(spec.name);
+            return;
+        }
+    }
+    Kind::write(out, spec);
 }
 
 std::string str(int64_t value) { return std::to_string(value); }

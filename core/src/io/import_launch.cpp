@@ -888,6 +888,10 @@ public:
             fail(*keys.begin(), "expected an integer");
             return std::nullopt;
         }
+        if (std::fabs(v->value) > 9007199254740992.0) {  // 2^53, as config JSON: past it the cast to int64 is undefined
+            fail(*keys.begin(), "integer out of range");
+            return std::nullopt;
+        }
         return static_cast<int64_t>(v->value);
     }
     std::optional<std::string> text(std::initializer_list<std::string_view> keys) {

@@ -123,8 +123,13 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
     size_t best_score = 2 * std::max<size_t>(2, wanted.size() / 3) + 1;
     std::vector<std::string> best;
     for (const std::string& candidate : candidates) {
-        size_t score = 2 * edit_distance(wanted, candidate);
-        if (wanted.size() >= 3 && candidate.find(wanted) != std::string::npos) score = std::min<size_t>(score, 1);
+        const bool contains = wanted.size() >= 3 && candidate.find(wanted) != std::string::npos;
+        // The distance is at least the length difference: skip the quadratic count when that
+        // alone is past the best score (same answer; a long unknown key costs no more than a short one).
+        const size_t gap = wanted.size() > candidate.size() ? wanted.size() - candidate.size() : candidate.size() - wanted.size();
+        if (2 * gap > best_score && !contains) continue;
+        size_t score = 2 * gap > best_score ? 1 : 2 * edit_distance(wanted, candidate);
+        if (contains) score = std::min<size_t>(score, 1);
         if (score < best_score) {
             best_score = score;
             best.clear();

@@ -1055,7 +1055,8 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
 
 std::string search_csv_header() {
     return "rank,precision,tp,pp,dp,cp,ep,sequence_parallel,zero,schedule,virtual_stages,micro_batch,recompute,"
-           "iteration_time_s,total_time_s,cost_usd,mfu,tokens_per_s,memory_per_gpu_gib";
+           "iteration_time_s,total_time_s,cost_usd,mfu,tokens_per_s,memory_per_gpu_gib,"
+           "first_stage_layers,last_stage_layers,embedding_in_stage_split,loss_in_stage_split";  // split: appended (CSV readers by position)
 }
 
 std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& report) {
@@ -1070,7 +1071,9 @@ std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& rep
                "," + std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
                std::string(recompute_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," + json_number(r.total_time_s) +
                "," + (r.cost_known ? json_number(r.cost_usd) : "") + "," + json_number(r.mfu) + "," + json_number(r.tokens_per_s) + "," +
-               json_number(r.memory.per_gpu_gib) + "\n";
+               json_number(r.memory.per_gpu_gib) + "," + std::to_string(p.stage_split.first_stage_layers) + "," +
+               std::to_string(p.stage_split.last_stage_layers) + "," + (p.stage_split.embedding_in_stage_split ? "true" : "false") + "," +
+               (p.stage_split.loss_in_stage_split ? "true" : "false") + "\n";
     }
     return out;
 }
