@@ -102,10 +102,11 @@ serve: web
 	@echo "trainclock: open http://127.0.0.1:$(PORT)/ (Ctrl+C stops)"
 	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory build-web/site >/dev/null
 
-# The core's Catch2 tests under node (wasm), then the browser tests against the native CLI.
+# The core's Catch2 tests under node (wasm), then the browser tests against the native CLI, one file at a
+# time (two Chromium pages drawing at once on 2 cores miss the tests' 30 s waits).
 test-web: web build
 	@ctest --preset web
-	@cd tests/browser && node --test site.test.mjs features.test.mjs
+	@cd tests/browser && node --test --test-concurrency=1 site.test.mjs features.test.mjs
 
 test-gui: build setup-web
 	@cd tests/browser && node --test desktop.test.mjs

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "imgui_internal.h"  // ClearActiveID: no public call drops the active field
 #include "platform.hpp"
 #include "trainclock/io/link.hpp"
 #include "widgets.hpp"
@@ -115,6 +116,8 @@ void App::open_link(const std::string& link) {
         return;
     }
     edit_ = config.value();
+    // A field still being typed into would write its text over the opened state when it loses focus.
+    if (ImGui::GetCurrentContext()) ImGui::ClearActiveID();
     recompute_if_changed();
     if (pin_at == std::string::npos)
         pinned_.reset();
