@@ -102,6 +102,8 @@ export async function showConfig(page, config) {
 // the first rendered frame with its published state.
 export async function openApp(context, url, fragment = '') {
   const page = await context.newPage();
+  // A page left open by a failed test would keep drawing and slow every later one (no test holds two).
+  for (const other of context.pages()) if (other !== page) await other.close();
   const errors = [];
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
   page.on('pageerror', (error) => errors.push(String(error)));
