@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { cli, clickControl, colourCount, configOf, data, linkOf, nativePredict, nativeSearch, openApp, sharedBrowser, showConfig,
+import { cli, clickControl, openFragment, colourCount, configOf, data, linkOf, nativePredict, nativeSearch, openApp, sharedBrowser, showConfig,
   typeInto, view, writeTemp } from './lib.mjs';
 
 const shared = sharedBrowser();
@@ -101,8 +101,7 @@ describe('search plot', () => {
     const expected = [];
     for (const gpus of [8, 32]) {
       const fragment = await linkOf(page, { ...base, num_gpus: gpus });
-      await page.evaluate((f) => { location.hash = f; }, fragment);
-      await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
+      await openFragment(page, fragment);
       await scalingFor(page, fragment);  // the panels above the search are drawn in full
       const count = (await data(page, 'search'))?.points.length ?? 0;
       await clickControl(page, 'search');
@@ -203,8 +202,7 @@ describe('export', () => {
                    precision: 'bf16-mixed', parallel: { tp: 2, pp: 1, dp: 0 },
                    training: { seq_len: 2048, global_batch: 256, micro_batch: 1, tokens: 1e11 } };
     const fragment = await linkOf(page, base);
-    await page.evaluate((f) => { location.hash = f; }, fragment);
-    await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
+    await openFragment(page, fragment);
     const scaling = await scalingFor(page, fragment);
     await page.waitForTimeout(200);
 

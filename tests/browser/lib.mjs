@@ -93,9 +93,19 @@ export const linkOf = (page, config) => page.evaluate((c) => JSON.parse(window.t
 export async function showConfig(page, config) {
   const fragment = await linkOf(page, config);
   if (!fragment) throw new Error(`no link for ${JSON.stringify(config)}`);
-  await page.evaluate((f) => { location.hash = f; }, fragment);
-  await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
+  await openFragment(page, fragment);
   return fragment;
+}
+
+// Sets the URL fragment and waits until the page shows it; sets it again when the page's own URL
+// update of a frame in flight overwrote it before its hashchange was read.
+export async function openFragment(page, fragment) {
+  await page.evaluate((f) => { location.hash = f; }, fragment);
+  await page.waitForFunction((f) => {
+    if (window.trainclockView.fragment === f) return true;
+    if (location.hash.slice(1) !== f) location.hash = f;
+    return false;
+  }, fragment, { polling: 250 });
 }
 
 // Opens the site (optionally at a fragment), collects console errors, waits for the module and
