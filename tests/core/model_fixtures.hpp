@@ -18,6 +18,14 @@ inline Config config(const std::string& body) {
     return c.value();
 }
 
+// A validated config from a whole config/v1 document.
+inline Config load(const std::string& json) {
+    auto config = load_config(json);
+    INFO(json);
+    REQUIRE(config.ok());
+    return config.value();
+}
+
 inline GpuSpec gpu(const char* name) {
     Result<GpuSpec> g = gpu_preset(name);
     if (!g.ok()) FAIL(g.error().to_string());

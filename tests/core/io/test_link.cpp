@@ -6,16 +6,13 @@
 #include "trainclock/io/presets.hpp"
 #include "trainclock/perf/prediction.hpp"
 
+#include "model_fixtures.hpp"
+
 using namespace trainclock;
 
 namespace {
 
-Config load(const std::string& json) {
-    auto config = load_config(json);
-    INFO(json);
-    REQUIRE(config.ok());
-    return config.value();
-}
+using fixtures::load;
 
 Error decode_error(const std::string& fragment) {
     auto config = decode_config_link(fragment);

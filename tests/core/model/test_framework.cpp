@@ -11,16 +11,13 @@
 #include "trainclock/validation/validation.hpp"
 #include "trainclock/perf/communication.hpp"
 
+#include "model_fixtures.hpp"
+
 using namespace trainclock;
 
 namespace {
 
-Config load(const std::string& json) {
-    auto config = load_config(json);
-    INFO(json);
-    REQUIRE(config.ok());
-    return config.value();
-}
+using fixtures::load;
 
 std::string layout(const std::string& gpu, const std::string& framework_json) {
     return R"({"model": "llama3-8b", "gpu": ")" + gpu + R"(", "num_gpus": 8, "parallel": {"tp": 2, "sequence_parallel": true},)" +
