@@ -771,9 +771,10 @@ double per_tensor_optimizer_kernels(const Execution& x) {
     // NVIDIA DLE Transformer-XL's jitlamb (lamb.py) calls one TorchScript function per tensor from a
     // Python loop: the moment update, the weight and update norms and the apply run as ~3 dispatched
     // ops of our host_op_s size (several fused kernels each), so the loop is host-bound for small
-    // tensors. 3 per tensor: TXL base fp16 on V100 misses ~30 ms per step (1 GPU, 16x192 tokens),
-    // 179 tensors x 3 x 60 us = 32 ms; the fused (apex multi-tensor) FusedLAMB of BERT has none.
-    constexpr double kOpsPerTensor = 3;
+    // tensors; the fused (apex multi-tensor) FusedLAMB of BERT has none. Its train.py also calls
+    // torch.nn.utils.clip_grad_norm_ every step, which before PyTorch 2.0's foreach path loops over
+    // the tensors too: a norm per tensor, then a mul_ per tensor (torch/nn/utils/clip_grad.py): 2 more.
+    constexpr double kOpsPerTensor = 5;
     return tensors * kOpsPerTensor / double(x.stages);
 }
 
