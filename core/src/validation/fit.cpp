@@ -19,7 +19,6 @@
 #include "io/json_writer.hpp"
 #include "io/spec_json.hpp"
 #include "perf/constants.hpp"
-#include "trainclock/io/presets.hpp"
 
 namespace trainclock {
 
