@@ -14,12 +14,12 @@ namespace trainclock {
 struct ModelConstant {
     const char* name;
     double value;
-    double low, high;                           // physical range; a refit one's refit stays inside
-    const char* unit;                           // what the value measures
-    const char* source;                         // the citation it was taken from, or kFitSet
-    FitKnob refit = FitKnob::none;              // refit: the Calibration field its multiplier scales (none: not refit)
-    int attention_kernel = -1;                  // refit: only cases with this AttentionKernel (-1 = every case)
-    const ModelConstant* refit_with = nullptr;  // refit by that row's multiplier (one shared factor), not its own
+    double low, high;               // physical range; a refit one's refit stays inside
+    const char* unit;               // what the value measures
+    const char* source;             // the citation it was taken from, or kFitSet
+    FitKnob refit = FitKnob::none;  // refit: the Calibration field its multiplier scales (none: not refit)
+    int attention_kernel = -1;      // refit: only cases with this AttentionKernel (-1 = every case)
+    int fp8_gpus = -1;              // refit: 1 only GPUs with FP8 units, 0 only GPUs without (-1 = every GPU)
 };
 
 namespace constants {
@@ -59,19 +59,31 @@ inline constexpr ModelConstant gemm_sustained{
     "gemm_sustained", 0.85, 0.6, 1.0, "fraction of the large-GEMM (MAMF) figure, tensor-core dtypes", kFitSet, FitKnob::gemm};
 // Fused attention, fraction of the bf16 large-GEMM figure: FlashAttention-2 physics (~0.7 of a GEMM
 // on A100, Dao 2023 arXiv 2307.08691; ~0.45 on GPUs with FP8 units, Shah et al. 2024 arXiv
-// 2407.08608 sec. 1) times a factor of ~0.55 fitted on llm-foundry's Triton-era runs: one refit
-// multiplier for both.
+// 2407.08608 sec. 1) times a factor of ~0.55 fitted on llm-foundry's Triton-era runs; each
+// generation refits its own (mma.sync and the exp throughput hold it on GPUs with FP8 units).
 inline constexpr ModelConstant attention_flash2{
-    "attention_flash2", 0.4, 0.2, 0.8, "fraction of the bf16 large-GEMM figure (A100)", kFitSet, FitKnob::attention, kFlash2};
-inline constexpr ModelConstant attention_flash2_fp8_gpus{"attention_flash2_fp8_gpus",
-                                                         0.25,
-                                                         0.125,
-                                                         0.5,
-                                                         "fraction of the bf16 large-GEMM figure on GPUs with FP8 units",
-                                                         kFitSet,
-                                                         FitKnob::attention,
-                                                         kFlash2,
-                                                         &attention_flash2};
+    "attention_flash2", 0.4,     0.2, 0.8, "fraction of the bf16 large-GEMM figure (GPUs without FP8: Volta, Ampere)", kFitSet,
+    FitKnob::attention, kFlash2, 0};
+inline constexpr ModelConstant attention_flash2_fp8_gpus{
+    "attention_flash2_fp8_gpus",
+    0.25,
+    0.125,
+    0.5,
+    "fraction of the bf16 large-GEMM figure (GPUs with FP8: Hopper, Ada, Blackwell, CDNA3)",
+    kFitSet,
+    FitKnob::attention,
+    kFlash2,
+    1};
+// FA2-class kernels do their softmax, rescaling and shared-memory staging on units that grow with
+// SMs x clock (as the CUDA-core fp32 peak does), not with the tensor peak: the fitted fraction
+// above holds at Hopper's balance of the two (vector fp32 / dense bf16 peak of the h100-sxm preset).
+inline constexpr ModelConstant flash2_vector_of_tensor{
+    "flash2_vector_of_tensor",
+    67.0 / 989.5,
+    0.01,
+    1.0,
+    "ratio of the fp32 vector to the dense bf16 tensor peak",
+    "H100 SXM fp32 67 / bf16 989.5 TFLOP/s (datasheet): the balance attention_flash2_fp8_gpus was fitted at (Hopper rows)"};
 inline constexpr ModelConstant attention_flash3{"attention_flash3",
                                                 0.53,
                                                 0.265,
@@ -152,7 +164,7 @@ inline constexpr ModelConstant allocator_reserve{"allocator_reserve",
 }  // namespace constants
 
 // Every constant above, for listings and tests.
-inline constexpr std::array<const ModelConstant*, 27> kModelConstants = {
+inline constexpr std::array<const ModelConstant*, 28> kModelConstants = {
     &constants::nvidia_gemm,
     &constants::amd_gemm,
     &constants::intel_gemm,
@@ -162,6 +174,7 @@ inline constexpr std::array<const ModelConstant*, 27> kModelConstants = {
     &constants::gemm_sustained,
     &constants::attention_flash2,
     &constants::attention_flash2_fp8_gpus,
+    &constants::flash2_vector_of_tensor,
     &constants::attention_flash3,
     &constants::hbm_stream,
     &constants::training_kernels_of_stream,

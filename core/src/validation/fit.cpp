@@ -61,17 +61,11 @@ std::string fit_data_set() {
 std::vector<FittedConstant> fitted_constants() {
     std::vector<FittedConstant> out;
     for (const ModelConstant* c : kModelConstants) {
-        if (c->refit == FitKnob::none || c->refit_with) continue;
+        if (c->refit == FitKnob::none) continue;
         // Bounds: the table's range as multipliers (apply() caps a fraction at 1).
-        FittedConstant row{factor(c->name, c->refit, c->low / c->value, c->high / c->value, "", -1, c->attention_kernel),
-                           c->value,
-                           c->unit,
-                           c->source,
-                           fit_data_set(),
-                           kRefitCommand};
-        for (const ModelConstant* shared : kModelConstants)
-            if (shared->refit_with == c) row.unit += std::string("; its multiplier also scales ") + shared->name;
-        out.push_back(std::move(row));
+        FitParameter p = factor(c->name, c->refit, c->low / c->value, c->high / c->value, "", -1, c->attention_kernel);
+        p.fp8_gpus = c->fp8_gpus;
+        out.push_back({std::move(p), c->value, c->unit, c->source, fit_data_set(), kRefitCommand});
     }
     return out;
 }
@@ -82,6 +76,7 @@ namespace {
 
 bool applies(const FitParameter& p, const Config& config) {
     if (!p.gpu.empty() && p.gpu != config.gpu.name) return false;
+    if (p.fp8_gpus >= 0 && config.gpu.supports(DType::fp8) != (p.fp8_gpus == 1)) return false;
     return p.attention_kernel < 0 || p.attention_kernel == static_cast<int>(config.training.attention_kernel);
 }
 
