@@ -10,6 +10,7 @@
 
 #include "trainclock/io/names.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/io/spellings.hpp"
 
 namespace trainclock {
 

@@ -117,8 +117,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
         (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constants::hbm_stream.value) * kTrainingKernelsOfStream;
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
     // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
-    c.intra_node_efficiency = constants::intra_node.value;
-    c.inter_node_efficiency = constants::inter_node.value;
+    c.intra_node_efficiency = constants::intra_node_efficiency.value;
+    c.inter_node_efficiency = constants::inter_node_efficiency.value;
     // Per-kernel fixed GPU cost: launch latency plus the idle gap between dependent kernels; a few us
     // on CUDA (DESIGN.md 5: fixed costs dominate small models); 10 us fits vTrain's single-node rows.
     c.kernel_launch_s = constants::kernel_launch_s.value;

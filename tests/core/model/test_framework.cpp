@@ -2,6 +2,7 @@
 // the GPU generations they pick kernels by, and their round trips through JSON and links.
 #include <catch2/catch.hpp>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/model/framework.hpp"
 #include "trainclock/perf/operators.hpp"

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "trainclock/validation/fit.hpp"
+#include "perf/constants.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/validation/fit.hpp"
 
 using namespace trainclock;
 
@@ -97,8 +98,30 @@ TEST_CASE("the table of fitted constants names bounds, data set and refit comman
         CHECK(c.shipped > 0);
         CHECK_FALSE(c.data_set.empty());
         CHECK(c.refit_command.rfind("trainclock ", 0) == 0);
-        CHECK_FALSE(c.where.empty());
+        CHECK_FALSE(c.source.empty());
     }
+}
+
+// The refit rows are the constants table's: each row with a refit knob has its own multiplier,
+// bounded by the table's range around its value, limited to the cases the row names.
+TEST_CASE("fitted_constants are the refit rows of the constants table", "[fit]") {
+    const std::vector<FittedConstant> table = fitted_constants();
+    size_t own = 0;
+    for (const ModelConstant* c : kModelConstants) {
+        INFO(c->name);
+        if (c->refit == FitKnob::none) continue;
+        REQUIRE(own < table.size());
+        const FittedConstant& row = table[own++];
+        CHECK(row.parameter.name == c->name);
+        CHECK(row.parameter.knob == c->refit);
+        CHECK(row.parameter.attention_kernel == c->attention_kernel);
+        CHECK(row.parameter.fp8_gpus == c->fp8_gpus);
+        CHECK(row.shipped == c->value);
+        CHECK(row.shipped * row.parameter.lo == Approx(c->low));
+        CHECK(row.shipped * row.parameter.hi == Approx(c->high));
+        CHECK(row.source == c->source);
+    }
+    CHECK(own == table.size());
 }
 
 // The two FlashAttention-2 factors (constants.hpp attention_flash2, attention_flash2_fp8_gpus) scale
