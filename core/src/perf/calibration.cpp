@@ -94,7 +94,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // traffic (128 B/clk/SM) set the pace where the tensor cores outgrew them: those units are the
     // same per SM and clock on B200 as on H100 while the BF16 tensor peak is 2.25x (Zadouri et al.
     // 2026, FlashAttention-4, arXiv 2603.05451 sec. 1; FA2 runs 2.9x slower than cuDNN's sm100
-    // kernel, sgl-project/sglang PR 33655). Their rate follows the vector (fp32) peak beyond
+    // kernel, sgl-project/sglang PR 33655; flash-attn 2.7.4 on B200: 240-380 TFLOP/s, H100-class figures,
+    // Dao-AILab/flash-attention issue 1589). Their rate follows the vector (fp32) peak beyond
     // Hopper's tensor/vector balance, at which the fraction above was fitted.
     if (gpu.supports(DType::fp8) && gpu.peak_flops(DType::bf16) > 0 && gpu.peak_flops(DType::fp32) > 0)
         c.attention_efficiency *=
