@@ -41,12 +41,18 @@ Result<int64_t> positive_integer(const Args& args, std::string_view flag, int64_
 struct Dimension {
     std::string_view name;  // as --widen spells it: the flag without "--"
     std::string_view flag;
+    SearchDimension dimension;
 };
-constexpr Dimension kDimensions[] = {{"tp", "--tp"},   {"pp", "--pp"},
-                                     {"cp", "--cp"},   {"ep", "--ep"},
-                                     {"sp", "--sp"},   {"zero", "--zero"},
-                                     {"vpp", "--vpp"}, {"schedule", "--schedule"},
-                                     {"mbs", "--mbs"}, {"recompute", "--recompute"}};
+constexpr Dimension kDimensions[] = {{"tp", "--tp", SearchDimension::tp},
+                                     {"pp", "--pp", SearchDimension::pp},
+                                     {"cp", "--cp", SearchDimension::cp},
+                                     {"ep", "--ep", SearchDimension::ep},
+                                     {"sp", "--sp", SearchDimension::sequence_parallel},
+                                     {"zero", "--zero", SearchDimension::zero},
+                                     {"vpp", "--vpp", SearchDimension::virtual_stages},
+                                     {"schedule", "--schedule", SearchDimension::schedule},
+                                     {"mbs", "--mbs", SearchDimension::micro_batch},
+                                     {"recompute", "--recompute", SearchDimension::recompute}};
 
 // The value a dimension has in `c`, as text ("8", "on", "1f1b", "selective").
 std::string dimension_value(const Config& c, std::string_view name) {
@@ -92,7 +98,6 @@ std::vector<std::string_view> dimensions_in_file(const std::optional<std::string
 Result<SearchOptions> options_from_args(const Args& args, const Config& draft, const std::optional<std::string>& file_text,
                                         std::vector<std::string>& pinned_by_file) {
     SearchOptions o;
-    const ParallelSpec& p = draft.parallel;
     if (args.has("--dp")) return Error{"--dp", "is derived by the search (num_gpus / (tp*pp*cp)); pin --tp, --pp or --cp instead"};
     std::vector<std::string_view> widened;
     if (const auto widen = args.value("--widen")) {
@@ -129,16 +134,8 @@ Result<SearchOptions> options_from_args(const Args& args, const Config& draft, c
         file_pins.emplace_back(name);
     }
     pinned_by_file = file_pins;  // names first (for `pinned`), then "name value" for the output
-    if (pinned("--tp")) o.tp = {p.tp};
-    if (pinned("--pp")) o.pp = {p.pp};
-    if (pinned("--cp")) o.cp = {p.cp};
-    if (pinned("--ep")) o.ep = {p.ep};
-    if (pinned("--zero")) o.zero = {p.zero};
-    if (pinned("--vpp")) o.virtual_stages = {p.virtual_stages};
-    if (pinned("--schedule")) o.schedules = {p.schedule};
-    if (pinned("--sp")) o.sequence_parallel = {p.sequence_parallel ? 1 : 0};
-    if (pinned("--mbs")) o.micro_batch = {draft.training.micro_batch};
-    if (pinned("--recompute")) o.recompute = {draft.training.recompute};
+    for (const Dimension& d : kDimensions)
+        if (pinned(d.flag)) pin_dimension(o, draft, d.dimension);
     for (std::string& name : pinned_by_file) name += " " + dimension_value(draft, name);
     const auto objective = args.value("--objective");
     if (objective && *objective != "time" && *objective != "cost")

@@ -2,6 +2,8 @@
 // Replies are compact JSON; every failure is {"error": {"key": "...", "message": "..."}}.
 #include "trainclock/io/api.hpp"
 
+#include <algorithm>
+
 #include "io/config_json.hpp"
 #include "io/prediction_json.hpp"
 #include "io/spec_json.hpp"
@@ -177,12 +179,8 @@ namespace {
 // The options object of search_json / validate_json ("" = every default).
 Result<simdjson::dom::object> options_object(simdjson::dom::parser& parser, std::string_view json) {
     if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) json = "{}";
-    auto document = parse_json_document(parser, json);
-    if (!document) return Error{"options", document.error().message};
-    simdjson::dom::object object;
-    if (document.value().get_object().get(object) != simdjson::SUCCESS) {
-        return Error{"options", "expected an object, got " + json_type_phrase(document.value())};
-    }
+    auto object = parse_json_object(parser, json, "an object");
+    if (!object) return Error{"options", object.error().message};
     return object;
 }
 
@@ -215,29 +213,23 @@ std::string search_json(std::string_view config_json, std::string_view options_j
                 reader.fail("pin", "expected an array of layout keys");
                 break;
             }
-            const ParallelSpec& p = c.parallel;
-            if (key == "tp")
-                options.tp = {p.tp};
-            else if (key == "pp")
-                options.pp = {p.pp};
-            else if (key == "cp")
-                options.cp = {p.cp};
-            else if (key == "ep")
-                options.ep = {p.ep};
-            else if (key == "zero")
-                options.zero = {p.zero};
-            else if (key == "virtual_stages")
-                options.virtual_stages = {p.virtual_stages};
-            else if (key == "schedule")
-                options.schedules = {p.schedule};
-            else if (key == "sequence_parallel")
-                options.sequence_parallel = {p.sequence_parallel ? 1 : 0};
-            else if (key == "micro_batch")
-                options.micro_batch = {c.training.micro_batch};
-            else if (key == "recompute")
-                options.recompute = {c.training.recompute};
-            else
+            // The layout keys of a config, by the name they have there.
+            static constexpr std::pair<std::string_view, SearchDimension> kPins[] = {
+                {"tp", SearchDimension::tp},
+                {"pp", SearchDimension::pp},
+                {"cp", SearchDimension::cp},
+                {"ep", SearchDimension::ep},
+                {"zero", SearchDimension::zero},
+                {"virtual_stages", SearchDimension::virtual_stages},
+                {"schedule", SearchDimension::schedule},
+                {"sequence_parallel", SearchDimension::sequence_parallel},
+                {"micro_batch", SearchDimension::micro_batch},
+                {"recompute", SearchDimension::recompute}};
+            const auto pin = std::find_if(std::begin(kPins), std::end(kPins), [&](const auto& entry) { return entry.first == key; });
+            if (pin == std::end(kPins))
                 reader.fail("pin", "unknown layout key '" + std::string(key) + "'");
+            else
+                pin_dimension(options, c, pin->second);
         }
     }
     if (auto error = reader.finish()) return error_json(*error);

@@ -153,13 +153,9 @@ Config config_draft() {
 
 Result<Config> merge_config_json(Config config, std::string_view json) {
     simdjson::dom::parser parser;
-    auto document = parse_json_document(parser, json);
-    if (!document) return document.error();
-    simdjson::dom::object object;
-    if (document.value().get_object().get(object) != simdjson::SUCCESS) {
-        return Error{"", "expected a JSON object, got " + json_type_phrase(document.value())};
-    }
-    ObjectReader reader(object, "");
+    auto object = parse_json_object(parser, json, "a JSON object");
+    if (!object) return object.error();
+    ObjectReader reader(object.value(), "");
     std::string schema;
     reader.read("schema", schema);
     if (!schema.empty() && schema != kConfigSchema) {

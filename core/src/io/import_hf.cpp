@@ -124,40 +124,33 @@ public:
         return std::nullopt;
     }
     std::optional<std::vector<std::string>> strings(std::string_view key) {
-        const auto value = find(key);
-        if (!value) return std::nullopt;
-        simdjson::dom::array array;
-        if (value->get_array().get(array) != simdjson::SUCCESS) {
-            fail(key, "expected an array of strings, got " + json_type_phrase(*value));
-            return std::nullopt;
-        }
-        std::vector<std::string> out;
-        for (const auto item : array) {
-            std::string_view text;
-            if (item.get_string().get(text) != simdjson::SUCCESS) {
-                fail(key, "expected an array of strings");
-                return std::nullopt;
-            }
-            out.emplace_back(text);
-        }
-        return out;
+        return array_of<std::string, std::string_view>(key, "strings", [](simdjson::dom::element item, std::string_view& text) {
+            return item.get_string().get(text) == simdjson::SUCCESS;
+        });
     }
     std::optional<std::vector<int64_t>> integers(std::string_view key) {
+        return array_of<int64_t, int64_t>(key, "integers", [](simdjson::dom::element item, int64_t& number) {
+            return item.get_int64().get(number) == simdjson::SUCCESS;
+        });
+    }
+    // An array whose every item `get` reads ("expected an array of <what>" otherwise).
+    template <class T, class Item, class Get>
+    std::optional<std::vector<T>> array_of(std::string_view key, std::string_view what, Get get) {
         const auto value = find(key);
         if (!value) return std::nullopt;
         simdjson::dom::array array;
         if (value->get_array().get(array) != simdjson::SUCCESS) {
-            fail(key, "expected an array of integers, got " + json_type_phrase(*value));
+            fail(key, "expected an array of " + std::string(what) + ", got " + json_type_phrase(*value));
             return std::nullopt;
         }
-        std::vector<int64_t> out;
+        std::vector<T> out;
         for (const auto item : array) {
-            int64_t number = 0;
-            if (item.get_int64().get(number) != simdjson::SUCCESS) {
-                fail(key, "expected an array of integers");
+            Item read{};
+            if (!get(item, read)) {
+                fail(key, "expected an array of " + std::string(what));
                 return std::nullopt;
             }
-            out.push_back(number);
+            out.emplace_back(read);
         }
         return out;
     }
@@ -575,12 +568,9 @@ const ModelType kModelTypes[] = {
 
 Result<Imported> import_hf_config(std::string_view hf_json) {
     simdjson::dom::parser parser;
-    auto document = parse_json_document(parser, hf_json);
-    if (!document) return document.error();
-    simdjson::dom::object object;
-    if (document.value().get_object().get(object) != simdjson::SUCCESS) {
-        return Error{"", "expected a Hugging Face config.json object, got " + json_type_phrase(document.value())};
-    }
+    auto parsed = parse_json_object(parser, hf_json, "a Hugging Face config.json object");
+    if (!parsed) return parsed.error();
+    const simdjson::dom::object object = parsed.value();
     std::string_view type;
     if (object["model_type"].get_string().get(type) != simdjson::SUCCESS) {
         return Error{"model_type", "missing (a Hugging Face config.json names its model_type)"};

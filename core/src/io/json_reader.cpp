@@ -69,6 +69,15 @@ Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser
     return document;
 }
 
+Result<simdjson::dom::object> parse_json_object(simdjson::dom::parser& parser, std::string_view json, std::string_view what) {
+    auto document = parse_json_document(parser, json);
+    if (!document) return document.error();
+    simdjson::dom::object object;
+    if (document.value().get_object().get(object) != simdjson::SUCCESS)
+        return Error{"", "expected " + std::string(what) + ", got " + json_type_phrase(document.value())};
+    return object;
+}
+
 std::string json_type_phrase(simdjson::dom::element value) {
     switch (value.type()) {
     case simdjson::dom::element_type::ARRAY: return "an array";

@@ -18,6 +18,8 @@ namespace trainclock {
 // Parses a whole document, skipping a UTF-8 byte order mark; empty, truncated and malformed input
 // give a one-line Error (key ""), a key repeated in one object an Error naming its dotted path.
 Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser, std::string_view json);
+// parse_json_document, then the root must be an object: else "expected <what>, got a string" (key "").
+Result<simdjson::dom::object> parse_json_object(simdjson::dom::parser& parser, std::string_view json, std::string_view what);
 
 std::string json_type_phrase(simdjson::dom::element value);         // "a string", "an object", ...
 std::string join_key(std::string_view path, std::string_view key);  // "parallel" + "tp" -> "parallel.tp"

@@ -123,27 +123,24 @@ void JsonWriter::before_value() {
     newline();
 }
 
-JsonWriter& JsonWriter::begin_object() {
-    before_value();
-    out_ += '{';
-    levels_.push_back({true, 0});
-    return *this;
-}
+JsonWriter& JsonWriter::begin_object() { return open('{', true); }
 
 JsonWriter& JsonWriter::end_object() {
     close('}');
     return *this;
 }
 
-JsonWriter& JsonWriter::begin_array() {
-    before_value();
-    out_ += '[';
-    levels_.push_back({false, 0});
-    return *this;
-}
+JsonWriter& JsonWriter::begin_array() { return open('[', false); }
 
 JsonWriter& JsonWriter::end_array() {
     close(']');
+    return *this;
+}
+
+JsonWriter& JsonWriter::open(char bracket, bool object) {
+    before_value();
+    out_ += bracket;
+    levels_.push_back({object, 0});
     return *this;
 }
 

@@ -46,7 +46,8 @@ public:
 private:
     void before_value();  // comma, newline and indentation as the container requires
     void newline();
-    void close(char bracket);  // ends the innermost object or array
+    JsonWriter& open(char bracket, bool object);  // starts an object or array
+    void close(char bracket);                     // ends the innermost object or array
 
     struct Level {
         bool object;

@@ -205,29 +205,18 @@ std::string link_text(simdjson::dom::element value) {
 
 // The canonical object of a preset ("model", "gpu", "node" or "precision" path), or "" if unknown.
 std::string preset_object_text(std::string_view path, const std::string& name) {
-    JsonWriter out;
-    if (path == "model") {
-        const auto preset = model_preset(name);
-        if (!preset) return "";
-        write_model(out, preset.value());
-    } else if (path == "gpu") {
-        const auto preset = gpu_preset(name);
-        if (!preset) return "";
-        write_gpu(out, preset.value());
-    } else if (path == "node") {
-        const auto preset = node_preset(name);
-        if (!preset) return "";
-        write_node(out, preset.value());
-    } else if (path == "framework") {
-        const auto preset = framework_preset(name);
-        if (!preset) return "";
-        write_framework(out, preset.value());
-    } else {
-        const auto preset = precision_preset(name);
-        if (!preset) return "";
-        write_precision(out, preset.value());
-    }
-    return out.take();
+    auto text = [](const auto& preset, auto write) {
+        JsonWriter out;
+        if (!preset) return std::string();
+        write(out, preset.value());
+        return out.take();
+    };
+    if (path == "model") return text(model_preset(name), write_model);
+    if (path == "gpu") return text(gpu_preset(name), write_gpu);
+    if (path == "node") return text(node_preset(name), write_node);
+    if (path == "framework")
+        return text(framework_preset(name), [](JsonWriter& out, const FrameworkSpec& spec) { write_framework(out, spec); });
+    return text(precision_preset(name), write_precision);
 }
 
 PresetKind preset_kind_of(std::string_view path) {

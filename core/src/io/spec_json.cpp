@@ -7,6 +7,7 @@
 #include "io/spec_json.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "trainclock/io/names.hpp"
 #include "trainclock/io/presets.hpp"
@@ -92,12 +93,36 @@ void read_per_dtype(ObjectReader& parent, std::string_view key, Store store) {
     parent.adopt(reader.finish());
 }
 
+// Writes {"fp32": x, "bf16": y, ...} of the dtypes present (a value != 0, or set): read_per_dtype's inverse.
+std::optional<double> present(double value) { return value != 0 ? std::optional<double>(value) : std::nullopt; }
+std::optional<double> present(const std::optional<double>& value) { return value; }
+template <class Values>
+void write_per_dtype(JsonWriter& out, std::string_view key, const Values& values) {
+    out.key(key).begin_object();
+    for (const auto& entry : kDTypeNames)
+        if (const std::optional<double> value = present(values[static_cast<int>(entry.value)])) out.field(entry.name, *value);
+    out.end_object();
+}
+
 void require_all(ObjectReader& reader, std::initializer_list<std::string_view> keys) {
     for (const auto key : keys) reader.require(key);
 }
 
 void write_if(JsonWriter& out, std::string_view key, const std::string& text) {
     if (!text.empty()) out.field(key, text);
+}
+
+// Every preset object opens with its name and display name and closes with its source (presets/README.md).
+template <class Spec>
+void begin_spec(JsonWriter& out, const Spec& spec) {
+    out.begin_object();
+    out.field("name", spec.name);
+    write_if(out, "display_name", spec.display_name);
+}
+template <class Spec>
+void end_spec(JsonWriter& out, const Spec& spec) {
+    write_if(out, "source", spec.source);
+    out.end_object();
 }
 
 }  // namespace
@@ -374,9 +399,7 @@ void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
 // [SECTION] Writing (canonical order) -------------------------------------------------------------
 
 void write_model(JsonWriter& out, const ModelSpec& spec) {
-    out.begin_object();
-    out.field("name", spec.name);
-    write_if(out, "display_name", spec.display_name);
+    begin_spec(out, spec);
     out.field("architecture", architecture_name(spec.architecture));
     out.field("layers", spec.layers);
     if (spec.decoder_layers != 0) out.field("decoder_layers", spec.decoder_layers);
@@ -418,23 +441,15 @@ void write_model(JsonWriter& out, const ModelSpec& spec) {
         out.end_object();
     }
     if (spec.mtp_layers != 0) out.field("mtp_layers", spec.mtp_layers);
-    write_if(out, "source", spec.source);
-    out.end_object();
+    end_spec(out, spec);
 }
 
 void write_gpu(JsonWriter& out, const GpuSpec& spec) {
-    out.begin_object();
-    out.field("name", spec.name);
-    write_if(out, "display_name", spec.display_name);
+    begin_spec(out, spec);
     write_if(out, "vendor", spec.vendor);
     out.field("memory_gib", spec.memory_gib);
     out.field("memory_bw_gbps", spec.memory_bw_gbps);
-    out.key("peak_tflops").begin_object();
-    for (const auto& entry : kDTypeNames) {
-        const double tflops = spec.peak_tflops[static_cast<int>(entry.value)];
-        if (tflops != 0) out.field(entry.name, tflops);
-    }
-    out.end_object();
+    write_per_dtype(out, "peak_tflops", spec.peak_tflops);
     out.field("sm_count", spec.sm_count);
     if (spec.l2_cache_mb != 0) out.field("l2_cache_mb", spec.l2_cache_mb);
     out.field("tdp_w", spec.tdp_w);
@@ -445,24 +460,16 @@ void write_gpu(JsonWriter& out, const GpuSpec& spec) {
     for (const double fraction : spec.measured_gemm_efficiency) any_measured = any_measured || fraction != 0;
     if (any_measured) {
         out.key("measured").begin_object();
-        out.key("gemm_efficiency").begin_object();
-        for (const auto& entry : kDTypeNames) {
-            const double fraction = spec.measured_gemm_efficiency[static_cast<int>(entry.value)];
-            if (fraction != 0) out.field(entry.name, fraction);
-        }
-        out.end_object();
+        write_per_dtype(out, "gemm_efficiency", spec.measured_gemm_efficiency);
         if (spec.measured_memory_efficiency != 0) out.field("memory_efficiency", spec.measured_memory_efficiency);
         if (spec.measured_sustained_clock != 0) out.field("sustained_clock_ratio", spec.measured_sustained_clock);
         out.end_object();
     }
-    write_if(out, "source", spec.source);
-    out.end_object();
+    end_spec(out, spec);
 }
 
 void write_node(JsonWriter& out, const NodeSpec& spec) {
-    out.begin_object();
-    out.field("name", spec.name);
-    write_if(out, "display_name", spec.display_name);
+    begin_spec(out, spec);
     out.field("gpus_per_node", spec.gpus_per_node);
     if (spec.gpus_per_host > 0) out.field("gpus_per_host", spec.gpus_per_host);
     write_if(out, "intra_link", spec.intra_link);
@@ -478,8 +485,7 @@ void write_node(JsonWriter& out, const NodeSpec& spec) {
     out.field("inter_bw_gbps", spec.inter_bw_gbps);
     out.field("inter_latency_us", spec.inter_latency_us);
     out.field("power_overhead", spec.power_overhead);
-    write_if(out, "source", spec.source);
-    out.end_object();
+    end_spec(out, spec);
 }
 
 void write_precision(JsonWriter& out, const PrecisionSpec& spec) {
@@ -500,9 +506,7 @@ void write_precision(JsonWriter& out, const PrecisionSpec& spec) {
 }
 
 void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sources) {
-    out.begin_object();
-    out.field("name", spec.name);
-    write_if(out, "display_name", spec.display_name);
+    begin_spec(out, spec);
     out.key("attention_kernel").begin_object();
     for (const auto& generation : kGpuGenerationNames)
         out.field(generation.name, attention_kernel_name(spec.attention_kernel[static_cast<int>(generation.value)]));
@@ -538,14 +542,7 @@ namespace {
 void write_overrides(JsonWriter& out, const CalibrationOverrides& spec) {
     bool any_gemm = false;
     for (const auto& efficiency : spec.gemm_efficiency) any_gemm = any_gemm || efficiency.has_value();
-    if (any_gemm) {
-        out.key("gemm_efficiency").begin_object();
-        for (const auto& entry : kDTypeNames) {
-            const auto& efficiency = spec.gemm_efficiency[static_cast<int>(entry.value)];
-            if (efficiency) out.field(entry.name, *efficiency);
-        }
-        out.end_object();
-    }
+    if (any_gemm) write_per_dtype(out, "gemm_efficiency", spec.gemm_efficiency);
     for (const auto& scalar : calibration_scalars(spec)) {
         if (*scalar.value) out.field(scalar.key, **scalar.value);
     }

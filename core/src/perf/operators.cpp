@@ -53,13 +53,7 @@ Op make_gemm(const char* name, OpKind kind, DType dtype, double m, double n, dou
 }
 
 void add_comm(Target& out, const char* name, Collective collective, Group group, double bytes, double count = 1) {
-    CommOp op{};
-    op.name = name;
-    op.collective = collective;
-    op.group = group;
-    op.bytes = bytes;
-    op.count = count;
-    out.comm.add(op);
+    out.comm.add(CommOp{name, collective, group, bytes, count});
 }
 
 // =====================================================================================

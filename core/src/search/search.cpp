@@ -116,6 +116,22 @@ bool gpu_runs(const GpuSpec& gpu, const PrecisionSpec& p) { return !precision_su
 
 }  // namespace
 
+void pin_dimension(SearchOptions& o, const Config& c, SearchDimension dimension) {
+    const ParallelSpec& p = c.parallel;
+    switch (dimension) {
+    case SearchDimension::tp: o.tp = {p.tp}; break;
+    case SearchDimension::pp: o.pp = {p.pp}; break;
+    case SearchDimension::cp: o.cp = {p.cp}; break;
+    case SearchDimension::ep: o.ep = {p.ep}; break;
+    case SearchDimension::zero: o.zero = {p.zero}; break;
+    case SearchDimension::virtual_stages: o.virtual_stages = {p.virtual_stages}; break;
+    case SearchDimension::schedule: o.schedules = {p.schedule}; break;
+    case SearchDimension::sequence_parallel: o.sequence_parallel = {p.sequence_parallel ? 1 : 0}; break;
+    case SearchDimension::micro_batch: o.micro_batch = {c.training.micro_batch}; break;
+    case SearchDimension::recompute: o.recompute = {c.training.recompute}; break;
+    }
+}
+
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
     std::vector<PrecisionSpec> out;
     for (const std::string& name : preset_names(PresetKind::precision)) {

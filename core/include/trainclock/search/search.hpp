@@ -81,6 +81,11 @@ struct SearchOptions {
     bool deferred_pilot = false;         // create() leaves the pilot to SearchSpace::run_pilot (a UI slicing it)
 };
 
+// A searched dimension of SearchOptions, and pinning it: the search then tries only the value the
+// config has (the CLI's layout flags and --config keys, the API's "pin" list).
+enum class SearchDimension { tp, pp, cp, ep, zero, virtual_stages, schedule, sequence_parallel, micro_batch, recompute };
+void pin_dimension(SearchOptions& options, const Config& config, SearchDimension dimension);
+
 // Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu);
 // The search's default set: those of precisions_for_gpu that are used to pretrain. Pure 16-bit
