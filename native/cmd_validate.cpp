@@ -117,7 +117,24 @@ void print_refit_table(const CrossSourceReport& r) {
               << format_percent(r.all_fit.error_before) << " shipped -> " << format_percent(r.all_fit.error_after) << " refit ("
               << r.all_fit.predictions << " predictions)\n"
               << "The shipped values stay in calibration.cpp until a physics change moves them; this refit is what\n"
-              << "--cross-source does with one family left out.\n";
+              << "--cross-source does with one family left out.\n\n";
+    // Each fold's refit: a constant that moves (or hits a bound) when one family is left out is one
+    // that family pulls away from the rest, the sign of a physics term missing for it or for them.
+    std::vector<std::string> header{"refit without"};
+    for (const FittedConstant& c : table) header.push_back(c.parameter.name);
+    TextTable folds(header);
+    for (size_t f = 0; f < r.families.size(); ++f) {
+        std::vector<std::string> cells{r.families[f]};
+        for (size_t j = 0; j < table.size(); ++j) {
+            const FitParameter& p = table[j].parameter;
+            const double m = r.fold_fits[f].multipliers[j];
+            const char* bound = m <= p.lo * (1 + 1e-6) ? " (lo)" : m >= p.hi * (1 - 1e-6) ? " (hi)" : "";
+            cells.push_back(r.fold_fits[f].fitted[j] ? format_fixed(m, 3) + bound : "-");
+        }
+        folds.add(cells);
+    }
+    std::cout << "Refit multipliers (x shipped) with one source family left out (- = not constrained; lo/hi = at a bound)\n"
+              << folds.render("  ");
 }
 
 int run(const Args& args) {

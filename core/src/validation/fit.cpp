@@ -53,6 +53,15 @@ std::vector<FittedConstant> fitted_constants() {
     const GpuSpec h100 = gpu_preset("h100-sxm").value();
     const Calibration a = resolve_calibration(a100, {});
     const Calibration h3 = resolve_calibration(h100, {}, AttentionKernel::flash3);
+    const Calibration h2 = resolve_calibration(h100, {}, AttentionKernel::flash2);
+    auto with_fp8 = [](FitParameter p) {
+        p.fp8_gpus = 1;
+        return p;
+    };
+    auto without_fp8 = [](FitParameter p) {
+        p.fp8_gpus = 0;
+        return p;
+    };
     const int flash2 = static_cast<int>(AttentionKernel::flash2), flash3 = static_cast<int>(AttentionKernel::flash3);
     auto row = [](FitParameter p, std::string where, double shipped, std::string unit) {
         return FittedConstant{std::move(p), std::move(where), shipped, std::move(unit), kGlobalDataSet, kRefitCommand};
@@ -62,9 +71,13 @@ std::vector<FittedConstant> fitted_constants() {
     return {
         row(factor("gemm_sustained", FitKnob::gemm, 0.6 / 0.85, 1.0 / 0.85), "calibration.cpp gemm_sustained", a.gemm_sustained,
             "fraction of the large-GEMM (MAMF) figure, tensor-core dtypes"),
-        row(factor("attention_flash2", FitKnob::attention, 0.5, 2.0, "", -1, flash2),
-            "calibration.cpp attention_efficiency (0.4 / 0.25 x bf16 GEMM)", a.attention_efficiency / a.gemm_efficiency[kBf16],
-            "fraction of the bf16 large-GEMM figure (A100; 0.25 on GPUs with FP8)"),
+        row(without_fp8(factor("attention_flash2", FitKnob::attention, 0.5, 2.0, "", -1, flash2)), "constants.hpp attention_flash2",
+            a.attention_efficiency / a.gemm_efficiency[kBf16], "fraction of the bf16 large-GEMM figure (GPUs without FP8: Volta, Ampere)"),
+        // FA2 on GPUs with FP8 units is held by mma.sync and the exp throughput, not by what holds it
+        // on Ampere (calibration.cpp): its own factor, so that one generation's rows cannot move the other's.
+        row(with_fp8(factor("attention_flash2_fp8_gpus", FitKnob::attention, 0.5, 2.0, "", -1, flash2)),
+            "constants.hpp attention_flash2_fp8_gpus", h2.attention_efficiency / h2.gemm_efficiency[kBf16],
+            "fraction of the bf16 large-GEMM figure (GPUs with FP8: Hopper, Ada, Blackwell, CDNA3)"),
         row(factor("attention_flash3", FitKnob::attention, 0.5, 1.6, "", -1, flash3), "calibration.cpp kHopperFusedAttentionOfPeak",
             h3.attention_efficiency / h3.gemm_sustained, "fraction of the bf16 peak (Hopper-native kernels)"),
         row(factor("memory_efficiency", FitKnob::memory, 0.6, 1.4), "calibration.cpp kTrainingKernelsOfStream (x stream 0.85)",
@@ -87,6 +100,7 @@ namespace {
 
 bool applies(const FitParameter& p, const Config& config) {
     if (!p.gpu.empty() && p.gpu != config.gpu.name) return false;
+    if (p.fp8_gpus >= 0 && config.gpu.supports(DType::fp8) != (p.fp8_gpus == 1)) return false;
     return p.attention_kernel < 0 || p.attention_kernel == static_cast<int>(config.training.attention_kernel);
 }
 

@@ -101,6 +101,39 @@ TEST_CASE("the table of fitted constants names bounds, data set and refit comman
     }
 }
 
+// The two FlashAttention-2 factors (constants.hpp attention_flash2, attention_flash2_fp8_gpus) scale
+// disjoint GPUs: A100 has no FP8 units, H100 has.
+TEST_CASE("each FA2 factor scales only its GPU generation", "[fit]") {
+    std::string h100 = runs_file("h", {{1, 1024}});
+    h100.replace(h100.find("a100-sxm4-80gb"), 14, "h100-sxm");
+    ValidationSuite suite;
+    parse_validation_file("a.json", runs_file("a", {{1, 1024}}), suite);
+    parse_validation_file("h.json", h100, suite);
+    REQUIRE(suite.issues.empty());
+    std::vector<FitParameter> parameters;
+    size_t ampere = 0, fp8 = 0;
+    for (const FittedConstant& c : fitted_constants()) {
+        if (c.parameter.name == "attention_flash2") ampere = parameters.size();
+        if (c.parameter.name == "attention_flash2_fp8_gpus") fp8 = parameters.size();
+        parameters.push_back(c.parameter);
+    }
+    REQUIRE(ampere != fp8);
+    const FitProblem problem(suite, parameters);
+    auto attention = [&](size_t index, size_t factor) {
+        std::vector<double> m(parameters.size(), 1.0);
+        m[factor] = 1.5;
+        Config config = suite.cases[index].config;
+        problem.apply(index, m, config);
+        return config.calibration.per_gpu.empty() ? 0.0 : config.calibration.per_gpu.back().second.attention_efficiency.value_or(0.0);
+    };
+    const Calibration a100 = resolve_calibration(suite.cases[0].config.gpu, {}, AttentionKernel::flash2, &suite.cases[0].config.framework);
+    const Calibration h = resolve_calibration(suite.cases[1].config.gpu, {}, AttentionKernel::flash2, &suite.cases[1].config.framework);
+    CHECK(attention(0, ampere) == Approx(1.5 * a100.attention_efficiency));
+    CHECK(attention(0, fp8) == 0.0);
+    CHECK(attention(1, fp8) == Approx(1.5 * h.attention_efficiency));
+    CHECK(attention(1, ampere) == 0.0);
+}
+
 TEST_CASE("cross-source refits without the family it scores", "[fit]") {
     ValidationSuite suite;
     parse_validation_file("a.json", runs_file("a", {{1, 256}, {2, 1024}, {8, 512}}), suite);

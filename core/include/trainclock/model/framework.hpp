@@ -48,6 +48,7 @@ struct FrameworkSpec {
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
+    bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
     std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
 };
 

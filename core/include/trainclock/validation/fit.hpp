@@ -28,6 +28,7 @@ struct FitParameter {
     int dtype = -1;             // gemm: one DType, -1 = every tensor-core dtype (gemm_sustained: not fp32)
     int attention_kernel = -1;  // attention: only cases with this AttentionKernel (-1 = every case)
     std::string gpu;            // only cases on this GPU preset ("" = every GPU)
+    int fp8_gpus = -1;          // 1: only GPUs with FP8 units, 0: only GPUs without (-1 = every GPU)
     double lo = 0.5, hi = 2.0;  // bounds of the multiplier
 };
 
