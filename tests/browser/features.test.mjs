@@ -376,7 +376,9 @@ describe('stack, fine-tuning and whole-run controls', () => {
 
   it('each control changes the result, the fragment and the CLI command, which predicts what the page shows', { timeout: 4 * LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
-    await page.setViewportSize({ width: 1280, height: 2000 });
+    // Tall enough for every input control (the lowest, the FP8 recipe, ends near 1300 px; LoRA rows
+    // add ~70), no taller: software GL draws each frame in time proportional to the pixels.
+    await page.setViewportSize({ width: 1280, height: 1500 });
     await showConfig(page, base);
     let state = { ...(await view(page)), command: await cliOf(page) };
     for (const step of steps) {
