@@ -210,8 +210,12 @@ void App::frame() {
     active_key_.clear();
     const std::string navigated = platform::take_navigated_fragment();
     if (!navigated.empty()) open_link(navigated);
+    // Pasted into a text field being edited: typed there; anywhere else (or dropped): imported.
     const std::string dropped = platform::take_imported_text();
-    if (!dropped.empty()) import_text(dropped);
+    if (!dropped.empty() && ImGui::GetIO().WantTextInput)
+        ImGui::GetIO().AddInputCharactersUTF8(dropped.c_str());
+    else if (!dropped.empty())
+        import_text(dropped);
 
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);
@@ -228,7 +232,8 @@ void App::frame() {
         ImGui::BeginChild("inputs", ImVec2(inputs_w, 0), true);
         draw_inputs();
         ImGui::EndChild();
-        recompute_if_changed();  // same frame: the results below see the moved control
+        annotate("column.inputs");  // its controls stay put while the results column is computed (tests)
+        recompute_if_changed();     // same frame: the results below see the moved control
         ImGui::SameLine();
         ImGui::BeginChild("results", ImVec2(0, 0), true);
         draw_results();

@@ -1,6 +1,7 @@
 // trainclock GUI: plots drawn with ImGui draw lists: how step time, total time, cost and MFU move
 // with the GPU count (one line per precision, core scaling.hpp), and the time/cost points of the
-// layout searches with their Pareto front (hover for the layout, click to apply).
+// layout searches with their Pareto front (hover for the layout, click to apply). Step and total
+// time carry the likely range of each point (intervals.hpp) as a band around the current precision.
 //
 // Index
 // [SECTION] Plot frame (axes, scales, hover)
@@ -10,11 +11,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"
+#include "trainclock/validation/intervals.hpp"
 #include "widgets.hpp"
 #include "trainclock/io/config_json.hpp"
 
@@ -76,19 +79,29 @@ std::string format_percent(double v) {
     return text;
 }
 
-// One scaling metric: its title, the value of a prediction, the axis kind and format.
+// One scaling metric: its title, the value of a prediction, the axis kind and format, and whether
+// it is a time with a likely range (the result's *_low/*_high, prediction_json.cpp).
 struct Metric {
     const char* title;
     double (*value)(const Prediction&);
     bool log;
     std::string (*format)(double);
+    bool ranged;
 };
 const Metric kMetrics[] = {
-    {"step time", [](const Prediction& p) { return p.iteration_time_s; }, true, format_duration},
-    {"total time", [](const Prediction& p) { return p.total_time_s; }, true, format_duration},
-    {"cost", [](const Prediction& p) { return p.cost_usd; }, true, format_money},
-    {"MFU", [](const Prediction& p) { return p.mfu; }, false, format_percent},
+    {"step time", [](const Prediction& p) { return p.iteration_time_s; }, true, format_duration, true},
+    {"total time", [](const Prediction& p) { return p.total_time_s; }, true, format_duration, true},
+    {"cost", [](const Prediction& p) { return p.cost_usd; }, true, format_money, false},
+    {"MFU", [](const Prediction& p) { return p.mfu; }, false, format_percent, false},
 };
+
+// The likely range of a point's metric; nullopt when the metric has none or no interval row applies.
+std::optional<LikelyRange> range_of(const Metric& metric, const PrecisionRow& row) {
+    if (!metric.ranged || row.error) return std::nullopt;
+    const IntervalRow* interval = find_interval(row.config);
+    if (!interval) return std::nullopt;
+    return likely_range(*interval, metric.value(row.prediction));
+}
 
 }  // namespace
 
@@ -116,8 +129,12 @@ void App::step_scaling() {
                 json += ", \"error\": true}";
                 continue;
             }
-            for (const Metric& metric : kMetrics)
+            for (const Metric& metric : kMetrics) {
                 json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
+                if (const auto range = range_of(metric, row))
+                    json += std::string(", \"") + metric.title + " low\": " + number(range->low) + ", \"" + metric.title +
+                            " high\": " + number(range->high);
+            }
             json += "}";
         }
     }
@@ -178,6 +195,26 @@ void App::draw_scaling() {
             draw->AddLine(ImVec2(x, f.min.y), ImVec2(x, f.max.y), IM_COL32(255, 255, 255, 200));
             draw->AddText(ImVec2(x - ImGui::CalcTextSize(label.c_str()).x / 2, f.max.y + 2.0f), grey, label.c_str());
         }
+        // The likely range of the current precision as a band (clipped to the plot: the scale is the points').
+        if (metric.ranged) {
+            draw->PushClipRect(f.min, f.max, true);
+            for (size_t r = 0; r < precisions; ++r) {
+                if (sweep.at.front().rows[r].config.precision.name != valid_.precision.name) continue;
+                const ImU32 band = (widgets::palette(int(r)) & 0x00FFFFFF) | 0x50000000;
+                std::optional<LikelyRange> previous;
+                for (size_t i = 0; i < sweep.at.size(); ++i) {
+                    std::optional<LikelyRange> range = range_of(metric, sweep.at[i].rows[r]);
+                    if (range && !(range->low > 0)) range.reset();  // a log scale has no place for it: a gap
+                    if (range && previous) {
+                        const float xa = f.sx(double(counts[i - 1])), xb = f.sx(double(counts[i]));
+                        draw->AddQuadFilled(ImVec2(xa, f.sy(previous->low)), ImVec2(xb, f.sy(range->low)), ImVec2(xb, f.sy(range->high)),
+                                            ImVec2(xa, f.sy(previous->high)), band);
+                    }
+                    previous = range;
+                }
+            }
+            draw->PopClipRect();
+        }
         // Lines, then the hovered point (nearest within 8 px) and the current configuration.
         float best_d = 64.0f;
         const PrecisionRow* near = nullptr;
@@ -213,8 +250,10 @@ void App::draw_scaling() {
         }
         if (near) {
             draw->AddCircle(ImVec2(f.sx(double(near_count)), f.sy(metric.value(near->prediction))), 5.0f, IM_COL32(0, 0, 0, 160));
-            ImGui::SetTooltip("%lld GPUs, %s\n%s %s%s", static_cast<long long>(near_count), near->config.precision.name.c_str(),
-                              metric.title, metric.format(metric.value(near->prediction)).c_str(),
+            const std::optional<LikelyRange> range = range_of(metric, *near);
+            const std::string likely = range ? ", likely " + metric.format(range->low) + " to " + metric.format(range->high) : "";
+            ImGui::SetTooltip("%lld GPUs, %s\n%s %s%s%s", static_cast<long long>(near_count), near->config.precision.name.c_str(),
+                              metric.title, metric.format(metric.value(near->prediction)).c_str(), likely.c_str(),
                               near->prediction.memory.fits ? "" : "\ndoes not fit in memory (hollow point)");
             if (clicked) {
                 edit_.num_gpus = near_count;
@@ -235,8 +274,8 @@ void App::draw_scaling() {
         ImGui::SameLine(0, 2.0f);
         ImGui::TextUnformatted(name.c_str());
     }
-    widgets::note("ringed: the current configuration; hollow: does not fit in memory; gaps: the layout does not divide that "
-                  "many GPUs or the batch");
+    widgets::note("ringed: the current configuration; band: its likely range (10th-90th percentile of measured/predicted over the "
+                  "validation cases); hollow: does not fit in memory; gaps: the layout does not divide that many GPUs or the batch");
 }
 
 // [SECTION] Search time/cost plot ----------------------------------------------------------------

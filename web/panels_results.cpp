@@ -126,7 +126,8 @@ void App::draw_interval() {
     const float width = ImGui::GetContentRegionAvail().x, line = ImGui::GetTextLineHeight();
     const auto whisker = [&](const char* key, const char* label, double value) {
         if (!(value > 0)) return;
-        const double low = value * interval->low, high = value * interval->high;
+        const LikelyRange range = likely_range(*interval, value);
+        const double low = range.low, high = range.high;
         const ImVec2 origin = ImGui::GetCursorScreenPos();
         const float label_w = 90.0f, text_w = 260.0f, bar_w = std::max(width - label_w - text_w, 60.0f);
         ImGui::InvisibleButton(key, ImVec2(width, line + 4.0f));

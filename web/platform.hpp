@@ -32,7 +32,8 @@ std::string initial_fragment(int argc, char** argv);
 std::string link_base();
 std::string take_navigated_fragment();
 
-// Text the user pasted or dropped on the page since the last call ("" = none): a config to import.
+// Text the user pasted or dropped on the page since the last call ("" = none): typed into the text
+// field being edited, else a config to import.
 std::string take_imported_text();
 
 // Publishes the current state: the URL fragment (browser address bar) and the last result JSON

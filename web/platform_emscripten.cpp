@@ -19,10 +19,16 @@ EM_JS(void, js_watch_hash, (), {
     window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ""); });
 });
 
-// Text pasted on the page (outside a text field) or a file dropped on it is queued for the app, which
-// imports it (panels_import.cpp). Dragging over the page must be accepted for a drop to arrive.
+// Text pasted on the page or a file dropped on it is queued for the app, which types it into the
+// active text field or imports it (panels_import.cpp). SDL's key handler cancels every key it
+// reads, Ctrl/Cmd+V included, which would stop the browser's paste: that key press skips SDL.
+// Dragging over the page must be accepted for a drop to arrive.
 EM_JS(void, js_watch_import, (), {
     const queue = (text) => { if (text) Module.trainclockImported = text; };
+    window.addEventListener('keydown', (event) => {
+        if ((event.ctrlKey || event.metaKey) && !event.altKey && (event.key === 'v' || event.key === 'V'))
+            event.stopImmediatePropagation();
+    }, true);
     document.addEventListener('paste', (event) => {
         const text = event.clipboardData && event.clipboardData.getData('text/plain');
         if (text) {
@@ -87,7 +93,11 @@ EM_JS(void, js_download, (const char* name_utf8, const char* mime_utf8, const ch
     setTimeout(() => URL.revokeObjectURL(link.href), 1000);
 });
 
-EM_JS(void, js_first_frame, (), { window.trainclockFirstFrameMs = performance.now(); });
+// Frames drawn so far and the time of the first one, for scripts (tests/browser: waits counted in frames).
+EM_JS(void, js_frame_done, (), {
+    if (window.trainclockFirstFrameMs === undefined) window.trainclockFirstFrameMs = performance.now();
+    window.trainclockFrames = (window.trainclockFrames || 0) + 1;
+});
 
 EM_JS(void, js_banner, (const char* message_utf8), {
     const banner = document.getElementById('banner');
@@ -125,13 +135,9 @@ void fit_canvas() {
 }
 
 void loop_iteration() {
-    static bool first = true;
     fit_canvas();
     g_frame();
-    if (first) {  // time of the first rendered frame, for scripts (tests/browser/measure.mjs)
-        first = false;
-        js_first_frame();
-    }
+    js_frame_done();
 }
 
 }  // namespace

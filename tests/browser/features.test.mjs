@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { cli, clickControl, openFragment, colourCount, configOf, data, linkOf, nativePredict, nativeSearch, openApp, sharedBrowser, showConfig,
-  typeInto, view, writeTemp } from './lib.mjs';
+import { cli, clickControl, controlRect, frames, openFragment, colourCount, configOf, data, linkOf, nativePredict, nativeSearch, openApp,
+  settled, sharedBrowser, showConfig, testLimitMs as LIMIT_MS, typeInto, view, writeTemp } from './lib.mjs';
 
 const shared = sharedBrowser();
 
@@ -25,7 +25,8 @@ async function download(page, key) {
   return { name: file.suggestedFilename(), text: readFileSync(await file.path(), 'utf8') };
 }
 describe('scaling plot', () => {
-  it('its points equal `trainclock predict` at those GPU counts, and the page API returns the same', async () => {
+  it('its points and likely-range bands equal `trainclock predict` at those GPU counts, and the page API returns the same',
+     { timeout: LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const { fragment } = await view(page);
     const scaling = await scalingFor(page, fragment);
@@ -35,7 +36,7 @@ describe('scaling plot', () => {
     const api = JSON.parse(await page.evaluate((c) => window.trainclock.scaling(c), JSON.stringify(base)));
     assert.equal(api.points.length, scaling.points.length);
     const differences = [];
-    let predicted = 0;
+    let predicted = 0, banded = 0;
     for (const [i, point] of scaling.points.entries()) {
       const config = JSON.stringify({ ...base, num_gpus: point.num_gpus, precision: point.precision,
                                       parallel: { ...base.parallel, dp: 0 } });
@@ -49,29 +50,36 @@ describe('scaling plot', () => {
       }
       const native = nativePredict(config);
       ++predicted;
+      // The band of step and total time: the result's likely range (*_low/*_high) at that count.
       const expected = { 'step time': native.iteration_time_s, 'total time': native.total_time_s,
-                         cost: native.cost_usd, MFU: native.mfu };
+                         cost: native.cost_usd, MFU: native.mfu,
+                         'step time low': native.iteration_time_s_low, 'step time high': native.iteration_time_s_high,
+                         'total time low': native.total_time_s_low, 'total time high': native.total_time_s_high };
+      if (point.precision === base.precision) {
+        assert.ok(native.iteration_time_s_low < native.iteration_time_s && native.iteration_time_s < native.iteration_time_s_high);
+        ++banded;
+      }
       for (const [key, value] of Object.entries(expected))
         if (!Object.is(point[key], value)) differences.push(`${point.num_gpus} ${point.precision} ${key}: ${point[key]} vs ${value}`);
       if (!Object.is(apiPoint.iteration_time_s, native.iteration_time_s)) differences.push(`api ${i}`);
     }
     assert.deepEqual(differences, []);
     assert.ok(predicted >= 40, `${predicted} valid points`);
+    assert.ok(banded >= 10, `${banded} points of the current precision (${base.precision}) with a band`);
     assert.deepEqual(errors, []);
     await page.close();
   });
 
-  it('clicking a point applies that GPU count and precision', async () => {
+  it('clicking a point applies that GPU count and precision', { timeout: LIMIT_MS }, async () => {
     const { page } = await openApp(shared.browser.context, shared.server.url);
     await page.setViewportSize({ width: 1280, height: 1800 });
     const before = await view(page);
     await scalingFor(page, before.fragment);
-    await page.waitForTimeout(200);
     // The bf16-mixed point at the fewest GPUs, placed as panels_plots.cpp places it: the plot area
     // is the plot's rectangle less 62 px of labels on the left, 6 px on the right and a 13 px text
     // line + 4 px above and below; log scales over the valid points.
     const scaling = await data(page, 'scaling');
-    const [x0, y0, x1, y1] = (await view(page)).controls['scaling.step time'];
+    const [x0, y0, x1, y1] = await controlRect(page, 'scaling.step time');
     const values = scaling.points.filter((p) => !p.error && p['step time'] > 0).map((p) => p['step time']);
     const [lo, hi] = [Math.min(...values), Math.max(...values)];
     const target = scaling.points.find((p) => p.num_gpus === 32 && p.precision === 'bf16-mixed');
@@ -79,7 +87,7 @@ describe('scaling plot', () => {
     const [top, bottom] = [y0 + 13 + 4, y1 - 13 - 4];
     const y = bottom - Math.log(target['step time'] / lo) / Math.log(hi / lo) * (bottom - top);
     await page.mouse.move(x0 + 62, y);
-    await page.waitForTimeout(100);
+    await frames(page);
     await page.mouse.click(x0 + 62, y);
     await page.waitForFunction((f) => window.trainclockView.fragment !== f, before.fragment);
     const changed = await view(page);
@@ -92,7 +100,7 @@ describe('scaling plot', () => {
 });
 
 describe('search plot', () => {
-  it('the Pareto points equal those of `search --json` at the GPU counts searched', async () => {
+  it('the Pareto points equal those of `search --json` at the GPU counts searched', { timeout: 4 * LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     await page.setViewportSize({ width: 1280, height: 2400 });
     const base = { schema: 'trainclock/config/v1', model: 'gpt3-1.3b', gpu: 'a100-sxm4-80gb', num_gpus: 8,
@@ -126,7 +134,7 @@ describe('search plot', () => {
 
     // Click the fastest point, placed as panels_plots.cpp places it (62 px of labels, 13 px text
     // lines, 8 % + 1 % padding); the tooltip names its layout.
-    const [x0, y0, x1, y1] = (await view(page)).controls['search.plot'];
+    const [x0, y0, x1, y1] = await controlRect(page, 'search.plot');
     const before = (await view(page)).fragment;
     const times = points.map((p) => p.iteration_time_s), costs = points.map((p) => p.cost_usd);
     const [t0, t1, c0, c1] = [Math.min(...times), Math.max(...times), Math.min(...costs), Math.max(...costs)];
@@ -137,7 +145,7 @@ describe('search plot', () => {
     const px = left + (fastest.iteration_time_s - fx0) / (fx1 - fx0) * (right - left);
     const py = bottom - (fastest.cost_usd - fy0) / (fy1 - fy0) * (bottom - top);
     await page.mouse.move(px, py);
-    await page.waitForTimeout(100);
+    await frames(page);
     await page.mouse.click(px, py);
     await page.waitForFunction((f) => window.trainclockView.fragment !== f, before);
     const applied = true;
@@ -149,7 +157,7 @@ describe('search plot', () => {
 });
 
 describe('A/B comparison', () => {
-  it('pin, change, reload: both states are kept; unpin, reload: one state', async () => {
+  it('pin, change, reload: both states are kept; unpin, reload: one state', { timeout: LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const a = await view(page);
     await clickControl(page, 'ab.pin');
@@ -182,7 +190,7 @@ describe('A/B comparison', () => {
     await page.close();
   });
 
-  it('a link with a corrupt pin opens B and says A could not be opened', async () => {
+  it('a link with a corrupt pin opens B and says A could not be opened', { timeout: LIMIT_MS }, async () => {
     const { page: first } = await openApp(shared.browser.context, shared.server.url);
     const { fragment } = await view(first);
     await first.close();
@@ -195,7 +203,7 @@ describe('A/B comparison', () => {
 });
 
 describe('export', () => {
-  it('result JSON, scaling CSV and search CSV hold what the page shows', async () => {
+  it('result JSON, scaling CSV and search CSV hold what the page shows', { timeout: 4 * LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     await page.setViewportSize({ width: 1280, height: 2600 });
     const base = { schema: 'trainclock/config/v1', model: 'gpt3-1.3b', gpu: 'a100-sxm4-80gb', num_gpus: 16,
@@ -204,7 +212,6 @@ describe('export', () => {
     const fragment = await linkOf(page, base);
     await openFragment(page, fragment);
     const scaling = await scalingFor(page, fragment);
-    await page.waitForTimeout(200);
 
     const result = await download(page, 'export.result');
     assert.equal(result.name, 'trainclock-result.json');
@@ -227,7 +234,6 @@ describe('export', () => {
 
     await clickControl(page, 'search');
     await page.waitForFunction(() => (window.trainclockData?.search?.points.length ?? 0) > 0, null, { timeout: 240000 });
-    await page.waitForTimeout(200);
     const searchCsv = (await download(page, 'export.search')).text.trim().split('\n');
     const native = nativeCsv(JSON.stringify(base), ['--precision', 'all', '--widen', 'all']);
     assert.deepEqual(searchCsv, native, 'the search CSV is that of `trainclock search --csv`');
@@ -237,7 +243,7 @@ describe('export', () => {
 });
 
 describe('keyboard and viewports', () => {
-  it('Tab reaches the fields from the keyboard alone and typing there changes the state', async () => {
+  it('Tab reaches the fields from the keyboard alone and typing there changes the state', { timeout: LIMIT_MS }, async () => {
     const { page } = await openApp(shared.browser.context, shared.server.url);
     const before = await view(page);
     // Focus the inputs panel with a click beside a field (no control there), then Tab: the first
@@ -264,14 +270,15 @@ describe('keyboard and viewports', () => {
   });
 
   for (const [width, height] of [[1280, 720], [390, 844]]) {
-    it(`usable at ${width}x${height}: every control inside the page width, no errors`, async () => {
+    it(`usable at ${width}x${height}: every control inside the page width, no errors`, { timeout: LIMIT_MS }, async () => {
       const page = await shared.browser.context.newPage();
       await page.setViewportSize({ width, height });
       const errors = [];
       page.on('pageerror', (error) => errors.push(String(error)));
       await page.goto(shared.server.url);
       await page.waitForFunction(() => window.trainclockView !== undefined);
-      await page.waitForTimeout(300);
+      await settled(page);
+      await frames(page, 2);
       const { controls, result } = await view(page);
       assert.ok(result.iteration_time_s > 0);
       const outside = Object.entries(controls).filter(([, [x0, , x1]]) => x0 < 0 || x1 > width + 1);
@@ -367,9 +374,11 @@ describe('stack, fine-tuning and whole-run controls', () => {
     { name: 'ideal run', pair: 'ideal=1', flag: '--ideal 1', act: (p) => clickControl(p, 'training.ideal', 8) },
   ];
 
-  it('each control changes the result, the fragment and the CLI command, which predicts what the page shows', async () => {
+  it('each control changes the result, the fragment and the CLI command, which predicts what the page shows', { timeout: 4 * LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
-    await page.setViewportSize({ width: 1280, height: 2000 });
+    // Tall enough for every input control (the lowest, the FP8 recipe, ends near 1300 px; LoRA rows
+    // add ~70), no taller: software GL draws each frame in time proportional to the pixels.
+    await page.setViewportSize({ width: 1280, height: 1500 });
     await showConfig(page, base);
     let state = { ...(await view(page)), command: await cliOf(page) };
     for (const step of steps) {
@@ -406,7 +415,7 @@ describe('stack, fine-tuning and whole-run controls', () => {
     await page.close();
   });
 
-  it('a link with every new key round-trips and predicts as the CLI does', async () => {
+  it('a link with every new key round-trips and predicts as the CLI does', { timeout: LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const configs = [
       { ...base, framework: 'megatron-core', precision: { preset: 'fp8-mixed', fp8_recipe: 'blockwise' },
@@ -437,7 +446,7 @@ describe('stack, fine-tuning and whole-run controls', () => {
     await page.close();
   });
 
-  it('the likely range of step and total time is the result\'s interval, drawn as whiskers', async () => {
+  it('the likely range of step and total time is the result\'s interval, drawn as whiskers', { timeout: LIMIT_MS }, async () => {
     const { page } = await openApp(shared.browser.context, shared.server.url);
     const { result, controls } = await view(page);
     const native = nativePredict(JSON.stringify(await configOf(page, (await view(page)).fragment)));
@@ -463,14 +472,11 @@ describe('import by paste or drop', () => {
   const file = (path) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
   const fileUrl = (path) => new URL(`../../${path}`, import.meta.url).pathname;
 
-  it('a pasted HF config.json predicts as `trainclock predict --model FILE`', async () => {
-    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
-    const before = { ...(await view(page)), command: await cliOf(page) };
-    await paste(page, file('tests/core/hf/mistral-7b.json'));
-    const after = await changed(page, before);
-    // The same command with the file as --model: the CLI reads the HF config itself.
+  // The state after importing an HF config.json predicts as the command before it with the file as
+  // --model (the CLI reads the HF config itself).
+  async function assertPredictsAsModelFile(page, before, after, path) {
     const words = shellWords(before.command);
-    words[words.indexOf('--model') + 1] = fileUrl('tests/core/hf/mistral-7b.json');
+    words[words.indexOf('--model') + 1] = fileUrl(path);
     const out = spawnSync(cli, [...words.slice(1), '--json'], { encoding: 'utf8' });
     assert.equal(out.status, 0, out.stderr);
     const native = JSON.parse(out.stdout);
@@ -478,11 +484,39 @@ describe('import by paste or drop', () => {
     assert.equal(after.result.total_time_s, native.total_time_s);
     assert.equal(after.result.memory.per_gpu_gib, native.memory.per_gpu_gib);
     assert.equal(await page.locator('#banner').isHidden(), true);
+  }
+
+  it('a pasted HF config.json predicts as `trainclock predict --model FILE`', { timeout: LIMIT_MS }, async () => {
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
+    const before = { ...(await view(page)), command: await cliOf(page) };
+    await paste(page, file('tests/core/hf/mistral-7b.json'));
+    await assertPredictsAsModelFile(page, before, await changed(page, before), 'tests/core/hf/mistral-7b.json');
     assert.deepEqual(errors, []);
     await page.close();
   });
 
-  it('a dropped Megatron command line, torchtitan TOML or DeepSpeed JSON predicts as `trainclock import` | predict', async () => {
+  it('Ctrl+V with an HF config.json on the clipboard (real keyboard) predicts as `trainclock predict --model FILE`',
+     { timeout: LIMIT_MS }, async () => {
+    await shared.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: shared.server.url });
+    const { page, errors } = await openApp(shared.browser.context, shared.server.url);
+    const before = { ...(await view(page)), command: await cliOf(page) };
+    const path = 'tests/core/hf/gemma2-9b.json';
+    await page.evaluate((text) => navigator.clipboard.writeText(text), file(path));
+    await page.locator('#canvas').focus();
+    await page.keyboard.press('Control+V');
+    let after;
+    try {
+      after = await changed(page, before);
+    } catch {
+      throw new Error(`Ctrl+V did not import the clipboard (${await page.locator('#banner').textContent()})`);
+    }
+    assert.match(after.fragment, /(^|&)m=~/, 'a custom model from the clipboard');
+    await assertPredictsAsModelFile(page, before, after, path);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('a dropped Megatron command line, torchtitan TOML or DeepSpeed JSON predicts as `trainclock import` | predict', { timeout: LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const cases = [
       { path: 'tests/core/launch/megatron-llama3-8b-h100-fp8.txt', kind: 'megatron', flags: ['--gpu', 'h100-sxm'], fw: 'fw=megatron-core' },
@@ -514,7 +548,7 @@ describe('import by paste or drop', () => {
     await page.close();
   });
 
-  it('a calibration JSON applies; a bad text says why in the banner and keeps the last valid state', async () => {
+  it('a calibration JSON applies; a bad text says why in the banner and keeps the last valid state', { timeout: LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const before = { ...(await view(page)), command: await cliOf(page) };
     await paste(page, '{"gpus": {"h100-sxm": {"memory_efficiency": 0.5, "inter_node_efficiency": 0.4}}}');

@@ -82,12 +82,54 @@ export function sharedBrowser() {
   return shared;
 }
 
+// Time one browser test may take (node:test fails it past that): the slowest single test took 30 s on
+// a loaded 2-core machine; searching ones and the walk over every control get 4x (testLimitMs * 4).
+export const testLimitMs = 120000;
+
 // The page's published state, named data, and its core API (JSON in and out).
 export const view = (page) => page.evaluate(() => window.trainclockView);
 export const data = (page, name) => page.evaluate((n) => (window.trainclockData || {})[n], name);
 export const configOf = (page, fragment) => page.evaluate((f) => JSON.parse(window.trainclock.decodeLink(f)).config, fragment);
 export const linkOf = (page, config) => page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment,
   config);
+
+// Waits until the page has drawn `count` more frames (window.trainclockFrames, counted by the page
+// after each frame): an input sent before this call has been read by the app when it returns.
+export async function frames(page, count = 1) {
+  const start = await page.evaluate(() => window.trainclockFrames ?? 0);
+  await page.waitForFunction(([s, n]) => (window.trainclockFrames ?? 0) >= s + n, [start, count], { polling: 'raf' });
+}
+
+// Waits until the page has computed everything it draws for its current state (the scaling plots
+// are published last, once the precision chart above them is done), so the layout is final.
+export async function settled(page, timeout = 60000) {
+  await page.waitForFunction(() => {
+    const shown = window.trainclockView?.fragment, done = window.trainclockData?.scaling?.fragment;
+    return shown !== undefined && done !== undefined && (shown === done || shown.startsWith(done + '&pin='));
+  }, null, { timeout, polling: 'raf' });
+}
+
+// The screen rectangle of a published control once it has stayed put for two frames; throws if
+// the page does not publish it. A control outside the inputs column of the wide layout (published
+// as 'column.inputs') moves when the panels above it finish computing: the page settles first.
+export async function controlRect(page, key) {
+  const inInputs = await page.evaluate((k) => {
+    const [c, r] = [window.trainclockView.controls['column.inputs'], window.trainclockView.controls[k]];
+    return Boolean(c && r && r[0] >= c[0] && r[2] <= c[2] && r[1] >= c[1] && r[3] <= c[3]);
+  }, key);
+  if (!inInputs) await settled(page);
+  const rect = await page.waitForFunction((k) => {
+    const seen = (window.trainclockTestRects ??= {});
+    const now = JSON.stringify(window.trainclockView.controls[k] ?? null), frame = window.trainclockFrames;
+    const last = seen[k];
+    if (!last || last.rect !== now) seen[k] = { rect: now, frame };
+    else if (frame >= last.frame + 2) { delete seen[k]; return now; }
+    return false;
+  }, key, { polling: 'raf' });
+  const value = JSON.parse(await rect.jsonValue());
+  if (!value) throw new Error(`control ${key} is not published`);
+  return value;
+}
 
 // Opens a config in a running page as a link and waits until the page shows it.
 export async function showConfig(page, config) {
@@ -154,35 +196,27 @@ export function nativeSearch(configJson, flags = []) {
 
 // Clicks the middle of a published control rectangle (or `dx` px from its left edge).
 export async function clickControl(page, key, dx) {
-  // Panels above may still be growing (plots drawn once computed): wait for the rectangle to settle.
-  const rectOf = () => page.evaluate((k) => JSON.stringify(window.trainclockView.controls[k] ?? null), key);
-  let rect = await rectOf();
-  for (let i = 0; i < 50; ++i) {
-    await page.waitForTimeout(100);
-    const again = await rectOf();
-    if (again === rect) break;
-    rect = again;
-  }
-  rect = JSON.parse(rect);
-  if (!rect) throw new Error(`control ${key} is not published`);
-  const [x0, y0, x1, y1] = rect;
+  const [x0, y0, x1, y1] = await controlRect(page, key);
   // Hover first, then press and release in separate frames, as a hand does (ImGui acts on release).
   await page.mouse.move(dx === undefined ? (x0 + x1) / 2 : x0 + dx, (y0 + y1) / 2);
-  await page.waitForTimeout(50);
+  await frames(page);
   await page.mouse.down();
-  await page.waitForTimeout(50);
+  await frames(page);
   await page.mouse.up();
+  await frames(page);
 }
 
 // Ctrl+click turns an ImGui slider or input into a text field: type a value and press Enter.
 export async function typeInto(page, key, text) {
-  const [x0, y0, x1, y1] = await page.evaluate((k) => window.trainclockView.controls[k], key);
+  const [x0, y0, x1, y1] = await controlRect(page, key);
   await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2);
+  await frames(page);
   await page.keyboard.down('Control');
   await page.mouse.down();
+  await frames(page);
   await page.mouse.up();
   await page.keyboard.up('Control');
-  await page.waitForTimeout(100);
+  await page.waitForFunction((k) => window.trainclockData?.focus?.active === k, key, { polling: 'raf' });
   await page.keyboard.press('Control+A');
   await page.keyboard.type(text);
   await page.keyboard.press('Enter');

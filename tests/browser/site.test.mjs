@@ -3,7 +3,8 @@
 // input, and a clear message for a corrupt link. Run: `make test-web` (or `node --test` here).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { colourCount, leafDifferences, typeInto, nativePredict, openApp, sharedBrowser, writeTemp } from './lib.mjs';
+import { colourCount, frames, leafDifferences, settled, testLimitMs as LIMIT_MS, typeInto, nativePredict, openApp, sharedBrowser,
+  writeTemp } from './lib.mjs';
 
 // Presets across GPUs (NVIDIA V100/A100/H100/H200/B200/L40S/RTX, AMD MI250X/MI300X) and every
 // precision preset; layouts chosen to be valid (TP divides heads, batch divides by DP).
@@ -44,9 +45,10 @@ const configs = [
 const shared = sharedBrowser();
 
 describe('site', () => {
-  it('loads without console errors and renders a non-blank canvas', async () => {
+  it('loads without console errors and renders a non-blank canvas', { timeout: LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
-    await page.waitForTimeout(300);
+    await settled(page);
+    await frames(page, 2);
     const shot = writeTemp('site.png', await page.locator('#canvas').screenshot());
     assert.deepEqual(errors, []);
     assert.ok(colourCount(shot) > 50, 'the canvas shows the app, not one flat colour');
@@ -54,7 +56,7 @@ describe('site', () => {
     await page.close();
   });
 
-  it(`predict in the page returns exactly the native CLI's numbers for ${configs.length} configs`, async () => {
+  it(`predict in the page returns exactly the native CLI's numbers for ${configs.length} configs`, { timeout: LIMIT_MS }, async () => {
     const { page } = await openApp(shared.browser.context, shared.server.url);
     const results = await page.evaluate((list) => list.map((c) => window.trainclock.predict(c)), configs);
     const differences = [];
@@ -69,7 +71,7 @@ describe('site', () => {
     await page.close();
   });
 
-  it('opening a link restores its state and its result', async () => {
+  it('opening a link restores its state and its result', { timeout: LIMIT_MS }, async () => {
     const { page } = await openApp(shared.browser.context, shared.server.url);
     const config = configs[13];
     const { fragment, expected } = await page.evaluate((c) => ({
@@ -86,7 +88,7 @@ describe('site', () => {
     await opened.page.close();
   });
 
-  it('real mouse and keyboard input changes a setting, the result and the URL fragment', async () => {
+  it('real mouse and keyboard input changes a setting, the result and the URL fragment', { timeout: LIMIT_MS }, async () => {
     const { page } = await openApp(shared.browser.context, shared.server.url);
     const before = await page.evaluate(() => window.trainclockView);
     const tp = (fragment) => page.evaluate((f) => JSON.parse(window.trainclock.decodeLink(f)).config.parallel.tp, fragment);
@@ -111,13 +113,13 @@ describe('site', () => {
     await page.close();
   });
 
-  it('an invalid combination is explained and the last valid state is kept', async () => {
+  it('an invalid combination is explained and the last valid state is kept', { timeout: LIMIT_MS }, async () => {
     const { page, errors } = await openApp(shared.browser.context, shared.server.url);
     const before = await page.evaluate(() => window.trainclockView);
     await typeInto(page, 'parallel.tp', '3');  // 3 does not divide the 64 heads of llama3-70b
     await page.waitForFunction(() => !document.getElementById('banner').hidden);
     assert.match(await page.locator('#banner').textContent(), /parallel\.tp/);
-    await page.waitForTimeout(200);
+    await frames(page, 2);
     const after = await page.evaluate(() => window.trainclockView);
     assert.equal(after.fragment, before.fragment);
     assert.equal(after.result.iteration_time_s, before.result.iteration_time_s);
@@ -125,12 +127,13 @@ describe('site', () => {
     await page.close();
   });
 
-  it('a link opened in a running page (hash change), then "Copy CLI command" reproduces the result', async () => {
+  it('a link opened in a running page (hash change), then "Copy CLI command" reproduces the result', { timeout: LIMIT_MS }, async () => {
     const { page } = await openApp(shared.browser.context, shared.server.url);
     const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(c)).fragment, configs[14]);
     await page.evaluate((f) => { location.hash = f; }, fragment);
     await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
     const view = await page.evaluate(() => window.trainclockView);
+    await page.evaluate(() => navigator.clipboard.writeText(''));
     const [x0, y0, x1, y1] = view.controls.copy_cli;
     await page.mouse.click((x0 + x1) / 2, (y0 + y1) / 2);
     await page.waitForFunction(() => navigator.clipboard.readText().then((t) => t.startsWith('trainclock predict')));
@@ -141,7 +144,7 @@ describe('site', () => {
     await page.close();
   });
 
-  it('a corrupt or outdated link shows a message and keeps a working app', async () => {
+  it('a corrupt or outdated link shows a message and keeps a working app', { timeout: LIMIT_MS }, async () => {
     for (const fragment of ['v=1&m=%ZZ&garbage', 'v=999&m=llama3-70b']) {
       const { page, errors } = await openApp(shared.browser.context, shared.server.url, fragment);
       const banner = page.locator('#banner');

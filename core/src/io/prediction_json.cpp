@@ -139,12 +139,11 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     if (config) {
         // Likely range from the cross-source residuals of the config's group (intervals.hpp).
         if (const IntervalRow* interval = find_interval(*config)) {
-            out.field("iteration_time_s_low", p.iteration_time_s * interval->low);
-            out.field("iteration_time_s_high", p.iteration_time_s * interval->high);
-            out.field("total_time_s_low", p.total_time_s * interval->low);
-            out.field("total_time_s_high", p.total_time_s * interval->high);
-            out.field("cost_usd_low", p.cost_usd * interval->low);
-            out.field("cost_usd_high", p.cost_usd * interval->high);
+            const LikelyRange step = likely_range(*interval, p.iteration_time_s), total = likely_range(*interval, p.total_time_s),
+                              cost = likely_range(*interval, p.cost_usd);
+            out.field("iteration_time_s_low", step.low).field("iteration_time_s_high", step.high);
+            out.field("total_time_s_low", total.low).field("total_time_s_high", total.high);
+            out.field("cost_usd_low", cost.low).field("cost_usd_high", cost.high);
             out.field("interval_cases", interval->cases).field("interval_group", interval->group);
         }
         out.key("config");

@@ -28,6 +28,14 @@ TEST_CASE("interval rows are the 10th-90th percentile of each group with enough 
     CHECK(rows[1].high == Approx(9.1));
 }
 
+TEST_CASE("the likely range of a value is the value times the row's low and high percentile", "[intervals]") {
+    const IntervalRow row{"*|*|*", 12, 0.75, 1.25};
+    const LikelyRange range = likely_range(row, 2.0);
+    CHECK(range.low == 1.5);  // 2 x 0.75 and 2 x 1.25, exact in binary
+    CHECK(range.high == 2.5);
+    CHECK(likely_range(row, 0.0).high == 0.0);  // no time (no run length): no range
+}
+
 TEST_CASE("a config's interval groups go from framework x generation x precision family to any", "[intervals]") {
     Config c = load_config(R"({"schema":"trainclock/config/v1","model":"llama3-8b","gpu":"h100-sxm","num_gpus":8,
         "precision":"bf16-mixed","training":{"seq_len":4096,"global_batch":64,"micro_batch":1}})")

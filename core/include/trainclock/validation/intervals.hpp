@@ -18,6 +18,12 @@ struct IntervalRow {
     double low = 1, high = 1;  // the 10th and 90th percentile of measured / predicted time
 };
 
+// The likely range of a predicted time or cost: the value scaled by the row's percentiles.
+struct LikelyRange {
+    double low = 0, high = 0;
+};
+inline LikelyRange likely_range(const IntervalRow& row, double value) { return {value * row.low, value * row.high}; }
+
 inline constexpr int64_t kMinIntervalCases = 5;  // fewer residuals: the next coarser group answers
 
 // The groups of a config, most specific first: framework|generation|family, then "*" for framework,
