@@ -33,20 +33,21 @@ test-native: build
 # The README's test command: the source formatting check, native tests, the same core + CLI tests under
 # ASan/UBSan with a short fuzz run of every parser, then the WebAssembly, browser and desktop tests.
 # Two lanes at once after the packages are in (one apt at a time): the native lane (build, tests,
-# sanitizer build and tests, fuzz smoke) and the web build (source packages, SDL2 for wasm, whose
-# configure step runs on one core, and the wasm compile); then the browser and desktop tests, which
-# need both. Lines of the two lanes interleave (--output-sync=line).
+# sanitizer build and tests, fuzz smoke) and the web lane (source packages, SDL2 for wasm, whose
+# configure step runs on one core, the wasm compile, then the core tests under node, one process on
+# one core: beside the native lane they fill the second core); then the browser and desktop tests,
+# which need both. Lines of the two lanes interleave (--output-sync=line).
 .PHONY: test-lane-native test-lane-web
 test: format-check
 	@scripts/setup.sh web
 	@$(MAKE) -j2 --output-sync=line test-lane-native test-lane-web
-	@$(MAKE) test-web test-gui
+	@$(MAKE) test-browser test-gui
 
 test-lane-native:
 	@$(MAKE) test-native && $(MAKE) test-sanitize && $(MAKE) fuzz-smoke
 
 test-lane-web:
-	@$(MAKE) web
+	@$(MAKE) test-wasm
 
 # Every C++ file as .clang-format (Debian's clang-format) lays it out; `make format` rewrites them.
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' '*.h')
@@ -102,10 +103,16 @@ serve: web
 	@echo "trainclock: open http://127.0.0.1:$(PORT)/ (Ctrl+C stops)"
 	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory build-web/site >/dev/null
 
-# The core's Catch2 tests under node (wasm), then the browser tests against the native CLI, one file at a
-# time (two Chromium pages drawing at once on 2 cores miss the tests' 30 s waits).
-test-web: web build
+# test-web: the core's Catch2 tests under node (test-wasm), then the browser tests against the native
+# CLI (test-browser), one file at a time (two Chromium pages drawing at once on 2 cores miss the
+# tests' 30 s waits).
+.PHONY: test-wasm test-browser
+test-web: test-wasm test-browser
+
+test-wasm: web
 	@ctest --preset web
+
+test-browser: web build
 	@cd tests/browser && node --test --test-concurrency=1 site.test.mjs features.test.mjs
 
 test-gui: build setup-web

@@ -11,6 +11,7 @@
 #include "trainclock/validation/fit.hpp"
 #include "trainclock/validation/intervals.hpp"
 #include "trainclock/io/presets.hpp"
+#include "validation/shipped_cross_source.hpp"
 
 using namespace trainclock;
 
@@ -56,9 +57,9 @@ TEST_CASE("a config's interval groups go from framework x generation x precision
     CHECK(json.find("\"interval_cases\":" + std::to_string(row->cases)) != std::string::npos);
 }
 
-TEST_CASE("the embedded interval table is what --write-intervals regenerates", "[intervals][slow]") {
-    const ValidationSuite suite = load_validation_suite();
-    const std::string regenerated = interval_table_json(cross_source_intervals(suite, run_cross_source(suite)));
+TEST_CASE("the embedded interval table is what --write-intervals regenerates", "[intervals][slow][cross-source]") {
+    const std::string regenerated =
+        interval_table_json(cross_source_intervals(fixtures::shipped_suite(), fixtures::shipped_cross_source()));
     std::string embedded;
     for (const auto& preset : embedded_presets())
         if (preset.kind == PresetKind::interval && preset.name == "cross-source") embedded = std::string(preset.json);
