@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/link.hpp"
 #include "trainclock/io/presets.hpp"
 

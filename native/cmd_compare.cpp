@@ -4,6 +4,8 @@
 
 #include "cli_common.hpp"
 #include "trainclock/io/api.hpp"
+#include "trainclock/io/config_json.hpp"
+#include "trainclock/io/prediction_json.hpp"
 #include "trainclock/perf/compare.hpp"
 
 namespace trainclock::cli {

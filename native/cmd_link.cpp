@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/link.hpp"
 
 namespace trainclock::cli {

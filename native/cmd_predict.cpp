@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "trainclock/io/prediction_json.hpp"
 #include "trainclock/validation/intervals.hpp"
 #include "trainclock/model/model.hpp"
 #include "trainclock/perf/prediction.hpp"

@@ -4,6 +4,7 @@
 
 #include "cli_common.hpp"
 #include "trainclock/io/api.hpp"
+#include "trainclock/io/spellings.hpp"
 #include "trainclock/model/model.hpp"
 #include "trainclock/io/presets.hpp"
 

@@ -11,6 +11,7 @@
 
 #include "cli_common.hpp"
 #include "search_threads.hpp"
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/link.hpp"
 #include "trainclock/io/presets.hpp"
 #include "trainclock/search/search.hpp"

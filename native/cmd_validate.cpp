@@ -102,22 +102,40 @@ void print_cross_source(const CrossSourceReport& r) {
 
 void print_refit_table(const CrossSourceReport& r) {
     const std::vector<FittedConstant> table = fitted_constants();
-    TextTable out({"constant", "shipped", "bounds", "refit (all)", "sensitivity", "unit", "held in"});
+    TextTable out({"constant", "shipped", "bounds", "refit (all)", "sensitivity", "unit", "source"});
     for (size_t j = 0; j < table.size(); ++j) {
         const FittedConstant& c = table[j];
         const double m = r.all_fit.multipliers[j];
         auto value = [](double v) { return v < 1e-2 ? format_seconds(v) : format_fixed(v, 3); };
         out.add({c.parameter.name, value(c.shipped), value(c.shipped * c.parameter.lo) + " .. " + value(c.shipped * c.parameter.hi),
                  r.all_fit.fitted[j] ? value(c.shipped * m) : "(not constrained)", format_fixed(r.all_fit.sensitivity[j], 3), c.unit,
-                 c.where});
+                 c.source});
     }
-    std::cout << "Fitted constants (data set: " << table.front().data_set << "; refit: " << table.front().refit_command << ")\n"
+    std::cout << "Fitted constants (table: core/src/perf/constants.hpp; data set: " << table.front().data_set
+              << "; refit: " << table.front().refit_command << ")\n"
               << out.render("  ") << "\n"
               << "Fit objective (weighted mean |log(predicted / measured)|, a file of n cases weighs sqrt(n)): "
               << format_percent(r.all_fit.error_before) << " shipped -> " << format_percent(r.all_fit.error_after) << " refit ("
               << r.all_fit.predictions << " predictions)\n"
-              << "The shipped values stay in calibration.cpp until a physics change moves them; this refit is what\n"
-              << "--cross-source does with one family left out.\n";
+              << "The shipped values stay in the table until a physics change moves them; this refit is what\n"
+              << "--cross-source does with one family left out.\n\n";
+    // Each fold's refit: a constant that moves (or hits a bound) when one family is left out is one
+    // that family pulls away from the rest, the sign of a physics term missing for it or for them.
+    std::vector<std::string> header{"refit without"};
+    for (const FittedConstant& c : table) header.push_back(c.parameter.name);
+    TextTable folds(header);
+    for (size_t f = 0; f < r.families.size(); ++f) {
+        std::vector<std::string> cells{r.families[f]};
+        for (size_t j = 0; j < table.size(); ++j) {
+            const FitParameter& p = table[j].parameter;
+            const double m = r.fold_fits[f].multipliers[j];
+            const char* bound = m <= p.lo * (1 + 1e-6) ? " (lo)" : m >= p.hi * (1 - 1e-6) ? " (hi)" : "";
+            cells.push_back(r.fold_fits[f].fitted[j] ? format_fixed(m, 3) + bound : "-");
+        }
+        folds.add(cells);
+    }
+    std::cout << "Refit multipliers (x shipped) with one source family left out (- = not constrained; lo/hi = at a bound)\n"
+              << folds.render("  ");
 }
 
 int run(const Args& args) {

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Fails on any include from a lower layer to a higher one (docs/DESIGN.md 6, "Layers").
+"""Fails on any include from a lower layer to a higher one (docs/DESIGN.md 6, "Layers"), and on a
+function declared in a core header but defined only in a higher layer's source (its declaration
+belongs in that layer's header).
 
     scripts/check_layers.py [--graph]
 
@@ -8,7 +10,11 @@ LAYERS (first matching pattern wins); a file may include files of its own layer 
 Front ends (the last layer) include none of each other's files (tests may include what they test).
 Core paths are relative to core/src or core/include/trainclock ("io/json_reader.hpp"), the rest to
 the repository root. --graph prints the include graph between core modules (file stems) by layer.
-Exit 0: no back-up include; 1: each one printed; 2: a file matches no layer.
+Declarations are the namespace-scope function declarations of core headers (not inline, not in a
+class); definitions the namespace-scope function bodies of core sources outside anonymous
+namespaces. A header's declarations may be defined in its own source (same path stem: config.hpp
+and config.cpp sit in two layers on purpose).
+Exit 0: no back-up include or declaration; 1: each one printed; 2: a file matches no layer.
 """
 import fnmatch
 import os
@@ -21,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = [
     ("base", ["status.hpp", "io/json_reader.*", "io/json_writer.*", "io/names.*"]),
     ("model", ["model/precision.*", "model/model.*", "model/hardware.*", "model/framework.hpp", "model/stage_split.*", "model/config.hpp"]),
-    ("catalogue", ["io/spec_json.*", "io/presets.*", "validation/intervals.*"]),
+    ("catalogue", ["io/spec_json.*", "io/spellings.hpp", "io/presets.*", "validation/intervals.*"]),
     ("rules", ["model/config.cpp", "model/framework.cpp"]),
     ("perf", ["perf/constants.hpp", "perf/calibration.*", "perf/communication.*", "perf/pipeline.*", "perf/execution.*", "perf/operators.*",
               "perf/memory.*", "perf/run.*", "perf/phases.hpp"]),
@@ -37,6 +43,85 @@ LAYERS = [
 SCAN = ["core/src", "core/include/trainclock", "host", "native", "bench", "web", "python", "tests"]
 SKIP = ["web/third_party", "web/build", "tests/fuzz/corpus"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+CODE_NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|R"\((?:.|\n)*?\)"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|^\s*#[^\n]*', re.S | re.M)
+FUNCTION_NAME = re.compile(r'(?<![\w:])(\w+)\s*\($')
+NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof", "static_assert", "decltype", "alignas", "TEST_CASE"}
+
+
+def namespace_statements(text):
+    """(statement, ender) of the code at namespace scope, outside anonymous namespaces: ender is ';'
+    for a declaration, '{' for a body."""
+    code = CODE_NOISE.sub(" ", text)
+    stack, out, start = [], [], 0  # stack: "ns", "anon" or "body" per open brace
+    for i, ch in enumerate(code):
+        if ch not in ";{}":
+            continue
+        statement = " ".join(code[start:i].split())
+        start = i + 1
+        open_scope = all(kind == "ns" for kind in stack)
+        if ch == "{":
+            if re.match(r'^(inline\s+)?namespace(\s+[\w:]+)?$', statement) or statement == 'extern "C"':
+                stack.append("anon" if re.match(r'^namespace$', statement) else "ns")
+            else:
+                stack.append("body")
+                if open_scope:
+                    out.append((statement, "{"))
+        elif ch == "}":
+            if stack:
+                stack.pop()
+        elif open_scope:
+            out.append((statement, ";"))
+    return out
+
+
+def function_name(statement):
+    """The name of the function a statement declares or defines, or None."""
+    if re.match(r'^(using|typedef|template\s*<.*>\s*(struct|class)|struct|class|enum|union|friend|static|inline|constexpr)\b', statement):
+        return None
+    depth, head = 0, None
+    for i, ch in enumerate(statement):  # the text before the first top-level '('
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth <= 0:
+            head = statement[:i + 1]
+            break
+        elif ch == "=" and depth <= 0:
+            return None  # an initialised variable
+    match = FUNCTION_NAME.search(head or "")
+    if not match or match.group(1) in NOT_FUNCTIONS or not re.match(r'^[\w:<>,*&\s]+\s[*&]*\w+\s*\($', head):
+        return None
+    return match.group(1)
+
+
+def misplaced_declarations(files):
+    """A function declared in a core header and defined only in sources of higher layers."""
+    declared, defined = {}, {}
+    for path in files:
+        if not path.startswith("core/"):
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+            statements = namespace_statements(f.read())
+        for statement, ender in statements:
+            name = function_name(statement)
+            if not name:
+                continue
+            if ender == ";" and path.endswith(".hpp"):
+                declared.setdefault(name, set()).add(path)
+            elif ender == "{" and path.endswith(".cpp"):
+                defined.setdefault(name, set()).add(path)
+    bad = []
+    for name, headers in sorted(declared.items()):
+        for header in sorted(headers):
+            sources = defined.get(name, set())
+            stem = os.path.splitext(logical(header))[0]
+            here = layer_of(logical(header))
+            if not sources or any(os.path.splitext(logical(s))[0] == stem or layer_of(logical(s)) <= here for s in sources):
+                continue
+            where = ", ".join(f"{s} ({LAYERS[layer_of(logical(s))][0]})" for s in sorted(sources))
+            bad.append(f"{name} is declared in {header} ({LAYERS[here][0]}) but defined in {where}")
+    return bad
 
 
 def logical(path):
@@ -104,9 +189,12 @@ def main():
         print(f"check_layers: {path} is in no layer (scripts/check_layers.py LAYERS)")
     for line in bad:
         print(f"check_layers: back-up include: {line}")
+    declarations = misplaced_declarations(sorted(files))
+    for line in declarations:
+        print(f"check_layers: declaration in a lower layer: {line}")
     if unplaced:
         return 2
-    return 1 if bad else 0
+    return 1 if bad or declarations else 0
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/import.hpp"
 #include "trainclock/io/link.hpp"
 #include "widgets.hpp"

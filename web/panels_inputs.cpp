@@ -18,6 +18,7 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "trainclock/io/link.hpp"
+#include "trainclock/io/spellings.hpp"
 #include "trainclock/model/framework.hpp"
 #include "widgets.hpp"
 

@@ -16,6 +16,7 @@
 #include "imgui.h"
 #include "platform.hpp"
 #include "widgets.hpp"
+#include "trainclock/io/config_json.hpp"
 
 namespace trainclock::gui {
 

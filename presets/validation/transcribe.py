@@ -28,6 +28,11 @@ TORCHTITAN_COMPILED = {"preset": "torchtitan", "fused_norms": True}
 # torch.optim.AdamW(fused=True) itself (docs/examples/te_llama/utils.py wrap_with_accelerator):
 # not the Trainer's foreach AdamW or Hugging Face's composite LlamaRMSNorm.
 TE_TUTORIAL = {"preset": "hf-transformers", "fused_optimizer": True, "fused_norms": True}
+# SimuMax's Megatron-LM launcher (simu_tools/megatron_scripts/scripts/run_pretrain_llama3.sh)
+# passes --disable-tp-comm-overlap-ag/-rs and --disable-tp-comm-bulk-dgrad/-wgrad, and neither
+# --overlap-grad-reduce nor --overlap-param-gather (Megatron-LM arguments.py: both default off):
+# the Megatron-Bridge recipe defaults of the megatron-core preset do not apply.
+SIMUMAX_LAUNCHER = {"preset": "megatron-core", "overlap_tp_comm": False, "overlap_dp_comm": False}
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS_DIR = os.path.join(HERE, "..", "models")
 SCHEMA = "trainclock/config/v1"
@@ -494,7 +499,7 @@ def simumax(rows, unrep):
         cfg = config(model, "b200", "dgx-b200", int(r["num_gpus"]), "bf16-mixed", tp=tp, pp=pp,
                      dp=dp, cp=cp, ep=ep, sp=tp > 1, zero=1, vstages=vst, seq=seq, gbs=gbs,
                      mbs=mbs, recompute="none", flash=True, attention_kernel="flash3",
-                     framework="megatron-core")
+                     framework=SIMUMAX_LAUNCHER)
         if reason:
             unrep.append((r, reason, cfg))
             continue
@@ -512,7 +517,9 @@ def simumax(rows, unrep):
           "megatron-core; --bf16 (fp32 grad accumulation and reduce, distributed optimizer) -> "
           "bf16-mixed, zero 1; --sequence-parallel (no effect at TP 1); no recompute "
           "(--recompute-num-layers 0); TE attention (cuDNN fused attention on Blackwell) -> "
-          "attention_kernel flash3; TP comm overlap disabled; micro-batch 1; layer-reduced "
+          "attention_kernel flash3; TP comm overlap disabled and no --overlap-grad-reduce / "
+          "--overlap-param-gather (framework megatron-core with overlap_tp_comm and "
+          "overlap_dp_comm false); micro-batch 1; layer-reduced "
           "Llama3-70B (12 or 8 of 80 layers) and Llama3-405B (4 of 126 layers, 16 KV heads as "
           "run) inline; DGX B200 node. Step time = fastest of iterations 2-3 (slightly "
           "optimistic). Peak memory = max_memory_allocated (no allocator reserve, no CUDA "

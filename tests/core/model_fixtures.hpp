@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/io/presets.hpp"
 

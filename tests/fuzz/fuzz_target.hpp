@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/io/import.hpp"
 #include "trainclock/io/presets.hpp"

@@ -5,6 +5,7 @@
 #include "io/config_json.hpp"
 #include "io/prediction_json.hpp"
 #include "io/spec_json.hpp"
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/perf/compare.hpp"
 #include "trainclock/validation/fit.hpp"
 #include "trainclock/io/import.hpp"

@@ -1,5 +1,5 @@
 // trainclock: a config's JSON form: config/v1 parsing (presets by name or inline objects) and the
-// canonical JSON (DESIGN.md 3; config.hpp declares both). The rules are model/config.cpp's.
+// canonical JSON (DESIGN.md 3; trainclock/io/config_json.hpp declares both). The rules are model/config.cpp's.
 //
 // Index
 //   [SECTION] Reading specs by preset name or inline object
@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "io/spec_json.hpp"
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/import.hpp"
 #include "trainclock/io/presets.hpp"
 #include "trainclock/model/config.hpp"

@@ -1,9 +1,9 @@
 // trainclock (internal): a config's canonical JSON object, into a writer (embedded in result JSON
-// and API replies); config_to_json (config.hpp) wraps it.
+// and API replies); config_to_json (trainclock/io/config_json.hpp) wraps it.
 #pragma once
 
 #include "io/json_writer.hpp"
-#include "trainclock/model/config.hpp"
+#include "trainclock/io/config_json.hpp"
 
 namespace trainclock {
 

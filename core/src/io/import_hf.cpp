@@ -11,6 +11,7 @@
 // class default applies, and that default is what we use. Only keys that change the cost (shapes,
 // experts, attention windows, tied embeddings) are translated; keys that do not (token ids, dropout,
 // RoPE bases, epsilons, soft-capping) are ignored; any other key that looks like a shape is refused.
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/import.hpp"
 
 #include <cmath>

@@ -4,6 +4,7 @@
 //   [SECTION] Field values as JSON
 //   [SECTION] base64url (RFC 4648 section 5)
 //   [SECTION] Encode / decode
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/link.hpp"
 
 #include <algorithm>

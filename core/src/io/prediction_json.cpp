@@ -5,6 +5,7 @@
 #include "io/config_json.hpp"
 #include "io/prediction_json.hpp"
 #include "io/spec_json.hpp"
+#include "trainclock/io/prediction_json.hpp"
 #include "trainclock/validation/intervals.hpp"
 #include "trainclock/perf/prediction.hpp"
 

@@ -1,10 +1,9 @@
 // trainclock (internal): the members of a result/v1 object, into a writer (embedded in API replies
-// and search reports); prediction_to_json (prediction.hpp) wraps them.
+// and search reports); prediction_to_json (trainclock/io/prediction_json.hpp) wraps them.
 #pragma once
 
 #include "io/json_writer.hpp"
-#include "trainclock/model/config.hpp"
-#include "trainclock/perf/prediction.hpp"
+#include "trainclock/io/prediction_json.hpp"
 
 namespace trainclock {
 

@@ -12,6 +12,7 @@
 
 #include "trainclock/io/names.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/io/spellings.hpp"
 
 namespace trainclock {
 
@@ -335,6 +336,7 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     reader.read("fused_optimizer", spec.fused_optimizer);
     reader.read("fused_norms", spec.fused_norms);
     reader.read("op_level_sac", spec.op_level_sac);
+    reader.read("quantize_layouts_one_pass", spec.quantize_layouts_one_pass);
     reader.read("fused_elementwise", spec.fused_elementwise);
     if (reader.has("host_op_s")) {
         reader.read("host_op_s", spec.host_op_s);
@@ -542,6 +544,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("host_op_s", spec.host_op_s);
     out.field("gather_prefetch", gather_prefetch_name(spec.gather_prefetch));
     if (spec.op_level_sac) out.field("op_level_sac", true);
+    if (!spec.quantize_layouts_one_pass) out.field("quantize_layouts_one_pass", false);
     if (with_sources && !spec.sources.empty()) {
         out.key("sources").begin_object();
         for (const auto& [key, citation] : spec.sources) out.field(key, citation);

@@ -4,6 +4,7 @@
 // Index
 //   [SECTION] Validation: model, GPU, node, precision
 //   [SECTION] Validation: layout, batch, training, calibration
+#include "trainclock/io/spellings.hpp"
 #include "trainclock/model/config.hpp"
 
 #include <algorithm>

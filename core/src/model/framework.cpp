@@ -1,4 +1,5 @@
 // trainclock: framework presets applied to a config (framework.hpp, config.hpp apply_framework_defaults).
+#include "trainclock/io/spellings.hpp"
 #include "trainclock/model/framework.hpp"
 
 #include "io/spec_json.hpp"

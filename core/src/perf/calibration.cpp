@@ -89,6 +89,17 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // Hopper kernels are training.attention_kernel flash3 (below).
     c.attention_efficiency = (gpu.supports(DType::fp8) ? constants::attention_flash2_fp8_gpus.value : constants::attention_flash2.value) *
                              c.gemm_efficiency[idx(DType::bf16)];
+    // FA2-class kernels issue synchronous warp MMAs with the softmax between them in the same warps
+    // (no wgmma/tcgen05 pipelining), so their exp (16 MUFU ops/clk/SM), rescaling and shared-memory
+    // traffic (128 B/clk/SM) set the pace where the tensor cores outgrew them: those units are the
+    // same per SM and clock on B200 as on H100 while the BF16 tensor peak is 2.25x (Zadouri et al.
+    // 2026, FlashAttention-4, arXiv 2603.05451 sec. 1; FA2 runs 2.9x slower than cuDNN's sm100
+    // kernel, sgl-project/sglang PR 33655; flash-attn 2.7.4 on B200: 240-380 TFLOP/s, H100-class figures,
+    // Dao-AILab/flash-attention issue 1589). Their rate follows the vector (fp32) peak beyond
+    // Hopper's tensor/vector balance, at which the fraction above was fitted.
+    if (gpu.supports(DType::fp8) && gpu.peak_flops(DType::bf16) > 0 && gpu.peak_flops(DType::fp32) > 0)
+        c.attention_efficiency *=
+            std::min(1.0, gpu.peak_flops(DType::fp32) / gpu.peak_flops(DType::bf16) / constants::flash2_vector_of_tensor.value);
     // Hopper-native kernels (training.attention_kernel flash3: FlashAttention-3, cuDNN fused attention
     // through Transformer Engine) overlap softmax with wgmma: FA3 reaches 75 % of H100's bf16 peak
     // forward at best, ~0.6-0.65 at causal 8k, backward ~1.5-1.75x FA2 (~0.5; Shah et al. 2024, arXiv
@@ -106,8 +117,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
         (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constants::hbm_stream.value) * kTrainingKernelsOfStream;
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
     // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
-    c.intra_node_efficiency = constants::intra_node.value;
-    c.inter_node_efficiency = constants::inter_node.value;
+    c.intra_node_efficiency = constants::intra_node_efficiency.value;
+    c.inter_node_efficiency = constants::inter_node_efficiency.value;
     // Per-kernel fixed GPU cost: launch latency plus the idle gap between dependent kernels; a few us
     // on CUDA (DESIGN.md 5: fixed costs dominate small models); 10 us fits vTrain's single-node rows.
     c.kernel_launch_s = constants::kernel_launch_s.value;

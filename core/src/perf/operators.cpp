@@ -95,9 +95,14 @@ enum class Operand { activation, weight, gradient };
 
 // HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
 // GEMMs need (fprop / dgrad / wgrad read it row- and column-wise), by scaling recipe; q = the
-// quantised width with its block scales (dtype_storage_bytes).
-double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double w_in) {
+// quantised width with its block scales (dtype_storage_bytes). `one_pass`: the framework makes
+// both block-scaled layouts in one read (FrameworkSpec::quantize_layouts_one_pass).
+double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double w_in, bool one_pass) {
     const double q = o.w_gemm;
+    // torchao's MX and blockwise casts run one kernel per layout, each reading the high-precision
+    // tensor (torchao/prototype/mx_formats: to_mx along dim0, triton_to_mxfp8_dim1 along dim1;
+    // torchtitan docs/mxfp8.md mxfp8_dim1_cast_kernel_choice): as rowwise, below.
+    if (!one_pass && (o.recipe == Fp8Recipe::mxfp8 || o.recipe == Fp8Recipe::blockwise)) return 2 * (w_in + q);
     switch (o.recipe) {
     // TE DelayedScaling: the scale comes from the amax history of earlier steps, so one fused
     // cast-transpose reads the tensor once and records its amax on the way (TE docs "Using FP8 with
@@ -146,17 +151,23 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
         if (x.ops.quantized) {
             // Quantise the input and the weight for every micro-batch, both layouts (TE fp8 docs: FP8
             // GEMM operands need both for fprop and wgrad), as the recipe does it.
-            out.ops.add(make_op("fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
-                                m * k * quantize_bytes_per_element(x.ops, Operand::activation, x.ops.w_act), count));
-            out.ops.add(make_op("fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
-                                k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param), count));
+            out.ops.add(make_op(
+                "fp8_input_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                m * k * quantize_bytes_per_element(x.ops, Operand::activation, x.ops.w_act, x.config->framework.quantize_layouts_one_pass),
+                count));
+            out.ops.add(make_op(
+                "fp8_weight_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+                k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param, x.config->framework.quantize_layouts_one_pass),
+                count));
         }
         out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
         return;
     }
     if (x.ops.quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
-        out.ops.add(make_op("fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
-                            m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act), count));
+        out.ops.add(make_op(
+            "fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
+            m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act, x.config->framework.quantize_layouts_one_pass),
+            count));
     out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
     if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
     // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
@@ -760,9 +771,10 @@ double per_tensor_optimizer_kernels(const Execution& x) {
     // NVIDIA DLE Transformer-XL's jitlamb (lamb.py) calls one TorchScript function per tensor from a
     // Python loop: the moment update, the weight and update norms and the apply run as ~3 dispatched
     // ops of our host_op_s size (several fused kernels each), so the loop is host-bound for small
-    // tensors. 3 per tensor: TXL base fp16 on V100 misses ~30 ms per step (1 GPU, 16x192 tokens),
-    // 179 tensors x 3 x 60 us = 32 ms; the fused (apex multi-tensor) FusedLAMB of BERT has none.
-    constexpr double kOpsPerTensor = 3;
+    // tensors; the fused (apex multi-tensor) FusedLAMB of BERT has none. Its train.py also calls
+    // torch.nn.utils.clip_grad_norm_ every step, which before PyTorch 2.0's foreach path loops over
+    // the tensors too: a norm per tensor, then a mul_ per tensor (torch/nn/utils/clip_grad.py): 2 more.
+    constexpr double kOpsPerTensor = 5;
     return tensors * kOpsPerTensor / double(x.stages);
 }
 

@@ -18,7 +18,7 @@
 
 #include "io/json_writer.hpp"
 #include "io/spec_json.hpp"
-#include "trainclock/io/presets.hpp"
+#include "perf/constants.hpp"
 
 namespace trainclock {
 
@@ -27,8 +27,6 @@ namespace trainclock {
 namespace {
 
 constexpr int kFp32 = static_cast<int>(DType::fp32);
-constexpr int kBf16 = static_cast<int>(DType::bf16);
-constexpr const char* kGlobalDataSet = "presets/validation sets public, public-2 and vtrain (time metrics)";
 constexpr const char* kRefitCommand = "trainclock validate --refit";
 
 // One fitted factor (fit.hpp FitParameter): global unless a GPU, dtype or attention kernel is named.
@@ -44,41 +42,32 @@ FitParameter factor(std::string name, FitKnob knob, double lo, double hi, std::s
     return p;
 }
 
+bool is_fit_set(std::string_view set) {
+    for (const char* s : constants::kFitSets)
+        if (set == s) return true;
+    return false;
+}
+
+// "presets/validation sets public, public-2 and vtrain (time metrics)"
+std::string fit_data_set() {
+    std::string out = "presets/validation sets ";
+    for (size_t i = 0; i < constants::kFitSets.size(); ++i)
+        out += std::string(i == 0 ? "" : i + 1 == constants::kFitSets.size() ? " and " : ", ") + constants::kFitSets[i];
+    return out + " (time metrics)";
+}
+
 }  // namespace
 
 std::vector<FittedConstant> fitted_constants() {
-    // Shipped values as resolve_calibration gives them on the reference GPUs (calibration.cpp holds
-    // them): A100 for the GPU-independent ones, H100 for the Hopper attention kernel.
-    const GpuSpec a100 = gpu_preset("a100-sxm4-80gb").value();
-    const GpuSpec h100 = gpu_preset("h100-sxm").value();
-    const Calibration a = resolve_calibration(a100, {});
-    const Calibration h3 = resolve_calibration(h100, {}, AttentionKernel::flash3);
-    const int flash2 = static_cast<int>(AttentionKernel::flash2), flash3 = static_cast<int>(AttentionKernel::flash3);
-    auto row = [](FitParameter p, std::string where, double shipped, std::string unit) {
-        return FittedConstant{std::move(p), std::move(where), shipped, std::move(unit), kGlobalDataSet, kRefitCommand};
-    };
-    // Bounds: physical ranges (a fraction never above 1: apply() caps it), wide enough not to bind
-    // on the public set, narrow enough that an unconstrained direction cannot run away.
-    return {
-        row(factor("gemm_sustained", FitKnob::gemm, 0.6 / 0.85, 1.0 / 0.85), "calibration.cpp gemm_sustained", a.gemm_sustained,
-            "fraction of the large-GEMM (MAMF) figure, tensor-core dtypes"),
-        row(factor("attention_flash2", FitKnob::attention, 0.5, 2.0, "", -1, flash2),
-            "calibration.cpp attention_efficiency (0.4 / 0.25 x bf16 GEMM)", a.attention_efficiency / a.gemm_efficiency[kBf16],
-            "fraction of the bf16 large-GEMM figure (A100; 0.25 on GPUs with FP8)"),
-        row(factor("attention_flash3", FitKnob::attention, 0.5, 1.6, "", -1, flash3), "calibration.cpp kHopperFusedAttentionOfPeak",
-            h3.attention_efficiency / h3.gemm_sustained, "fraction of the bf16 peak (Hopper-native kernels)"),
-        row(factor("memory_efficiency", FitKnob::memory, 0.6, 1.4), "calibration.cpp kTrainingKernelsOfStream (x stream 0.85)",
-            a.memory_efficiency, "fraction of HBM bandwidth, memory-bound kernels (A100)"),
-        row(factor("intra_node_efficiency", FitKnob::intra_node, 0.6, 1.2), "calibration.cpp intra_node_efficiency",
-            a.intra_node_efficiency, "fraction of the NVLink line rate"),
-        row(factor("inter_node_efficiency", FitKnob::inter_node, 0.5, 1.2), "calibration.cpp inter_node_efficiency",
-            a.inter_node_efficiency, "fraction of the NIC line rate"),
-        row(factor("kernel_launch_s", FitKnob::kernel_launch, 0.25, 4.0), "calibration.cpp kernel_launch_s", a.kernel_launch_s,
-            "s per kernel (GPU side)"),
-        row(factor("host_op_s", FitKnob::host_op, 0.25, 4.0), "calibration.cpp host_op_s", a.host_op_s, "s per op dispatched (host side)"),
-        row(factor("step_overhead_s", FitKnob::step_overhead, 0.1, 5.0), "calibration.cpp step_overhead_s", a.step_overhead_s,
-            "s per optimizer step"),
-    };
+    std::vector<FittedConstant> out;
+    for (const ModelConstant* c : kModelConstants) {
+        if (c->refit == FitKnob::none) continue;
+        // Bounds: the table's range as multipliers (apply() caps a fraction at 1).
+        FitParameter p = factor(c->name, c->refit, c->low / c->value, c->high / c->value, "", -1, c->attention_kernel);
+        p.fp8_gpus = c->fp8_gpus;
+        out.push_back({std::move(p), c->value, c->unit, c->source, fit_data_set(), kRefitCommand});
+    }
+    return out;
 }
 
 // [SECTION] Applying multipliers to a case --------------------------------------------------------
@@ -87,6 +76,7 @@ namespace {
 
 bool applies(const FitParameter& p, const Config& config) {
     if (!p.gpu.empty() && p.gpu != config.gpu.name) return false;
+    if (p.fp8_gpus >= 0 && config.gpu.supports(DType::fp8) != (p.fp8_gpus == 1)) return false;
     return p.attention_kernel < 0 || p.attention_kernel == static_cast<int>(config.training.attention_kernel);
 }
 
@@ -114,6 +104,7 @@ CalibrationOverrides scaled_overrides(const std::vector<FitParameter>& parameter
         case FitKnob::kernel_launch: scale(o.kernel_launch_s, base.kernel_launch_s, m[j], false); break;
         case FitKnob::host_op: scale(o.host_op_s, base.host_op_s, m[j], false); break;
         case FitKnob::step_overhead: scale(o.step_overhead_s, base.step_overhead_s, m[j], false); break;
+        case FitKnob::none: break;
         }
     }
     return o;
@@ -392,7 +383,7 @@ std::vector<size_t> fit_cases(const ValidationSuite& suite) {
     std::vector<size_t> out;
     for (size_t i = 0; i < suite.cases.size(); ++i) {
         const ValidationCase& c = suite.cases[i];
-        if ((c.set == "public" || c.set == "public-2" || c.set == "vtrain") && !is_memory_case(c)) out.push_back(i);
+        if (is_fit_set(c.set) && !is_memory_case(c)) out.push_back(i);
     }
     return out;
 }

@@ -1,4 +1,5 @@
 // trainclock: prediction intervals from cross-source residuals (intervals.hpp).
+#include "trainclock/io/spellings.hpp"
 #include "trainclock/validation/intervals.hpp"
 
 #include <algorithm>

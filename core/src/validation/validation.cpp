@@ -5,6 +5,7 @@
 //   [SECTION] Reading validation files (line numbers, cases, issues)
 //   [SECTION] Running the predictions and the error statistics
 //   [SECTION] Report JSON
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/validation/validation.hpp"
 
 #include <algorithm>

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/io/import.hpp"
 

@@ -2,8 +2,10 @@
 // base64url per RFC 4648, and the flat config fields shared with CLI flags.
 #include <catch2/catch.hpp>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/link.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/io/spellings.hpp"
 #include "trainclock/perf/prediction.hpp"
 
 #include "model_fixtures.hpp"

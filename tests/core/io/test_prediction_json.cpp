@@ -9,6 +9,8 @@
 #include <random>
 
 #include "../../../core/src/io/json_writer.hpp"  // internal: number formatting shared by every JSON writer
+#include "trainclock/io/config_json.hpp"
+#include "trainclock/io/prediction_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/io/presets.hpp"
 

@@ -2,6 +2,7 @@
 // the GPU generations they pick kernels by, and their round trips through JSON and links.
 #include <catch2/catch.hpp>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/model/framework.hpp"
 #include "trainclock/perf/operators.hpp"
@@ -199,6 +200,43 @@ TEST_CASE("FP8 recipes: precision key, framework default, dtype fit, and their q
     const double t_delayed = predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "delayed"})"))).iteration_time_s;
     CHECK(t_delayed == predict(load(with(R"("fp8-mixed")"))).iteration_time_s);
     CHECK(predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "tensorwise"})"))).iteration_time_s > t_delayed);
+}
+
+TEST_CASE("quantize_layouts_one_pass false: torchao's MX casts read the bf16 operand once per layout") {
+    auto with = [](const std::string& framework) {
+        return R"({"model": "llama3-8b", "gpu": "b200", "num_gpus": 8, "precision": "mxfp8-mixed", "framework": )" + framework +
+               R"(, "training": {"seq_len": 4096, "global_batch": 64}})";
+    };
+    const auto cast_bytes = [&](const std::string& framework, const char* name) {
+        const Config c = load(with(framework));
+        const Execution x = make_execution(c);
+        const PieceOps ops = layer_ops(x, layer_kind_at(c.model, 0));
+        double bytes = 0;
+        for (const OpList* list : {&ops.forward, &ops.backward})
+            for (const Op& op : *list)
+                if (std::string(op.name) == name) bytes += op.bytes * op.count;
+        return bytes;
+    };
+    // MXFP8 element: 1 byte + an e8m0 scale per 32 (1/32 byte). TE: read bf16 once, write both layouts:
+    // 2 + 2 (1 + 1/32) = 4.0625 bytes; torchao (dim0 and dim1 kernels): 2 (2 + 1 + 1/32) = 6.0625.
+    const std::string te = R"({"preset": "megatron-core"})", torchao = R"({"preset": "megatron-core", "quantize_layouts_one_pass": false})";
+    for (const char* name : {"fp8_input_cast_transpose", "fp8_weight_cast_transpose", "fp8_grad_cast_transpose"}) {
+        REQUIRE(cast_bytes(te, name) > 0);
+        CHECK(cast_bytes(torchao, name) == Approx(cast_bytes(te, name) * 6.0625 / 4.0625));
+    }
+    CHECK_FALSE(framework_preset("torchtitan").value().quantize_layouts_one_pass);
+    CHECK(framework_preset("megatron-core").value().quantize_layouts_one_pass);
+    // Only block-scaled recipes: a tensorwise run (torchtitan's default) is unchanged.
+    const auto tensorwise = [&](const std::string& framework) {
+        return predict(load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "precision": "fp8-mixed", "framework": )" +
+                            framework + R"(, "training": {"seq_len": 4096, "global_batch": 64}})"))
+            .iteration_time_s;
+    };
+    CHECK(tensorwise(R"({"preset": "torchtitan"})") == tensorwise(R"({"preset": "torchtitan", "quantize_layouts_one_pass": true})"));
+    // Round trip: written only when false, read back.
+    const Config c = load(with(torchao));
+    CHECK(config_to_json(c).find("\"quantize_layouts_one_pass\"") != std::string::npos);
+    CHECK_FALSE(load(config_to_json(c)).framework.quantize_layouts_one_pass);
 }
 
 TEST_CASE("flag --fp8-recipe and link key f8 change the precision already chosen, in any order") {

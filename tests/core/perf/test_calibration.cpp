@@ -5,6 +5,7 @@
 #include <string>
 
 #include "perf/constants.hpp"
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/validation/validation.hpp"
@@ -63,6 +64,23 @@ TEST_CASE("Hopper-native attention kernels (flash3) reach a higher fraction of p
     CalibrationSpec o;
     o.attention_efficiency = 0.3;  // the user's figure wins over either kernel's default
     CHECK(resolve_calibration(h100, o, AttentionKernel::flash3).attention_efficiency == 0.3);
+}
+
+TEST_CASE("FA2-class attention follows the vector peak where the tensor peak outgrew Hopper's balance", "[calibration]") {
+    const GpuSpec h100 = fixtures::gpu("h100-sxm"), b200 = fixtures::gpu("b200"), l40s = fixtures::gpu("l40s");
+    const double h100_fraction =
+        resolve_calibration(h100, {}).attention_efficiency / resolve_calibration(h100, {}).gemm_efficiency[int(DType::bf16)];
+    CHECK(h100_fraction == Approx(0.25));  // the fitted Hopper fraction, unscaled (the reference balance is H100's)
+    // B200: fp32 75 / bf16 2250 against H100's 67 / 989.5 -> x 0.4923 of the tensor-relative fraction,
+    // i.e. the FA2 rate per vector FLOP of H100 (75 / 67 = 1.12x H100's attention rate at equal MAMF).
+    const Calibration b = resolve_calibration(b200, {});
+    CHECK(b.attention_efficiency == Approx(0.25 * b.gemm_efficiency[int(DType::bf16)] * (75.0 / 2250.0) / (67.0 / 989.5)));
+    CHECK(b.attention_efficiency * b200.peak_flops(DType::bf16) / b.gemm_efficiency[int(DType::bf16)] ==
+          Approx(0.25 * 989.5e12 * 75.0 / 67.0));
+    // L40S's vector units are ample (91.6 / 362 TFLOP/s): no cap. Cuts only the FA2 reading: flash3 is untouched.
+    CHECK(resolve_calibration(l40s, {}).attention_efficiency ==
+          Approx(0.25 * resolve_calibration(l40s, {}).gemm_efficiency[int(DType::bf16)]));
+    CHECK(resolve_calibration(b200, {}, AttentionKernel::flash3).attention_efficiency == Approx(0.53 * b.gemm_sustained));
 }
 
 TEST_CASE("A calibration's section for a GPU preset applies to that GPU only, over the shared keys", "[calibration]") {

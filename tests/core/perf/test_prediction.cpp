@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/io/presets.hpp"
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "trainclock/io/config_json.hpp"
+#include "trainclock/io/prediction_json.hpp"
 #include "trainclock/search/scaling.hpp"
 
 using namespace trainclock;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/io/presets.hpp"
 #include "search/search_internal.hpp"
 #include "trainclock/search/search.hpp"

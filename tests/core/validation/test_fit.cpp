@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "trainclock/validation/fit.hpp"
+#include "perf/constants.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/validation/fit.hpp"
 
 using namespace trainclock;
 
@@ -97,8 +98,63 @@ TEST_CASE("the table of fitted constants names bounds, data set and refit comman
         CHECK(c.shipped > 0);
         CHECK_FALSE(c.data_set.empty());
         CHECK(c.refit_command.rfind("trainclock ", 0) == 0);
-        CHECK_FALSE(c.where.empty());
+        CHECK_FALSE(c.source.empty());
     }
+}
+
+// The refit rows are the constants table's: each row with a refit knob has its own multiplier,
+// bounded by the table's range around its value, limited to the cases the row names.
+TEST_CASE("fitted_constants are the refit rows of the constants table", "[fit]") {
+    const std::vector<FittedConstant> table = fitted_constants();
+    size_t own = 0;
+    for (const ModelConstant* c : kModelConstants) {
+        INFO(c->name);
+        if (c->refit == FitKnob::none) continue;
+        REQUIRE(own < table.size());
+        const FittedConstant& row = table[own++];
+        CHECK(row.parameter.name == c->name);
+        CHECK(row.parameter.knob == c->refit);
+        CHECK(row.parameter.attention_kernel == c->attention_kernel);
+        CHECK(row.parameter.fp8_gpus == c->fp8_gpus);
+        CHECK(row.shipped == c->value);
+        CHECK(row.shipped * row.parameter.lo == Approx(c->low));
+        CHECK(row.shipped * row.parameter.hi == Approx(c->high));
+        CHECK(row.source == c->source);
+    }
+    CHECK(own == table.size());
+}
+
+// The two FlashAttention-2 factors (constants.hpp attention_flash2, attention_flash2_fp8_gpus) scale
+// disjoint GPUs: A100 has no FP8 units, H100 has.
+TEST_CASE("each FA2 factor scales only its GPU generation", "[fit]") {
+    std::string h100 = runs_file("h", {{1, 1024}});
+    h100.replace(h100.find("a100-sxm4-80gb"), 14, "h100-sxm");
+    ValidationSuite suite;
+    parse_validation_file("a.json", runs_file("a", {{1, 1024}}), suite);
+    parse_validation_file("h.json", h100, suite);
+    REQUIRE(suite.issues.empty());
+    std::vector<FitParameter> parameters;
+    size_t ampere = 0, fp8 = 0;
+    for (const FittedConstant& c : fitted_constants()) {
+        if (c.parameter.name == "attention_flash2") ampere = parameters.size();
+        if (c.parameter.name == "attention_flash2_fp8_gpus") fp8 = parameters.size();
+        parameters.push_back(c.parameter);
+    }
+    REQUIRE(ampere != fp8);
+    const FitProblem problem(suite, parameters);
+    auto attention = [&](size_t index, size_t factor) {
+        std::vector<double> m(parameters.size(), 1.0);
+        m[factor] = 1.5;
+        Config config = suite.cases[index].config;
+        problem.apply(index, m, config);
+        return config.calibration.per_gpu.empty() ? 0.0 : config.calibration.per_gpu.back().second.attention_efficiency.value_or(0.0);
+    };
+    const Calibration a100 = resolve_calibration(suite.cases[0].config.gpu, {}, AttentionKernel::flash2, &suite.cases[0].config.framework);
+    const Calibration h = resolve_calibration(suite.cases[1].config.gpu, {}, AttentionKernel::flash2, &suite.cases[1].config.framework);
+    CHECK(attention(0, ampere) == Approx(1.5 * a100.attention_efficiency));
+    CHECK(attention(0, fp8) == 0.0);
+    CHECK(attention(1, fp8) == Approx(1.5 * h.attention_efficiency));
+    CHECK(attention(1, ampere) == 0.0);
 }
 
 TEST_CASE("cross-source refits without the family it scores", "[fit]") {
@@ -222,8 +278,8 @@ TEST_CASE("calibrate refuses runs of two frameworks on one GPU, naming both", "[
 }
 
 // Issue 9's cross-source targets, gated as far as met when this gate was set (cross-source public
-// 13.6 %, precision speed-ups 6.9 %, in-sample 9.5 % / 6.5 %): public <= 15 % and speed-ups <= 8 %
-// (the issue's target for speed-ups); the public target of 10 % is not met yet.
+// 10.0 %, precision speed-ups 4.9 %, in-sample 9.4 % / 4.6 %): public <= 11 % and speed-ups <= 8 %
+// (the issue's target for speed-ups); the public target of 10 % is met by a hair (9.95 %).
 TEST_CASE("cross-source accuracy on the public set", "[fit][accuracy]") {
     const ValidationSuite suite = load_validation_suite();
     const CrossSourceReport report = run_cross_source(suite);
@@ -232,7 +288,7 @@ TEST_CASE("cross-source accuracy on the public set", "[fit][accuracy]") {
     REQUIRE(pub != nullptr);
     REQUIRE(pairs != nullptr);
     INFO("cross-source public " << 100 * pub->mape << " %, speed-ups " << 100 * pairs->mape << " %");
-    CHECK(pub->mape <= 0.15);
+    CHECK(pub->mape <= 0.11);
     CHECK(pairs->mape <= 0.08);
     // Every family was left out once, and a fold never saw its own family.
     CHECK(report.families.size() == report.fold_fits.size());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trainclock/io/api.hpp"
+#include "trainclock/io/config_json.hpp"
 #include "trainclock/validation/fit.hpp"
 #include "trainclock/validation/intervals.hpp"
 #include "trainclock/io/presets.hpp"

@@ -24,11 +24,6 @@ const std::vector<ConfigField>& config_fields();  // in link/flag order
 const ConfigField* find_field_by_link_key(std::string_view key);
 const ConfigField* find_field_by_flag(std::string_view flag);
 
-// The spellings of an enum-valued config key in enum order (value i is names[i]): "training.recompute"
-// -> {"none", "selective", "full"}; "dtype" for the precision's dtypes; empty for any other key. The
-// tables JSON, links and flags read, for front ends' choice lists.
-std::vector<std::string_view> enum_names(std::string_view path);
-
 // Closest names by edit distance, for "unknown gpu 'h100'; did you mean 'h100-sxm'?".
 std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates);
 

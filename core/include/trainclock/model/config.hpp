@@ -192,18 +192,6 @@ std::optional<Error> gemm_shape_rule(const ModelSpec& model, DType gemm, int64_t
 void fill_node_default(Config& config);
 void fill_precision_default(Config& config);
 
-// A config with nothing set: presets unnamed, num_gpus and dp 0 (derived by validate_config).
-// parse_config(json) == merge_config_json(config_draft(), json).
-Config config_draft();
-
-// Applies the keys of a config/v1 document over `base` (objects such as "parallel" merge key by
-// key; "model", "gpu", "node", "precision" replace). Errors name the key.
-Result<Config> merge_config_json(Config base, std::string_view json);
-
-// Parse a config JSON document (presets by name or inline objects); unknown keys, wrong types and
-// unknown preset names are errors naming the key. Does not check cross-field rules: see validate_config.
-Result<Config> parse_config(std::string_view json);
-
 // Apply the cross-field rules of DESIGN.md 2 (TP divides heads and kv_heads, PP <= layers,
 // TP*PP*CP*DP == num_gpus, micro_batch*DP divides global_batch, the GPU runs the gemm dtype, ...).
 // Returns the first violation; derives dp when it was given as 0.
@@ -223,21 +211,5 @@ std::optional<Error> precision_support_error(const PrecisionSpec& precision, con
 // The range rules of a calibration on their own (fractions in (0, 1], times >= 0), also of its
 // per-GPU sections; validate_config applies them too.
 std::optional<Error> check_calibration(const CalibrationSpec& calibration);
-
-// The framework's defaults for the knobs the config did not set (explicit key > framework preset >
-// today's default), listed in config.framework_defaults; nothing when no framework is given.
-// check_config applies it; idempotent.
-void apply_framework_defaults(Config& config);
-
-// The scaling recipe the config's quantised GEMMs run: precision.fp8_recipe, else the framework's
-// when it fits the gemm dtype, else the dtype's own (fp8: delayed). nullopt when nothing is quantised.
-std::optional<Fp8Recipe> effective_fp8_recipe(const Config& config);
-
-// parse_config + validate_config.
-Result<Config> load_config(std::string_view json);
-
-// Canonical JSON of a config (presets referenced by name when unchanged, inline otherwise).
-// load_config(config_to_json(c)) reproduces c.
-std::string config_to_json(const Config& config);
 
 }  // namespace trainclock

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,13 +49,24 @@ struct FrameworkSpec {
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
+    bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
     std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
 };
 
 // The generation a GPU preset belongs to, from its formats: Blackwell runs block-scaled fp8
 // (mxfp8); Hopper runs fp8 on HBM (Ada's fp8 parts carry GDDR, <= 1.1 TB/s, and no wgmma).
-GpuGeneration gpu_kernel_generation(const GpuSpec& gpu);
-std::string_view gpu_generation_name(GpuGeneration generation);  // "pre_hopper", "hopper", "blackwell"
+GpuGeneration gpu_kernel_generation(const GpuSpec& gpu);  // names: io/spellings.hpp gpu_generation_name
+
+struct Config;
+
+// The framework's defaults for the knobs the config did not set (explicit key > framework preset >
+// today's default), listed in config.framework_defaults; nothing when no framework is given.
+// check_config applies it; idempotent.
+void apply_framework_defaults(Config& config);
+
+// The scaling recipe the config's quantised GEMMs run: precision.fp8_recipe, else the framework's
+// when it fits the gemm dtype, else the dtype's own (fp8: delayed). nullopt when nothing is quantised.
+std::optional<Fp8Recipe> effective_fp8_recipe(const Config& config);
 
 // The preset whose defaults equal a config without a framework (today's physics): megatron-lm.
 inline constexpr std::string_view kDefaultFrameworkEquivalent = "megatron-lm";

@@ -18,6 +18,10 @@ struct Calibration : CalibrationScalars<double> {       // the scalars: config.h
     bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
 };
 
+// The field of a resolved Calibration a fitted multiplier scales (validation/fit.hpp; the refit rows of
+// core/src/perf/constants.hpp). gemm: the GEMM efficiency of tensor-core dtypes (or of one dtype).
+enum class FitKnob { none, gemm, attention, memory, intra_node, inter_node, kernel_launch, host_op, step_overhead };
+
 // The record for one GPU and fused-attention kernel: preset "measured" figures, then vendor
 // defaults, then the framework's (host cost per op), then the user's overrides.
 Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides,

@@ -65,7 +65,8 @@ PieceOps mtp_ops(const Execution& execution);
 // (params_local / dp under ZeRO >= 1).
 OpList step_ops(const Execution& execution, double params_local, double params_shard);
 // Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
-// time ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused) optimizers.
+// time ("lamb-per-tensor", with the per-tensor gradient clipping of its training loop), per
+// pipeline stage; 0 for multi-tensor (fused) optimizers.
 double per_tensor_optimizer_kernels(const Execution& execution);
 // Bytes of optimizer state per trained parameter: SGD momentum 1 state, Adam(W)/LAMB m and v at the
 // precision's optimizer_states width; adamw8bit keeps both as 8-bit block-quantised values with one

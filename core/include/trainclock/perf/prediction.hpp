@@ -70,9 +70,4 @@ double model_flops_per_token(const Config& config);
 // Predict one validated config (see load_config). Never fails on a validated config.
 Prediction predict(const Config& config, const PredictOptions& options = {});
 
-// Result JSON of DESIGN.md 3 (stable key names; "config" echoes config_to_json when given).
-std::string prediction_to_json(const Prediction& prediction, const Config* config = nullptr);
-std::string prediction_csv_header();
-std::string prediction_to_csv_row(const Prediction& prediction, const Config& config);
-
 }  // namespace trainclock

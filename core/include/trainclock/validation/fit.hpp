@@ -1,5 +1,5 @@
 // trainclock: bounded fits of the cost model's calibration factors to measured runs (issue 9 items
-// 5-6, issue 11 item 3). One table of the fitted constants (fitted_constants), a deterministic
+// 5-6, issue 11 item 3). The refit rows of the constants table (fitted_constants), a deterministic
 // fitter (Gauss-Newton on log errors, robust Huber loss by reweighted least squares, box bounds), the
 // leave-one-source-out refit that `trainclock validate --cross-source` reports, prediction
 // intervals from its residuals, and `trainclock calibrate` (per-GPU factors from a user's runs).
@@ -17,9 +17,6 @@
 
 namespace trainclock {
 
-// What a fitted factor scales: one field of the resolved Calibration of each case it applies to.
-enum class FitKnob { gemm, attention, memory, intra_node, inter_node, kernel_launch, host_op, step_overhead };
-
 // One fitted factor: a multiplier on the shipped value (1 = as shipped), within [lo, hi]; the
 // scaled value is the case's override (fractions capped at 1).
 struct FitParameter {
@@ -28,19 +25,21 @@ struct FitParameter {
     int dtype = -1;             // gemm: one DType, -1 = every tensor-core dtype (gemm_sustained: not fp32)
     int attention_kernel = -1;  // attention: only cases with this AttentionKernel (-1 = every case)
     std::string gpu;            // only cases on this GPU preset ("" = every GPU)
+    int fp8_gpus = -1;          // 1: only GPUs with FP8 units, 0: only GPUs without (-1 = every GPU)
     double lo = 0.5, hi = 2.0;  // bounds of the multiplier
 };
 
-// A row of the table of fitted constants (every global constant the validation set fits).
+// A refit constant: a row of core/src/perf/constants.hpp with a refit knob (its own multiplier).
 struct FittedConstant {
-    FitParameter parameter;     // its multiplier, bounds relative to `shipped`
-    std::string where;          // the code that holds the shipped value
-    double shipped = 0;         // value as shipped (on the reference GPU for GPU-relative ones)
+    FitParameter parameter;     // its multiplier (FitKnob in calibration.hpp), bounds relative to `shipped`
+    double shipped = 0;         // the table's value
     std::string unit;           // "fraction of ...", "s"
-    std::string data_set;       // the measurements it was fitted on
+    std::string source;         // the table's source: the citation, or the data set it was fitted on
+    std::string data_set;       // the measurements the refit fits it on
     std::string refit_command;  // the command that refits it
 };
-// The table (calibration.cpp holds the values; this names, bounds and sources them).
+// The refit rows of the constants table, in its order (rows refit with another's multiplier are
+// named in that one's unit).
 std::vector<FittedConstant> fitted_constants();
 
 struct FitOptions {
@@ -92,7 +91,7 @@ private:
 // cluster, stack and team form one family ("vtrain-single" and "vtrain-multi" -> "vtrain").
 std::string source_family(std::string_view file);
 
-// The cases the fits use: sets public, public-2 and vtrain, time metrics.
+// The cases the fits use: the time metrics of the sets constants.hpp kFitSets names.
 std::vector<size_t> fit_cases(const ValidationSuite& suite);
 
 struct CrossSourceReport {
