@@ -12,6 +12,7 @@
 #include "io/config_json.hpp"
 
 #include <algorithm>
+#include <map>
 #include <type_traits>
 #include <utility>
 
@@ -122,17 +123,31 @@ void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& 
     out = std::move(spec);
 }
 
+// The canonical text of every preset of a kind that parses, by id: written once, not at each
+// write_config (which compares a spec with its preset by this text).
+template <class Kind>
+const std::string* preset_text(std::string_view name) {
+    static const std::map<std::string, std::string, std::less<>> texts = [] {
+        std::map<std::string, std::string, std::less<>> out;
+        for (const EmbeddedPreset& embedded : embedded_presets()) {
+            if (preset_kind_name(embedded.kind) != Kind::kind) continue;
+            const auto preset = Kind::preset(embedded.name);
+            if (preset) out.emplace(std::string(embedded.name), text_of<Kind>(preset.value()));
+        }
+        return out;
+    }();
+    const auto found = texts.find(name);
+    return found == texts.end() ? nullptr : &found->second;
+}
+
 // A preset referenced by name when the spec equals that preset, else the whole object.
 template <class Kind>
 void write_spec(JsonWriter& out, std::string_view key, const typename Kind::Spec& spec) {
     out.key(key);
-    // is_preset first: a lookup of a name that is no preset ("custom") would build a did-you-mean.
-    if (is_preset(Kind::kind, spec.name)) {
-        const auto preset = Kind::preset(spec.name);
-        if (preset && text_of<Kind>(preset.value()) == text_of<Kind>(spec)) {
-            out.value(spec.name);
-            return;
-        }
+    const std::string* preset = preset_text<Kind>(spec.name);
+    if (preset && *preset == text_of<Kind>(spec)) {
+        out.value(spec.name);
+        return;
     }
     Kind::write(out, spec);
 }

@@ -463,6 +463,7 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
         if (c != ' ' && c != '(' && c != ')') expr += c;
     }
     size_t pos = 0;
+    bool too_long = false;  // more entries than layers: "[1]*9000000000" is refused, not expanded
     while (pos < expr.size()) {
         if (expr[pos] == '+') {
             ++pos;
@@ -489,9 +490,14 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
             times = parse_integer(expr.substr(pos + 1, end - pos - 1)).value_or(0);
             pos = end;
         }
+        const int64_t room = layers - static_cast<int64_t>(pattern.size());
+        if (!items.empty() && times > room / static_cast<int64_t>(items.size())) {
+            too_long = true;
+            break;
+        }
         for (int64_t t = 0; t < times; ++t) pattern.insert(pattern.end(), items.begin(), items.end());
     }
-    if (pos != expr.size() || static_cast<int64_t>(pattern.size()) != layers) {
+    if (too_long || pos != expr.size() || static_cast<int64_t>(pattern.size()) != layers) {
         a.fail("moe-layer-freq", "'" + *text + "' is not an integer or a 0/1 list of " + std::to_string(layers) + " layers");
         return;
     }

@@ -87,7 +87,13 @@ std::string json_number(double value) {
 void append_json_string(std::string& out, std::string_view text) {
     static const char* const kHex = "0123456789abcdef";
     out += '"';
-    for (const char c : text) {
+    // Runs of characters that need no escape are appended whole (sources are long plain prose).
+    size_t start = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) continue;
+        out.append(text, start, i - start);
+        start = i + 1;
         switch (c) {
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;
@@ -95,15 +101,12 @@ void append_json_string(std::string& out, std::string_view text) {
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default:
-            if (static_cast<unsigned char>(c) < 0x20) {
-                out += "\\u00";
-                out += kHex[(c >> 4) & 0xf];
-                out += kHex[c & 0xf];
-            } else {
-                out += c;
-            }
+            out += "\\u00";
+            out += kHex[(c >> 4) & 0xf];
+            out += kHex[c & 0xf];
         }
     }
+    out.append(text, start, text.size() - start);
     out += '"';
 }
 

@@ -2,7 +2,6 @@
 #include "trainclock/io/names.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace trainclock {
 
@@ -98,16 +97,24 @@ const ConfigField* find_field_by_flag(std::string_view flag) {
 
 namespace {
 
-// Levenshtein distance, case-insensitive (Wagner & Fischer 1974, two-row form).
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> previous(b.size() + 1), current(b.size() + 1);
+// ASCII lower case: std::tolower of the "C" locale, which trainclock never changes.
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Levenshtein distance of two lower-cased texts (Wagner & Fischer 1974, two-row form). A row's
+// minimum never decreases, so past `limit` it stops and returns limit + 1 (the caller only needs
+// distances up to limit: a long unknown key costs no more than a short one).
+size_t edit_distance(std::string_view a, std::string_view b, size_t limit, std::vector<size_t>& previous, std::vector<size_t>& current) {
+    previous.resize(b.size() + 1);
+    current.resize(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
         current[0] = i;
+        size_t row_min = i;
         for (size_t j = 1; j <= b.size(); ++j) {
-            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
-            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (same ? 0 : 1)});
+            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            row_min = std::min(row_min, current[j]);
         }
+        if (row_min > limit) return limit + 1;
         std::swap(previous, current);
     }
     return previous[b.size()];
@@ -122,13 +129,21 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
     if (wanted.empty()) return "";
     size_t best_score = 2 * std::max<size_t>(2, wanted.size() / 3) + 1;
     std::vector<std::string> best;
+    std::string wanted_lower(wanted), candidate_lower;
+    std::transform(wanted_lower.begin(), wanted_lower.end(), wanted_lower.begin(), lower);
+    std::vector<size_t> previous, current;  // edit_distance's rows, reused
     for (const std::string& candidate : candidates) {
         const bool contains = wanted.size() >= 3 && candidate.find(wanted) != std::string::npos;
         // The distance is at least the length difference: skip the quadratic count when that
         // alone is past the best score (same answer; a long unknown key costs no more than a short one).
         const size_t gap = wanted.size() > candidate.size() ? wanted.size() - candidate.size() : candidate.size() - wanted.size();
         if (2 * gap > best_score && !contains) continue;
-        size_t score = 2 * gap > best_score ? 1 : 2 * edit_distance(wanted, candidate);
+        size_t score = 1;
+        if (2 * gap <= best_score) {
+            candidate_lower.assign(candidate);
+            std::transform(candidate_lower.begin(), candidate_lower.end(), candidate_lower.begin(), lower);
+            score = 2 * edit_distance(wanted_lower, candidate_lower, best_score / 2, previous, current);
+        }
         if (contains) score = std::min<size_t>(score, 1);
         if (score < best_score) {
             best_score = score;

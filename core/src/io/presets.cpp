@@ -120,17 +120,6 @@ std::vector<std::string> preset_names(PresetKind kind) {
     return names;
 }
 
-bool is_preset(std::string_view kind, std::string_view name) {
-    const Catalogue& c = catalogue();
-    const auto in = [name](const auto& table) { return table.by_name.find(name) != table.by_name.end(); };
-    if (kind == "model") return in(c.models);
-    if (kind == "gpu") return in(c.gpus);
-    if (kind == "node") return in(c.nodes);
-    if (kind == "precision") return in(c.precisions);
-    if (kind == "framework") return in(c.frameworks);
-    return false;
-}
-
 Result<ModelSpec> model_preset(std::string_view name) { return lookup(catalogue().models, "model", name); }
 Result<GpuSpec> gpu_preset(std::string_view name) { return lookup(catalogue().gpus, "gpu", name); }
 Result<NodeSpec> node_preset(std::string_view name) { return lookup(catalogue().nodes, "node", name); }

@@ -7,6 +7,7 @@
 #include "io/spec_json.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 
 #include "trainclock/io/names.hpp"
@@ -265,14 +266,40 @@ void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
     if (const auto groups = reader.read_object("intra_group_bw_gbps")) {  // {"2": GB/s, "4": GB/s, ...}
         ObjectReader g(*groups, join_key(reader.path(), "intra_group_bw_gbps"));
         spec.intra_group_bw_gbps.clear();
-        for (int64_t k = 2; k <= 1024; ++k) {
-            const std::string key = std::to_string(k);
-            if (!g.find(key)) continue;
+        // The keys are group sizes "2" .. "1024": the object's own keys are looked up (a loop over
+        // all 1023 names cost ~1000 lookups per node), read in ascending size, the first other key
+        // an "unknown key" with a guess among the 1023.
+        std::vector<std::pair<int64_t, std::string_view>> sizes;
+        std::optional<std::string_view> unknown;
+        for (const auto field : *groups) {
+            int64_t k = 0;
+            const std::string_view key = field.key;
+            const auto [end, code] = std::from_chars(key.data(), key.data() + key.size(), k);
+            if (code == std::errc() && end == key.data() + key.size() && k >= 2 && k <= 1024 && std::to_string(k) == key) {
+                sizes.emplace_back(k, key);
+            } else if (!unknown) {
+                unknown = key;
+            }
+        }
+        std::sort(sizes.begin(), sizes.end());
+        for (const auto& [k, key] : sizes) {
             double bw_gbps = 0;
             g.read(key, bw_gbps);
             spec.intra_group_bw_gbps.emplace_back(k, bw_gbps);
         }
-        reader.adopt(g.finish());
+        if (unknown) {
+            static const std::vector<std::string> kGroupSizes = [] {
+                std::vector<std::string> names;
+                for (int64_t k = 2; k <= 1024; ++k) names.push_back(std::to_string(k));
+                return names;
+            }();
+            std::string message = "unknown key";
+            const std::string guess = did_you_mean(*unknown, kGroupSizes);
+            if (!guess.empty()) message += "; did you mean " + guess + "?";
+            reader.adopt(Error{join_key(g.path(), *unknown), message});
+        } else {
+            reader.adopt(g.finish());
+        }
     }
     reader.read("inter_link", spec.inter_link);
     reader.read("inter_bw_gbps", spec.inter_bw_gbps);

@@ -387,6 +387,20 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
                                                    "--num-experts 4 --moe-layer-freq [1,0,1,1]"));
     REQUIRE_FALSE(freq.ok());
     CHECK(freq.error().key == "--moe-layer-freq");
+    // A repeat count past the layers is refused as it is read: it was expanded first (2e9 entries:
+    // over a minute and 3 GB; 9e15: out of memory).
+    for (const char* pattern : {"[1]*9000000000000000", "([0]*2+[1]*2000000000)", "[0,1]*4611686018427387904"}) {
+        INFO(pattern);
+        auto huge = import_megatron(split_command_line(std::string("--num-layers 4 --hidden-size 64 --num-attention-heads 2 "
+                                                                   "--vocab-size 128 --num-experts 4 --moe-layer-freq '") +
+                                                       pattern + "'"));
+        REQUIRE_FALSE(huge.ok());
+        CHECK(huge.error().key == "--moe-layer-freq");
+        CHECK_THAT(huge.error().message, Catch::Contains("a 0/1 list of 4 layers"));
+    }
+    CHECK(import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
+                                             "--num-experts 4 --moe-layer-freq '[0]*1+[1]*3'"))
+              .ok());
 }
 
 TEST_CASE("NeMo: Hydra overrides of the NeMo launcher's GPT-3 20B example") {

@@ -154,4 +154,11 @@ TEST_CASE("did_you_mean picks the closest names by edit distance") {
     CHECK(did_you_mean("completely-different", names).empty());
     CHECK(did_you_mean("", names).empty());
     CHECK(did_you_mean("--tpp", {"--tp", "--json"}) == "--tp");
+    // 9 letters allow max(2, 9 / 3) = 3 edits: 3 substitutions (or 2 and an insertion) pass, 4 do not,
+    // and the closer of two accepted names wins.
+    CHECK(did_you_mean("abcdefghi", {"abcXefYhZ"}) == "abcXefYhZ");
+    CHECK(did_you_mean("abcdefghi", {"abcXefYhi!"}) == "abcXefYhi!");
+    CHECK(did_you_mean("abcdefghi", {"WbcXefYhZ"}).empty());
+    CHECK(did_you_mean("abcdefghi", {"abcXefYhZ", "abcdefgXi"}) == "abcdefgXi");
+    CHECK(did_you_mean("ABCDEFGHI", {"abcdefghX", "ABCDEFGXY"}) == "abcdefghX");  // case ignored in the count
 }

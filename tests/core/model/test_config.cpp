@@ -195,6 +195,27 @@ TEST_CASE("a node's per-group bandwidths have the bounds of intra_bw_gbps") {
               .ok());
 }
 
+TEST_CASE("a node's per-group bandwidths are keyed by group sizes 2 to 1024, read in ascending size") {
+    const auto config = load_config(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100",
+        "intra_group_bw_gbps": {"8": 30, "1024": 40, "2": 10, "4": 20}}})");
+    REQUIRE(config.ok());
+    const std::vector<std::pair<int64_t, double>> ascending = {{2, 10}, {4, 20}, {8, 30}, {1024, 40}};
+    CHECK(config.value().node.intra_group_bw_gbps == ascending);
+    // Not a group size (1, 1025, a leading zero, a sign, a word): an unknown key naming it.
+    for (const char* key : {"1", "1025", "02", "+4", "4.0", "two"}) {
+        INFO(key);
+        const Error error = load_error(std::string(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100",
+            "intra_group_bw_gbps": {"2": 10, ")") +
+                                       key + R"(": 30}}})");
+        CHECK(error.key == std::string("node.intra_group_bw_gbps.") + key);
+        CHECK(error.message.rfind("unknown key", 0) == 0);
+    }
+    // The unknown key wins over a bad value of a known one, as in any other object.
+    CHECK(load_error(R"({"model": "gpt2", "gpu": "v100-sxm2-32gb", "node": {"preset": "dgx-1-v100",
+        "intra_group_bw_gbps": {"2": "fast", "3x": 30}}})")
+              .key == "node.intra_group_bw_gbps.3x");
+}
+
 TEST_CASE("tensor parallelism must split heads, KV heads and MLP columns") {
     // llama3-70b: 64 heads, 8 KV heads. tp 3 splits neither.
     const Error heads = load_error(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 3, "parallel": {"tp": 3}})");

@@ -34,8 +34,4 @@ Result<NodeSpec> node_preset(std::string_view name);
 Result<PrecisionSpec> precision_preset(std::string_view name);
 Result<FrameworkSpec> framework_preset(std::string_view name);  // every value key has a source
 
-// Whether `name` is a preset of `kind` ("model", "gpu", "node", "precision", "framework"), building no
-// error: for callers that only ask (a lookup's miss composes a did-you-mean).
-bool is_preset(std::string_view kind, std::string_view name);
-
 }  // namespace trainclock
