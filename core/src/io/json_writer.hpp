@@ -40,6 +40,18 @@ public:
         return value(v);
     }
 
+    // name: [{...}, ...], one object per element of `items`, its members written by write_members(item).
+    template <class Range, class WriteMembers>
+    JsonWriter& object_array(std::string_view name, const Range& items, WriteMembers&& write_members) {
+        key(name).begin_array();
+        for (const auto& item : items) {
+            begin_object();
+            write_members(item);
+            end_object();
+        }
+        return end_array();
+    }
+
     const std::string& str() const { return out_; }
     std::string take() { return std::move(out_); }
 

@@ -150,14 +150,10 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
         write_config(out, *config);
     }
     if (!p.timeline.empty()) {
-        out.key("timeline").begin_array();
-        for (const TimelineSpan& span : p.timeline) {
-            out.begin_object();
+        out.object_array("timeline", p.timeline, [&](const TimelineSpan& span) {
             out.field("stage", span.stage).field("micro_batch", span.micro_batch).field("chunk", span.chunk);
             out.field("forward", span.forward).field("start_s", span.start_s).field("end_s", span.end_s);
-            out.end_object();
-        }
-        out.end_array();
+        });
     }
 }
 

@@ -441,17 +441,13 @@ std::string cross_source_report_json(const CrossSourceReport& report) {
         out.end_object();
     }
     out.end_array();
-    out.key("groups").begin_array();
-    for (const GroupError& g : report.cross_source.groups) {
+    out.object_array("groups", report.cross_source.groups, [&](const GroupError& g) {
         const GroupError* in = report.in_sample.find(g.kind, g.name);
         const GroupError* refit = report.refit.find(g.kind, g.name);
-        out.begin_object();
         out.field("kind", g.kind).field("name", g.name).field("count", g.count);
         out.field("in_sample", in ? in->mape : 0.0).field("refit", refit ? refit->mape : 0.0);
         out.field("cross_source", g.mape).field("bias", g.bias);
-        out.end_object();
-    }
-    out.end_array();
+    });
     out.end_object();
     return out.take();
 }

@@ -102,13 +102,9 @@ std::string interval_table_json(const std::vector<IntervalRow>& rows) {
                        "residuals of the group (framework|GPU generation|precision family; '*' = any); groups with "
                        "fewer than 5 cases are left out. Regenerate: trainclock validate --cross-source --write-intervals "
                        "presets/intervals/cross-source.json");
-    out.key("rows").begin_array();
-    for (const IntervalRow& row : rows) {
-        out.begin_object();
+    out.object_array("rows", rows, [&](const IntervalRow& row) {
         out.field("group", row.group).field("cases", row.cases).field("low", row.low).field("high", row.high);
-        out.end_object();
-    }
-    out.end_array();
+    });
     out.end_object();
     return out.take() + "\n";
 }

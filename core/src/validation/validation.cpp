@@ -430,38 +430,26 @@ std::string validation_report_json(const ValidationSuite& suite, const Validatio
     out.begin_object();
     out.field("schema", "trainclock/validation/v1");
     out.field("precision_blind", report.precision_blind);
-    out.key("groups").begin_array();
-    for (const auto& g : report.groups) {
-        out.begin_object();
+    out.object_array("groups", report.groups, [&](const GroupError& g) {
         out.field("kind", g.kind).field("name", g.name).field("count", g.count);
         out.field("mape", g.mape).field("bias", g.bias).field("max_ape", g.max_ape);
-        out.end_object();
-    }
-    out.end_array();
-    out.key("pairs").begin_array();
-    for (const auto& p : report.pairs) {
-        out.begin_object();
+    });
+    out.object_array("pairs", report.pairs, [&](const auto& p) {
         out.field("wide", suite.cases[p.wide].id).field("narrow", suite.cases[p.narrow].id);
         out.field("wide_precision", suite.cases[p.wide].config.precision.name);
         out.field("narrow_precision", suite.cases[p.narrow].config.precision.name);
         out.field("measured_speedup", p.measured_speedup).field("predicted_speedup", p.predicted_speedup);
         out.field("ape", p.ape);
-        out.end_object();
-    }
-    out.end_array();
-    out.key("cases").begin_array();
-    for (const auto& r : report.cases) {
+    });
+    out.object_array("cases", report.cases, [&](const auto& r) {
         const ValidationCase& c = suite.cases[r.case_index];
-        out.begin_object();
         out.field("id", c.id).field("source", c.file).field("set", c.set);
         out.field("gpu", c.config.gpu.name).field("num_gpus", c.config.num_gpus);
         out.field("precision", c.config.precision.name);
         out.field("metric", measured_metric_name(c.metric));
         out.field("measured", c.measured).field("predicted", r.predicted);
         out.field("error", r.signed_error).field("time_error", r.time_error).field("ape", r.ape).field("fits", r.fits);
-        out.end_object();
-    }
-    out.end_array();
+    });
     out.key("issues").begin_array();
     for (const auto& issue : suite.issues) out.value(issue.to_string());
     out.end_array();
