@@ -16,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { cli, clickControl, desktopScreenshot, openApp, repo, siteDir, startBrowser, startServer } from './lib.mjs';
+import { cli, clickControl, desktopScreenshot, openApp, openFragment, repo, siteDir, startBrowser, startServer } from './lib.mjs';
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
@@ -62,8 +62,7 @@ async function pageSearch(context, url, { config, all }) {
   const { page, errors } = await openApp(context, url);
   const link = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(c)), config);
   if (!link.fragment) return { error: JSON.stringify(link) };
-  await page.evaluate((f) => { location.hash = f; }, link.fragment);
-  await page.waitForFunction((f) => window.trainclockView.fragment === f, link.fragment);
+  await openFragment(page, link.fragment);
   await page.setViewportSize({ width: 1280, height: 2400 });  // the panel is below the first 800 px
   await page.waitForFunction(() => (window.trainclockView.controls.search?.[3] ?? 1e9) < 2400);
   await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, link.fragment, { timeout: 60000 });
@@ -131,6 +130,7 @@ async function scalingFrames(context, url) {
   });
   await page.waitForTimeout(300);
   const start = await page.evaluate((f) => { const now = performance.now(); location.hash = f; return now; }, fragment);
+  await openFragment(page, fragment);  // sets the fragment again if a frame in flight overwrote it
   await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, fragment, { timeout: 60000 });
   const done = await page.evaluate(() => performance.now());
   await page.waitForTimeout(1200);
@@ -183,8 +183,7 @@ async function viewScreenshots(context, url) {
   for (const gpus of [8, 32]) {
     const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment,
       { ...run, num_gpus: gpus });
-    await page.evaluate((f) => { location.hash = f; }, fragment);
-    await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment, { timeout: 60000 });
+    await openFragment(page, fragment);
     await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, fragment, { timeout: 60000 });
     const count = await page.evaluate(() => window.trainclockData?.search?.points.length ?? 0);
     await click('search');
@@ -217,8 +216,7 @@ async function inputScreenshots(context, url, clipKeys) {
                    training: { seq_len: 8192, global_batch: 1024, recompute: 'selective', tokens: 15e12,
                                finetune: { method: 'lora', lora_rank: 16 }, checkpoint_interval_s: 1800 } };
   const fragment = await page.evaluate((c) => JSON.parse(window.trainclock.encodeLink(JSON.stringify(c))).fragment, config);
-  await page.evaluate((f) => { location.hash = f; }, fragment);
-  await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment);
+  await openFragment(page, fragment);
   await page.waitForTimeout(400);
   await clipKeys(page, ['framework', 'precision.fp8_recipe'], 'inputs.png', { left: 0, right: 560, top: 22 });
   await clipKeys(page, ['interval.step', 'interval.total'], 'interval.png', { top: 20 });
