@@ -15,8 +15,12 @@
 // [SECTION] Page glue (EM_JS: JavaScript functions with C signatures) ------------------------------
 
 // A link opened while the page runs (address bar edit, back/forward) is queued for the next frame.
+// The event's newURL, not location.hash: a frame drawn before the event fires republishes the
+// shown state with replaceState, which would otherwise lose the link.
 EM_JS(void, js_watch_hash, (), {
-    window.addEventListener('hashchange', () => { Module.trainclockNavigated = location.hash.replace(/^#/, ""); });
+    window.addEventListener('hashchange', (event) => {
+        Module.trainclockNavigated = new URL(event.newURL).hash.replace(/^#/, "");
+    });
 });
 
 // Text pasted on the page or a file dropped on it is queued for the app, which types it into the

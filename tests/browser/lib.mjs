@@ -139,15 +139,10 @@ export async function showConfig(page, config) {
   return fragment;
 }
 
-// Sets the URL fragment and waits until the page shows it; sets it again when the page's own URL
-// update of a frame in flight overwrote it before its hashchange was read.
+// Sets the URL fragment as a user's address-bar edit does and waits until the page shows it.
 export async function openFragment(page, fragment) {
   await page.evaluate((f) => { location.hash = f; }, fragment);
-  await page.waitForFunction((f) => {
-    if (window.trainclockView.fragment === f) return true;
-    if (location.hash.slice(1) !== f) location.hash = f;
-    return false;
-  }, fragment, { polling: 250 });
+  await page.waitForFunction((f) => window.trainclockView.fragment === f, fragment, { polling: 'raf' });
 }
 
 // Opens the site (optionally at a fragment), collects console errors, waits for the module and

@@ -130,7 +130,6 @@ async function scalingFrames(context, url) {
   });
   await page.waitForTimeout(300);
   const start = await page.evaluate((f) => { const now = performance.now(); location.hash = f; return now; }, fragment);
-  await openFragment(page, fragment);  // sets the fragment again if a frame in flight overwrote it
   await page.waitForFunction((f) => window.trainclockData?.scaling?.fragment === f, fragment, { timeout: 60000 });
   const done = await page.evaluate(() => performance.now());
   await page.waitForTimeout(1200);
