@@ -3,15 +3,13 @@
 #   1. the Debian packages of `scripts/setup.sh web` (Emscripten, Chromium, Xvfb, ...);
 #   2. a deb-src entry for bookworm main, then the Debian source packages of imgui, SDL2 and simdjson
 #      unpacked into third_party/ (ignored; the wasm build cannot use the native static libraries);
-#   3. SDL2 built for wasm once, installed into build-web/_deps/sdl2 (cached in the build folder);
-#   4. playwright-core in tests/browser/node_modules (from the committed package-lock.json).
-# Emscripten 3.1.6 (Debian) cannot fetch its SDL2 port offline, hence the build from source.
+#   3. playwright-core in tests/browser/node_modules (from the committed package-lock.json).
+# Emscripten 3.1.6 (Debian) cannot fetch its SDL2 port offline: the web build compiles SDL2 from
+# these sources itself (cmake/Sdl2Wasm.cmake).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 third_party="$root/third_party"
-build_web="$root/build-web"
-sdl2_prefix="$build_web/_deps/sdl2"
 export NODE_PATH=/usr/share/nodejs  # Debian's emcc needs its acorn from here (node is nodesource's)
 
 sudo_cmd=()
@@ -57,20 +55,6 @@ if ((need_sources)); then
 fi
 
 # --- 3. SDL2 for wasm, once, cached in the build folder ------------------------------------------
-if [[ ! -f "$sdl2_prefix/lib/cmake/SDL2/SDL2Config.cmake" ]]; then
-    echo "setup-web: building SDL2 for WebAssembly (once, about 3 minutes on 2 cores)"
-    sdl2_build="$build_web/_deps/sdl2-build"
-    mkdir -p "$build_web/_deps"
-    rm -rf "$sdl2_build"
-    emcmake cmake -S "$third_party/sdl2" -B "$sdl2_build" -DCMAKE_BUILD_TYPE=Release \
-        -DSDL_SHARED=OFF -DSDL_STATIC=ON -DSDL_TEST=OFF -DSDL_THREADS=OFF \
-        -DCMAKE_INSTALL_PREFIX="$sdl2_prefix" >"$build_web/_deps/sdl2-configure.log" 2>&1 ||
-        { tail -n 30 "$build_web/_deps/sdl2-configure.log"; exit 1; }
-    cmake --build "$sdl2_build" -j "$(nproc)" >"$build_web/_deps/sdl2-build.log" 2>&1 &&
-        cmake --install "$sdl2_build" >>"$build_web/_deps/sdl2-build.log" 2>&1 ||
-        { tail -n 30 "$build_web/_deps/sdl2-build.log"; exit 1; }
-    rm -rf "$sdl2_build"
-fi
 
 # --- 4. playwright-core for the browser tests ----------------------------------------------------
 browser_tests="$root/tests/browser"
