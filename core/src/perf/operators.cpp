@@ -772,6 +772,33 @@ double per_tensor_optimizer_kernels(const Execution& x) {
     return tensors * kOpsPerTensor / double(x.stages);
 }
 
+double per_tensor_eager_kernels(const Execution& x) {
+    const Config& c = *x.config;
+    if (c.training.optimizer != Optimizer::adamw_per_tensor) return 0;
+    // Parameter tensors of eager (Hugging Face / DeepLearningExamples style) modules: two norms
+    // (scale, + bias for LayerNorm), separate query, key, value and output projections, the FFN
+    // matrices (3 gated), every Linear with a bias in the GPT-2/BERT lineage (non-gated: nn.Linear's
+    // default bias=True, DLE BERT modeling.py) and none in the gated Llama lineage (bias=False);
+    // plus embedding and final norm.
+    const ModelSpec& m = c.model;
+    const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;
+    const double linears = 4 + (x.gated ? 3 : 2);
+    const double per_layer = 2 * norm_tensors + linears * (x.gated ? 1 : 2);
+    const double tensors = double(x.layers) * per_layer + 1 + norm_tensors;
+    // DLE BERT optimization.py BertAdam.step (the fp32/TF32 path of run_squad.py; its AMP path builds
+    // apex FusedAdam): per tensor m.mul_, add_, v.mul_, addcmul_, sqrt, + eps, m / (.), weight decay
+    // mul, update +=, lr mul, neg, p.add_: 12 eager kernels, one launch each.
+    constexpr double kKernelsPerTensor = 12;
+    return tensors * kKernelsPerTensor / double(x.stages);
+}
+
+double eager_adamw_bytes_per_param(double wg, double wu, double ws) {
+    // BertAdam's 12 passes (per_tensor_eager_kernels), temporaries at the state width: m.mul_ 2 ws;
+    // add_(g) 2 ws + wg; v.mul_ 2 ws; addcmul_(g, g) 2 ws + 2 wg; sqrt 2 ws; + eps 2 ws; m / d 3 ws;
+    // wd * p wu + ws; update += 3 ws; lr * update 2 ws; neg 2 ws; p.add_ 2 wu + ws.
+    return 24 * ws + 3 * wg + 3 * wu;
+}
+
 double foreach_adamw_bytes_per_param(double wg, double wu, double ws) {
     // torch.optim.AdamW(foreach=True) (torch/optim/adamw.py _multi_tensor_adamw): every line is a
     // pass over all parameters: _foreach_mul_(p, 1 - lr wd) 2 wu; _foreach_lerp_(m, g) 2 ws + wg;
@@ -800,6 +827,8 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     const bool adam = c.training.optimizer == Optimizer::adam || c.training.optimizer == Optimizer::adamw;
     if (adam && !c.framework.fused_optimizer)  // the foreach AdamW of torch.optim (fused_optimizer false)
         bytes = params_shard * foreach_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
+    if (c.training.optimizer == Optimizer::adamw_per_tensor)  // unfused eager passes, tensor by tensor
+        bytes = params_shard * eager_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
     if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));

@@ -68,6 +68,12 @@ OpList step_ops(const Execution& execution, double params_local, double params_s
 // time ("lamb-per-tensor", with the per-tensor gradient clipping of its training loop), per
 // pipeline stage; 0 for multi-tensor (fused) optimizers.
 double per_tensor_optimizer_kernels(const Execution& execution);
+// Eager kernels per step of an optimizer written as a Python loop of in-place tensor ops
+// ("adamw-per-tensor": DLE BERT's BertAdam), each launched and dispatched on its own, per pipeline
+// stage; 0 for every other optimizer.
+double per_tensor_eager_kernels(const Execution& execution);
+// HBM bytes per parameter of that loop's unfused passes (gradient, updated weight, state widths).
+double eager_adamw_bytes_per_param(double grad_bytes, double weight_bytes, double state_bytes);
 // Bytes of optimizer state per trained parameter: SGD momentum 1 state, Adam(W)/LAMB m and v at the
 // precision's optimizer_states width; adamw8bit keeps both as 8-bit block-quantised values with one
 // fp32 absmax per 2048-value block (bitsandbytes, Dettmers et al. 2022 arXiv 2110.02861 sec. 2).
