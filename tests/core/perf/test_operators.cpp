@@ -283,7 +283,7 @@ TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter
     CHECK(per_tensor_optimizer_kernels(with("lamb-per-tensor", 4, "llama3-8b")) == Approx(one / 4));
 }
 
-TEST_CASE("An eager per-tensor AdamW launches BertAdam's 12 kernels per parameter tensor, per stage", "[operators]") {
+TEST_CASE("Eager per-tensor loops launch BertAdam's 12 kernels, or the clipping's 2, per parameter tensor, per stage", "[operators]") {
     const auto with = [](const char* optimizer, int pp, const char* model) {
         return fixtures::config(std::string(R"("model": ")") + model + R"(", "gpu": "a100-sxm4-40gb", "num_gpus": )" + std::to_string(pp) +
                                 R"(, "precision": "fp32", "parallel": {"pp": )" + std::to_string(pp) +
@@ -292,7 +292,12 @@ TEST_CASE("An eager per-tensor AdamW launches BertAdam's 12 kernels per paramete
     };
     auto kernels = [](const Config& c) { return per_tensor_eager_kernels(make_execution(c)); };
     CHECK(kernels(with("adamw", 1, "bert-large")) == 0);
-    CHECK(kernels(with("lamb-per-tensor", 1, "bert-large")) == 0);  // TorchScript loop: per_tensor_optimizer_kernels
+    // Transformer-XL's loop: the clipping's norm and mul_ per tensor (its TorchScript LAMB call is
+    // per_tensor_optimizer_kernels); its tensors: 2 LayerNorms (4) + fused QKV + output + 2 FFN
+    // matrices with biases (4) = 10 per layer, + embedding + final LayerNorm (3).
+    CHECK(kernels(with("lamb-per-tensor", 1, "bert-large")) == Approx((24 * 10 + 3) * 2));
+    const Config txl_like = with("lamb-per-tensor", 1, "bert-large");
+    CHECK(per_tensor_optimizer_kernels(make_execution(txl_like)) == Approx((24 * 10 + 3) * 3));
     // BERT-large (DLE modeling.py): q, k, v, attention output, intermediate and output Linears with
     // biases (12) + 2 LayerNorms (4) = 16 tensors per layer, 24 layers, + embedding + final LayerNorm (3).
     CHECK(kernels(with("adamw-per-tensor", 1, "bert-large")) == Approx((24 * 16 + 3) * 12));

@@ -64,13 +64,13 @@ PieceOps mtp_ops(const Execution& execution);
 // Once per optimizer step on one GPU: `params_local` weights held, `params_shard` updated by it
 // (params_local / dp under ZeRO >= 1).
 OpList step_ops(const Execution& execution, double params_local, double params_shard);
-// Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
-// time ("lamb-per-tensor", with the per-tensor gradient clipping of its training loop), per
-// pipeline stage; 0 for multi-tensor (fused) optimizers.
+// Ops of host_op_s size the host dispatches per step for an optimizer that calls a TorchScript
+// function per parameter tensor ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused)
+// optimizers.
 double per_tensor_optimizer_kernels(const Execution& execution);
-// Eager kernels per step of an optimizer written as a Python loop of in-place tensor ops
-// ("adamw-per-tensor": DLE BERT's BertAdam), each launched and dispatched on its own, per pipeline
-// stage; 0 for every other optimizer.
+// Single eager kernels per step of a per-tensor loop, each launched and dispatched on its own, per
+// pipeline stage: "adamw-per-tensor" (DLE BERT's BertAdam) and the per-tensor gradient clipping
+// beside "lamb-per-tensor"; 0 for every other optimizer.
 double per_tensor_eager_kernels(const Execution& execution);
 // HBM bytes per parameter of that loop's unfused passes (gradient, updated weight, state widths).
 double eager_adamw_bytes_per_param(double grad_bytes, double weight_bytes, double state_bytes);
