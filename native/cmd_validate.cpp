@@ -44,6 +44,21 @@ std::string value_text(MeasuredMetric metric, double value) {
     return format_fixed(value, 3);
 }
 
+// The cases of a report, worst first (`worst` of them; 0 = all).
+void print_cases(const ValidationSuite& suite, const ValidationReport& report, int64_t worst, std::string_view title) {
+    std::vector<CaseResult> sorted = report.cases;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const CaseResult& a, const CaseResult& b) { return a.ape > b.ape; });
+    if (worst > 0 && int64_t(sorted.size()) > worst) sorted.resize(size_t(worst));
+    TextTable table({"case", "source", "gpu", "GPUs", "precision", "measured", "predicted", "time error", "fits"});
+    for (const CaseResult& r : sorted) {
+        const ValidationCase& c = suite.cases[r.case_index];
+        table.add({c.id, c.file, c.config.gpu.name, std::to_string(c.config.num_gpus), c.config.precision.name,
+                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), time_bias(r.time_error), r.fits ? "yes" : "no"});
+    }
+    std::cout << title << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "") << "\n"
+              << table.render("  ");
+}
+
 void print_report(const ValidationSuite& suite, const ValidationReport& report, int64_t worst) {
     const GroupError* all = report.find("set", "all");
     std::cout << "trainclock validate: " << (all ? all->count : 0) << " published measurements, " << report.pairs.size()
@@ -62,17 +77,7 @@ void print_report(const ValidationSuite& suite, const ValidationReport& report, 
         std::cout << "Peak memory per GPU (memory cases, by source; not in the time MAPE above)\n"
                   << group_table(report, "memory", "cases") << "\n";
 
-    std::vector<CaseResult> sorted = report.cases;
-    std::stable_sort(sorted.begin(), sorted.end(), [](const CaseResult& a, const CaseResult& b) { return a.ape > b.ape; });
-    if (worst > 0 && int64_t(sorted.size()) > worst) sorted.resize(size_t(worst));
-    TextTable table({"case", "source", "gpu", "GPUs", "precision", "measured", "predicted", "time error", "fits"});
-    for (const CaseResult& r : sorted) {
-        const ValidationCase& c = suite.cases[r.case_index];
-        table.add({c.id, c.file, c.config.gpu.name, std::to_string(c.config.num_gpus), c.config.precision.name,
-                   value_text(c.metric, c.measured), value_text(c.metric, r.predicted), time_bias(r.time_error), r.fits ? "yes" : "no"});
-    }
-    std::cout << "Cases, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "") << "\n"
-              << table.render("  ");
+    print_cases(suite, report, worst, "Cases, worst first");
 }
 
 // In-sample (shipped constants), refitted on every family, and cross-source MAPE side by side.
@@ -176,6 +181,10 @@ int run(const Args& args) {
         } else {
             if (args.has("--refit")) print_refit_table(cross);
             if (args.has("--cross-source")) print_cross_source(cross);
+            // --worst N: the cases at the constants fitted without their own family, worst first.
+            if (args.has("--cross-source") && args.has("--worst"))
+                print_cases(suite, cross.cross_source, worst,
+                            "\nCases cross-source (constants fitted without the case's family), worst first");
         }
         if (const auto out = args.value("--write-intervals")) {
             const std::string json = interval_table_json(cross_source_intervals(suite, cross));
@@ -202,7 +211,7 @@ const CommandRegistrar registrar({
     "validate",
     "accuracy against published measurements (MAPE per source, precision, GPU)",
     "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]\n"
-    "       trainclock validate [--cross-source [--write-intervals FILE]] [--refit]",
+    "       trainclock validate [--cross-source [--write-intervals FILE] [--worst N]] [--refit]",
     "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
     "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
     "per case and the MAPE over the public set (llm_public + precision_public rows), the second batch\n"
@@ -215,7 +224,7 @@ const CommandRegistrar registrar({
      {"--source", "PREFIX", "only cases whose id or source file starts with PREFIX (MEG21, PT-BERT, vtrain, ...)"},
      {"--calibration", "FILE|JSON",
       "calibration overrides (the config's \"calibration\" keys; \"gpus\": {GPU: {...}} per GPU) for every case"},
-     {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all)"},
+     {"--worst", "N", "how many cases to list, worst first (default 20, 0 = all; with --cross-source: its cases, listed only when given)"},
      {"--cross-source", "",
       "refit every fitted constant without each source family and score that family (leave-one-source-out), beside the in-sample MAPE"},
      {"--write-intervals", "FILE", "with --cross-source: write the prediction-interval table (presets/intervals/cross-source.json)"},

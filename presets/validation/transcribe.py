@@ -341,8 +341,11 @@ def nvidia_bert(rows):
             prec = "fp16-mixed" if hist else "fp16-amp"
         else:
             prec = r["precision"]
+        # run_squad.py builds apex FusedAdam under --fp16 and BertAdam (optimization.py: a Python
+        # loop of eager in-place ops per tensor) otherwise; pretraining uses the fused (multi-tensor) LAMB.
+        squad_optimizer = "adamw" if prec.startswith("fp16") else "adamw-per-tensor"
         cfg = config(BERT_LARGE, gpu, node, n, prec, seq=seq, gbs=gbs, mbs=mbs, flash=False,
-                     optimizer="adamw" if squad else "lamb", framework="pytorch")
+                     optimizer=squad_optimizer if squad else "lamb", framework="pytorch")
         line = re.search(r"line (\d+)", r["source"])
         sect = r["source"].split("|")[1].strip()
         # Current README (21.11) pretraining at seq 512: the printed sequences/s exceed what the

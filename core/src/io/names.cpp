@@ -49,7 +49,7 @@ const std::vector<ConfigField>& config_fields() {
         {"ak", "--attention-kernel", "training.attention_kernel", FieldType::choice,
          "flash2 (FlashAttention-2/Triton era) | flash3 (Hopper-native: FA3, cuDNN via TE) (default flash2)"},
         {"o", "--optimizer", "training.optimizer", FieldType::choice,
-         "adamw | adamw8bit | adam | lamb | lamb-per-tensor | sgd (default adamw)"},
+         "adamw | adamw8bit | adam | lamb | lamb-per-tensor | sgd | adamw-per-tensor (default adamw)"},
         {"ft", "--finetune", "training.finetune.method", FieldType::choice, "full | lora | qlora (default full: every weight trains)"},
         {"lor", "--lora-rank", "training.finetune.lora_rank", FieldType::integer, "LoRA adapter rank r (required with lora / qlora)"},
         {"lot", "--lora-targets", "training.finetune.lora_targets", FieldType::choice,

@@ -28,12 +28,13 @@ const EnumName<AttentionKernel> kAttentionKernelNames[2] = {{"flash2", Attention
 const EnumName<FinetuneMethod> kFinetuneMethodNames[3] = {
     {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
 const EnumName<LoraTargets> kLoraTargetsNames[2] = {{"attention", LoraTargets::attention}, {"all-linear", LoraTargets::all_linear}};
-const EnumName<Optimizer> kOptimizerNames[6] = {{"adamw", Optimizer::adamw},
+const EnumName<Optimizer> kOptimizerNames[7] = {{"adamw", Optimizer::adamw},
                                                 {"adamw8bit", Optimizer::adamw8bit},
                                                 {"adam", Optimizer::adam},
                                                 {"lamb", Optimizer::lamb},
                                                 {"lamb-per-tensor", Optimizer::lamb_per_tensor},
-                                                {"sgd", Optimizer::sgd}};
+                                                {"sgd", Optimizer::sgd},
+                                                {"adamw-per-tensor", Optimizer::adamw_per_tensor}};
 const EnumName<Fp8Recipe> kFp8RecipeNames[6] = {
     {"delayed", Fp8Recipe::delayed},     {"tensorwise", Fp8Recipe::tensorwise}, {"rowwise", Fp8Recipe::rowwise},
     {"blockwise", Fp8Recipe::blockwise}, {"mxfp8", Fp8Recipe::mxfp8},           {"nvfp4", Fp8Recipe::nvfp4},

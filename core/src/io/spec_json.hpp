@@ -57,7 +57,7 @@ std::string_view optimizer_name(Optimizer value);
 extern const EnumName<PipelineSchedule> kScheduleNames[3];
 extern const EnumName<Recompute> kRecomputeNames[3];
 extern const EnumName<AttentionKernel> kAttentionKernelNames[2];
-extern const EnumName<Optimizer> kOptimizerNames[6];
+extern const EnumName<Optimizer> kOptimizerNames[7];
 std::string_view gather_prefetch_name(GatherPrefetch value);
 extern const EnumName<Fp8Recipe> kFp8RecipeNames[6];
 extern const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount];

@@ -123,6 +123,15 @@ inline constexpr ModelConstant inter_node_efficiency{
 inline constexpr ModelConstant kernel_launch_s{"kernel_launch_s",     10e-6, 2.5e-6, 40e-6, "s per kernel (GPU side)", kFitSet,
                                                FitKnob::kernel_launch};
 inline constexpr ModelConstant host_op_s{"host_op_s", 60e-6, 15e-6, 240e-6, "s per op dispatched (host side)", kFitSet, FitKnob::host_op};
+// One eager PyTorch op called from Python (bytecode, pybind11, autograd and ATen dispatch, the
+// launch): "~5-25 us of CPU-side work per op" (J. Lin, "From PyTorch op to kernel launch",
+// jiahuanglin.xyz gpu_kernel_serving lesson 18); the middle of that range.
+inline constexpr ModelConstant eager_op_host_s{"eager_op_host_s",
+                                               15e-6,
+                                               5e-6,
+                                               25e-6,
+                                               "s per eager PyTorch op dispatched from Python (host side)",
+                                               "~5-25 us CPU work per eager op (jiahuanglin.xyz, From PyTorch op to kernel launch)"};
 inline constexpr ModelConstant step_overhead_s{"step_overhead_s",     20e-3, 2e-3, 0.1, "s per optimizer step", kFitSet,
                                                FitKnob::step_overhead};
 // GEMM shape: K at which a 16-bit mainloop halves (one 64-deep K block per tile, CUTLASS
@@ -164,7 +173,7 @@ inline constexpr ModelConstant allocator_reserve{"allocator_reserve",
 }  // namespace constants
 
 // Every constant above, for listings and tests.
-inline constexpr std::array<const ModelConstant*, 28> kModelConstants = {
+inline constexpr std::array<const ModelConstant*, 29> kModelConstants = {
     &constants::nvidia_gemm,
     &constants::amd_gemm,
     &constants::intel_gemm,
@@ -182,6 +191,7 @@ inline constexpr std::array<const ModelConstant*, 28> kModelConstants = {
     &constants::inter_node_efficiency,
     &constants::kernel_launch_s,
     &constants::host_op_s,
+    &constants::eager_op_host_s,
     &constants::step_overhead_s,
     &constants::gemm_k_half_16bit,
     &constants::tile_256x128,

@@ -751,25 +751,58 @@ PieceOps head_ops(const Execution& x) {
     return out;
 }
 
-double per_tensor_optimizer_kernels(const Execution& x) {
-    const Config& c = *x.config;
-    if (c.training.optimizer != Optimizer::lamb_per_tensor) return 0;
-    // Parameter tensors per layer: two norms (scale, + bias for LayerNorm), fused QKV and output
-    // projections (no biases: Transformer-XL's qkv_net/o_net/r_net, Megatron's default keeps them in
-    // the GEMM epilogue), FFN matrices (3 gated) with biases when not gated, the relative-position
-    // projection; plus embedding, final norm and Transformer-XL's two global position biases.
-    const ModelSpec& m = c.model;
-    const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;
-    const double per_layer = 2 * norm_tensors + 2 + (x.gated ? 3 : 4) + (m.relative_position ? 1 : 0);
+// Parameter tensors of one pipeline stage's share of the model, for the per-tensor optimizer loops.
+double parameter_tensors(const Execution& x) {
+    const ModelSpec& m = x.config->model;
+    const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;  // scale, + bias for LayerNorm
+    double per_layer = 0;
+    if (x.config->training.optimizer == Optimizer::lamb_per_tensor) {
+        // Transformer-XL (DLE mem_transformer.py): two norms, fused QKV and output projections and
+        // the relative-position projection without biases (qkv_net/o_net/r_net), FFN matrices with
+        // biases; plus its two global position biases.
+        per_layer = 2 * norm_tensors + 2 + (x.gated ? 3 : 4) + (m.relative_position ? 1 : 0);
+    } else {
+        // Eager Hugging Face / DLE modules: two norms, separate query, key, value and output
+        // projections, the FFN matrices (3 gated), every Linear with a bias in the GPT-2/BERT lineage
+        // (non-gated: nn.Linear's default bias=True, DLE BERT modeling.py) and none in the gated
+        // Llama lineage (bias=False).
+        const double linears = 4 + (x.gated ? 3 : 2);
+        per_layer = 2 * norm_tensors + linears * (x.gated ? 1 : 2);
+    }
+    // Plus embedding and final norm.
     const double tensors = double(x.layers) * per_layer + 1 + norm_tensors + (m.relative_position ? 2 : 0);
+    return tensors / double(x.stages);
+}
+
+double per_tensor_optimizer_kernels(const Execution& x) {
+    if (x.config->training.optimizer != Optimizer::lamb_per_tensor) return 0;
     // NVIDIA DLE Transformer-XL's jitlamb (lamb.py) calls one TorchScript function per tensor from a
     // Python loop: the moment update, the weight and update norms and the apply run as ~3 dispatched
     // ops of our host_op_s size (several fused kernels each), so the loop is host-bound for small
-    // tensors; the fused (apex multi-tensor) FusedLAMB of BERT has none. Its train.py also calls
-    // torch.nn.utils.clip_grad_norm_ every step, which before PyTorch 2.0's foreach path loops over
-    // the tensors too: a norm per tensor, then a mul_ per tensor (torch/nn/utils/clip_grad.py): 2 more.
-    constexpr double kOpsPerTensor = 5;
-    return tensors * kOpsPerTensor / double(x.stages);
+    // tensors; the fused (apex multi-tensor) FusedLAMB of BERT has none.
+    constexpr double kOpsPerTensor = 3;
+    return parameter_tensors(x) * kOpsPerTensor;
+}
+
+double per_tensor_eager_kernels(const Execution& x) {
+    switch (x.config->training.optimizer) {
+    // DLE Transformer-XL's train.py calls torch.nn.utils.clip_grad_norm_ every step, which before
+    // PyTorch 2.0's foreach path loops over the tensors: a norm per tensor, then a mul_ per tensor
+    // (torch/nn/utils/clip_grad.py): 2 eager ops.
+    case Optimizer::lamb_per_tensor: return parameter_tensors(x) * 2;
+    // DLE BERT optimization.py BertAdam.step (the fp32/TF32 path of run_squad.py; its AMP path builds
+    // apex FusedAdam): per tensor m.mul_, add_, v.mul_, addcmul_, sqrt, + eps, m / (.), weight decay
+    // mul, update +=, lr mul, neg, p.add_: 12 eager kernels, one launch each.
+    case Optimizer::adamw_per_tensor: return parameter_tensors(x) * 12;
+    default: return 0;
+    }
+}
+
+double eager_adamw_bytes_per_param(double wg, double wu, double ws) {
+    // BertAdam's 12 passes (per_tensor_eager_kernels), temporaries at the state width: m.mul_ 2 ws;
+    // add_(g) 2 ws + wg; v.mul_ 2 ws; addcmul_(g, g) 2 ws + 2 wg; sqrt 2 ws; + eps 2 ws; m / d 3 ws;
+    // wd * p wu + ws; update += 3 ws; lr * update 2 ws; neg 2 ws; p.add_ 2 wu + ws.
+    return 24 * ws + 3 * wg + 3 * wu;
 }
 
 double foreach_adamw_bytes_per_param(double wg, double wu, double ws) {
@@ -800,6 +833,8 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     const bool adam = c.training.optimizer == Optimizer::adam || c.training.optimizer == Optimizer::adamw;
     if (adam && !c.framework.fused_optimizer)  // the foreach AdamW of torch.optim (fused_optimizer false)
         bytes = params_shard * foreach_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
+    if (c.training.optimizer == Optimizer::adamw_per_tensor)  // unfused eager passes, tensor by tensor
+        bytes = params_shard * eager_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
     if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
     ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));

@@ -377,8 +377,12 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
             2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
         cost.s[kDp] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
     }
+    // An eager per-tensor loop launches each of its kernels on its own (GPU-side cost per kernel as
+    // in cost_ops).
+    const double eager_kernels = per_tensor_eager_kernels(x);
+    cost.s[kOverhead] += eager_kernels * x.cal.kernel_launch_s;
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
-    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s;
+    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constants::eager_op_host_s.value;
     if (host_s > cost.total()) cost.s[kOverhead] += host_s - cost.total();
     return cost;
 }

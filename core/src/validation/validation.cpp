@@ -168,14 +168,21 @@ int64_t line_at(std::string_view json, size_t offset) {
     return 1 + std::count(json.begin(), json.begin() + static_cast<std::ptrdiff_t>(std::min(offset, json.size())), '\n');
 }
 
-// Canonical text of a config object without its "precision" (part of a case's pair key).
-std::string config_without_precision(simdjson::dom::object config) {
+// Canonical text of a config object without its "precision" and training.optimizer (part of a
+// case's pair key): a script's precision switch may change its optimizer with it (DLE BERT
+// run_squad.py builds apex FusedAdam under --fp16, BertAdam otherwise), and the published speed-up
+// is that of the switch.
+std::string config_without_precision(simdjson::dom::object config, std::string_view skip = "precision") {
     std::string key;
     for (const auto field : config) {
-        if (field.key == "precision") continue;
+        if (field.key == skip) continue;
         append_json_string(key, field.key);
         key += ':';
-        key += simdjson::minify(field.value);
+        simdjson::dom::object training;
+        if (skip == "precision" && field.key == "training" && field.value.get_object().get(training) == simdjson::SUCCESS)
+            key += "{" + config_without_precision(training, "optimizer") + "}";
+        else
+            key += simdjson::minify(field.value);
         key += ',';
     }
     return key;

@@ -283,6 +283,41 @@ TEST_CASE("A per-tensor optimizer dispatches a fixed number of ops per parameter
     CHECK(per_tensor_optimizer_kernels(with("lamb-per-tensor", 4, "llama3-8b")) == Approx(one / 4));
 }
 
+TEST_CASE("Eager per-tensor loops launch BertAdam's 12 kernels, or the clipping's 2, per parameter tensor, per stage", "[operators]") {
+    const auto with = [](const char* optimizer, int pp, const char* model) {
+        return fixtures::config(std::string(R"("model": ")") + model + R"(", "gpu": "a100-sxm4-40gb", "num_gpus": )" + std::to_string(pp) +
+                                R"(, "precision": "fp32", "parallel": {"pp": )" + std::to_string(pp) +
+                                R"(}, "training": {"seq_len": 384, "global_batch": 16, "micro_batch": 16, "optimizer": ")" + optimizer +
+                                R"("})");
+    };
+    auto kernels = [](const Config& c) { return per_tensor_eager_kernels(make_execution(c)); };
+    CHECK(kernels(with("adamw", 1, "bert-large")) == 0);
+    // Transformer-XL's loop: the clipping's norm and mul_ per tensor (its TorchScript LAMB call is
+    // per_tensor_optimizer_kernels); its tensors: 2 LayerNorms (4) + fused QKV + output + 2 FFN
+    // matrices with biases (4) = 10 per layer, + embedding + final LayerNorm (3).
+    CHECK(kernels(with("lamb-per-tensor", 1, "bert-large")) == Approx((24 * 10 + 3) * 2));
+    const Config txl_like = with("lamb-per-tensor", 1, "bert-large");
+    CHECK(per_tensor_optimizer_kernels(make_execution(txl_like)) == Approx((24 * 10 + 3) * 3));
+    // BERT-large (DLE modeling.py): q, k, v, attention output, intermediate and output Linears with
+    // biases (12) + 2 LayerNorms (4) = 16 tensors per layer, 24 layers, + embedding + final LayerNorm (3).
+    CHECK(kernels(with("adamw-per-tensor", 1, "bert-large")) == Approx((24 * 16 + 3) * 12));
+    // Llama (no biases): 2 RMSNorm scales + q, k, v, o + 3 gated FFN matrices = 9 per layer, 32 layers, + 2.
+    CHECK(kernels(with("adamw-per-tensor", 1, "llama3-8b")) == Approx((32 * 9 + 2) * 12));
+    CHECK(kernels(with("adamw-per-tensor", 4, "llama3-8b")) == Approx((32 * 9 + 2) * 12 / 4.0));
+    // fp32 everything: 24 state + 3 gradient + 3 weight passes of 4 bytes (the comment's hand sum).
+    CHECK(eager_adamw_bytes_per_param(4, 4, 4) == Approx(120));
+    // The step's optimizer traffic is those 120 bytes per parameter instead of fused Adam's
+    // grad + 2 weight + 4 state = 28.
+    const auto optimizer_bytes = [](const Config& c) {
+        double b = 0;
+        for (const Op& op : step_ops(make_execution(c), 1e6, 1e6))
+            if (std::string(op.name) == "optimizer_step") b += op.bytes;
+        return b;
+    };
+    CHECK(optimizer_bytes(with("adamw-per-tensor", 1, "bert-large")) == Approx(120e6));
+    CHECK(optimizer_bytes(with("adamw", 1, "bert-large")) == Approx(28e6));
+}
+
 namespace {
 
 double gemm_flops_named(const OpList& ops, const char* prefix) {

@@ -138,6 +138,28 @@ TEST_CASE("precision pairs are cases of one source table identical except for th
     CHECK(report.find("set", "in_pairs")->count == 2);
 }
 
+TEST_CASE("a precision switch that changes the optimizer still pairs; another difference does not", "[validation]") {
+    // DLE BERT run_squad.py: FusedAdam under --fp16, BertAdam (adamw-per-tensor) otherwise.
+    auto with_optimizer = [](std::string line, const char* optimizer) {
+        const std::string at = R"("micro_batch":4})";
+        return line.replace(line.find(at), at.size(), std::string(R"("micro_batch":4,"optimizer":")") + optimizer + "\"}");
+    };
+    ValidationSuite suite;
+    parse_validation_file("pairs.json",
+                          file_text("pairs",
+                                    {
+                                        with_optimizer(case_line("S-1", "tf32", 1, 64), "adamw-per-tensor"),
+                                        with_optimizer(case_line("S-2", "fp16-amp", 1, 64), "adamw"),
+                                        with_optimizer(case_line("S-3", "fp16-amp", 2, 64), "adamw"),  // other TP: no pair
+                                    }),
+                          suite);
+    REQUIRE(suite.issues.empty());
+    const ValidationReport report = run_validation(suite);
+    REQUIRE(report.pairs.size() == 1);
+    CHECK(suite.cases[report.pairs[0].wide].id == "S-1");
+    CHECK(suite.cases[report.pairs[0].narrow].id == "S-2");
+}
+
 TEST_CASE("validation statistics follow their definitions", "[validation]") {
     const ValidationSuite suite = load_validation_suite();
     ValidationOptions options;

@@ -26,8 +26,8 @@ inline constexpr std::string_view kConfigSchema = "trainclock/config/v1";
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };  // JSON: "gpipe", "1f1b", "interleaved"
 enum class Recompute { none, selective, full };
 // JSON: "adamw", "adamw8bit" (bitsandbytes 8-bit states), "adam", "lamb", "lamb-per-tensor" (a Python loop over tensors, not multi-tensor
-// fused), "sgd" (with momentum).
-enum class Optimizer { adamw, adamw8bit, adam, lamb, lamb_per_tensor, sgd };
+// fused), "sgd" (with momentum), "adamw-per-tensor" (Adam with decoupled weight decay as a Python loop of eager in-place ops per tensor).
+enum class Optimizer { adamw, adamw8bit, adam, lamb, lamb_per_tensor, sgd, adamw_per_tensor };
 // State buffers per weight: SGD's momentum 1, Adam(W)'s (also 8-bit) and LAMB's m and v 2.
 inline int optimizer_state_count(Optimizer o) { return o == Optimizer::sgd ? 1 : 2; }
 // LAMB reads gradient and weight once more for its trust ratio (You et al. 2019).

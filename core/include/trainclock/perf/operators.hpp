@@ -64,10 +64,16 @@ PieceOps mtp_ops(const Execution& execution);
 // Once per optimizer step on one GPU: `params_local` weights held, `params_shard` updated by it
 // (params_local / dp under ZeRO >= 1).
 OpList step_ops(const Execution& execution, double params_local, double params_shard);
-// Kernels the host dispatches per step for an optimizer that loops over parameter tensors one at a
-// time ("lamb-per-tensor", with the per-tensor gradient clipping of its training loop), per
-// pipeline stage; 0 for multi-tensor (fused) optimizers.
+// Ops of host_op_s size the host dispatches per step for an optimizer that calls a TorchScript
+// function per parameter tensor ("lamb-per-tensor"), per pipeline stage; 0 for multi-tensor (fused)
+// optimizers.
 double per_tensor_optimizer_kernels(const Execution& execution);
+// Single eager kernels per step of a per-tensor loop, each launched and dispatched on its own, per
+// pipeline stage: "adamw-per-tensor" (DLE BERT's BertAdam) and the per-tensor gradient clipping
+// beside "lamb-per-tensor"; 0 for every other optimizer.
+double per_tensor_eager_kernels(const Execution& execution);
+// HBM bytes per parameter of that loop's unfused passes (gradient, updated weight, state widths).
+double eager_adamw_bytes_per_param(double grad_bytes, double weight_bytes, double state_bytes);
 // Bytes of optimizer state per trained parameter: SGD momentum 1 state, Adam(W)/LAMB m and v at the
 // precision's optimizer_states width; adamw8bit keeps both as 8-bit block-quantised values with one
 // fp32 absmax per 2048-value block (bitsandbytes, Dettmers et al. 2022 arXiv 2110.02861 sec. 2).
