@@ -457,13 +457,20 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
         }
         return;
     }
-    std::vector<int> pattern;  // expand "[0]*3+[1]*58" and "[0,0,1,...]"
+    // "[0]*3+[1]*58" and "[0,0,1,...]" read as runs (items, times), never expanded: a layer's kind
+    // repeats with its run, so two repetitions of a run tell where the first MoE layer is and
+    // whether a dense one follows it.
     std::string expr;
     for (const char c : *text) {
         if (c != ' ' && c != '(' && c != ')') expr += c;
     }
     size_t pos = 0;
-    bool too_long = false;  // more entries than layers: "[1]*9000000000" is refused, not expanded
+    bool too_long = false;     // more entries than layers: "[1]*9000000000" is refused, not expanded
+    int64_t count = 0;         // entries so far
+    int64_t first_moe = -1;    // index of the first 1, -1 while none
+    bool dense_after = false;  // a 0 after the first 1
+    std::vector<int> items;
+    std::string item;
     while (pos < expr.size()) {
         if (expr[pos] == '+') {
             ++pos;
@@ -490,23 +497,32 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
             times = parse_integer(expr.substr(pos + 1, end - pos - 1)).value_or(0);
             pos = end;
         }
-        const int64_t room = layers - static_cast<int64_t>(pattern.size());
-        if (!items.empty() && times > room / static_cast<int64_t>(items.size())) {
+        if (items.empty()) continue;
+        const int64_t size = static_cast<int64_t>(items.size());
+        if (times > (layers - count) / size) {
             too_long = true;
             break;
         }
-        for (int64_t t = 0; t < times; ++t) pattern.insert(pattern.end(), items.begin(), items.end());
+        for (int64_t t = 0; t < std::min<int64_t>(times, 2); ++t) {
+            for (int64_t i = 0; i < size; ++i) {
+                if (items[static_cast<size_t>(i)] == 1) {
+                    if (first_moe < 0) first_moe = count + t * size + i;
+                } else if (first_moe >= 0) {
+                    dense_after = true;
+                }
+            }
+        }
+        count += times * size;
     }
-    if (too_long || pos != expr.size() || static_cast<int64_t>(pattern.size()) != layers) {
+    if (too_long || pos != expr.size() || count != layers) {
         a.fail("moe-layer-freq", "'" + *text + "' is not an integer or a 0/1 list of " + std::to_string(layers) + " layers");
         return;
     }
-    const auto first_moe = std::find(pattern.begin(), pattern.end(), 1);
-    if (std::find(first_moe, pattern.end(), 0) != pattern.end()) {
+    if (dense_after) {
         a.fail("moe-layer-freq", "dense layers after the first MoE layer are not representable (only leading dense layers)");
         return;
     }
-    d.moe.set("dense_layers", number(static_cast<int64_t>(first_moe - pattern.begin())));
+    d.moe.set("dense_layers", number(first_moe < 0 ? count : first_moe));
 }
 
 void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {

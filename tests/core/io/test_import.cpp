@@ -401,6 +401,24 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK(import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
                                              "--num-experts 4 --moe-layer-freq '[0]*1+[1]*3'"))
               .ok());
+    // An empty list repeated is empty, as in Python, however large the count: it looped over the
+    // count (9e15 no-op inserts: a hang).
+    const auto with_freq = [](const std::string& pattern) {
+        return import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
+                                                  "--num-experts 4 --moe-layer-freq '" +
+                                                  pattern + "'"));
+    };
+    const auto empty_run = with_freq("[]*9000000000000000+[0]+[1]*3");
+    REQUIRE(empty_run.ok());
+    CHECK(empty_run.value().json == with_freq("[0]+[1]*3").value().json);
+    CHECK_THAT(empty_run.value().json, Catch::Contains(R"("dense_layers": 1)"));
+    const auto only_empty = with_freq("[]*9000000000000000");
+    REQUIRE_FALSE(only_empty.ok());
+    CHECK_THAT(only_empty.error().message, Catch::Contains("a 0/1 list of 4 layers"));
+    // Runs repeated: the first MoE layer inside the second repetition, and a dense layer after it.
+    CHECK_THAT(with_freq("[0,0]*1+[0,1]*1+[1]*0").value().json, Catch::Contains(R"("dense_layers": 3)"));
+    CHECK_FALSE(with_freq("[1,0]*2").ok());
+    CHECK_FALSE(with_freq("[0,1]*2").ok());
 }
 
 TEST_CASE("NeMo: Hydra overrides of the NeMo launcher's GPT-3 20B example") {
