@@ -479,8 +479,8 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
         if (expr[pos] != '[') break;
         const size_t close = expr.find(']', pos);
         if (close == std::string::npos) break;
-        std::vector<int> items;
-        std::string item;
+        items.clear();
+        item.clear();
         for (size_t i = pos + 1; i <= close; ++i) {
             if (expr[i] == ',' || expr[i] == ']') {
                 if (!item.empty()) items.push_back(item == "1" ? 1 : 0);
@@ -831,26 +831,30 @@ Result<std::map<std::string, TomlValue>> parse_toml(std::string_view toml) {
         std::string raw = trim(line.substr(equals + 1));
         const int64_t first_line = line_number;
         if (!raw.empty() && raw[0] == '[') {  // arrays may continue over lines until the brackets balance
-            auto depth = [](const std::string& text) {
-                int d = 0;
-                char quote = 0;
+            // Bracket depth outside quotes, carried line to line (a rescan of the whole array per
+            // line was quadratic in its lines).
+            int depth = 0;
+            char quote = 0;
+            const auto scan = [&](const std::string& text) {
                 for (const char c : text) {
                     if (quote)
                         quote = c == quote ? 0 : quote;
                     else if (c == '"' || c == '\'')
                         quote = c;
                     else
-                        d += c == '[' ? 1 : c == ']' ? -1 : 0;
+                        depth += c == '[' ? 1 : c == ']' ? -1 : 0;
                 }
-                return d;
             };
-            while (depth(raw) > 0 && pos <= toml.size()) {
+            scan(raw);
+            while (depth > 0 && pos <= toml.size()) {
                 const size_t next = std::min(toml.find('\n', pos), toml.size());
-                raw += " " + trim(strip_comment(std::string(toml.substr(pos, next - pos))));
+                const std::string more = trim(strip_comment(std::string(toml.substr(pos, next - pos))));
+                raw += " " + more;
+                scan(more);
                 pos = next + 1;
                 ++line_number;
             }
-            if (depth(raw) != 0) return Error{where, "unterminated array"};
+            if (depth != 0) return Error{where, "unterminated array"};
         }
         if (key.empty() || raw.empty()) return Error{where, "expected key = value"};
         TomlValue value;

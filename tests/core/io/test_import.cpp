@@ -490,6 +490,20 @@ TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
     auto unknown = import_torchtitan("[model]\nname = \"mamba\"\nflavor = \"1B\"\n");
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error().key == "model.flavor");
+    // A multi-line array ends where its brackets balance outside quotes, on whichever line; one
+    // that never balances is an error on the line of its key.
+    const std::string rest = "[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n";
+    auto lines =
+        import_torchtitan("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\n  \"]\", # ]\n  [\"float8\",\n]]\n" + rest);
+    auto one_line = import_torchtitan("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"]\", [\"float8\"]]\n" + rest);
+    REQUIRE(lines.ok());
+    REQUIRE(one_line.ok());
+    CHECK(has(lines.value().json, R"("precision": "fp8-mixed")"));
+    CHECK(lines.value().json == one_line.value().json);
+    auto open_array = import_torchtitan("[model]\nname = \"llama3\"\nconverters = [\n  \"float8\",\n  [\n]\n");
+    REQUIRE_FALSE(open_array.ok());
+    CHECK(open_array.error().key == "line 3");
+    CHECK(open_array.error().message == "unterminated array");
 }
 
 TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
