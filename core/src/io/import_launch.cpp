@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "io/json_reader.hpp"
 #include "io/json_writer.hpp"
@@ -424,9 +425,10 @@ public:
     // Arguments neither read nor known to leave the cost unchanged.
     std::vector<std::string> not_understood() const {
         std::vector<std::string> out;
+        const std::set<std::string_view> used(used_.begin(), used_.end());
+        std::set<std::string_view> seen;  // each name judged once, where it first appears
         for (const std::string& name : order_) {
-            if (std::find(used_.begin(), used_.end(), name) != used_.end()) continue;
-            if (std::find(out.begin(), out.end(), name) != out.end()) continue;
+            if (used.count(name) > 0 || !seen.insert(name).second) continue;
             const bool harmless = std::any_of(std::begin(kMegatronHarmless), std::end(kMegatronHarmless), [&](std::string_view h) {
                 return h == name || ((h.back() == '-' || h.back() == '.') && name.compare(0, h.size(), h) == 0);
             });

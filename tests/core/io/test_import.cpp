@@ -371,6 +371,16 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
                                                      "--tensor-model-parallel-size 2"));
     REQUIRE(padded.ok());
     CHECK(has(padded.value().json, R"("vocab": 50432)"));  // padded to a multiple of 128 x 2 (_vocab_size_with_padding)
+    // Arguments not understood: each once, in the order they first appear; read and harmless ones are not.
+    auto unread = import_megatron(split_command_line("--zz-flag 1 --lr 3e-4 --aa-flag 2 --zz-flag 4 --num-layers 2 --lr-warmup-iters 5 "
+                                                     "--hidden-size 64 --aa-flag --num-attention-heads 2 --vocab-size 128 --mm-flag"));
+    REQUIRE(unread.ok());
+    std::vector<std::string> ignored;
+    for (const std::string& w : unread.value().warnings) {
+        if (w.rfind("not understood", 0) == 0) ignored.push_back(w);
+    }
+    CHECK(ignored == std::vector<std::string>{"not understood, ignored: --zz-flag", "not understood, ignored: --aa-flag",
+                                              "not understood, ignored: --mm-flag"});
 
     const auto rejected = [](const std::string& text, const std::string& key) {
         INFO(text);
