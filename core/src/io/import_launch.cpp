@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "io/json_reader.hpp"
 #include "io/json_writer.hpp"
@@ -424,9 +425,10 @@ public:
     // Arguments neither read nor known to leave the cost unchanged.
     std::vector<std::string> not_understood() const {
         std::vector<std::string> out;
+        const std::set<std::string_view> used(used_.begin(), used_.end());
+        std::set<std::string_view> seen;  // each name judged once, where it first appears
         for (const std::string& name : order_) {
-            if (std::find(used_.begin(), used_.end(), name) != used_.end()) continue;
-            if (std::find(out.begin(), out.end(), name) != out.end()) continue;
+            if (used.count(name) > 0 || !seen.insert(name).second) continue;
             const bool harmless = std::any_of(std::begin(kMegatronHarmless), std::end(kMegatronHarmless), [&](std::string_view h) {
                 return h == name || ((h.back() == '-' || h.back() == '.') && name.compare(0, h.size(), h) == 0);
             });
@@ -457,13 +459,20 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
         }
         return;
     }
-    std::vector<int> pattern;  // expand "[0]*3+[1]*58" and "[0,0,1,...]"
+    // "[0]*3+[1]*58" and "[0,0,1,...]" read as runs (items, times), never expanded: a layer's kind
+    // repeats with its run, so two repetitions of a run tell where the first MoE layer is and
+    // whether a dense one follows it.
     std::string expr;
     for (const char c : *text) {
         if (c != ' ' && c != '(' && c != ')') expr += c;
     }
     size_t pos = 0;
-    bool too_long = false;  // more entries than layers: "[1]*9000000000" is refused, not expanded
+    bool too_long = false;     // more entries than layers: "[1]*9000000000" is refused, not expanded
+    int64_t count = 0;         // entries so far
+    int64_t first_moe = -1;    // index of the first 1, -1 while none
+    bool dense_after = false;  // a 0 after the first 1
+    std::vector<int> items;
+    std::string item;
     while (pos < expr.size()) {
         if (expr[pos] == '+') {
             ++pos;
@@ -472,8 +481,8 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
         if (expr[pos] != '[') break;
         const size_t close = expr.find(']', pos);
         if (close == std::string::npos) break;
-        std::vector<int> items;
-        std::string item;
+        items.clear();
+        item.clear();
         for (size_t i = pos + 1; i <= close; ++i) {
             if (expr[i] == ',' || expr[i] == ']') {
                 if (!item.empty()) items.push_back(item == "1" ? 1 : 0);
@@ -490,23 +499,32 @@ void read_moe_layer_freq(DashedArgs& a, Draft& d, int64_t layers) {
             times = parse_integer(expr.substr(pos + 1, end - pos - 1)).value_or(0);
             pos = end;
         }
-        const int64_t room = layers - static_cast<int64_t>(pattern.size());
-        if (!items.empty() && times > room / static_cast<int64_t>(items.size())) {
+        if (items.empty()) continue;
+        const int64_t size = static_cast<int64_t>(items.size());
+        if (times > (layers - count) / size) {
             too_long = true;
             break;
         }
-        for (int64_t t = 0; t < times; ++t) pattern.insert(pattern.end(), items.begin(), items.end());
+        for (int64_t t = 0; t < std::min<int64_t>(times, 2); ++t) {
+            for (int64_t i = 0; i < size; ++i) {
+                if (items[static_cast<size_t>(i)] == 1) {
+                    if (first_moe < 0) first_moe = count + t * size + i;
+                } else if (first_moe >= 0) {
+                    dense_after = true;
+                }
+            }
+        }
+        count += times * size;
     }
-    if (too_long || pos != expr.size() || static_cast<int64_t>(pattern.size()) != layers) {
+    if (too_long || pos != expr.size() || count != layers) {
         a.fail("moe-layer-freq", "'" + *text + "' is not an integer or a 0/1 list of " + std::to_string(layers) + " layers");
         return;
     }
-    const auto first_moe = std::find(pattern.begin(), pattern.end(), 1);
-    if (std::find(first_moe, pattern.end(), 0) != pattern.end()) {
+    if (dense_after) {
         a.fail("moe-layer-freq", "dense layers after the first MoE layer are not representable (only leading dense layers)");
         return;
     }
-    d.moe.set("dense_layers", number(static_cast<int64_t>(first_moe - pattern.begin())));
+    d.moe.set("dense_layers", number(first_moe < 0 ? count : first_moe));
 }
 
 void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
@@ -815,26 +833,30 @@ Result<std::map<std::string, TomlValue>> parse_toml(std::string_view toml) {
         std::string raw = trim(line.substr(equals + 1));
         const int64_t first_line = line_number;
         if (!raw.empty() && raw[0] == '[') {  // arrays may continue over lines until the brackets balance
-            auto depth = [](const std::string& text) {
-                int d = 0;
-                char quote = 0;
+            // Bracket depth outside quotes, carried line to line (a rescan of the whole array per
+            // line was quadratic in its lines).
+            int depth = 0;
+            char quote = 0;
+            const auto scan = [&](const std::string& text) {
                 for (const char c : text) {
                     if (quote)
                         quote = c == quote ? 0 : quote;
                     else if (c == '"' || c == '\'')
                         quote = c;
                     else
-                        d += c == '[' ? 1 : c == ']' ? -1 : 0;
+                        depth += c == '[' ? 1 : c == ']' ? -1 : 0;
                 }
-                return d;
             };
-            while (depth(raw) > 0 && pos <= toml.size()) {
+            scan(raw);
+            while (depth > 0 && pos <= toml.size()) {
                 const size_t next = std::min(toml.find('\n', pos), toml.size());
-                raw += " " + trim(strip_comment(std::string(toml.substr(pos, next - pos))));
+                const std::string more = trim(strip_comment(std::string(toml.substr(pos, next - pos))));
+                raw += " " + more;
+                scan(more);
                 pos = next + 1;
                 ++line_number;
             }
-            if (depth(raw) != 0) return Error{where, "unterminated array"};
+            if (depth != 0) return Error{where, "unterminated array"};
         }
         if (key.empty() || raw.empty()) return Error{where, "expected key = value"};
         TomlValue value;

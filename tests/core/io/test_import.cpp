@@ -371,6 +371,16 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
                                                      "--tensor-model-parallel-size 2"));
     REQUIRE(padded.ok());
     CHECK(has(padded.value().json, R"("vocab": 50432)"));  // padded to a multiple of 128 x 2 (_vocab_size_with_padding)
+    // Arguments not understood: each once, in the order they first appear; read and harmless ones are not.
+    auto unread = import_megatron(split_command_line("--zz-flag 1 --lr 3e-4 --aa-flag 2 --zz-flag 4 --num-layers 2 --lr-warmup-iters 5 "
+                                                     "--hidden-size 64 --aa-flag --num-attention-heads 2 --vocab-size 128 --mm-flag"));
+    REQUIRE(unread.ok());
+    std::vector<std::string> ignored;
+    for (const std::string& w : unread.value().warnings) {
+        if (w.rfind("not understood", 0) == 0) ignored.push_back(w);
+    }
+    CHECK(ignored == std::vector<std::string>{"not understood, ignored: --zz-flag", "not understood, ignored: --aa-flag",
+                                              "not understood, ignored: --mm-flag"});
 
     const auto rejected = [](const std::string& text, const std::string& key) {
         INFO(text);
@@ -401,6 +411,24 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK(import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
                                              "--num-experts 4 --moe-layer-freq '[0]*1+[1]*3'"))
               .ok());
+    // An empty list repeated is empty, as in Python, however large the count: it looped over the
+    // count (9e15 no-op inserts: a hang).
+    const auto with_freq = [](const std::string& pattern) {
+        return import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
+                                                  "--num-experts 4 --moe-layer-freq '" +
+                                                  pattern + "'"));
+    };
+    const auto empty_run = with_freq("[]*9000000000000000+[0]+[1]*3");
+    REQUIRE(empty_run.ok());
+    CHECK(empty_run.value().json == with_freq("[0]+[1]*3").value().json);
+    CHECK_THAT(empty_run.value().json, Catch::Contains(R"("dense_layers": 1)"));
+    const auto only_empty = with_freq("[]*9000000000000000");
+    REQUIRE_FALSE(only_empty.ok());
+    CHECK_THAT(only_empty.error().message, Catch::Contains("a 0/1 list of 4 layers"));
+    // Runs repeated: the first MoE layer inside the second repetition, and a dense layer after it.
+    CHECK_THAT(with_freq("[0,0]*1+[0,1]*1+[1]*0").value().json, Catch::Contains(R"("dense_layers": 3)"));
+    CHECK_FALSE(with_freq("[1,0]*2").ok());
+    CHECK_FALSE(with_freq("[0,1]*2").ok());
 }
 
 TEST_CASE("NeMo: Hydra overrides of the NeMo launcher's GPT-3 20B example") {
@@ -472,6 +500,20 @@ TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
     auto unknown = import_torchtitan("[model]\nname = \"mamba\"\nflavor = \"1B\"\n");
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error().key == "model.flavor");
+    // A multi-line array ends where its brackets balance outside quotes, on whichever line; one
+    // that never balances is an error on the line of its key.
+    const std::string rest = "[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n";
+    auto lines =
+        import_torchtitan("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\n  \"]\", # ]\n  [\"float8\",\n]]\n" + rest);
+    auto one_line = import_torchtitan("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"]\", [\"float8\"]]\n" + rest);
+    REQUIRE(lines.ok());
+    REQUIRE(one_line.ok());
+    CHECK(has(lines.value().json, R"("precision": "fp8-mixed")"));
+    CHECK(lines.value().json == one_line.value().json);
+    auto open_array = import_torchtitan("[model]\nname = \"llama3\"\nconverters = [\n  \"float8\",\n  [\n]\n");
+    REQUIRE_FALSE(open_array.ok());
+    CHECK(open_array.error().key == "line 3");
+    CHECK(open_array.error().message == "unterminated array");
 }
 
 TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
