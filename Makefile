@@ -32,22 +32,22 @@ test-native: build
 
 # The README's test command: the source formatting check, native tests, the same core + CLI tests under
 # ASan/UBSan with a short fuzz run of every parser, then the WebAssembly, browser and desktop tests.
-# Two lanes at once after the packages are in (one apt at a time): the native lane (build, tests,
-# sanitizer build and tests, fuzz smoke) and the web lane (source packages, SDL2 for wasm, whose
-# configure step runs on one core, the wasm compile, then the core tests under node, one process on
-# one core: beside the native lane they fill the second core); then the browser and desktop tests,
-# which need both. Lines of the two lanes interleave (--output-sync=line).
+# After the packages (one apt at a time), the native and the web build side by side, then two lanes
+# at once: the native lane (tests, sanitizer build and tests, fuzz smoke) and the web lane (the core
+# tests under node, then the browser and desktop tests, which need both builds). The web lane's
+# single processes (node, one Chromium page) leave a core to the sanitizer build beside them. Lines
+# of the two lanes interleave (--output-sync=line).
 .PHONY: test-lane-native test-lane-web
 test: format-check
 	@scripts/setup.sh web
+	@$(MAKE) -j2 --output-sync=line build web
 	@$(MAKE) -j2 --output-sync=line test-lane-native test-lane-web
-	@$(MAKE) test-browser test-gui
 
 test-lane-native:
 	@$(MAKE) test-native && $(MAKE) test-sanitize && $(MAKE) fuzz-smoke
 
 test-lane-web:
-	@$(MAKE) test-wasm
+	@$(MAKE) test-wasm && $(MAKE) test-browser && $(MAKE) test-gui
 
 # Every C++ file as .clang-format (Debian's clang-format) lays it out; `make format` rewrites them.
 CXX_SOURCES = $(shell git ls-files '*.cpp' '*.hpp' '*.h')
