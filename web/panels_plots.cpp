@@ -111,41 +111,49 @@ void App::step_scaling() {
     if (scaling_.for_json != fragment_) {
         scaling_.sweep = plan_scaling(valid_, scaling_gpu_counts(valid_.num_gpus));
         scaling_.for_json = fragment_;
+        scaling_.points_json.clear();
+        scaling_.json_counts = 0;
+        scaling_.published = false;
         return;  // this frame already recomputed the state's own prediction and precision chart
     }
+    if (scaling_.published) return;
+    // A prediction, or the points of a finished count (what the plots draw, for page scripts and
+    // tests: tests/browser/features.test.mjs), at a time within the frame budget.
     ScalingSweep& sweep = scaling_.sweep;
-    if (sweep.done()) return;
-    while (!sweep.done() && frame_has_time()) run_scaling_rows(sweep, 1);  // after the precision chart's rows
-    if (!sweep.done()) return;
-    // What the plots draw, for page scripts and tests (tests/browser/site.test.mjs).
-    std::string json = "{\"fragment\": \"" + fragment_ + "\", \"points\": [";
-    bool first = true;
-    for (size_t i = 0; i < sweep.at.size(); ++i) {
-        for (const PrecisionRow& row : sweep.at[i].rows) {
-            json += std::string(first ? "" : ", ") + "{\"num_gpus\": " + std::to_string(sweep.gpu_counts[i]) + ", \"precision\": \"" +
-                    row.config.precision.name + "\"";
-            first = false;
-            if (row.error) {
-                json += ", \"error\": true}";
-                continue;
+    while (frame_has_time()) {
+        if (scaling_.json_counts < sweep.at.size()) {
+            const size_t i = scaling_.json_counts++;
+            for (const PrecisionRow& row : sweep.at[i].rows) {
+                std::string& json = scaling_.points_json;
+                json += std::string(json.empty() ? "" : ", ") + "{\"num_gpus\": " + std::to_string(sweep.gpu_counts[i]) +
+                        ", \"precision\": \"" + row.config.precision.name + "\"";
+                if (row.error) {
+                    json += ", \"error\": true}";
+                    continue;
+                }
+                for (const Metric& metric : kMetrics) {
+                    json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
+                    if (const auto range = range_of(metric, row))
+                        json += std::string(", \"") + metric.title + " low\": " + number(range->low) + ", \"" + metric.title +
+                                " high\": " + number(range->high);
+                }
+                json += "}";
             }
-            for (const Metric& metric : kMetrics) {
-                json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
-                if (const auto range = range_of(metric, row))
-                    json += std::string(", \"") + metric.title + " low\": " + number(range->low) + ", \"" + metric.title +
-                            " high\": " + number(range->high);
-            }
-            json += "}";
+        } else if (!sweep.done()) {
+            run_scaling_rows(sweep, 1);  // after the precision chart's rows
+        } else {
+            publish_data("scaling", "{\"fragment\": \"" + fragment_ + "\", \"points\": [" + scaling_.points_json + "]}");
+            scaling_.published = true;
+            return;
         }
     }
-    publish_data("scaling", json + "]}");
 }
 
 void App::draw_scaling() {
     widgets::heading("Scaling with the GPU count (same layout, DP derived; click a point to apply)");
     step_scaling();
     const ScalingSweep& sweep = scaling_.sweep;
-    if (!sweep.done()) {
+    if (!scaling_.published) {
         ImGui::ProgressBar(float(sweep.at.size()) / float(std::max<size_t>(sweep.gpu_counts.size(), 1)), ImVec2(-1.0f, 0.0f), "computing");
         return;
     }
