@@ -203,33 +203,43 @@ void App::draw_scaling() {
             draw->AddLine(ImVec2(x, f.min.y), ImVec2(x, f.max.y), IM_COL32(255, 255, 255, 200));
             draw->AddText(ImVec2(x - ImGui::CalcTextSize(label.c_str()).x / 2, f.max.y + 2.0f), grey, label.c_str());
         }
-        // The likely range of the current precision as a band (clipped to the plot: the scale is the points').
-        if (metric.ranged) {
-            draw->PushClipRect(f.min, f.max, true);
-            for (size_t r = 0; r < precisions; ++r) {
-                if (sweep.at.front().rows[r].config.precision.name != valid_.precision.name) continue;
-                const ImU32 band = (widgets::palette(int(r)) & 0x00FFFFFF) | 0x50000000;
+        // Lines, the current precision's last (over the others, which often coincide with it) with its
+        // likely range under it as a band with edges (clipped to the plot: the scale is the points');
+        // then the hovered point (nearest within 8 px) and the current configuration.
+        std::vector<size_t> order;  // row indices, the current precision's last
+        size_t current = precisions;
+        for (size_t r = 0; r < precisions; ++r) {
+            if (sweep.at.front().rows[r].config.precision.name == valid_.precision.name)
+                current = r;
+            else
+                order.push_back(r);
+        }
+        if (current < precisions) order.push_back(current);
+        float best_d = 64.0f;
+        const PrecisionRow* near = nullptr;
+        int64_t near_count = 0;
+        for (const size_t r : order) {
+            const ImU32 color = widgets::palette(int(r));
+            const bool current_precision = r == current;
+            if (current_precision && metric.ranged) {
+                draw->PushClipRect(f.min, f.max, true);
+                const ImU32 fill = (color & 0x00FFFFFF) | 0x70000000, edge = (color & 0x00FFFFFF) | 0xE0000000;
                 std::optional<LikelyRange> previous;
                 for (size_t i = 0; i < sweep.at.size(); ++i) {
                     std::optional<LikelyRange> range = range_of(metric, sweep.at[i].rows[r]);
                     if (range && !(range->low > 0)) range.reset();  // a log scale has no place for it: a gap
                     if (range && previous) {
                         const float xa = f.sx(double(counts[i - 1])), xb = f.sx(double(counts[i]));
-                        draw->AddQuadFilled(ImVec2(xa, f.sy(previous->low)), ImVec2(xb, f.sy(range->low)), ImVec2(xb, f.sy(range->high)),
-                                            ImVec2(xa, f.sy(previous->high)), band);
+                        const ImVec2 low_a(xa, f.sy(previous->low)), low_b(xb, f.sy(range->low));
+                        const ImVec2 high_a(xa, f.sy(previous->high)), high_b(xb, f.sy(range->high));
+                        draw->AddQuadFilled(low_a, low_b, high_b, high_a, fill);
+                        draw->AddLine(low_a, low_b, edge, 1.0f);
+                        draw->AddLine(high_a, high_b, edge, 1.0f);
                     }
                     previous = range;
                 }
+                draw->PopClipRect();
             }
-            draw->PopClipRect();
-        }
-        // Lines, then the hovered point (nearest within 8 px) and the current configuration.
-        float best_d = 64.0f;
-        const PrecisionRow* near = nullptr;
-        int64_t near_count = 0;
-        for (size_t r = 0; r < precisions; ++r) {
-            const ImU32 color = widgets::palette(int(r));
-            const bool current_precision = sweep.at.front().rows[r].config.precision.name == valid_.precision.name;
             ImVec2 previous;
             bool have_previous = false;
             for (size_t i = 0; i < sweep.at.size(); ++i) {
