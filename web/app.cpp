@@ -100,6 +100,7 @@ App::App(const std::string& initial_fragment) : catalogue_(Catalogue::load()) {
     if (node) edit_.node = node.value();
     recompute_if_changed();
     if (!initial_fragment.empty()) open_link(initial_fragment);
+    result_json();
     publish();
 }
 
@@ -165,11 +166,17 @@ void App::recompute_if_changed() {
     PredictOptions options;
     options.timeline = true;
     result_ = predict(valid_, options);
-    result_json_ = prediction_to_json(result_, &valid_);
+    result_json_stale_ = true;  // written at the start of the next frame: this one has predicted already
 
     comparison_ = plan_precision_comparison(edit_);  // predicted a few rows per frame (step_comparison)
     comparison_rows_ = 0;
     comparison_finished_ = false;
+}
+
+const std::string& App::result_json() {
+    if (result_json_stale_) result_json_ = prediction_to_json(result_, &valid_);
+    result_json_stale_ = false;
+    return result_json_;
 }
 
 bool App::frame_has_time() const {
@@ -178,15 +185,26 @@ bool App::frame_has_time() const {
 }
 
 void App::publish() {
-    std::string controls = "{";
-    for (const auto& [key, r] : controls_) {
-        char rect[160];
-        std::snprintf(rect, sizeof rect, "%s\"%s\": [%.1f, %.1f, %.1f, %.1f]", controls.size() > 1 ? ", " : "", key.c_str(), r.x, r.y, r.z,
-                      r.w);
-        controls += rect;
+    // Formatted again only when a rectangle moved (~100 controls, 4 numbers each, every frame).
+    const auto same = [](const auto& a, const auto& b) {
+        return a.first == b.first && a.second.x == b.second.x && a.second.y == b.second.y && a.second.z == b.second.z &&
+               a.second.w == b.second.w;
+    };
+    if (controls_.size() != published_controls_.size() ||
+        !std::equal(controls_.begin(), controls_.end(), published_controls_.begin(), same)) {
+        published_controls_ = controls_;
+        controls_json_ = "{";
+        for (const auto& [key, r] : controls_) {
+            char rect[160];
+            std::snprintf(rect, sizeof rect, "%s\"%s\": [%.1f, %.1f, %.1f, %.1f]", controls_json_.size() > 1 ? ", " : "", key.c_str(), r.x,
+                          r.y, r.z, r.w);
+            controls_json_ += rect;
+        }
+        controls_json_ += "}";
     }
-    controls += "}";
+    const std::string& controls = controls_json_;
     const std::string link = link_fragment();
+    if (result_json_stale_) return;  // the state and its result JSON go out together, next frame
     const std::string state = link + '\n' + result_json_ + '\n' + controls;
     if (state == published_) return;
     published_ = state;
@@ -207,6 +225,7 @@ void App::annotate(const std::string& key) {
 
 void App::frame() {
     frame_start_ = std::chrono::steady_clock::now();
+    result_json();  // of a state the previous frame changed to
     active_key_.clear();
     const std::string navigated = platform::take_navigated_fragment();
     if (!navigated.empty()) open_link(navigated);

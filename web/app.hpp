@@ -24,7 +24,7 @@ namespace trainclock::gui {
 
 // Time a frame may spend predicting (the state's own prediction, then precision rows and scaling
 // points one at a time): with the drawing, a frame stays under 16 ms (make web-report measures it:
-// longest frame 36 ms at 6 ms, 7-16 ms at 2 ms on a shared 2-core machine; ~0.1 ms per prediction).
+// at 2 ms the longest frame holds 4-6 ms of CPU time on a shared 2-core machine; ~0.1 ms per prediction).
 inline constexpr double kFrameComputeBudgetS = 0.002;
 
 // The embedded preset names, read once.
@@ -49,7 +49,10 @@ struct SearchRun {
 struct ScalingRun {
     std::string for_json;  // the controls' state it is for ("" = none yet)
     ScalingSweep sweep;
-    int metric = 0;  // which plot the narrow layout shows
+    std::string points_json;  // the published points of counts [0, json_counts), written as they finish
+    size_t json_counts = 0;
+    bool published = false;  // every count computed and its points published
+    int metric = 0;          // which plot the narrow layout shows
 };
 
 // Earlier searches of the same run (model, GPU, training) at other GPU counts, for the time/cost
@@ -84,6 +87,7 @@ private:
     void recompute_if_changed();
     void publish();
     std::string cli_command() const;
+    const std::string& result_json();  // of result_, written when first asked for after a change
 
     // [SECTION] panels (panels_inputs.cpp, panels_results.cpp)
     void draw_header();
@@ -132,12 +136,13 @@ private:
     void annotate(const std::string& key);
 
     Catalogue catalogue_;
-    Config edit_;                 // what the controls show; parallel.dp == 0 means "derive"
-    std::string edit_json_;       // config_to_json(edit_) at the last recomputation
-    std::optional<Error> error_;  // validation error of edit_, if any
-    Config valid_;                // last config that validated (what the results show)
-    Prediction result_;           // prediction of valid_ (with the pipeline timeline)
-    std::string result_json_;
+    Config edit_;                     // what the controls show; parallel.dp == 0 means "derive"
+    std::string edit_json_;           // config_to_json(edit_) at the last recomputation
+    std::optional<Error> error_;      // validation error of edit_, if any
+    Config valid_;                    // last config that validated (what the results show)
+    Prediction result_;               // prediction of valid_ (with the pipeline timeline)
+    std::string result_json_;         // prediction_to_json(result_), unless result_json_stale_
+    bool result_json_stale_ = false;  // result_ changed: result_json() writes it
     PrecisionComparison comparison_;  // valid state in every precision; rows [0, comparison_rows_) predicted
     size_t comparison_rows_ = 0;
     bool comparison_finished_ = false;  // baseline and speed-ups set
@@ -146,9 +151,11 @@ private:
     std::string link_error_;  // a link that could not be opened, shown until the next change
     std::string notice_;      // short-lived feedback ("Link copied")
     double notice_until_s_ = 0;
-    std::map<std::string, ImVec4> controls_;  // key -> (x0, y0, x1, y1) on screen
-    std::string active_key_;                  // the control active this frame ("" = none)
-    std::string published_;                   // what publish() sent last
+    std::map<std::string, ImVec4> controls_;            // key -> (x0, y0, x1, y1) on screen
+    std::string active_key_;                            // the control active this frame ("" = none)
+    std::map<std::string, ImVec4> published_controls_;  // controls_ when controls_json_ was written
+    std::string controls_json_ = "{}";                  // {"key": [x0, y0, x1, y1], ...}
+    std::string published_;                             // what publish() sent last
     SearchRun search_;
     bool search_all_precisions_ = true;
     bool search_by_cost_ = false;

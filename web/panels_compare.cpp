@@ -169,7 +169,7 @@ void App::draw_export() {
         notice_ = platform::save_file(name, mime, text);
         notice_until_s_ = ImGui::GetTime() + 3.0;
     };
-    if (ImGui::Button("result JSON")) save("trainclock-result.json", "application/json", result_json_ + "\n");
+    if (ImGui::Button("result JSON")) save("trainclock-result.json", "application/json", result_json() + "\n");
     annotate("export.result");
     ImGui::SameLine();
     const bool scaling_ready = scaling_.sweep.done() && scaling_.for_json == fragment_;

@@ -111,41 +111,49 @@ void App::step_scaling() {
     if (scaling_.for_json != fragment_) {
         scaling_.sweep = plan_scaling(valid_, scaling_gpu_counts(valid_.num_gpus));
         scaling_.for_json = fragment_;
+        scaling_.points_json.clear();
+        scaling_.json_counts = 0;
+        scaling_.published = false;
         return;  // this frame already recomputed the state's own prediction and precision chart
     }
+    if (scaling_.published) return;
+    // A prediction, or the points of a finished count (what the plots draw, for page scripts and
+    // tests: tests/browser/features.test.mjs), at a time within the frame budget.
     ScalingSweep& sweep = scaling_.sweep;
-    if (sweep.done()) return;
-    while (!sweep.done() && frame_has_time()) run_scaling_rows(sweep, 1);  // after the precision chart's rows
-    if (!sweep.done()) return;
-    // What the plots draw, for page scripts and tests (tests/browser/site.test.mjs).
-    std::string json = "{\"fragment\": \"" + fragment_ + "\", \"points\": [";
-    bool first = true;
-    for (size_t i = 0; i < sweep.at.size(); ++i) {
-        for (const PrecisionRow& row : sweep.at[i].rows) {
-            json += std::string(first ? "" : ", ") + "{\"num_gpus\": " + std::to_string(sweep.gpu_counts[i]) + ", \"precision\": \"" +
-                    row.config.precision.name + "\"";
-            first = false;
-            if (row.error) {
-                json += ", \"error\": true}";
-                continue;
+    while (frame_has_time()) {
+        if (scaling_.json_counts < sweep.at.size()) {
+            const size_t i = scaling_.json_counts++;
+            for (const PrecisionRow& row : sweep.at[i].rows) {
+                std::string& json = scaling_.points_json;
+                json += std::string(json.empty() ? "" : ", ") + "{\"num_gpus\": " + std::to_string(sweep.gpu_counts[i]) +
+                        ", \"precision\": \"" + row.config.precision.name + "\"";
+                if (row.error) {
+                    json += ", \"error\": true}";
+                    continue;
+                }
+                for (const Metric& metric : kMetrics) {
+                    json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
+                    if (const auto range = range_of(metric, row))
+                        json += std::string(", \"") + metric.title + " low\": " + number(range->low) + ", \"" + metric.title +
+                                " high\": " + number(range->high);
+                }
+                json += "}";
             }
-            for (const Metric& metric : kMetrics) {
-                json += std::string(", \"") + metric.title + "\": " + number(metric.value(row.prediction));
-                if (const auto range = range_of(metric, row))
-                    json += std::string(", \"") + metric.title + " low\": " + number(range->low) + ", \"" + metric.title +
-                            " high\": " + number(range->high);
-            }
-            json += "}";
+        } else if (!sweep.done()) {
+            run_scaling_rows(sweep, 1);  // after the precision chart's rows
+        } else {
+            publish_data("scaling", "{\"fragment\": \"" + fragment_ + "\", \"points\": [" + scaling_.points_json + "]}");
+            scaling_.published = true;
+            return;
         }
     }
-    publish_data("scaling", json + "]}");
 }
 
 void App::draw_scaling() {
     widgets::heading("Scaling with the GPU count (same layout, DP derived; click a point to apply)");
     step_scaling();
     const ScalingSweep& sweep = scaling_.sweep;
-    if (!sweep.done()) {
+    if (!scaling_.published) {
         ImGui::ProgressBar(float(sweep.at.size()) / float(std::max<size_t>(sweep.gpu_counts.size(), 1)), ImVec2(-1.0f, 0.0f), "computing");
         return;
     }
@@ -195,33 +203,43 @@ void App::draw_scaling() {
             draw->AddLine(ImVec2(x, f.min.y), ImVec2(x, f.max.y), IM_COL32(255, 255, 255, 200));
             draw->AddText(ImVec2(x - ImGui::CalcTextSize(label.c_str()).x / 2, f.max.y + 2.0f), grey, label.c_str());
         }
-        // The likely range of the current precision as a band (clipped to the plot: the scale is the points').
-        if (metric.ranged) {
-            draw->PushClipRect(f.min, f.max, true);
-            for (size_t r = 0; r < precisions; ++r) {
-                if (sweep.at.front().rows[r].config.precision.name != valid_.precision.name) continue;
-                const ImU32 band = (widgets::palette(int(r)) & 0x00FFFFFF) | 0x50000000;
+        // Lines, the current precision's last (over the others, which often coincide with it) with its
+        // likely range under it as a band with edges (clipped to the plot: the scale is the points');
+        // then the hovered point (nearest within 8 px) and the current configuration.
+        std::vector<size_t> order;  // row indices, the current precision's last
+        size_t current = precisions;
+        for (size_t r = 0; r < precisions; ++r) {
+            if (sweep.at.front().rows[r].config.precision.name == valid_.precision.name)
+                current = r;
+            else
+                order.push_back(r);
+        }
+        if (current < precisions) order.push_back(current);
+        float best_d = 64.0f;
+        const PrecisionRow* near = nullptr;
+        int64_t near_count = 0;
+        for (const size_t r : order) {
+            const ImU32 color = widgets::palette(int(r));
+            const bool current_precision = r == current;
+            if (current_precision && metric.ranged) {
+                draw->PushClipRect(f.min, f.max, true);
+                const ImU32 fill = (color & 0x00FFFFFF) | 0x70000000, edge = (color & 0x00FFFFFF) | 0xE0000000;
                 std::optional<LikelyRange> previous;
                 for (size_t i = 0; i < sweep.at.size(); ++i) {
                     std::optional<LikelyRange> range = range_of(metric, sweep.at[i].rows[r]);
                     if (range && !(range->low > 0)) range.reset();  // a log scale has no place for it: a gap
                     if (range && previous) {
                         const float xa = f.sx(double(counts[i - 1])), xb = f.sx(double(counts[i]));
-                        draw->AddQuadFilled(ImVec2(xa, f.sy(previous->low)), ImVec2(xb, f.sy(range->low)), ImVec2(xb, f.sy(range->high)),
-                                            ImVec2(xa, f.sy(previous->high)), band);
+                        const ImVec2 low_a(xa, f.sy(previous->low)), low_b(xb, f.sy(range->low));
+                        const ImVec2 high_a(xa, f.sy(previous->high)), high_b(xb, f.sy(range->high));
+                        draw->AddQuadFilled(low_a, low_b, high_b, high_a, fill);
+                        draw->AddLine(low_a, low_b, edge, 1.0f);
+                        draw->AddLine(high_a, high_b, edge, 1.0f);
                     }
                     previous = range;
                 }
+                draw->PopClipRect();
             }
-            draw->PopClipRect();
-        }
-        // Lines, then the hovered point (nearest within 8 px) and the current configuration.
-        float best_d = 64.0f;
-        const PrecisionRow* near = nullptr;
-        int64_t near_count = 0;
-        for (size_t r = 0; r < precisions; ++r) {
-            const ImU32 color = widgets::palette(int(r));
-            const bool current_precision = sweep.at.front().rows[r].config.precision.name == valid_.precision.name;
             ImVec2 previous;
             bool have_previous = false;
             for (size_t i = 0; i < sweep.at.size(); ++i) {

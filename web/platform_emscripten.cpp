@@ -49,12 +49,39 @@ EM_JS(void, js_watch_import, (), {
     });
 });
 
+// Dear ImGui's GL backend reads the scissor box and blend state back every frame to restore them;
+// Chromium answers those getParameter calls from the GPU process, so each one waits for that
+// process to finish the frames before (a software rasterizer on a loaded machine: up to 27 ms in
+// one frame, tests/browser/measure.mjs). This context's setters record the state (write-through),
+// its getParameter answers from the record; every other name still asks the GPU process.
+EM_JS(void, js_record_gl_state, (), {
+    const gl = GLctx;
+    const get = gl.getParameter.bind(gl), record = {};
+    for (const name of [gl.SCISSOR_BOX, gl.BLEND_SRC_RGB, gl.BLEND_DST_RGB, gl.BLEND_SRC_ALPHA, gl.BLEND_DST_ALPHA,
+                        gl.BLEND_EQUATION_RGB, gl.BLEND_EQUATION_ALPHA])
+        record[name] = get(name);
+    gl.getParameter = (name) => (name === gl.SCISSOR_BOX ? Int32Array.from(record[name])
+                                 : name in record ? record[name] : get(name));
+    const setter = (method, store) => {
+        const call = gl[method].bind(gl);
+        gl[method] = (...args) => { store(...args); return call(...args); };
+    };
+    setter('scissor', (x, y, w, h) => { record[gl.SCISSOR_BOX] = [x, y, w, h]; });
+    setter('blendFunc', (s, d) => { record[gl.BLEND_SRC_RGB] = record[gl.BLEND_SRC_ALPHA] = s; record[gl.BLEND_DST_RGB] = record[gl.BLEND_DST_ALPHA] = d; });
+    setter('blendFuncSeparate', (sr, dr, sa, da) => {
+        record[gl.BLEND_SRC_RGB] = sr; record[gl.BLEND_DST_RGB] = dr; record[gl.BLEND_SRC_ALPHA] = sa; record[gl.BLEND_DST_ALPHA] = da;
+    });
+    setter('blendEquation', (m) => { record[gl.BLEND_EQUATION_RGB] = record[gl.BLEND_EQUATION_ALPHA] = m; });
+    setter('blendEquationSeparate', (rgb, alpha) => { record[gl.BLEND_EQUATION_RGB] = rgb; record[gl.BLEND_EQUATION_ALPHA] = alpha; });
+});
+
 // Takes what a listener above queued (which 0: a navigated fragment, 1: an imported text); 0 = none.
 EM_JS(char*, js_take_queued, (int which), {
     const name = which == 0 ? 'trainclockNavigated' : 'trainclockImported';
     if (Module[name] === undefined) return 0;
     const value = Module[name];
     Module[name] = undefined;
+    if (which == 0) Module.trainclockLinkTaken = true;
     const size = lengthBytesUTF8(value) + 1;
     const text = _malloc(size);
     stringToUTF8(value, text, size);
@@ -69,13 +96,20 @@ EM_JS(char*, js_page_string, (int which), {
     return text;
 });
 
+// The address bar follows the shown state when that state changed or a link was just read (an
+// invalid one is replaced by the state kept), not otherwise: a fragment set on the page whose
+// hashchange event has not fired yet stays for the event (replaceState also costs 1-20 ms in
+// headless chromium on a loaded machine). result_utf8 0: the result is the one published before.
 EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, const char* controls_utf8), {
     const fragment = UTF8ToString(fragment_utf8);
-    if (location.hash.replace(/^#/, "") !== fragment)
+    const changed = fragment !== Module.trainclockPublished || Module.trainclockLinkTaken;
+    if (changed && location.hash.replace(/^#/, "") !== fragment)
         history.replaceState(null, "", location.pathname + location.search + '#' + fragment);
+    Module.trainclockPublished = fragment;
+    Module.trainclockLinkTaken = false;
     window.trainclockView = {
         fragment: fragment,
-        result: JSON.parse(UTF8ToString(result_utf8)),
+        result: result_utf8 ? JSON.parse(UTF8ToString(result_utf8)) : window.trainclockView.result,
         controls: JSON.parse(UTF8ToString(controls_utf8)),
     };
 });
@@ -150,6 +184,7 @@ GlProfile gl_profile() { return {3, 0, SDL_GL_CONTEXT_PROFILE_ES, "#version 300 
 
 void attach_window(SDL_Window* window) {
     g_window = window;
+    js_record_gl_state();
     js_watch_hash();
     js_watch_import();
 }
@@ -168,7 +203,10 @@ std::string take_navigated_fragment() { return take_js_string(js_take_queued(0))
 std::string take_imported_text() { return take_js_string(js_take_queued(1)); }
 
 void publish_state(const std::string& fragment, const std::string& result_json, const std::string& controls_json) {
-    js_publish(fragment.c_str(), result_json.c_str(), controls_json.c_str());
+    static std::string published_result;  // ~50 kB: parsed again only when it changed
+    const bool same = !published_result.empty() && result_json == published_result;
+    if (!same) published_result = result_json;
+    js_publish(fragment.c_str(), same ? nullptr : result_json.c_str(), controls_json.c_str());
 }
 
 void publish_data(const std::string& name, const std::string& json) { js_publish_data(name.c_str(), json.c_str()); }
