@@ -890,15 +890,7 @@ void SearchStateData::merge(const SearchStateData& other) {
 }
 
 // The public classes hold their data behind a pointer (search_internal.hpp) and forward to it.
-SearchSpace::SearchSpace() : data_(std::make_unique<SearchSpaceData>()) {}
-SearchSpace::SearchSpace(const SearchSpace& other) : data_(std::make_unique<SearchSpaceData>(*other.data_)) {}
-SearchSpace::SearchSpace(SearchSpace&& other) noexcept = default;
-SearchSpace& SearchSpace::operator=(const SearchSpace& other) {
-    if (this != &other) data_ = std::make_unique<SearchSpaceData>(*other.data_);
-    return *this;
-}
-SearchSpace& SearchSpace::operator=(SearchSpace&& other) noexcept = default;
-SearchSpace::~SearchSpace() = default;
+SearchSpace::SearchSpace() : data_(Indirect<SearchSpaceData>::make()) {}
 int64_t SearchSpace::cells() const { return data_->cells_; }
 int64_t SearchSpace::layouts() const { return data_->layouts_; }
 const Config& SearchSpace::base() const { return data_->base_; }
@@ -908,15 +900,7 @@ Config SearchSpace::config_for(const SearchLayout& layout) const { return data_-
 bool SearchSpace::pilot_done() const { return !data_->pilot_; }
 void SearchSpace::run_pilot(int64_t steps) { data_->run_pilot(steps); }
 
-SearchState::SearchState(const SearchSpace& space) : data_(std::make_unique<SearchStateData>(space.data())) {}
-SearchState::SearchState(const SearchState& other) : data_(std::make_unique<SearchStateData>(*other.data_)) {}
-SearchState::SearchState(SearchState&& other) noexcept = default;
-SearchState& SearchState::operator=(const SearchState& other) {
-    if (this != &other) data_ = std::make_unique<SearchStateData>(*other.data_);
-    return *this;
-}
-SearchState& SearchState::operator=(SearchState&& other) noexcept = default;
-SearchState::~SearchState() = default;
+SearchState::SearchState(const SearchSpace& space) : data_(Indirect<SearchStateData>::make(space.data())) {}
 void SearchState::run(int64_t begin_cell, int64_t end_cell) { data_->run(begin_cell, end_cell); }
 void SearchState::merge(const SearchState& other) { data_->merge(*other.data_); }
 const std::vector<SearchHit>& SearchState::top() const { return data_->top_; }
