@@ -200,13 +200,13 @@ std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
                                  q.sequence_parallel ? "true" : "false",
                                  std::to_string(q.zero),
                                  std::to_string(q.virtual_stages),
-                                 std::string(schedule_name(q.schedule)),
+                                 std::string(enum_name(q.schedule)),
                                  std::to_string(t.seq_len),
                                  std::to_string(t.global_batch),
                                  std::to_string(t.micro_batch),
-                                 std::string(recompute_name(t.recompute)),
+                                 std::string(enum_name(t.recompute)),
                                  t.flash_attention ? "true" : "false",
-                                 std::string(attention_kernel_name(t.attention_kernel))};
+                                 std::string(enum_name(t.attention_kernel))};
     static_assert(std::size(cells) == std::size(kConfigColumns), "one cell per config column");
     std::string row;
     for (size_t i = 0; i < std::size(cells); ++i) row += (i ? "," : "") + cells[i];
