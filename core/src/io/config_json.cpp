@@ -279,7 +279,7 @@ void write_config(JsonWriter& out, const Config& c) {
     out.key("parallel").begin_object();
     out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
     out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero).field("virtual_stages", p.virtual_stages);
-    out.field("schedule", schedule_name(p.schedule));
+    out.field("schedule", enum_name(p.schedule));
     if (!framework || c.explicit_knobs.overlap_dp_comm) out.field("overlap_dp_comm", p.overlap_dp_comm);
     if (!framework || c.explicit_knobs.overlap_tp_comm) out.field("overlap_tp_comm", p.overlap_tp_comm);
     // Written only when set, so configs without an uneven split keep their canonical text.
@@ -292,16 +292,16 @@ void write_config(JsonWriter& out, const Config& c) {
     const TrainingSpec& t = c.training;
     out.key("training").begin_object();
     out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
-    out.field("recompute", recompute_name(t.recompute)).field("flash_attention", t.flash_attention);
-    if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", attention_kernel_name(t.attention_kernel));
-    out.field("optimizer", optimizer_name(t.optimizer)).field("tokens", t.tokens);
+    out.field("recompute", enum_name(t.recompute)).field("flash_attention", t.flash_attention);
+    if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", enum_name(t.attention_kernel));
+    out.field("optimizer", enum_name(t.optimizer)).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
     if (!t.finetune.is_default()) {
         const FinetuneSpec& f = t.finetune;
         out.key("finetune").begin_object();
-        out.field("method", finetune_method_name(f.method));
+        out.field("method", enum_name(f.method));
         if (f.lora_rank != 0) out.field("lora_rank", f.lora_rank);
-        out.field("lora_targets", lora_targets_name(f.lora_targets)).field("frozen_layers", f.frozen_layers);
+        out.field("lora_targets", enum_name(f.lora_targets)).field("frozen_layers", f.frozen_layers);
         out.end_object();
     }
     if (t.offload_optimizer) out.field("offload_optimizer", true);

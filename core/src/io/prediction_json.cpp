@@ -1,6 +1,7 @@
 // trainclock: the result JSON of DESIGN.md 3 ("trainclock/result/v1") and its CSV form.
 // One table of result fields drives both, so the two never disagree on names or order.
-#include <array>
+#include <string>
+#include <string_view>
 
 #include "io/config_json.hpp"
 #include "io/prediction_json.hpp"
@@ -12,11 +13,13 @@
 namespace trainclock {
 namespace {
 
-struct ScalarField {
+// One number of the result: its key and where it sits in S (Prediction, MemoryBreakdown, StepBreakdown).
+template <class S>
+struct Field {
     std::string_view key;
-    double Prediction::*member;
+    double S::*member;
 };
-constexpr std::array<ScalarField, 15> kScalars = {{
+constexpr Field<Prediction> kScalars[] = {
     {"iteration_time_s", &Prediction::iteration_time_s},
     {"tokens_per_s", &Prediction::tokens_per_s},
     {"tokens_per_s_per_gpu", &Prediction::tokens_per_s_per_gpu},
@@ -32,13 +35,8 @@ constexpr std::array<ScalarField, 15> kScalars = {{
     {"energy_kwh", &Prediction::energy_kwh},
     {"params_total", &Prediction::params_total},
     {"params_active", &Prediction::params_active},
-}};
-
-struct MemoryField {
-    std::string_view key;
-    double MemoryBreakdown::*member;
 };
-constexpr std::array<MemoryField, 9> kMemory = {{
+constexpr Field<MemoryBreakdown> kMemory[] = {
     {"per_gpu_gib", &MemoryBreakdown::per_gpu_gib},
     {"capacity_gib", &MemoryBreakdown::capacity_gib},
     {"weights_gib", &MemoryBreakdown::weights_gib},
@@ -48,13 +46,8 @@ constexpr std::array<MemoryField, 9> kMemory = {{
     {"activations_gib", &MemoryBreakdown::activations_gib},
     {"other_gib", &MemoryBreakdown::other_gib},
     {"host_gib", &MemoryBreakdown::host_gib},
-}};
-
-struct BreakdownField {
-    std::string_view key;
-    double StepBreakdown::*member;
 };
-constexpr std::array<BreakdownField, 12> kBreakdown = {{
+constexpr Field<StepBreakdown> kBreakdown[] = {
     {"gemm", &StepBreakdown::gemm},
     {"attention", &StepBreakdown::attention},
     {"elementwise", &StepBreakdown::elementwise},
@@ -67,7 +60,31 @@ constexpr std::array<BreakdownField, 12> kBreakdown = {{
     {"ep_comm", &StepBreakdown::ep_comm},
     {"pipeline_bubble", &StepBreakdown::pipeline_bubble},
     {"overhead", &StepBreakdown::overhead},
-}};
+};
+
+// Unknown cost or energy (a preset without a price or TDP) is null in JSON and an empty CSV cell, never 0.
+template <class S>
+bool known(const S&, double S::*) {
+    return true;
+}
+bool known(const Prediction& p, double Prediction::*member) {
+    return !(member == &Prediction::cost_usd && !p.cost_known) && !(member == &Prediction::energy_kwh && !p.energy_known);
+}
+
+template <class S, size_t N>
+void write_fields(JsonWriter& out, const Field<S> (&table)[N], const S& from) {
+    for (const Field<S>& field : table) {
+        if (known(from, field.member))
+            out.field(field.key, from.*field.member);
+        else
+            out.key(field.key).null();
+    }
+}
+
+template <class S, size_t N>
+void append_cells(std::string& row, const Field<S> (&table)[N], const S& from) {
+    for (const Field<S>& field : table) row += "," + (known(from, field.member) ? json_number(from.*field.member) : std::string());
+}
 
 // RFC 4180: quote a cell holding a comma, quote or line break.
 std::string csv_cell(std::string_view text) {
@@ -105,15 +122,7 @@ const char* const kConfigColumns[] = {"model",
 
 void write_prediction_members(JsonWriter& out, const Prediction& p, const Config* config) {
     out.field("schema", kResultSchema);
-    for (const auto& field : kScalars) {
-        // Unknown cost or energy is null, never 0 (a preset without a price or TDP).
-        const bool unknown =
-            (field.member == &Prediction::cost_usd && !p.cost_known) || (field.member == &Prediction::energy_kwh && !p.energy_known);
-        if (unknown)
-            out.key(field.key).null();
-        else
-            out.field(field.key, p.*field.member);
-    }
+    write_fields(out, kScalars, p);
     out.field("goodput", p.run.goodput).field("expected_interruptions", p.run.expected_interruptions);
     const WholeRun& r = p.run;
     out.key("whole_run").begin_object();
@@ -127,11 +136,11 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     out.end_array();
     out.end_object();
     out.key("memory").begin_object();
-    for (const auto& field : kMemory) out.field(field.key, p.memory.*field.member);
+    write_fields(out, kMemory, p.memory);
     out.field("fits", p.memory.fits);
     out.end_object();
     out.key("breakdown_s").begin_object();
-    for (const auto& field : kBreakdown) out.field(field.key, p.breakdown_s.*field.member);
+    write_fields(out, kBreakdown, p.breakdown_s);
     out.end_object();
     out.key("warnings").begin_array();
     for (const auto& warning : p.warnings) out.value(warning);
@@ -191,24 +200,20 @@ std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
                                  q.sequence_parallel ? "true" : "false",
                                  std::to_string(q.zero),
                                  std::to_string(q.virtual_stages),
-                                 std::string(schedule_name(q.schedule)),
+                                 std::string(enum_name(q.schedule)),
                                  std::to_string(t.seq_len),
                                  std::to_string(t.global_batch),
                                  std::to_string(t.micro_batch),
-                                 std::string(recompute_name(t.recompute)),
+                                 std::string(enum_name(t.recompute)),
                                  t.flash_attention ? "true" : "false",
-                                 std::string(attention_kernel_name(t.attention_kernel))};
+                                 std::string(enum_name(t.attention_kernel))};
     static_assert(std::size(cells) == std::size(kConfigColumns), "one cell per config column");
     std::string row;
     for (size_t i = 0; i < std::size(cells); ++i) row += (i ? "," : "") + cells[i];
-    for (const auto& field : kScalars) {
-        const bool unknown =
-            (field.member == &Prediction::cost_usd && !p.cost_known) || (field.member == &Prediction::energy_kwh && !p.energy_known);
-        row += "," + (unknown ? std::string() : json_number(p.*field.member));  // unknown: an empty cell
-    }
-    for (const auto& field : kMemory) row += "," + json_number(p.memory.*field.member);
+    append_cells(row, kScalars, p);
+    append_cells(row, kMemory, p.memory);
     row += p.memory.fits ? ",true" : ",false";
-    for (const auto& field : kBreakdown) row += "," + json_number(p.breakdown_s.*field.member);
+    append_cells(row, kBreakdown, p.breakdown_s);
     std::string warnings;
     for (const auto& warning : p.warnings) warnings += (warnings.empty() ? "" : "; ") + warning;
     return row + "," + csv_cell(warnings) + "," + json_number(p.run.goodput) + "," + json_number(p.run.expected_interruptions);

@@ -18,65 +18,12 @@ namespace trainclock {
 
 // [SECTION] Enum spellings ------------------------------------------------------------------------
 
-const EnumName<PipelineSchedule> kScheduleNames[3] = {
-    {"gpipe", PipelineSchedule::gpipe},
-    {"1f1b", PipelineSchedule::one_f_one_b},
-    {"interleaved", PipelineSchedule::interleaved},
-};
-const EnumName<Recompute> kRecomputeNames[3] = {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
-const EnumName<AttentionKernel> kAttentionKernelNames[2] = {{"flash2", AttentionKernel::flash2}, {"flash3", AttentionKernel::flash3}};
-const EnumName<FinetuneMethod> kFinetuneMethodNames[3] = {
-    {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
-const EnumName<LoraTargets> kLoraTargetsNames[2] = {{"attention", LoraTargets::attention}, {"all-linear", LoraTargets::all_linear}};
-const EnumName<Optimizer> kOptimizerNames[7] = {{"adamw", Optimizer::adamw},
-                                                {"adamw8bit", Optimizer::adamw8bit},
-                                                {"adam", Optimizer::adam},
-                                                {"lamb", Optimizer::lamb},
-                                                {"lamb-per-tensor", Optimizer::lamb_per_tensor},
-                                                {"sgd", Optimizer::sgd},
-                                                {"adamw-per-tensor", Optimizer::adamw_per_tensor}};
-const EnumName<Fp8Recipe> kFp8RecipeNames[6] = {
-    {"delayed", Fp8Recipe::delayed},     {"tensorwise", Fp8Recipe::tensorwise}, {"rowwise", Fp8Recipe::rowwise},
-    {"blockwise", Fp8Recipe::blockwise}, {"mxfp8", Fp8Recipe::mxfp8},           {"nvfp4", Fp8Recipe::nvfp4},
-};
-const EnumName<GpuGeneration> kGpuGenerationNames[kGpuGenerationCount] = {
-    {"pre_hopper", GpuGeneration::pre_hopper}, {"hopper", GpuGeneration::hopper}, {"blackwell", GpuGeneration::blackwell}};
-const EnumName<GatherPrefetch> kGatherPrefetchNames[3] = {
-    {"none", GatherPrefetch::none}, {"layer", GatherPrefetch::layer}, {"bucket", GatherPrefetch::bucket}};
-const EnumName<DType> kDTypeNames[kDTypeCount] = {
-    {"fp32", DType::fp32}, {"tf32", DType::tf32},   {"fp16", DType::fp16},   {"bf16", DType::bf16},
-    {"fp8", DType::fp8},   {"mxfp8", DType::mxfp8}, {"nvfp4", DType::nvfp4},
-};
-
 namespace {
 
-const EnumName<Architecture> kArchitectures[] = {
-    {"decoder", Architecture::decoder},
-    {"encoder", Architecture::encoder},
-    {"encoder-decoder", Architecture::encoder_decoder},
-};
-const EnumName<Activation> kActivations[] = {
-    {"gelu", Activation::gelu},     {"relu", Activation::relu},   {"squared-relu", Activation::squared_relu},
-    {"swiglu", Activation::swiglu}, {"geglu", Activation::geglu},
-};
-const EnumName<Norm> kNorms[] = {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}};
-const EnumName<LocalAttentionKind> kLocalAttentionKinds[] = {
-    {"none", LocalAttentionKind::none}, {"sliding", LocalAttentionKind::sliding}, {"chunked", LocalAttentionKind::chunked}};
-const EnumName<LossScaling> kLossScalings[] = {{"none", LossScaling::none}, {"dynamic", LossScaling::dynamic}};
-const EnumName<MasterWeights> kMasterWeights[] = {{"none", MasterWeights::none}, {"fp32", MasterWeights::fp32}};
-
-template <class E, size_t N>
-std::string_view name_of(const EnumName<E> (&names)[N], E value) {
-    for (const auto& entry : names) {
-        if (entry.value == value) return entry.name;
-    }
-    return "?";
-}
-
-template <class E, size_t N>
-std::vector<std::string_view> names_in_order(const EnumName<E> (&names)[N]) {
-    std::vector<std::string_view> out(N);
-    for (const auto& entry : names) out[static_cast<size_t>(entry.value)] = entry.name;
+template <class E>
+std::vector<std::string_view> names_in_order(const Spellings<E>& spellings) {
+    std::vector<std::string_view> out(spellings.count);
+    for (size_t i = 0; i < spellings.count; ++i) out[static_cast<size_t>(spellings.names[i].value)] = spellings.names[i].name;
     return out;
 }
 
@@ -129,19 +76,8 @@ void end_spec(JsonWriter& out, const Spec& spec) {
 
 }  // namespace
 
-std::string_view architecture_name(Architecture value) { return name_of(kArchitectures, value); }
-std::string_view activation_name(Activation value) { return name_of(kActivations, value); }
-std::string_view norm_name(Norm value) { return name_of(kNorms, value); }
-std::string_view local_attention_kind_name(LocalAttentionKind value) { return name_of(kLocalAttentionKinds, value); }
-std::string_view schedule_name(PipelineSchedule value) { return name_of(kScheduleNames, value); }
-std::string_view optimizer_name(Optimizer value) { return name_of(kOptimizerNames, value); }
-std::string_view recompute_name(Recompute value) { return name_of(kRecomputeNames, value); }
-std::string_view attention_kernel_name(AttentionKernel value) { return name_of(kAttentionKernelNames, value); }
-std::string_view finetune_method_name(FinetuneMethod value) { return name_of(kFinetuneMethodNames, value); }
-std::string_view lora_targets_name(LoraTargets value) { return name_of(kLoraTargetsNames, value); }
-std::string_view fp8_recipe_name(Fp8Recipe value) { return name_of(kFp8RecipeNames, value); }
-std::string_view gpu_generation_name(GpuGeneration value) { return name_of(kGpuGenerationNames, value); }
-std::string_view gather_prefetch_name(GatherPrefetch value) { return name_of(kGatherPrefetchNames, value); }
+std::string_view fp8_recipe_name(Fp8Recipe value) { return enum_name(value); }
+std::string_view gpu_generation_name(GpuGeneration value) { return enum_name(value); }
 
 Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name, const std::vector<std::string>& names) {
     std::string message = "unknown " + std::string(kind) + " preset '" + std::string(name) + "'";
@@ -154,21 +90,11 @@ Error unknown_preset_error(std::string_view key, std::string_view kind, std::str
 }
 
 std::vector<std::string_view> enum_names(std::string_view path) {
-    if (path == "model.architecture") return names_in_order(kArchitectures);
-    if (path == "model.activation") return names_in_order(kActivations);
-    if (path == "model.norm") return names_in_order(kNorms);
-    if (path == "model.local_attention.kind") return names_in_order(kLocalAttentionKinds);
-    if (path == "dtype") return names_in_order(kDTypeNames);
-    if (path == "precision.master_weights") return names_in_order(kMasterWeights);
-    if (path == "precision.loss_scaling") return names_in_order(kLossScalings);
-    if (path == "precision.fp8_recipe") return names_in_order(kFp8RecipeNames);
-    if (path == "parallel.schedule") return names_in_order(kScheduleNames);
-    if (path == "training.recompute") return names_in_order(kRecomputeNames);
-    if (path == "training.attention_kernel") return names_in_order(kAttentionKernelNames);
-    if (path == "training.optimizer") return names_in_order(kOptimizerNames);
-    if (path == "training.finetune.method") return names_in_order(kFinetuneMethodNames);
-    if (path == "training.finetune.lora_targets") return names_in_order(kLoraTargetsNames);
-    return {};
+    std::vector<std::string_view> out;
+    if (path.empty()) return out;  // "" marks a table no config key reads
+    std::apply([&](const auto&... spellings) { ((spellings.path == path ? void(out = names_in_order(spellings)) : void()), ...); },
+               kSpellings);
+    return out;
 }
 
 // [SECTION] Reading (keys of presets/README.md) ---------------------------------------------------
@@ -428,7 +354,7 @@ void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
 
 void write_model(JsonWriter& out, const ModelSpec& spec) {
     begin_spec(out, spec);
-    out.field("architecture", architecture_name(spec.architecture));
+    out.field("architecture", enum_name(spec.architecture));
     out.field("layers", spec.layers);
     if (spec.decoder_layers != 0) out.field("decoder_layers", spec.decoder_layers);
     out.field("hidden", spec.hidden);
@@ -438,8 +364,8 @@ void write_model(JsonWriter& out, const ModelSpec& spec) {
     out.field("ffn_hidden", spec.ffn_hidden);
     out.field("vocab", spec.vocab);
     if (spec.max_seq_len != 0) out.field("max_seq_len", spec.max_seq_len);
-    out.field("activation", activation_name(spec.activation));
-    out.field("norm", norm_name(spec.norm));
+    out.field("activation", enum_name(spec.activation));
+    out.field("norm", enum_name(spec.norm));
     out.field("tied_embeddings", spec.tied_embeddings);
     if (spec.memory_len != 0) out.field("memory_len", spec.memory_len);
     if (spec.relative_position) out.field("relative_position", spec.relative_position);
@@ -465,7 +391,7 @@ void write_model(JsonWriter& out, const ModelSpec& spec) {
     const LocalAttentionSpec& local = spec.local_attention;
     if (local.kind != LocalAttentionKind::none || local.window || local.full_every) {
         out.key("local_attention").begin_object();
-        out.field("kind", local_attention_kind_name(local.kind)).field("window", local.window).field("full_every", local.full_every);
+        out.field("kind", enum_name(local.kind)).field("window", local.window).field("full_every", local.full_every);
         out.end_object();
     }
     if (spec.mtp_layers != 0) out.field("mtp_layers", spec.mtp_layers);
@@ -523,11 +449,11 @@ void write_precision(JsonWriter& out, const PrecisionSpec& spec) {
     out.field("gemm", dtype_name(spec.gemm));
     out.field("activations", dtype_name(spec.activations));
     out.field("params", dtype_name(spec.params));
-    out.field("master_weights", name_of(kMasterWeights, spec.master_weights));
+    out.field("master_weights", enum_name(spec.master_weights));
     out.field("grads", dtype_name(spec.grads));
     out.field("grad_reduce", dtype_name(spec.grad_reduce));
     out.field("optimizer_states", dtype_name(spec.optimizer_states));
-    out.field("loss_scaling", name_of(kLossScalings, spec.loss_scaling));
+    out.field("loss_scaling", enum_name(spec.loss_scaling));
     out.field("autocast", spec.autocast);
     if (spec.fp8_recipe) out.field("fp8_recipe", fp8_recipe_name(*spec.fp8_recipe));
     out.end_object();
@@ -537,7 +463,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     begin_spec(out, spec);
     out.key("attention_kernel").begin_object();
     for (const auto& generation : kGpuGenerationNames)
-        out.field(generation.name, attention_kernel_name(spec.attention_kernel[static_cast<int>(generation.value)]));
+        out.field(generation.name, enum_name(spec.attention_kernel[static_cast<int>(generation.value)]));
     out.end_object();
     out.field("overlap_tp_comm", spec.overlap_tp_comm).field("overlap_dp_comm", spec.overlap_dp_comm);
     out.field("overlap_pp_comm", spec.overlap_pp_comm).field("overlap_cp_comm", spec.overlap_cp_comm);
@@ -546,7 +472,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("fused_optimizer", spec.fused_optimizer).field("fused_norms", spec.fused_norms);
     out.field("fused_elementwise", spec.fused_elementwise);
     out.field("host_op_s", spec.host_op_s);
-    out.field("gather_prefetch", gather_prefetch_name(spec.gather_prefetch));
+    out.field("gather_prefetch", enum_name(spec.gather_prefetch));
     if (spec.op_level_sac) out.field("op_level_sac", true);
     if (!spec.quantize_layouts_one_pass) out.field("quantize_layouts_one_pass", false);
     if (with_sources && !spec.sources.empty()) {

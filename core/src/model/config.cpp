@@ -72,12 +72,11 @@ std::optional<Error> check_attention_features(const ModelSpec& m) {
         TRAINCLOCK_TRY(out_of_range<int64_t>("model.local_attention.full_every", l.full_every, 0, m.layers));
         if (m.architecture != Architecture::decoder)
             return Error{"model.local_attention",
-                         "only for decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
+                         "only for decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.mtp_layers", m.mtp_layers, 0, 64));
     if (m.mtp_layers > 0 && m.architecture != Architecture::decoder)
-        return Error{"model.mtp_layers",
-                     "only for decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
+        return Error{"model.mtp_layers", "only for decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     return std::nullopt;
 }
 
@@ -103,7 +102,7 @@ std::optional<Error> check_model(const ModelSpec& m) {
         TRAINCLOCK_TRY(out_of_range<int64_t>("model.decoder_layers", m.decoder_layers, 1, kMaxLayers));
     } else if (m.decoder_layers != 0) {
         return Error{"model.decoder_layers",
-                     "only for encoder-decoder models (model.architecture is " + std::string(architecture_name(m.architecture)) + ")"};
+                     "only for encoder-decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     }
     TRAINCLOCK_TRY(check_attention_features(m));
     const MoeSpec& moe = m.moe;
@@ -388,7 +387,7 @@ std::optional<Error> check_finetune(const Config& c) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("training.finetune.frozen_layers", f.frozen_layers, 0, total_layers(m)));
     if (f.adapters()) {
         if (f.lora_rank == 0)
-            return Error{"training.finetune.lora_rank", "required with method " + std::string(finetune_method_name(f.method)) +
+            return Error{"training.finetune.lora_rank", "required with method " + std::string(enum_name(f.method)) +
                                                             " (the adapter rank r, e.g. 16; PEFT's default is 8)"};
         TRAINCLOCK_TRY(out_of_range<int64_t>("training.finetune.lora_rank", f.lora_rank, 1, std::min<int64_t>(m.hidden, 65536)));
         if (f.frozen_layers == total_layers(m))

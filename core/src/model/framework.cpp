@@ -34,8 +34,8 @@ void apply_framework_defaults(Config& c) {
     const GpuGeneration generation = gpu_kernel_generation(c.gpu);
     if (!c.explicit_knobs.attention_kernel) {
         c.training.attention_kernel = f.attention_kernel[static_cast<int>(generation)];
-        c.framework_defaults.push_back("training.attention_kernel = " + std::string(attention_kernel_name(c.training.attention_kernel)) +
-                                       " (" + std::string(gpu_generation_name(generation)) + ")");
+        c.framework_defaults.push_back("training.attention_kernel = " + std::string(enum_name(c.training.attention_kernel)) + " (" +
+                                       std::string(gpu_generation_name(generation)) + ")");
     }
     if (!c.explicit_knobs.overlap_tp_comm) {
         c.parallel.overlap_tp_comm = f.overlap_tp_comm;

@@ -890,15 +890,7 @@ void SearchStateData::merge(const SearchStateData& other) {
 }
 
 // The public classes hold their data behind a pointer (search_internal.hpp) and forward to it.
-SearchSpace::SearchSpace() : data_(std::make_unique<SearchSpaceData>()) {}
-SearchSpace::SearchSpace(const SearchSpace& other) : data_(std::make_unique<SearchSpaceData>(*other.data_)) {}
-SearchSpace::SearchSpace(SearchSpace&& other) noexcept = default;
-SearchSpace& SearchSpace::operator=(const SearchSpace& other) {
-    if (this != &other) data_ = std::make_unique<SearchSpaceData>(*other.data_);
-    return *this;
-}
-SearchSpace& SearchSpace::operator=(SearchSpace&& other) noexcept = default;
-SearchSpace::~SearchSpace() = default;
+SearchSpace::SearchSpace() : data_(Indirect<SearchSpaceData>::make()) {}
 int64_t SearchSpace::cells() const { return data_->cells_; }
 int64_t SearchSpace::layouts() const { return data_->layouts_; }
 const Config& SearchSpace::base() const { return data_->base_; }
@@ -908,15 +900,7 @@ Config SearchSpace::config_for(const SearchLayout& layout) const { return data_-
 bool SearchSpace::pilot_done() const { return !data_->pilot_; }
 void SearchSpace::run_pilot(int64_t steps) { data_->run_pilot(steps); }
 
-SearchState::SearchState(const SearchSpace& space) : data_(std::make_unique<SearchStateData>(space.data())) {}
-SearchState::SearchState(const SearchState& other) : data_(std::make_unique<SearchStateData>(*other.data_)) {}
-SearchState::SearchState(SearchState&& other) noexcept = default;
-SearchState& SearchState::operator=(const SearchState& other) {
-    if (this != &other) data_ = std::make_unique<SearchStateData>(*other.data_);
-    return *this;
-}
-SearchState& SearchState::operator=(SearchState&& other) noexcept = default;
-SearchState::~SearchState() = default;
+SearchState::SearchState(const SearchSpace& space) : data_(Indirect<SearchStateData>::make(space.data())) {}
 void SearchState::run(int64_t begin_cell, int64_t end_cell) { data_->run(begin_cell, end_cell); }
 void SearchState::merge(const SearchState& other) { data_->merge(*other.data_); }
 const std::vector<SearchHit>& SearchState::top() const { return data_->top_; }
@@ -935,7 +919,7 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
     if (p.sequence_parallel) out += " SP";
     out += " ZeRO-" + std::to_string(p.zero);
     if (p.pp > 1) {
-        out += " " + std::string(schedule_name(p.schedule));
+        out += " " + std::string(enum_name(p.schedule));
         if (p.schedule == PipelineSchedule::interleaved) out += "(v=" + std::to_string(p.virtual_stages) + ")";
         const StageSplit& split = p.stage_split;
         if (split.first_stage_layers > 0 || split.last_stage_layers > 0)
@@ -943,7 +927,7 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
         if (split.embedding_in_stage_split) out += " +embedding";
         if (split.loss_in_stage_split) out += " +loss";
     }
-    out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(recompute_name(l.recompute));
+    out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(enum_name(l.recompute));
     out += " " + space.precisions()[size_t(l.precision)].name;
     return out;
 }
@@ -1042,11 +1026,11 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.key("layout").begin_object();
         out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
         out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero);
-        out.field("virtual_stages", p.virtual_stages).field("schedule", schedule_name(p.schedule));
+        out.field("virtual_stages", p.virtual_stages).field("schedule", enum_name(p.schedule));
         out.field("first_stage_layers", p.stage_split.first_stage_layers).field("last_stage_layers", p.stage_split.last_stage_layers);
         out.field("embedding_in_stage_split", p.stage_split.embedding_in_stage_split);
         out.field("loss_in_stage_split", p.stage_split.loss_in_stage_split);
-        out.field("micro_batch", h.layout.micro_batch).field("recompute", recompute_name(h.layout.recompute));
+        out.field("micro_batch", h.layout.micro_batch).field("recompute", enum_name(h.layout.recompute));
         out.end_object();
         out.key("result").begin_object();
         out.field("iteration_time_s", r.iteration_time_s).field("total_time_s", r.total_time_s);
@@ -1083,9 +1067,9 @@ std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& rep
         const Prediction& r = h.prediction;
         out += std::to_string(i + 1) + "," + space.precisions()[size_t(h.layout.precision)].name + "," + std::to_string(p.tp) + "," +
                std::to_string(p.pp) + "," + std::to_string(p.dp) + "," + std::to_string(p.cp) + "," + std::to_string(p.ep) + "," +
-               (p.sequence_parallel ? "true" : "false") + "," + std::to_string(p.zero) + "," + std::string(schedule_name(p.schedule)) +
-               "," + std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
-               std::string(recompute_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," + json_number(r.total_time_s) +
+               (p.sequence_parallel ? "true" : "false") + "," + std::to_string(p.zero) + "," + std::string(enum_name(p.schedule)) + "," +
+               std::to_string(p.virtual_stages) + "," + std::to_string(h.layout.micro_batch) + "," +
+               std::string(enum_name(h.layout.recompute)) + "," + json_number(r.iteration_time_s) + "," + json_number(r.total_time_s) +
                "," + (r.cost_known ? json_number(r.cost_usd) : "") + "," + json_number(r.mfu) + "," + json_number(r.tokens_per_s) + "," +
                json_number(r.memory.per_gpu_gib) + "," + std::to_string(p.stage_split.first_stage_layers) + "," +
                std::to_string(p.stage_split.last_stage_layers) + "," + (p.stage_split.embedding_in_stage_split ? "true" : "false") + "," +

@@ -2,6 +2,7 @@
 // base64url per RFC 4648, and the flat config fields shared with CLI flags.
 #include <catch2/catch.hpp>
 
+#include "io/spec_json.hpp"  // internal: enum_name
 #include "trainclock/io/config_json.hpp"
 #include "trainclock/io/link.hpp"
 #include "trainclock/io/presets.hpp"
@@ -212,6 +213,17 @@ TEST_CASE("enum_names: every choice field's spellings in enum order, each one a 
     }
     for (size_t i = 0; i < enum_names("precision.fp8_recipe").size(); ++i)
         CHECK(fp8_recipe_name(Fp8Recipe(i)) == enum_names("precision.fp8_recipe")[i]);
+}
+
+TEST_CASE("enum_name spells a value as its config key lists it, from the one table of spellings") {
+    CHECK(enum_name(PipelineSchedule::one_f_one_b) == "1f1b");
+    CHECK(enum_name(LoraTargets::all_linear) == "all-linear");
+    CHECK(enum_name(GpuGeneration::pre_hopper) == "pre_hopper");  // a table no config key reads
+    CHECK(enum_names("").empty());
+    const std::vector<std::string_view> optimizers = enum_names("training.optimizer");
+    REQUIRE(optimizers.size() == 7);  // adamw, adamw8bit, adam, lamb, lamb-per-tensor, sgd, adamw-per-tensor
+    for (size_t i = 0; i < optimizers.size(); ++i) CHECK(enum_name(Optimizer(i)) == optimizers[i]);
+    CHECK(enum_name(Recompute(99)) == "?");
 }
 
 TEST_CASE("a knob the config names under a framework stays in the link even at the plain default") {

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "../../../core/src/io/json_writer.hpp"  // internal: number formatting shared by every JSON writer
 #include "trainclock/io/config_json.hpp"
@@ -195,5 +197,37 @@ TEST_CASE("JSON numbers read back as the same double, in at most 17 digits, shor
         }
         while (expected.size() > 1 && expected[0] == '0') expected.erase(0, 1);
         CHECK(shortest_digits(std::strtod(text, nullptr), &exponent) == expected);
+    }
+}
+
+TEST_CASE("unknown cost and energy are null in JSON and empty CSV cells, never 0") {
+    Prediction p = sample_prediction();
+    p.cost_known = false;
+    p.energy_known = false;
+    const std::string json = prediction_to_json(p);
+    CHECK(json.find("\"cost_usd\": null") != std::string::npos);
+    CHECK(json.find("\"energy_kwh\": null") != std::string::npos);
+    CHECK(json.find("\"gpu_hours\": 4800000") != std::string::npos);  // a known figure next to them stays
+    const auto config = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8})");
+    REQUIRE(config.ok());
+    // Split the header and the row (its warnings cell last but two, quoted) into cells by name.
+    auto cells = [](const std::string& line) {
+        std::vector<std::string> out(1);
+        bool quoted = false;
+        for (const char c : line) {
+            if (c == '"') quoted = !quoted;
+            if (c == ',' && !quoted)
+                out.emplace_back();
+            else
+                out.back() += c;
+        }
+        return out;
+    };
+    const std::vector<std::string> names = cells(prediction_csv_header()), values = cells(prediction_to_csv_row(p, config.value()));
+    REQUIRE(names.size() == values.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == "cost_usd" || names[i] == "energy_kwh") CHECK(values[i].empty());
+        if (names[i] == "gpu_hours") CHECK(values[i] == "4800000");
+        if (names[i] == "memory_per_gpu_gib") CHECK(values[i] == "79");
     }
 }

@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainclock/indirect.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/status.hpp"
@@ -136,12 +137,6 @@ public:
     // are malformed (top_k < 1, an empty precision list after filtering, num_gpus < 1).
     static Result<SearchSpace> create(const Config& base, const SearchOptions& options);
 
-    SearchSpace(const SearchSpace& other);
-    SearchSpace(SearchSpace&& other) noexcept;
-    SearchSpace& operator=(const SearchSpace& other);
-    SearchSpace& operator=(SearchSpace&& other) noexcept;
-    ~SearchSpace();
-
     int64_t cells() const;    // work items for SearchState::run
     int64_t layouts() const;  // layouts in the whole space
     const Config& base() const;
@@ -159,7 +154,7 @@ public:
 
 private:
     SearchSpace();
-    std::unique_ptr<SearchSpaceData> data_;
+    Indirect<SearchSpaceData> data_;
 };
 
 // The evaluation of some cells of one space (one per thread or per UI session).
@@ -170,18 +165,12 @@ public:
     void run(int64_t begin_cell, int64_t end_cell);  // evaluate cells [begin, end)
     void merge(const SearchState& other);            // add another state's results
 
-    SearchState(const SearchState& other);
-    SearchState(SearchState&& other) noexcept;
-    SearchState& operator=(const SearchState& other);
-    SearchState& operator=(SearchState&& other) noexcept;
-    ~SearchState();
-
     const std::vector<SearchHit>& top() const;                 // best first, at most top_k, no two equivalent
     const SearchStats& stats() const;                          // of the cells run here (enumeration excluded)
     const std::optional<MemoryNeed>& smallest_memory() const;  // least memory seen among rule-passing layouts
 
 private:
-    std::unique_ptr<SearchStateData> data_;
+    Indirect<SearchStateData> data_;
 };
 
 struct SearchReport {
