@@ -979,6 +979,21 @@ std::string torchtitan_preset(const std::string& name, const std::string& flavor
 
 }  // namespace
 
+namespace {
+
+// The product when it stays within 2^53 (config JSON's exact integers, as TomlReader::integer),
+// nullopt past it: degrees and batch sizes read up to 2^53 each overflowed int64 multiplied.
+std::optional<int64_t> exact_product(std::initializer_list<int64_t> factors) {
+    constexpr int64_t limit = int64_t(1) << 53;
+    int64_t out = 1;
+    for (const int64_t factor : factors) {
+        if (__builtin_mul_overflow(out, factor, &out) || out > limit || out < -limit) return std::nullopt;
+    }
+    return out;
+}
+
+}  // namespace
+
 Result<Imported> import_torchtitan(std::string_view toml, std::string_view overrides_json) {
     auto parsed = parse_toml(toml);
     if (!parsed) return parsed.error();
@@ -1015,11 +1030,11 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     if (shard < 0) {  // -1: every GPU left after the other degrees (ParallelDims)
         if (!num_gpus) {
             t.fail("parallelism.data_parallel_shard_degree", "-1 (the rest of the GPUs) needs the GPU count: give --gpus N");
-        } else if (*num_gpus % (replicate * tp * pp * cp) != 0) {
+        } else if (const auto ranks = exact_product({replicate, tp, pp, cp}); !ranks || *num_gpus % *ranks != 0) {
             t.fail("parallelism.data_parallel_shard_degree",
                    "-1: " + std::to_string(*num_gpus) + " GPUs do not divide by replicate*tp*pp*cp");
         } else {
-            shard = *num_gpus / (replicate * tp * pp * cp);
+            shard = *num_gpus / *ranks;
         }
     }
     for (const auto& [key, value] : {std::pair<const char*, int64_t>{"parallelism.tensor_parallel_degree", tp},
@@ -1031,8 +1046,10 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     }
     if (shard == 0 || shard < -1)
         return Error{"parallelism.data_parallel_shard_degree", "must be -1 or at least 1, got " + std::to_string(shard)};
+    const auto gpus = exact_product({replicate, std::max<int64_t>(shard, 1), tp, pp, cp});
+    if (!gpus) return t.error() ? *t.error() : Error{"parallelism", "the degrees multiply to more than 2^53 GPUs"};
     const int64_t dp = replicate * std::max<int64_t>(shard, 1);
-    if (!num_gpus) d.num_gpus = dp * tp * pp * cp;
+    if (!num_gpus) d.num_gpus = *gpus;
     d.parallel.set("tp", number(tp));
     d.parallel.set("pp", number(pp));
     d.parallel.set("cp", number(cp));
@@ -1059,7 +1076,9 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     const int64_t seq = t.integer({"training.seq_len"}).value_or(2048);
     d.training.set("seq_len", number(seq));
     d.training.set("micro_batch", number(local));
-    const int64_t gbs = global > 0 ? global : local * dp;  // JobConfig: global_batch_size -1 = local x dp (no accumulation)
+    const auto local_x_dp = exact_product({local, dp});
+    if (global <= 0 && !local_x_dp) return Error{"training.local_batch_size", "local_batch_size x dp is over 2^53"};
+    const int64_t gbs = global > 0 ? global : *local_x_dp;  // JobConfig: global_batch_size -1 = local x dp (no accumulation)
     d.training.set("global_batch", number(gbs));
     // ActivationCheckpoint.mode defaults to "selective" (op-level SAC).
     const std::string mode = t.text({"activation_checkpoint.mode"}).value_or("selective");

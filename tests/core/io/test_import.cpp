@@ -510,6 +510,23 @@ TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
     REQUIRE(one_line.ok());
     CHECK(has(lines.value().json, R"("precision": "fp8-mixed")"));
     CHECK(lines.value().json == one_line.value().json);
+    // Degrees and batch sizes are read up to 2^53 each; their products past 2^53 are errors, not a
+    // signed overflow (UBSan in fuzz_import_torchtitan: 16666661666661 * 16666661666661).
+    const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+    auto degrees = import_torchtitan(model + "[parallelism]\ntensor_parallel_degree = 16666661666661\n"
+                                             "data_parallel_shard_degree = 16666661666661\n");
+    REQUIRE_FALSE(degrees.ok());
+    CHECK(degrees.error().key == "parallelism");
+    CHECK(degrees.error().message == "the degrees multiply to more than 2^53 GPUs");
+    auto spread = import_torchtitan(model + "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 4294967296\n"
+                                            "pipeline_parallel_degree = 4294967296\n",
+                                    R"({"num_gpus": 8})");
+    REQUIRE_FALSE(spread.ok());
+    CHECK(spread.error().key == "parallelism.data_parallel_shard_degree");
+    auto batch = import_torchtitan(model + "[parallelism]\ndata_parallel_shard_degree = 1048576\n"
+                                           "[training]\nlocal_batch_size = 1125899906842624\n");
+    REQUIRE_FALSE(batch.ok());
+    CHECK(batch.error().key == "training.local_batch_size");
     auto open_array = import_torchtitan("[model]\nname = \"llama3\"\nconverters = [\n  \"float8\",\n  [\n]\n");
     REQUIRE_FALSE(open_array.ok());
     CHECK(open_array.error().key == "line 3");
