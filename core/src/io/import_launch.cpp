@@ -186,6 +186,17 @@ std::optional<int64_t> parse_integer(std::string_view text) {
     return static_cast<int64_t>(value);
 }
 
+// The product when it stays within 2^53 (config JSON's exact integers, as parse_integer and
+// TomlReader::integer read), nullopt past it: two such numbers multiplied can overflow int64.
+std::optional<int64_t> exact_product(std::initializer_list<int64_t> factors) {
+    constexpr int64_t limit = int64_t(1) << 53;
+    int64_t out = 1;
+    for (const int64_t factor : factors) {
+        if (__builtin_mul_overflow(out, factor, &out) || out > limit || out < -limit) return std::nullopt;
+    }
+    return out;
+}
+
 // [SECTION] Megatron-LM / NeMo ----------------------------------------------------------------------
 
 // Store-true switches of Megatron-LM's megatron/training/arguments.py (and torchrun's) that take
@@ -551,7 +562,12 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
         return;
     }
     // Megatron pads the embedding to a multiple of make-vocab-size-divisible-by x TP (_vocab_size_with_padding).
-    const int64_t multiple = a.positive("make-vocab-size-divisible-by").value_or(128) * std::max<int64_t>(tp, 1);
+    const auto padding = exact_product({a.positive("make-vocab-size-divisible-by").value_or(128), std::max<int64_t>(tp, 1)});
+    if (!padding) {
+        a.fail("make-vocab-size-divisible-by", "times --tensor-model-parallel-size is over 2^53");
+        return;
+    }
+    const int64_t multiple = *padding;
     const int64_t padded = (*vocab + multiple - 1) / multiple * multiple;
     if (padded != *vocab)
         d.warn("vocab " + std::to_string(*vocab) + " padded to " + std::to_string(padded) + " as Megatron does (multiple of " +
@@ -647,10 +663,13 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     const auto nodes = a.text("nnodes");
     if (per_node) {
         const auto node_count = nodes ? parse_integer(*nodes) : std::optional<int64_t>(1);
+        const auto gpus = node_count ? exact_product({*per_node, *node_count}) : std::nullopt;
         if (!node_count)
             a.fail("nnodes", "'" + *nodes + "' is not a fixed node count (elastic ranges are not supported)");
+        else if (!gpus)
+            a.fail("nnodes", "times --nproc-per-node is over 2^53 GPUs");
         else
-            d.num_gpus = *per_node * *node_count;
+            d.num_gpus = *gpus;
     } else if (!overrides_have(overrides_json, "num_gpus")) {
         d.warn("the GPU count is not in the arguments (no torchrun --nproc-per-node): give --gpus N, else dp = 1");
     }
@@ -670,10 +689,11 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     int64_t virtual_stages = a.positive("virtual-pipeline-model-parallel-size").value_or(1);
     if (const auto per_chunk = a.positive("num-layers-per-virtual-pipeline-stage")) {
         const int64_t layers = a.positive("num-layers").value_or(0);
-        if (*per_chunk <= 0 || layers % (pp * *per_chunk) != 0) {
+        const auto stage_layers = exact_product({pp, *per_chunk});  // past 2^53: more than any layer count
+        if (*per_chunk <= 0 || !stage_layers || layers % *stage_layers != 0) {
             a.fail("num-layers-per-virtual-pipeline-stage", "does not split the layers evenly over pp x chunks");
         } else {
-            virtual_stages = layers / (pp * *per_chunk);
+            virtual_stages = layers / *stage_layers;
         }
     }
     if (virtual_stages > 1) {
@@ -975,21 +995,6 @@ std::string torchtitan_preset(const std::string& name, const std::string& flavor
         if (id == key) return std::string(preset);
     }
     return "";
-}
-
-}  // namespace
-
-namespace {
-
-// The product when it stays within 2^53 (config JSON's exact integers, as TomlReader::integer),
-// nullopt past it: degrees and batch sizes read up to 2^53 each overflowed int64 multiplied.
-std::optional<int64_t> exact_product(std::initializer_list<int64_t> factors) {
-    constexpr int64_t limit = int64_t(1) << 53;
-    int64_t out = 1;
-    for (const int64_t factor : factors) {
-        if (__builtin_mul_overflow(out, factor, &out) || out > limit || out < -limit) return std::nullopt;
-    }
-    return out;
 }
 
 }  // namespace

@@ -393,6 +393,15 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     rejected("--nproc_per_node 8 --nnodes 1:4", "--nnodes");
     rejected("--fp8-format e5m2", "--fp8-format");
     rejected("--optimizer muon", "--optimizer");
+    // Products of numbers read up to 9e15 each: past 2^53 an error, not a signed overflow.
+    rejected("--nproc-per-node 9000000000000000 --nnodes 9000000000000000", "--nnodes");
+    auto padding = import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
+                                                      "--make-vocab-size-divisible-by 9000000000000000 "
+                                                      "--tensor-model-parallel-size 9000000000000000"));
+    REQUIRE_FALSE(padding.ok());
+    CHECK(padding.error().key == "--make-vocab-size-divisible-by");
+    rejected("--pipeline-model-parallel-size 9000000000000000 --num-layers-per-virtual-pipeline-stage 9000000000000000",
+             "--num-layers-per-virtual-pipeline-stage");
     auto freq = import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
                                                    "--num-experts 4 --moe-layer-freq [1,0,1,1]"));
     REQUIRE_FALSE(freq.ok());
