@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -186,10 +187,10 @@ std::optional<int64_t> parse_integer(std::string_view text) {
     return static_cast<int64_t>(value);
 }
 
-// The product when it stays within 2^53 (config JSON's exact integers, as parse_integer and
-// TomlReader::integer read), nullopt past it: two such numbers multiplied can overflow int64.
-std::optional<int64_t> exact_product(std::initializer_list<int64_t> factors) {
-    constexpr int64_t limit = int64_t(1) << 53;
+// The product when it stays within `limit` (by default 2^53, config JSON's exact integers, as
+// parse_integer and TomlReader::integer read), nullopt past it: two such numbers multiplied can
+// overflow int64.
+std::optional<int64_t> exact_product(std::initializer_list<int64_t> factors, int64_t limit = int64_t(1) << 53) {
     int64_t out = 1;
     for (const int64_t factor : factors) {
         if (__builtin_mul_overflow(out, factor, &out) || out > limit || out < -limit) return std::nullopt;
@@ -1216,23 +1217,32 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
             d.warn("the GPU count is not in the config: give --gpus N (1 data-parallel rank assumed)");
         }
     }
+    // Integers are read up to 2^63: a product past it is an error, not a signed overflow.
+    constexpr int64_t int64_max = std::numeric_limits<int64_t>::max();
     if (T && M && A && !dp) {
-        if (*T % (*M * *A) != 0)
+        const auto per_rank = exact_product({*M, *A}, int64_max);
+        if (!per_rank)
+            error = Error{"train_batch_size", "micro x accumulation overflows a 64-bit integer"};
+        else if (*T % *per_rank != 0)
             error = Error{"train_batch_size", std::to_string(*T) + " is not micro x accumulation x ranks"};
         else
-            dp = *T / (*M * *A);
+            dp = *T / *per_rank;
     } else if (T && dp && (!M || !A)) {
         const int64_t per_rank = *T / std::max<int64_t>(*dp, 1);
         if (!M) M = A ? per_rank / std::max<int64_t>(*A, 1) : per_rank;
         if (!A) A = per_rank / std::max<int64_t>(*M, 1);
     } else if (!T && M && A && dp) {
-        T = *M * *A * *dp;
+        T = exact_product({*M, *A, *dp}, int64_max);
+        if (!T) error = Error{"train_batch_size", "micro x accumulation x ranks overflows a 64-bit integer"};
     }
-    if (T && M && A && dp && *M * *A * *dp != *T) {
+    if (T && M && A && dp && exact_product({*M, *A, *dp}, int64_max) != T) {
         error = Error{"train_batch_size", std::to_string(*T) + " differs from micro x accumulation x ranks = " + std::to_string(*M) +
                                               " x " + std::to_string(*A) + " x " + std::to_string(*dp)};
     }
-    if (dp && !gpus) gpus = *dp * tp;
+    if (dp && !gpus) {
+        gpus = exact_product({*dp, tp}, int64_max);
+        if (!gpus) error = Error{"tensor_parallel.autotp_size", "times the data-parallel ranks overflows a 64-bit integer"};
+    }
     if (train) d.training.set("global_batch", number(*train));
     if (micro) d.training.set("micro_batch", number(*micro));
     if (gpus && !overrides_have(overrides_json, "num_gpus")) d.num_gpus = *gpus;

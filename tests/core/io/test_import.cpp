@@ -555,6 +555,22 @@ TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
     CHECK(config.value().precision.name == "fp16-mixed");
     CHECK(config.value().num_gpus == 16);  // train_batch_size 16 = micro 1 (assumed) x accumulation 1 x 16 ranks
     CHECK(config.value().training.optimizer == Optimizer::adamw);
+    // Batch products past int64 are errors (micro x accumulation 2^80 wrapped to 0: a division by zero).
+    auto wide = import_deepspeed(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1099511627776,
+                                     "gradient_accumulation_steps": 1099511627776})",
+                                 R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb"})");
+    REQUIRE_FALSE(wide.ok());
+    CHECK(wide.error().key == "train_batch_size");
+    CHECK(wide.error().message == "micro x accumulation overflows a 64-bit integer");
+    auto wide_total = import_deepspeed(R"({"train_micro_batch_size_per_gpu": 4294967296, "gradient_accumulation_steps": 4294967296})",
+                                       R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb", "num_gpus": 8})");
+    REQUIRE_FALSE(wide_total.ok());
+    CHECK(wide_total.error().key == "train_batch_size");
+    auto wide_tp = import_deepspeed(R"({"train_batch_size": 4611686018427387904, "train_micro_batch_size_per_gpu": 1,
+                                        "gradient_accumulation_steps": 1, "tensor_parallel": {"autotp_size": 4}})",
+                                    R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb"})");
+    REQUIRE_FALSE(wide_tp.ok());
+    CHECK(wide_tp.error().key == "tensor_parallel.autotp_size");
 
     auto zero3 = import_deepspeed(launch_file("deepspeed-zero3.json"), R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb", "num_gpus": 16})");
     REQUIRE(zero3.ok());
