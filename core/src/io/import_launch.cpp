@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -184,6 +185,17 @@ std::optional<int64_t> parse_integer(std::string_view text) {
         return std::nullopt;
     }
     return static_cast<int64_t>(value);
+}
+
+// The product when it stays within `limit` (by default 2^53, config JSON's exact integers, as
+// parse_integer and TomlReader::integer read), nullopt past it: two such numbers multiplied can
+// overflow int64.
+std::optional<int64_t> exact_product(std::initializer_list<int64_t> factors, int64_t limit = int64_t(1) << 53) {
+    int64_t out = 1;
+    for (const int64_t factor : factors) {
+        if (__builtin_mul_overflow(out, factor, &out) || out > limit || out < -limit) return std::nullopt;
+    }
+    return out;
 }
 
 // [SECTION] Megatron-LM / NeMo ----------------------------------------------------------------------
@@ -551,7 +563,12 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
         return;
     }
     // Megatron pads the embedding to a multiple of make-vocab-size-divisible-by x TP (_vocab_size_with_padding).
-    const int64_t multiple = a.positive("make-vocab-size-divisible-by").value_or(128) * std::max<int64_t>(tp, 1);
+    const auto padding = exact_product({a.positive("make-vocab-size-divisible-by").value_or(128), std::max<int64_t>(tp, 1)});
+    if (!padding) {
+        a.fail("make-vocab-size-divisible-by", "times --tensor-model-parallel-size is over 2^53");
+        return;
+    }
+    const int64_t multiple = *padding;
     const int64_t padded = (*vocab + multiple - 1) / multiple * multiple;
     if (padded != *vocab)
         d.warn("vocab " + std::to_string(*vocab) + " padded to " + std::to_string(padded) + " as Megatron does (multiple of " +
@@ -647,10 +664,13 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     const auto nodes = a.text("nnodes");
     if (per_node) {
         const auto node_count = nodes ? parse_integer(*nodes) : std::optional<int64_t>(1);
+        const auto gpus = node_count ? exact_product({*per_node, *node_count}) : std::nullopt;
         if (!node_count)
             a.fail("nnodes", "'" + *nodes + "' is not a fixed node count (elastic ranges are not supported)");
+        else if (!gpus)
+            a.fail("nnodes", "times --nproc-per-node is over 2^53 GPUs");
         else
-            d.num_gpus = *per_node * *node_count;
+            d.num_gpus = *gpus;
     } else if (!overrides_have(overrides_json, "num_gpus")) {
         d.warn("the GPU count is not in the arguments (no torchrun --nproc-per-node): give --gpus N, else dp = 1");
     }
@@ -670,10 +690,11 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     int64_t virtual_stages = a.positive("virtual-pipeline-model-parallel-size").value_or(1);
     if (const auto per_chunk = a.positive("num-layers-per-virtual-pipeline-stage")) {
         const int64_t layers = a.positive("num-layers").value_or(0);
-        if (*per_chunk <= 0 || layers % (pp * *per_chunk) != 0) {
+        const auto stage_layers = exact_product({pp, *per_chunk});  // past 2^53: more than any layer count
+        if (*per_chunk <= 0 || !stage_layers || layers % *stage_layers != 0) {
             a.fail("num-layers-per-virtual-pipeline-stage", "does not split the layers evenly over pp x chunks");
         } else {
-            virtual_stages = layers / (pp * *per_chunk);
+            virtual_stages = layers / *stage_layers;
         }
     }
     if (virtual_stages > 1) {
@@ -1015,11 +1036,11 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     if (shard < 0) {  // -1: every GPU left after the other degrees (ParallelDims)
         if (!num_gpus) {
             t.fail("parallelism.data_parallel_shard_degree", "-1 (the rest of the GPUs) needs the GPU count: give --gpus N");
-        } else if (*num_gpus % (replicate * tp * pp * cp) != 0) {
+        } else if (const auto ranks = exact_product({replicate, tp, pp, cp}); !ranks || *num_gpus % *ranks != 0) {
             t.fail("parallelism.data_parallel_shard_degree",
                    "-1: " + std::to_string(*num_gpus) + " GPUs do not divide by replicate*tp*pp*cp");
         } else {
-            shard = *num_gpus / (replicate * tp * pp * cp);
+            shard = *num_gpus / *ranks;
         }
     }
     for (const auto& [key, value] : {std::pair<const char*, int64_t>{"parallelism.tensor_parallel_degree", tp},
@@ -1031,8 +1052,10 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     }
     if (shard == 0 || shard < -1)
         return Error{"parallelism.data_parallel_shard_degree", "must be -1 or at least 1, got " + std::to_string(shard)};
+    const auto gpus = exact_product({replicate, std::max<int64_t>(shard, 1), tp, pp, cp});
+    if (!gpus) return t.error() ? *t.error() : Error{"parallelism", "the degrees multiply to more than 2^53 GPUs"};
     const int64_t dp = replicate * std::max<int64_t>(shard, 1);
-    if (!num_gpus) d.num_gpus = dp * tp * pp * cp;
+    if (!num_gpus) d.num_gpus = *gpus;
     d.parallel.set("tp", number(tp));
     d.parallel.set("pp", number(pp));
     d.parallel.set("cp", number(cp));
@@ -1059,7 +1082,9 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     const int64_t seq = t.integer({"training.seq_len"}).value_or(2048);
     d.training.set("seq_len", number(seq));
     d.training.set("micro_batch", number(local));
-    const int64_t gbs = global > 0 ? global : local * dp;  // JobConfig: global_batch_size -1 = local x dp (no accumulation)
+    const auto local_x_dp = exact_product({local, dp});
+    if (global <= 0 && !local_x_dp) return Error{"training.local_batch_size", "local_batch_size x dp is over 2^53"};
+    const int64_t gbs = global > 0 ? global : *local_x_dp;  // JobConfig: global_batch_size -1 = local x dp (no accumulation)
     d.training.set("global_batch", number(gbs));
     // ActivationCheckpoint.mode defaults to "selective" (op-level SAC).
     const std::string mode = t.text({"activation_checkpoint.mode"}).value_or("selective");
@@ -1192,23 +1217,32 @@ Result<Imported> import_deepspeed(std::string_view json, std::string_view overri
             d.warn("the GPU count is not in the config: give --gpus N (1 data-parallel rank assumed)");
         }
     }
+    // Integers are read up to 2^63: a product past it is an error, not a signed overflow.
+    constexpr int64_t int64_max = std::numeric_limits<int64_t>::max();
     if (T && M && A && !dp) {
-        if (*T % (*M * *A) != 0)
+        const auto per_rank = exact_product({*M, *A}, int64_max);
+        if (!per_rank)
+            error = Error{"train_batch_size", "micro x accumulation overflows a 64-bit integer"};
+        else if (*T % *per_rank != 0)
             error = Error{"train_batch_size", std::to_string(*T) + " is not micro x accumulation x ranks"};
         else
-            dp = *T / (*M * *A);
+            dp = *T / *per_rank;
     } else if (T && dp && (!M || !A)) {
         const int64_t per_rank = *T / std::max<int64_t>(*dp, 1);
         if (!M) M = A ? per_rank / std::max<int64_t>(*A, 1) : per_rank;
         if (!A) A = per_rank / std::max<int64_t>(*M, 1);
     } else if (!T && M && A && dp) {
-        T = *M * *A * *dp;
+        T = exact_product({*M, *A, *dp}, int64_max);
+        if (!T) error = Error{"train_batch_size", "micro x accumulation x ranks overflows a 64-bit integer"};
     }
-    if (T && M && A && dp && *M * *A * *dp != *T) {
+    if (T && M && A && dp && exact_product({*M, *A, *dp}, int64_max) != T) {
         error = Error{"train_batch_size", std::to_string(*T) + " differs from micro x accumulation x ranks = " + std::to_string(*M) +
                                               " x " + std::to_string(*A) + " x " + std::to_string(*dp)};
     }
-    if (dp && !gpus) gpus = *dp * tp;
+    if (dp && !gpus) {
+        gpus = exact_product({*dp, tp}, int64_max);
+        if (!gpus) error = Error{"tensor_parallel.autotp_size", "times the data-parallel ranks overflows a 64-bit integer"};
+    }
     if (train) d.training.set("global_batch", number(*train));
     if (micro) d.training.set("micro_batch", number(*micro));
     if (gpus && !overrides_have(overrides_json, "num_gpus")) d.num_gpus = *gpus;

@@ -393,6 +393,15 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     rejected("--nproc_per_node 8 --nnodes 1:4", "--nnodes");
     rejected("--fp8-format e5m2", "--fp8-format");
     rejected("--optimizer muon", "--optimizer");
+    // Products of numbers read up to 9e15 each: past 2^53 an error, not a signed overflow.
+    rejected("--nproc-per-node 9000000000000000 --nnodes 9000000000000000", "--nnodes");
+    auto padding = import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
+                                                      "--make-vocab-size-divisible-by 9000000000000000 "
+                                                      "--tensor-model-parallel-size 9000000000000000"));
+    REQUIRE_FALSE(padding.ok());
+    CHECK(padding.error().key == "--make-vocab-size-divisible-by");
+    rejected("--pipeline-model-parallel-size 9000000000000000 --num-layers-per-virtual-pipeline-stage 9000000000000000",
+             "--num-layers-per-virtual-pipeline-stage");
     auto freq = import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
                                                    "--num-experts 4 --moe-layer-freq [1,0,1,1]"));
     REQUIRE_FALSE(freq.ok());
@@ -510,6 +519,23 @@ TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
     REQUIRE(one_line.ok());
     CHECK(has(lines.value().json, R"("precision": "fp8-mixed")"));
     CHECK(lines.value().json == one_line.value().json);
+    // Degrees and batch sizes are read up to 2^53 each; their products past 2^53 are errors, not a
+    // signed overflow (UBSan in fuzz_import_torchtitan: 16666661666661 * 16666661666661).
+    const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+    auto degrees = import_torchtitan(model + "[parallelism]\ntensor_parallel_degree = 16666661666661\n"
+                                             "data_parallel_shard_degree = 16666661666661\n");
+    REQUIRE_FALSE(degrees.ok());
+    CHECK(degrees.error().key == "parallelism");
+    CHECK(degrees.error().message == "the degrees multiply to more than 2^53 GPUs");
+    auto spread = import_torchtitan(model + "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 4294967296\n"
+                                            "pipeline_parallel_degree = 4294967296\n",
+                                    R"({"num_gpus": 8})");
+    REQUIRE_FALSE(spread.ok());
+    CHECK(spread.error().key == "parallelism.data_parallel_shard_degree");
+    auto batch = import_torchtitan(model + "[parallelism]\ndata_parallel_shard_degree = 1048576\n"
+                                           "[training]\nlocal_batch_size = 1125899906842624\n");
+    REQUIRE_FALSE(batch.ok());
+    CHECK(batch.error().key == "training.local_batch_size");
     auto open_array = import_torchtitan("[model]\nname = \"llama3\"\nconverters = [\n  \"float8\",\n  [\n]\n");
     REQUIRE_FALSE(open_array.ok());
     CHECK(open_array.error().key == "line 3");
@@ -529,6 +555,22 @@ TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
     CHECK(config.value().precision.name == "fp16-mixed");
     CHECK(config.value().num_gpus == 16);  // train_batch_size 16 = micro 1 (assumed) x accumulation 1 x 16 ranks
     CHECK(config.value().training.optimizer == Optimizer::adamw);
+    // Batch products past int64 are errors (micro x accumulation 2^80 wrapped to 0: a division by zero).
+    auto wide = import_deepspeed(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1099511627776,
+                                     "gradient_accumulation_steps": 1099511627776})",
+                                 R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb"})");
+    REQUIRE_FALSE(wide.ok());
+    CHECK(wide.error().key == "train_batch_size");
+    CHECK(wide.error().message == "micro x accumulation overflows a 64-bit integer");
+    auto wide_total = import_deepspeed(R"({"train_micro_batch_size_per_gpu": 4294967296, "gradient_accumulation_steps": 4294967296})",
+                                       R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb", "num_gpus": 8})");
+    REQUIRE_FALSE(wide_total.ok());
+    CHECK(wide_total.error().key == "train_batch_size");
+    auto wide_tp = import_deepspeed(R"({"train_batch_size": 4611686018427387904, "train_micro_batch_size_per_gpu": 1,
+                                        "gradient_accumulation_steps": 1, "tensor_parallel": {"autotp_size": 4}})",
+                                    R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb"})");
+    REQUIRE_FALSE(wide_tp.ok());
+    CHECK(wide_tp.error().key == "tensor_parallel.autotp_size");
 
     auto zero3 = import_deepspeed(launch_file("deepspeed-zero3.json"), R"({"model": "gpt2-xl", "gpu": "a100-sxm4-80gb", "num_gpus": 16})");
     REQUIRE(zero3.ok());

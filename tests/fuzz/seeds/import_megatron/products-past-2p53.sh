@@ -1,0 +1,1 @@
+torchrun --nproc-per-node 9000000000000000 --nnodes 9000000000000000 pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 --vocab-size 1000 --make-vocab-size-divisible-by 9000000000000000 --tensor-model-parallel-size 9000000000000000 --pipeline-model-parallel-size 9000000000000000 --num-layers-per-virtual-pipeline-stage 9000000000000000
