@@ -54,9 +54,7 @@ if ((need_sources)); then
     done
 fi
 
-# --- 3. SDL2 for wasm, once, cached in the build folder ------------------------------------------
-
-# --- 4. playwright-core for the browser tests ----------------------------------------------------
+# --- 3. playwright-core for the browser tests ----------------------------------------------------
 browser_tests="$root/tests/browser"
 if [[ ! -d "$browser_tests/node_modules/playwright-core" ]]; then
     echo "setup-web: installing playwright-core (npm)"
