@@ -441,15 +441,21 @@ public:
         std::set<std::string_view> seen;  // each name judged once, where it first appears
         for (const std::string& name : order_) {
             if (used.count(name) > 0 || !seen.insert(name).second) continue;
-            const bool harmless = std::any_of(std::begin(kMegatronHarmless), std::end(kMegatronHarmless), [&](std::string_view h) {
-                return h == name || ((h.back() == '-' || h.back() == '.') && name.compare(0, h.size(), h) == 0);
-            });
-            if (!harmless) out.push_back(name);
+            if (!harmless(name)) out.push_back(name);
         }
         return out;
     }
 
 private:
+    // In kMegatronHarmless by exact name, or by one of its prefixes that ends in '-' or '.'.
+    static bool harmless(std::string_view name) {
+        static const std::set<std::string_view> table(std::begin(kMegatronHarmless), std::end(kMegatronHarmless));
+        if (table.count(name) > 0) return true;
+        for (size_t end = 1; end < name.size(); ++end) {
+            if ((name[end - 1] == '-' || name[end - 1] == '.') && table.count(name.substr(0, end)) > 0) return true;
+        }
+        return false;
+    }
     std::map<std::string, std::vector<std::string>> args_;
     std::vector<std::string> order_;
     std::vector<std::string> used_;
