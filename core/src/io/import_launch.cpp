@@ -585,7 +585,8 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     d.model.set("hidden", number(hidden));
     d.model.set("heads", number(heads));
     d.model.set("kv_heads", number(kv_heads));
-    if (head_dim * heads != hidden) d.model.set("head_dim", number(head_dim));
+    // Both read up to 9e15: a product past 2^53 is no hidden size (all are below), and no overflow.
+    if (exact_product({head_dim, heads}) != hidden) d.model.set("head_dim", number(head_dim));
     d.model.set("ffn_hidden", number(ffn));
     d.model.set("vocab", number(padded));
     if (const auto max_seq = a.integer("max-position-embeddings")) d.model.set("max_seq_len", number(*max_seq));

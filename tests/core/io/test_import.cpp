@@ -402,6 +402,11 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK(padding.error().key == "--make-vocab-size-divisible-by");
     rejected("--pipeline-model-parallel-size 9000000000000000 --num-layers-per-virtual-pipeline-stage 9000000000000000",
              "--num-layers-per-virtual-pipeline-stage");
+    // --kv-channels x heads past int64 (fuzz_import_megatron, UBSan): no hidden size, so head_dim is given.
+    auto wide = import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 600000000004 "
+                                                   "--kv-channels 1953125000 --vocab-size 128"));
+    REQUIRE(wide.ok());
+    CHECK(wide.value().json.find("\"head_dim\": 1953125000") != std::string::npos);
     auto freq = import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
                                                    "--num-experts 4 --moe-layer-freq [1,0,1,1]"));
     REQUIRE_FALSE(freq.ok());
