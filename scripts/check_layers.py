@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Bottom first. Patterns match the paths described above.
 LAYERS = [
-    ("base", ["status.hpp", "indirect.hpp", "io/json_reader.*", "io/json_writer.*", "io/names.*"]),
+    ("base", ["status.hpp", "indirect.hpp", "io/json_reader.*", "io/json_writer.*", "io/embedded.hpp", "io/names.*"]),
     ("model", ["model/precision.*", "model/model.*", "model/hardware.*", "model/framework.hpp", "model/stage_split.*", "model/config.hpp"]),
     ("catalogue", ["io/spec_json.*", "io/spellings.hpp", "io/presets.*", "validation/intervals.*"]),
     ("rules", ["model/config.cpp", "model/framework.cpp"]),
