@@ -60,11 +60,5 @@ ${entries}    };
 } // namespace trainclock
 ")
 
-# Only touch the output when the bytes change, so an unchanged preset tree triggers no rebuild.
-if(EXISTS "${OUTPUT}")
-    file(READ "${OUTPUT}" previous)
-    if(previous STREQUAL content)
-        return()
-    endif()
-endif()
-file(WRITE "${OUTPUT}" "${content}")
+include("${CMAKE_CURRENT_LIST_DIR}/WriteIfChanged.cmake")
+write_if_changed("${OUTPUT}" "${content}")
