@@ -33,10 +33,10 @@ test-native: build
 # The README's test command: the source formatting check, native tests, the same core + CLI tests under
 # ASan/UBSan with a short fuzz run of every parser, then the WebAssembly, browser and desktop tests.
 # After the packages (one apt at a time), the native and the web build side by side, then two lanes
-# at once: the native lane (tests, sanitizer build and tests, fuzz smoke) and the web lane (the core
-# tests under node, then the browser and desktop tests, which need both builds). The web lane's
-# single processes (node, one Chromium page) leave a core to the sanitizer build beside them. Lines
-# of the two lanes interleave (--output-sync=line).
+# at once: the native lane (the native tests beside the sanitizer build, then the sanitizer tests and
+# the fuzz smoke) and the web lane (the core tests under node, then the browser and desktop tests,
+# which need both builds). The web lane's single processes (node, one Chromium page) leave a core to
+# the sanitizer build beside them. Lines of the two lanes interleave (--output-sync=line).
 .PHONY: test-lane-native test-lane-web
 test: format-check
 	@scripts/setup.sh web
@@ -44,7 +44,8 @@ test: format-check
 	@$(MAKE) -j2 --output-sync=line test-lane-native test-lane-web
 
 test-lane-native:
-	@$(MAKE) test-native && $(MAKE) test-sanitize && $(MAKE) fuzz-smoke
+	@$(MAKE) build-debug & debug=$$!; $(MAKE) test-native; native=$$?; wait $$debug && exit $$native
+	@$(MAKE) test-sanitize && $(MAKE) fuzz-smoke
 
 test-lane-web:
 	@$(MAKE) test-wasm && $(MAKE) test-browser && $(MAKE) test-gui

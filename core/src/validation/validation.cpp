@@ -132,10 +132,12 @@ std::string ValidationIssue::to_string() const {
 
 namespace {
 
-// Byte offsets of the elements of the top-level "cases" array of a valid JSON document. The DOM
-// keeps no positions, so this light scan (strings, nesting, commas) supplies the line numbers.
-std::vector<size_t> case_offsets(std::string_view json) {
-    std::vector<size_t> offsets;
+// Line numbers (1-based) of the elements of the top-level "cases" array of a valid JSON document.
+// The DOM keeps no positions, so this light scan (strings, nesting, commas) supplies them, counting
+// line breaks as it goes (a JSON string holds none unescaped).
+std::vector<int64_t> case_lines(std::string_view json) {
+    std::vector<int64_t> lines;
+    int64_t line = 1;
     int depth = 0;
     std::string_view last_key;  // last string seen directly inside the root object
     bool in_cases = false, done = false, expect_element = false;
@@ -143,10 +145,12 @@ std::vector<size_t> case_offsets(std::string_view json) {
         const char c = json[i];
         const bool element_start = in_cases && depth == 2 && expect_element && c != ' ' && c != '\n' && c != '\r' && c != '\t' && c != ']';
         if (element_start) {
-            offsets.push_back(i);
+            lines.push_back(line);
             expect_element = false;
         }
-        if (c == '"') {
+        if (c == '\n') {
+            ++line;
+        } else if (c == '"') {
             size_t j = i + 1;
             while (j < json.size() && json[j] != '"') j += json[j] == '\\' ? 2 : 1;
             if (depth == 1) last_key = json.substr(i + 1, j - i - 1);
@@ -161,11 +165,7 @@ std::vector<size_t> case_offsets(std::string_view json) {
             expect_element = true;
         }
     }
-    return offsets;
-}
-
-int64_t line_at(std::string_view json, size_t offset) {
-    return 1 + std::count(json.begin(), json.begin() + static_cast<std::ptrdiff_t>(std::min(offset, json.size())), '\n');
+    return lines;
 }
 
 // Canonical text of a config object without its "precision" and training.optimizer (part of a
@@ -259,13 +259,13 @@ void parse_validation_file(std::string_view file, std::string_view json, Validat
         header.fail("set", "unknown set '" + set + "'; expected public, public-2, vtrain or unrepresentable");
     if (auto error = header.finish()) return file_issue(error->to_string());
 
-    const std::vector<size_t> offsets = case_offsets(json);
+    const std::vector<int64_t> lines = case_lines(json);
     int64_t index = 0;
     for (const auto element : cases) {
         ValidationCase c;
         c.file = stem;
         c.set = set;
-        c.line = index < static_cast<int64_t>(offsets.size()) ? line_at(json, offsets[static_cast<size_t>(index)]) : 0;
+        c.line = index < static_cast<int64_t>(lines.size()) ? lines[static_cast<size_t>(index)] : 0;
         if (auto error = read_case(element, c)) {
             suite.issues.push_back(ValidationIssue{file_name, c.line, index, c.id, error->to_string()});
         } else {

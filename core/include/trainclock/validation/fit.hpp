@@ -82,7 +82,8 @@ public:
 private:
     const ValidationSuite& suite_;
     std::vector<FitParameter> parameters_;
-    std::vector<Calibration> base_;  // per case: the calibration it predicts with today
+    std::vector<Calibration> base_;        // per case: the calibration it predicts with today
+    mutable std::vector<Config> scratch_;  // per case: its config, which log_error extends and restores (not for concurrent use)
     bool memoize_ = false;
     mutable std::map<std::pair<size_t, std::vector<double>>, double> memo_;  // (case, multipliers) -> log error
 };
