@@ -116,7 +116,7 @@ void print_refit_table(const CrossSourceReport& r) {
                  r.all_fit.fitted[j] ? value(c.shipped * m) : "(not constrained)", format_fixed(r.all_fit.sensitivity[j], 3), c.unit,
                  c.source});
     }
-    std::cout << "Fitted constants (table: core/src/perf/constants.hpp; data set: " << table.front().data_set
+    std::cout << "Fitted constants (table: presets/tables/constants.json; data set: " << table.front().data_set
               << "; refit: " << table.front().refit_command << ")\n"
               << out.render("  ") << "\n"
               << "Fit objective (weighted mean |log(predicted / measured)|, a file of n cases weighs sqrt(n)): "

@@ -25,11 +25,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Bottom first. Patterns match the paths described above.
 LAYERS = [
-    ("base", ["status.hpp", "indirect.hpp", "io/json_reader.*", "io/json_writer.*", "io/names.*"]),
+    ("base", ["status.hpp", "indirect.hpp", "io/json_reader.*", "io/json_writer.*", "io/embedded.hpp", "io/names.*"]),
     ("model", ["model/precision.*", "model/model.*", "model/hardware.*", "model/framework.hpp", "model/stage_split.*", "model/config.hpp"]),
     ("catalogue", ["io/spec_json.*", "io/spellings.hpp", "io/presets.*", "validation/intervals.*"]),
     ("rules", ["model/config.cpp", "model/framework.cpp"]),
-    ("perf", ["perf/constants.hpp", "perf/calibration.*", "perf/communication.*", "perf/pipeline.*", "perf/execution.*", "perf/operators.*",
+    ("perf", ["perf/constants.*", "perf/constant_names.hpp", "perf/calibration.*", "perf/communication.*", "perf/pipeline.*", "perf/execution.*", "perf/operators.*",
               "perf/memory.*", "perf/run.*", "perf/phases.hpp"]),
     ("prediction", ["perf/prediction.hpp", "perf/predict.cpp"]),
     ("io", ["io/config_json.*", "io/link.*", "io/import*", "io/prediction_json.*"]),

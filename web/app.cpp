@@ -22,29 +22,27 @@ namespace trainclock::gui {
 
 // [SECTION] Catalogue and default state ----------------------------------------------------------
 
+namespace {
+
+// One choice per preset of a kind: its id and the spec's text shown beside it ("" if it fails to load).
+template <class Spec>
+void add_choices(std::vector<Choice>& out, PresetKind kind, Result<Spec> (*lookup)(std::string_view), std::string Spec::*text) {
+    for (const auto& name : preset_names(kind)) {
+        const auto spec = lookup(name);
+        out.push_back({name, spec ? spec.value().*text : ""});
+    }
+}
+
+}  // namespace
+
 Catalogue Catalogue::load() {
     Catalogue c;
-    for (const auto& name : preset_names(PresetKind::model)) {
-        auto spec = model_preset(name);
-        c.models.push_back({name, spec ? spec.value().display_name : ""});
-    }
-    for (const auto& name : preset_names(PresetKind::gpu)) {
-        auto spec = gpu_preset(name);
-        c.gpus.push_back({name, spec ? spec.value().display_name : ""});
-    }
-    for (const auto& name : preset_names(PresetKind::node)) {
-        auto spec = node_preset(name);
-        c.nodes.push_back({name, spec ? spec.value().display_name : ""});
-    }
-    for (const auto& name : preset_names(PresetKind::precision)) {
-        auto spec = precision_preset(name);
-        c.precisions.push_back({name, spec ? spec.value().description : ""});
-    }
+    add_choices(c.models, PresetKind::model, model_preset, &ModelSpec::display_name);
+    add_choices(c.gpus, PresetKind::gpu, gpu_preset, &GpuSpec::display_name);
+    add_choices(c.nodes, PresetKind::node, node_preset, &NodeSpec::display_name);
+    add_choices(c.precisions, PresetKind::precision, precision_preset, &PrecisionSpec::description);
     c.frameworks.push_back({"none", "no framework given: megatron-lm's defaults"});
-    for (const auto& name : preset_names(PresetKind::framework)) {
-        auto spec = framework_preset(name);
-        c.frameworks.push_back({name, spec ? spec.value().display_name : ""});
-    }
+    add_choices(c.frameworks, PresetKind::framework, framework_preset, &FrameworkSpec::display_name);
     return c;
 }
 

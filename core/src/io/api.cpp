@@ -213,23 +213,13 @@ std::string search_json(std::string_view config_json, std::string_view options_j
                 reader.fail("pin", "expected an array of layout keys");
                 break;
             }
-            // The layout keys of a config, by the name they have there.
-            static constexpr std::pair<std::string_view, SearchDimension> kPins[] = {
-                {"tp", SearchDimension::tp},
-                {"pp", SearchDimension::pp},
-                {"cp", SearchDimension::cp},
-                {"ep", SearchDimension::ep},
-                {"zero", SearchDimension::zero},
-                {"virtual_stages", SearchDimension::virtual_stages},
-                {"schedule", SearchDimension::schedule},
-                {"sequence_parallel", SearchDimension::sequence_parallel},
-                {"micro_batch", SearchDimension::micro_batch},
-                {"recompute", SearchDimension::recompute}};
-            const auto pin = std::find_if(std::begin(kPins), std::end(kPins), [&](const auto& entry) { return entry.first == key; });
-            if (pin == std::end(kPins))
+            // A layout key of a config, by the name it has there (the last part of its path).
+            const auto pin = std::find_if(std::begin(kSearchDimensionPaths), std::end(kSearchDimensionPaths),
+                                          [&](std::string_view path) { return path.substr(path.rfind('.') + 1) == key; });
+            if (pin == std::end(kSearchDimensionPaths))
                 reader.fail("pin", "unknown layout key '" + std::string(key) + "'");
             else
-                pin_dimension(options, c, pin->second);
+                pin_dimension(options, c, static_cast<SearchDimension>(pin - std::begin(kSearchDimensionPaths)));
         }
     }
     if (auto error = reader.finish()) return error_json(*error);

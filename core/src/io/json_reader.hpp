@@ -56,17 +56,21 @@ public:
     std::optional<simdjson::dom::object> read_object(std::string_view key);
     template <class E, size_t N>
     void read_enum(std::string_view key, const EnumName<E> (&names)[N], E& out) {
+        read_enum(key, names, N, out);
+    }
+    template <class E>
+    void read_enum(std::string_view key, const EnumName<E>* names, size_t count, E& out) {
         std::string text;
         if (!find(key)) return;
         read(key, text);
-        for (const auto& entry : names) {
-            if (entry.name == text) {
-                out = entry.value;
+        for (size_t i = 0; i < count; ++i) {
+            if (names[i].name == text) {
+                out = names[i].value;
                 return;
             }
         }
         std::vector<std::string> candidates;
-        for (const auto& entry : names) candidates.emplace_back(entry.name);
+        for (size_t i = 0; i < count; ++i) candidates.emplace_back(names[i].name);
         fail_unknown_value(key, text, candidates);
     }
     void fail_unknown_value(std::string_view key, std::string_view value, const std::vector<std::string>& candidates);

@@ -82,6 +82,7 @@ const Catalogue& catalogue() {
             case PresetKind::framework: add_preset(c.frameworks, parser, preset, read_framework_preset); break;
             case PresetKind::validation: break;  // read by the validation module
             case PresetKind::interval: break;    // read by fit.cpp (find_interval)
+            case PresetKind::table: break;       // the core's own tables, read by their modules (names.cpp)
             }
         }
         return c;
@@ -107,6 +108,7 @@ std::string_view preset_kind_name(PresetKind kind) {
     case PresetKind::framework: return "framework";
     case PresetKind::validation: return "validation";
     case PresetKind::interval: return "interval";
+    case PresetKind::table: return "table";
     }
     return "?";
 }

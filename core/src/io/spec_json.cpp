@@ -27,6 +27,19 @@ std::vector<std::string_view> names_in_order(const Spellings<E>& spellings) {
     return out;
 }
 
+// reader.read(key, out) for each (key, out) pair in turn, an enum by its spellings (kSpellings):
+// one rule for the plain keys of a spec, in the order they are checked.
+template <class T, class... Rest>
+void read_keys(ObjectReader& reader, std::string_view key, T& out, Rest&&... rest) {
+    if constexpr (std::is_enum_v<T>) {
+        const Spellings<T>& spellings = std::get<Spellings<T>>(kSpellings);
+        reader.read_enum(key, spellings.names, spellings.count, out);
+    } else {
+        reader.read(key, out);
+    }
+    if constexpr (sizeof...(rest) > 0) read_keys(reader, std::forward<Rest>(rest)...);
+}
+
 // Reads {"fp32": x, "bf16": y, ...}; `store(dtype, value)` is called for each dtype present.
 template <class Store>
 void read_per_dtype(ObjectReader& parent, std::string_view key, Store store) {
@@ -101,26 +114,12 @@ std::vector<std::string_view> enum_names(std::string_view path) {
 
 void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
     if (required) { require_all(reader, {"architecture", "layers", "hidden", "heads", "ffn_hidden", "vocab", "activation", "norm"}); }
-    reader.read("display_name", spec.display_name);
-    reader.read_enum("architecture", kArchitectures, spec.architecture);
-    reader.read("layers", spec.layers);
-    reader.read("decoder_layers", spec.decoder_layers);
-    reader.read("hidden", spec.hidden);
-    reader.read("heads", spec.heads);
-    if (reader.has("kv_heads"))
-        reader.read("kv_heads", spec.kv_heads);
-    else if (required)
-        spec.kv_heads = spec.heads;  // plain multi-head attention
-    reader.read("head_dim", spec.head_dim);
-    reader.read("ffn_hidden", spec.ffn_hidden);
-    reader.read("vocab", spec.vocab);
-    reader.read("max_seq_len", spec.max_seq_len);
-    reader.read_enum("activation", kActivations, spec.activation);
-    reader.read_enum("norm", kNorms, spec.norm);
-    reader.read("tied_embeddings", spec.tied_embeddings);
-    reader.read("memory_len", spec.memory_len);
-    reader.read("relative_position", spec.relative_position);
-    reader.read("softmax_head", spec.softmax_head);
+    read_keys(reader, "display_name", spec.display_name, "architecture", spec.architecture, "layers", spec.layers, "decoder_layers",
+              spec.decoder_layers, "hidden", spec.hidden, "heads", spec.heads, "kv_heads", spec.kv_heads, "head_dim", spec.head_dim,
+              "ffn_hidden", spec.ffn_hidden, "vocab", spec.vocab, "max_seq_len", spec.max_seq_len, "activation", spec.activation, "norm",
+              spec.norm, "tied_embeddings", spec.tied_embeddings, "memory_len", spec.memory_len, "relative_position",
+              spec.relative_position, "softmax_head", spec.softmax_head);
+    if (required && !reader.has("kv_heads")) spec.kv_heads = spec.heads;  // plain multi-head attention
     if (const auto moe = reader.read_object("moe")) {
         ObjectReader moe_reader(*moe, join_key(reader.path(), "moe"));
         if (required || spec.moe.experts == 0) require_all(moe_reader, {"experts", "top_k", "expert_ffn_hidden"});
@@ -156,17 +155,11 @@ void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
 
 void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
     if (required) require_all(reader, {"memory_gib", "memory_bw_gbps", "peak_tflops", "sm_count", "tdp_w"});
-    reader.read("display_name", spec.display_name);
-    reader.read("vendor", spec.vendor);
-    reader.read("memory_gib", spec.memory_gib);
-    reader.read("memory_bw_gbps", spec.memory_bw_gbps);
+    read_keys(reader, "display_name", spec.display_name, "vendor", spec.vendor, "memory_gib", spec.memory_gib, "memory_bw_gbps",
+              spec.memory_bw_gbps);
     read_per_dtype(reader, "peak_tflops", [&](DType dtype, double tflops) { spec.peak_tflops[static_cast<int>(dtype)] = tflops; });
-    reader.read("sm_count", spec.sm_count);
-    reader.read("l2_cache_mb", spec.l2_cache_mb);
-    reader.read("tdp_w", spec.tdp_w);
-    reader.read("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd);
-    reader.read("host_link_gbps", spec.host_link_gbps);
-    reader.read("default_node", spec.default_node);
+    read_keys(reader, "sm_count", spec.sm_count, "l2_cache_mb", spec.l2_cache_mb, "tdp_w", spec.tdp_w, "price_per_gpu_hour_usd",
+              spec.price_per_gpu_hour_usd, "host_link_gbps", spec.host_link_gbps, "default_node", spec.default_node);
     if (const auto measured = reader.read_object("measured")) {  // published achievable fractions
         ObjectReader m(*measured, join_key(reader.path(), "measured"));
         read_per_dtype(m, "gemm_efficiency",
@@ -184,12 +177,8 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
 
 void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
     if (required) require_all(reader, {"gpus_per_node", "intra_bw_gbps", "inter_bw_gbps"});
-    reader.read("display_name", spec.display_name);
-    reader.read("gpus_per_node", spec.gpus_per_node);
-    reader.read("gpus_per_host", spec.gpus_per_host);
-    reader.read("intra_link", spec.intra_link);
-    reader.read("intra_bw_gbps", spec.intra_bw_gbps);
-    reader.read("intra_latency_us", spec.intra_latency_us);
+    read_keys(reader, "display_name", spec.display_name, "gpus_per_node", spec.gpus_per_node, "gpus_per_host", spec.gpus_per_host,
+              "intra_link", spec.intra_link, "intra_bw_gbps", spec.intra_bw_gbps, "intra_latency_us", spec.intra_latency_us);
     if (const auto groups = reader.read_object("intra_group_bw_gbps")) {  // {"2": GB/s, "4": GB/s, ...}
         ObjectReader g(*groups, join_key(reader.path(), "intra_group_bw_gbps"));
         spec.intra_group_bw_gbps.clear();
@@ -228,10 +217,8 @@ void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
             reader.adopt(g.finish());
         }
     }
-    reader.read("inter_link", spec.inter_link);
-    reader.read("inter_bw_gbps", spec.inter_bw_gbps);
-    reader.read("inter_latency_us", spec.inter_latency_us);
-    reader.read("power_overhead", spec.power_overhead);
+    read_keys(reader, "inter_link", spec.inter_link, "inter_bw_gbps", spec.inter_bw_gbps, "inter_latency_us", spec.inter_latency_us,
+              "power_overhead", spec.power_overhead);
     std::string notes;
     reader.read("notes", notes);
     reader.read("source", spec.source);
@@ -242,16 +229,9 @@ void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
         require_all(reader, {"gemm", "activations", "params", "master_weights", "grads", "grad_reduce", "optimizer_states", "loss_scaling",
                              "autocast"});
     }
-    reader.read("description", spec.description);
-    reader.read_enum("gemm", kDTypeNames, spec.gemm);
-    reader.read_enum("activations", kDTypeNames, spec.activations);
-    reader.read_enum("params", kDTypeNames, spec.params);
-    reader.read_enum("master_weights", kMasterWeights, spec.master_weights);
-    reader.read_enum("grads", kDTypeNames, spec.grads);
-    reader.read_enum("grad_reduce", kDTypeNames, spec.grad_reduce);
-    reader.read_enum("optimizer_states", kDTypeNames, spec.optimizer_states);
-    reader.read_enum("loss_scaling", kLossScalings, spec.loss_scaling);
-    reader.read("autocast", spec.autocast);
+    read_keys(reader, "description", spec.description, "gemm", spec.gemm, "activations", spec.activations, "params", spec.params,
+              "master_weights", spec.master_weights, "grads", spec.grads, "grad_reduce", spec.grad_reduce, "optimizer_states",
+              spec.optimizer_states, "loss_scaling", spec.loss_scaling, "autocast", spec.autocast);
     if (reader.has("fp8_recipe")) {
         Fp8Recipe recipe = Fp8Recipe::delayed;
         reader.read_enum("fp8_recipe", kFp8RecipeNames, recipe);
@@ -278,17 +258,10 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
         }
         reader.adopt(k.finish());
     }
-    reader.read("overlap_tp_comm", spec.overlap_tp_comm);
-    reader.read("overlap_dp_comm", spec.overlap_dp_comm);
-    reader.read("overlap_pp_comm", spec.overlap_pp_comm);
-    reader.read("overlap_cp_comm", spec.overlap_cp_comm);
-    reader.read("overlap_ep_comm", spec.overlap_ep_comm);
-    reader.read_enum("fp8_recipe", kFp8RecipeNames, spec.fp8_recipe);
-    reader.read("fused_optimizer", spec.fused_optimizer);
-    reader.read("fused_norms", spec.fused_norms);
-    reader.read("op_level_sac", spec.op_level_sac);
-    reader.read("quantize_layouts_one_pass", spec.quantize_layouts_one_pass);
-    reader.read("fused_elementwise", spec.fused_elementwise);
+    read_keys(reader, "overlap_tp_comm", spec.overlap_tp_comm, "overlap_dp_comm", spec.overlap_dp_comm, "overlap_pp_comm",
+              spec.overlap_pp_comm, "overlap_cp_comm", spec.overlap_cp_comm, "overlap_ep_comm", spec.overlap_ep_comm, "fp8_recipe",
+              spec.fp8_recipe, "fused_optimizer", spec.fused_optimizer, "fused_norms", spec.fused_norms, "op_level_sac", spec.op_level_sac,
+              "quantize_layouts_one_pass", spec.quantize_layouts_one_pass, "fused_elementwise", spec.fused_elementwise);
     if (reader.has("host_op_s")) {
         reader.read("host_op_s", spec.host_op_s);
         if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {

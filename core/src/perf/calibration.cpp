@@ -23,9 +23,9 @@ constexpr int idx(DType d) { return static_cast<int>(d); }
 // AMD: 0.55 ~ MI300X MAMF 668/1300 = 0.514 and MI325X 0.604 (same table). Intel Gaudi: 0.85 (Gaudi 2
 // 0.969, Gaudi 3 0.741). Google TPU: 0.80 (no public MAMF; the NVIDIA figure, said so).
 double vendor_half_gemm_efficiency(std::string_view vendor) {
-    if (vendor == "AMD") return constants::amd_gemm.value;
-    if (vendor == "Intel") return constants::intel_gemm.value;
-    return constants::nvidia_gemm.value;
+    if (vendor == "AMD") return constant(Constant::amd_gemm);
+    if (vendor == "Intel") return constant(Constant::intel_gemm);
+    return constant(Constant::nvidia_gemm);
 }
 
 // A user's overrides replace the defaults they set.
@@ -49,20 +49,20 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // fp32 on vector units: SGEMM reaches ~90 % of the FMA peak (paranumal V100 roofline shows
     // ~14 of 15.7 TFLOP/s; cuBLAS SGEMM on A100 ~18.5 of 19.5). These are sustained figures already,
     // so gemm_sustained (fitted on tensor-core runs) does not apply to fp32 (operators.cpp).
-    c.gemm_efficiency[idx(DType::fp32)] = constants::fp32_gemm.value;
+    c.gemm_efficiency[idx(DType::fp32)] = constant(Constant::fp32_gemm);
     // tf32: the same tensor-core datapath as bf16 at half rate; xzwgit/gpu-flops-bench (cuBLASLt)
     // measured H200 NVL TF32 425.6 of 494.7 = 0.86 vs BF16 853.3 of 989 = 0.86: same fraction as bf16.
     c.gemm_efficiency[idx(DType::tf32)] = half;
     c.gemm_efficiency[idx(DType::fp16)] = half;
     c.gemm_efficiency[idx(DType::bf16)] = half;
     // fp8: H100 MAMF FP8 0.709 vs BF16 0.803 (ratio 0.88; H200 0.734, B200 0.763): bf16 x 0.88.
-    constexpr double fp8_of_bf16 = constants::fp8_of_bf16_gemm.value;
+    const double fp8_of_bf16 = constant(Constant::fp8_of_bf16_gemm);
     c.gemm_efficiency[idx(DType::fp8)] = half * fp8_of_bf16;
     // mxfp8: B200/GB200 MAMF is for FP8 (0.763/0.723); block scaling runs in the tensor core (no
     // public separate figure): same as fp8. nvfp4: no public MAMF; fp8 fraction x 0.9 (physical guess:
     // narrower operands make the epilogue a larger share), said so.
     c.gemm_efficiency[idx(DType::mxfp8)] = half * fp8_of_bf16;
-    c.gemm_efficiency[idx(DType::nvfp4)] = half * fp8_of_bf16 * constants::nvfp4_of_fp8_gemm.value;
+    c.gemm_efficiency[idx(DType::nvfp4)] = half * fp8_of_bf16 * constant(Constant::nvfp4_of_fp8_gemm);
     // Published measurements of this GPU take precedence (presets/gpus "measured").
     for (int d = 0; d < kDTypeCount; ++d)
         if (gpu.measured_gemm_efficiency[d] > 0) c.gemm_efficiency[d] = gpu.measured_gemm_efficiency[d];
@@ -78,7 +78,7 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // the power limit, and SMs shared with concurrent NCCL kernels. One global factor, fitted on the
     // public A100 Megatron data (vTrain 1,549 iteration times; Narayanan et al. SC'21 Table 1;
     // Korthikanti et al. 2022 Table 5): 0.85 (a flat optimum: 0.82-0.90 fit about as well).
-    c.gemm_sustained = constants::gemm_sustained.value;
+    c.gemm_sustained = constant(Constant::gemm_sustained);
     // Fused attention, fraction of the bf16 peak. Physics: FlashAttention-2 (Dao 2023, arXiv
     // 2307.08691) reaches 50-73 % of A100 peak forward, less backward (~0.7 of a large GEMM); on GPUs
     // with FP8 units (Hopper, Ada, Blackwell) FA2's mma.sync path and the exp (SFU) throughput, which
@@ -87,8 +87,9 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // constrains it through llm-foundry's 216 runs at seq 512-65536 (Triton flash attention, 2023):
     // a further 0.55 fits them, i.e. FA1/Triton-era kernels. FA3 and cuDNN's
     // Hopper kernels are training.attention_kernel flash3 (below).
-    c.attention_efficiency = (gpu.supports(DType::fp8) ? constants::attention_flash2_fp8_gpus.value : constants::attention_flash2.value) *
-                             c.gemm_efficiency[idx(DType::bf16)];
+    c.attention_efficiency =
+        (gpu.supports(DType::fp8) ? constant(Constant::attention_flash2_fp8_gpus) : constant(Constant::attention_flash2)) *
+        c.gemm_efficiency[idx(DType::bf16)];
     // FA2-class kernels issue synchronous warp MMAs with the softmax between them in the same warps
     // (no wgmma/tcgen05 pipelining), so their exp (16 MUFU ops/clk/SM), rescaling and shared-memory
     // traffic (128 B/clk/SM) set the pace where the tensor cores outgrew them: those units are the
@@ -99,36 +100,36 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // Hopper's tensor/vector balance, at which the fraction above was fitted.
     if (gpu.supports(DType::fp8) && gpu.peak_flops(DType::bf16) > 0 && gpu.peak_flops(DType::fp32) > 0)
         c.attention_efficiency *=
-            std::min(1.0, gpu.peak_flops(DType::fp32) / gpu.peak_flops(DType::bf16) / constants::flash2_vector_of_tensor.value);
+            std::min(1.0, gpu.peak_flops(DType::fp32) / gpu.peak_flops(DType::bf16) / constant(Constant::flash2_vector_of_tensor));
     // Hopper-native kernels (training.attention_kernel flash3: FlashAttention-3, cuDNN fused attention
     // through Transformer Engine) overlap softmax with wgmma: FA3 reaches 75 % of H100's bf16 peak
     // forward at best, ~0.6-0.65 at causal 8k, backward ~1.5-1.75x FA2 (~0.5; Shah et al. 2024, arXiv
     // 2407.08608, sec. 4.1): 0.53 of peak weighting backward 2.5x, at training's sustained clocks
     // (gemm_sustained, above).
-    constexpr double kHopperFusedAttentionOfPeak = constants::attention_flash3.value;
-    if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = kHopperFusedAttentionOfPeak * c.gemm_sustained;
+    const double hopper_fused_attention_of_peak = constant(Constant::attention_flash3);
+    if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = hopper_fused_attention_of_peak * c.gemm_sustained;
     // HBM: cudaMemcpy 790 of 900 GB/s on V100 (paranumal.com "Rough-n-Ready Roofline: V100") = 0.878; no public figure for newer
     // parts, so 0.85 unless the preset has one. That is a pure stream; the memory-bound kernels of
     // training (norms and softmax with their reductions, broadcasts, strided einsum/permute copies,
     // several framework kernels per op of our lists) reach less: one global factor, fitted on the
     // public set and vTrain (fit.cpp fitted_constants, `trainclock validate --refit`).
-    constexpr double kTrainingKernelsOfStream = constants::training_kernels_of_stream.value;
+    const double training_kernels_of_stream = constant(Constant::training_kernels_of_stream);
     c.memory_efficiency =
-        (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constants::hbm_stream.value) * kTrainingKernelsOfStream;
+        (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constant(Constant::hbm_stream)) * training_kernels_of_stream;
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
     // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
-    c.intra_node_efficiency = constants::intra_node_efficiency.value;
-    c.inter_node_efficiency = constants::inter_node_efficiency.value;
+    c.intra_node_efficiency = constant(Constant::intra_node_efficiency);
+    c.inter_node_efficiency = constant(Constant::inter_node_efficiency);
     // Per-kernel fixed GPU cost: launch latency plus the idle gap between dependent kernels; a few us
     // on CUDA (DESIGN.md 5: fixed costs dominate small models); 10 us fits vTrain's single-node rows.
-    c.kernel_launch_s = constants::kernel_launch_s.value;
+    c.kernel_launch_s = constant(Constant::kernel_launch_s);
     // Host dispatch per kernel: eager PyTorch + Megatron Python runs ahead of the GPU asynchronously, so
     // it only binds when kernels are shorter than their dispatch (small models, high TP, small
     // micro-batches). DESIGN.md 5 fitted ~40 us for such a cost; per op of our lists (which fuse
     // several framework kernels) 60 us fits vTrain's single-node set best.
-    c.host_op_s = constants::host_op_s.value;
+    c.host_op_s = constant(Constant::host_op_s);
     // Per-step framework cost (Python step loop, data loader, logging, optimizer bookkeeping).
-    c.step_overhead_s = constants::step_overhead_s.value;
+    c.step_overhead_s = constant(Constant::step_overhead_s);
     // K extent at which mainloop efficiency halves: each output tile pays a prologue (pipeline fill)
     // and an epilogue (write C) worth about one 64-deep K block on 16-bit tensor cores (CUTLASS
     // 128x128x64 tiles); physical. Their time is latency and bytes, the same for every dtype, while a
@@ -141,14 +142,14 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     const double half_peak = gpu.peak_flops(gpu.supports(reference) ? reference : DType::fp32);
     for (int d = 0; d < kDTypeCount; ++d) {
         const double peak_ratio = half_peak > 0 ? gpu.peak_flops(DType(d)) / half_peak : 1.0;
-        c.gemm_k_half[d] = constants::gemm_k_half_16bit.value * peak_ratio;
+        c.gemm_k_half[d] = constant(Constant::gemm_k_half_16bit) * peak_ratio;
         c.tile_reuse[d] = std::min(1.0, peak_ratio * dtype_storage_bytes(DType(d)) / 2.0);
     }
     // NCCL runs one CTA per channel, each holding an SM for the whole collective; on NVSwitch systems
     // rings use 16 channels by default (NCCL_MIN/MAX_NCHANNELS, nccl docs "Environment variables";
     // NCCL_DEBUG=INFO on DGX A100/H100 reports 16-32 channels). Compute kernels overlapped with a
     // collective get the other SMs (and share HBM): physical default 16 SMs, not fitted.
-    c.comm_sms = constants::comm_sms.value;
+    c.comm_sms = constant(Constant::comm_sms);
     // The framework's own dispatch cost (presets/frameworks host_op_s, with its source) replaces it.
     if (framework && !framework->name.empty()) c.host_op_s = framework->host_op_s;
 

@@ -13,20 +13,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Fixed device memory outside the tensors (physical defaults, not fitted):
-// CUDA context with the libraries' kernels and workspaces: PyTorch measured 0.27 GiB (lazy module
-// loading) to 0.62 GiB (eager) for the bare context (pytorch/pytorch PR 86509); cuBLAS adds 32 MiB
-// of workspace per handle on Hopper (CUBLAS_WORKSPACE_CONFIG :4096:8): 0.5 GiB.
-constexpr double kContextGiB = constants::cuda_context_gib.value;
-// NCCL: per communicator, buffers of NCCL_BUFFSIZE = 4 MiB per channel and peer (NCCL docs
-// "Environment Variables"), 32 channels x 2 ring peers on NVSwitch systems: 0.25 GiB each.
-constexpr double kNcclCommunicatorGiB = constants::nccl_communicator_gib.value;
-// Caching-allocator reserve: tensors freed and re-allocated every step (activations, gradients,
-// gathered weights) fragment the segments, and a run can OOM with free memory left (Rajbhandari et
-// al. 2020, ZeRO sec. 3.2 / 6.3: over 30 % free at OOM in the worst case; PyTorch "CUDA semantics:
-// memory management", max_split_size_mb): a third of that worst case on the churning memory.
-constexpr double kAllocatorReserve = constants::allocator_reserve.value;
-
 double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute recompute);
 
 struct StageState {
@@ -243,7 +229,10 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         }
         const double gathered_gib = zero >= 3 || streamed ? 2 * st.zero3_gather * dtype_storage_bytes(p.params) / kGiB : 0;
         const double churn_gib = mem.activations_gib + mem.grads_gib + gathered_gib;
-        mem.other_gib = kContextGiB + communicators * kNcclCommunicatorGiB + gathered_gib + kAllocatorReserve * churn_gib;
+        // Outside the tensors (constants table): the CUDA context, NCCL's buffers per communicator and
+        // the caching allocator's reserve on the memory freed and re-allocated each step.
+        mem.other_gib = constant(Constant::cuda_context_gib) + communicators * constant(Constant::nccl_communicator_gib) + gathered_gib +
+                        constant(Constant::allocator_reserve) * churn_gib;
         mem.per_gpu_gib = mem.weights_gib + mem.grads_gib + mem.master_gib + mem.optimizer_gib + mem.activations_gib + mem.other_gib;
         if (mem.per_gpu_gib > best.per_gpu_gib) best = mem;
     }

@@ -883,7 +883,7 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     // Tile and wave quantisation: cuBLAS/CUTLASS cover C with tm x tn tiles, one per SM at a time;
     // the last wave and partial tiles idle part of the GPU (NVIDIA "Matrix Multiplication Background
     // User's Guide", tile/wave quantisation). Smaller tiles reuse operands less: relative mainloop
-    // efficiency by tile size (perf/constants.hpp tile_*, assumed),
+    // efficiency by tile size (constants table tile_*, assumed),
     // stated for 16-bit tensor cores; a dtype suffers the share `reuse` of that loss (calibration.cpp).
     // Split-K (cuBLAS heuristics, CUTLASS "split-K" / "stream-K"): a C with few tiles and a long K
     // (weight gradients: k = tokens) is split into `split` K slices that fill the SMs, each paying
@@ -891,10 +891,10 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     struct Tile {
         double tm, tn, rel;
     };
-    static constexpr Tile kTiles[] = {{256, 128, constants::tile_256x128.value},
-                                      {128, 128, constants::tile_128x128.value},
-                                      {128, 64, constants::tile_128x64.value},
-                                      {64, 64, constants::tile_64x64.value}};
+    static const Tile kTiles[] = {{256, 128, constant(Constant::tile_256x128)},
+                                  {128, 128, constant(Constant::tile_128x128)},
+                                  {128, 64, constant(Constant::tile_128x64)},
+                                  {64, 64, constant(Constant::tile_64x64)}};
     static constexpr double kSplits[] = {1, 2, 4, 8};
     const double sms = double(std::max<int64_t>(gpu.sm_count, 1));
     const double batch = std::max(op.count, 1.0);

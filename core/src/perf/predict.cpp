@@ -80,7 +80,7 @@ double comm_time_s(const CommOp& op, const Network& net) {
 // Share of the SMs a running collective holds (its NCCL channels): compute overlapped with it runs
 // at (1 - share) speed.
 double comm_sm_share(const Execution& x) {
-    return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), constants::comm_sm_share_cap.value);
+    return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), constant(Constant::comm_sm_share_cap));
 }
 
 // =====================================================================================
@@ -382,7 +382,7 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     const double eager_kernels = per_tensor_eager_kernels(x);
     cost.s[kOverhead] += eager_kernels * x.cal.kernel_launch_s;
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
-    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constants::eager_op_host_s.value;
+    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s);
     if (host_s > cost.total()) cost.s[kOverhead] += host_s - cost.total();
     return cost;
 }

@@ -60,12 +60,12 @@ std::string fit_data_set() {
 
 std::vector<FittedConstant> fitted_constants() {
     std::vector<FittedConstant> out;
-    for (const ModelConstant* c : kModelConstants) {
-        if (c->refit == FitKnob::none) continue;
+    for (const ModelConstant& c : model_constants()) {
+        if (c.refit == FitKnob::none) continue;
         // Bounds: the table's range as multipliers (apply() caps a fraction at 1).
-        FitParameter p = factor(c->name, c->refit, c->low / c->value, c->high / c->value, "", -1, c->attention_kernel);
-        p.fp8_gpus = c->fp8_gpus;
-        out.push_back({std::move(p), c->value, c->unit, c->source, fit_data_set(), kRefitCommand});
+        FitParameter p = factor(c.name, c.refit, c.low / c.value, c.high / c.value, "", -1, c.attention_kernel);
+        p.fp8_gpus = c.fp8_gpus;
+        out.push_back({std::move(p), c.value, c.unit, c.source, fit_data_set(), kRefitCommand});
     }
     return out;
 }

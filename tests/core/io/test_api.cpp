@@ -86,6 +86,13 @@ TEST_CASE("search_json and validate_json") {
     CHECK_FALSE(has(search, R"("tp":2,)"));  // pinned to the config's tp = 1
     CHECK(has(search_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb", "num_gpus": 8})", R"({"pin": ["dp"]})"),
               R"({"error":{"key":"options.pin","message":"unknown layout key 'dp'"}})"));
+    // Pins are named as the config names the keys (parallel.sequence_parallel, training.micro_batch).
+    const std::string pinned =
+        search_json(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "training": {"micro_batch": 2}})",
+                    R"({"top": 50, "pin": ["sequence_parallel", "micro_batch", "recompute", "virtual_stages"]})");
+    CHECK(has(pinned, R"("rank":1)"));
+    CHECK_FALSE(has(pinned, R"("micro_batch":1,)"));
+    CHECK_FALSE(has(pinned, R"("micro_batch":4,)"));
     CHECK(has(search_json(R"({"model": "gpt2", "gpu": "a100-sxm4-80gb"})", ""), R"("key":"num_gpus")"));
     const std::string validation = validate_json(R"({"source": "te-llama"})");
     CHECK(has(validation, R"("schema": "trainclock/validation/v1")"));

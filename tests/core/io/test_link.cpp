@@ -142,6 +142,28 @@ TEST_CASE("config fields: one table for link keys and CLI flags") {
     CHECK(find_field_by_flag("--nope") == nullptr);
 }
 
+TEST_CASE("config fields: the rows of presets/tables/config-fields.json, typed") {
+    CHECK(find_field_by_flag("--model")->type == FieldType::spec);
+    CHECK(find_field_by_flag("--tp")->type == FieldType::integer);
+    CHECK(find_field_by_flag("--tokens")->type == FieldType::number);
+    CHECK(find_field_by_flag("--sp")->type == FieldType::boolean);
+    CHECK(find_field_by_flag("--schedule")->type == FieldType::choice);
+    CHECK(find_field_by_flag("--calibration")->type == FieldType::object);
+    CHECK(find_field_by_flag("--precision-blind")->link_key.empty());  // CLI only
+    CHECK(find_field_by_flag("--help") == nullptr);
+    for (const ConfigField& field : config_fields()) {
+        INFO(field.flag);
+        CHECK(field.flag.substr(0, 2) == "--");
+        CHECK(!field.path.empty());
+        CHECK(!field.help.empty());
+        // A choice is spelt by the enum table of its config key, so --help and the parser agree.
+        if (field.type == FieldType::choice) CHECK(!enum_names(field.path).empty());
+    }
+    const std::string_view json = embedded_json(PresetKind::table, "config-fields");
+    CHECK(json.find(R"("schema_version": 1)") != std::string_view::npos);
+    CHECK(json.find(R"("name": "config-fields")") != std::string_view::npos);
+}
+
 TEST_CASE("set_config_field converts text and merges it; errors name the flag or the config key") {
     Config config = config_draft();
     auto step = set_config_field(config, *find_field_by_flag("--model"), "llama3-8b", "--model");

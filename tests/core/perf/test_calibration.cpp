@@ -161,24 +161,36 @@ TEST_CASE("gemm_sustained and comm_sms read from a calibration JSON and act on t
     CHECK(step_s(R"({"comm_sms": 0})") < base);  // compute overlapped with TP collectives keeps every SM
 }
 
-// The table of constants (perf/constants.hpp): each one named once, inside its bounds, with a source;
-// the calibration defaults are read from it.
+// The table of constants (presets/tables/constants.json, perf/constants.hpp): each one named once,
+// inside its bounds, with a source; the calibration defaults are read from it.
 TEST_CASE("Every fitted or assumed constant has one row with bounds and a source", "[calibration]") {
-    for (size_t i = 0; i < kModelConstants.size(); ++i) {
-        const ModelConstant& c = *kModelConstants[i];
+    const auto& table = model_constants();
+    for (size_t i = 0; i < table.size(); ++i) {
+        const ModelConstant& c = table[i];
         INFO(c.name);
+        CHECK(c.name == kConstantNames[i]);
         CHECK(c.low <= c.value);
         CHECK(c.value <= c.high);
-        CHECK(std::string(c.source).size() > 10);
-        for (size_t j = 0; j < i; ++j) CHECK(std::string(kModelConstants[j]->name) != c.name);
+        CHECK(c.source.size() > 10);
+        for (size_t j = 0; j < i; ++j) CHECK(table[j].name != c.name);
+        // A row fitted here is refit by validate --refit and names the sets it is fitted on.
+        if (c.source.rfind("fitted on", 0) == 0) {
+            CHECK(c.refit != FitKnob::none);
+            for (const char* set : constants::kFitSets) CHECK(c.source.find(set) != std::string::npos);
+        }
     }
+    // Read from the text exactly: the datasheet ratio its source states (H100 SXM fp32 67 / bf16 989.5).
+    CHECK(constant(Constant::flash2_vector_of_tensor) == 67.0 / 989.5);
+    CHECK(constant(Constant::kernel_launch_s) == 10e-6);
+    CHECK(model_constants()[size_t(Constant::attention_flash2_fp8_gpus)].fp8_gpus == 1);
+    CHECK(model_constants()[size_t(Constant::attention_flash3)].attention_kernel == int(AttentionKernel::flash3));
     GpuSpec bare = fixtures::gpu("a100-sxm4-80gb");
     bare.measured_gemm_efficiency = {};
     bare.measured_memory_efficiency = 0;
     const Calibration c = resolve_calibration(bare, {});
-    CHECK(c.gemm_efficiency[int(DType::bf16)] == constants::nvidia_gemm.value);
-    CHECK(c.gemm_efficiency[int(DType::fp8)] == constants::nvidia_gemm.value * constants::fp8_of_bf16_gemm.value);
-    CHECK(c.gemm_sustained == constants::gemm_sustained.value);
-    CHECK(c.memory_efficiency == constants::hbm_stream.value * constants::training_kernels_of_stream.value);
-    CHECK(c.comm_sms == constants::comm_sms.value);
+    CHECK(c.gemm_efficiency[int(DType::bf16)] == constant(Constant::nvidia_gemm));
+    CHECK(c.gemm_efficiency[int(DType::fp8)] == constant(Constant::nvidia_gemm) * constant(Constant::fp8_of_bf16_gemm));
+    CHECK(c.gemm_sustained == constant(Constant::gemm_sustained));
+    CHECK(c.memory_efficiency == constant(Constant::hbm_stream) * constant(Constant::training_kernels_of_stream));
+    CHECK(c.comm_sms == constant(Constant::comm_sms));
 }

@@ -386,6 +386,14 @@ TEST_CASE("search: out-of-range bases and pins are errors, never a crash, a hang
     CHECK(report.value().top.empty());
 }
 
+TEST_CASE("search: each dimension pins a flat config field", "[search]") {
+    for (const std::string_view path : kSearchDimensionPaths) {
+        INFO(path);
+        const auto& fields = config_fields();
+        CHECK(std::any_of(fields.begin(), fields.end(), [&](const ConfigField& field) { return field.path == path; }));
+    }
+}
+
 TEST_CASE("search: precisions_for_gpu keeps what the GPU runs", "[search]") {
     auto names = [](const std::vector<PrecisionSpec>& list) {
         std::vector<std::string> out;

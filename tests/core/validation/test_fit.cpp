@@ -108,24 +108,24 @@ TEST_CASE("the table of fitted constants names bounds, data set and refit comman
 TEST_CASE("fitted_constants are the refit rows of the constants table", "[fit]") {
     const std::vector<FittedConstant> table = fitted_constants();
     size_t own = 0;
-    for (const ModelConstant* c : kModelConstants) {
-        INFO(c->name);
-        if (c->refit == FitKnob::none) continue;
+    for (const ModelConstant& c : model_constants()) {
+        INFO(c.name);
+        if (c.refit == FitKnob::none) continue;
         REQUIRE(own < table.size());
         const FittedConstant& row = table[own++];
-        CHECK(row.parameter.name == c->name);
-        CHECK(row.parameter.knob == c->refit);
-        CHECK(row.parameter.attention_kernel == c->attention_kernel);
-        CHECK(row.parameter.fp8_gpus == c->fp8_gpus);
-        CHECK(row.shipped == c->value);
-        CHECK(row.shipped * row.parameter.lo == Approx(c->low));
-        CHECK(row.shipped * row.parameter.hi == Approx(c->high));
-        CHECK(row.source == c->source);
+        CHECK(row.parameter.name == c.name);
+        CHECK(row.parameter.knob == c.refit);
+        CHECK(row.parameter.attention_kernel == c.attention_kernel);
+        CHECK(row.parameter.fp8_gpus == c.fp8_gpus);
+        CHECK(row.shipped == c.value);
+        CHECK(row.shipped * row.parameter.lo == Approx(c.low));
+        CHECK(row.shipped * row.parameter.hi == Approx(c.high));
+        CHECK(row.source == c.source);
     }
     CHECK(own == table.size());
 }
 
-// The two FlashAttention-2 factors (constants.hpp attention_flash2, attention_flash2_fp8_gpus) scale
+// The two FlashAttention-2 factors (constants table attention_flash2, attention_flash2_fp8_gpus) scale
 // disjoint GPUs: A100 has no FP8 units, H100 has.
 TEST_CASE("each FA2 factor scales only its GPU generation", "[fit]") {
     std::string h100 = runs_file("h", {{1, 1024}});

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <iterator>
+#include <string_view>
 
 #include "trainclock/model/config.hpp"
 #include "trainclock/model/hardware.hpp"
@@ -19,8 +22,12 @@ struct Calibration : CalibrationScalars<double> {       // the scalars: config.h
 };
 
 // The field of a resolved Calibration a fitted multiplier scales (validation/fit.hpp; the refit rows of
-// core/src/perf/constants.hpp). gemm: the GEMM efficiency of tensor-core dtypes (or of one dtype).
+// presets/tables/constants.json, spelt as the enumerator). gemm: the GEMM efficiency of tensor-core dtypes (or of one dtype).
 enum class FitKnob { none, gemm, attention, memory, intra_node, inter_node, kernel_launch, host_op, step_overhead };
+// FitKnob's spellings in enum order (value i is kFitKnobNames[i]), as the constants table's refit column writes them.
+inline constexpr std::string_view kFitKnobNames[] = {"none",       "gemm",          "attention", "memory",       "intra_node",
+                                                     "inter_node", "kernel_launch", "host_op",   "step_overhead"};
+static_assert(std::size(kFitKnobNames) == static_cast<size_t>(FitKnob::step_overhead) + 1, "one name per FitKnob");
 
 // The record for one GPU and fused-attention kernel: preset "measured" figures, then vendor
 // defaults, then the framework's (host cost per op), then the user's overrides.

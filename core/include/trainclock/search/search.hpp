@@ -33,7 +33,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +87,14 @@ struct SearchOptions {
 // A searched dimension of SearchOptions, and pinning it: the search then tries only the value the
 // config has (the CLI's layout flags and --config keys, the API's "pin" list).
 enum class SearchDimension { tp, pp, cp, ep, zero, virtual_stages, schedule, sequence_parallel, micro_batch, recompute };
+// The config key each dimension pins, in enum order (value i is kSearchDimensionPaths[i]); the API's
+// "pin" list names a dimension by the key's last part ("virtual_stages").
+inline constexpr std::string_view kSearchDimensionPaths[] = {"parallel.tp",          "parallel.pp",
+                                                             "parallel.cp",          "parallel.ep",
+                                                             "parallel.zero",        "parallel.virtual_stages",
+                                                             "parallel.schedule",    "parallel.sequence_parallel",
+                                                             "training.micro_batch", "training.recompute"};
+static_assert(std::size(kSearchDimensionPaths) == static_cast<size_t>(SearchDimension::recompute) + 1, "one config key per dimension");
 void pin_dimension(SearchOptions& options, const Config& config, SearchDimension dimension);
 
 // Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).

@@ -29,7 +29,7 @@ struct FitParameter {
     double lo = 0.5, hi = 2.0;  // bounds of the multiplier
 };
 
-// A refit constant: a row of core/src/perf/constants.hpp with a refit knob (its own multiplier).
+// A refit constant: a row of presets/tables/constants.json with a refit knob (its own multiplier).
 struct FittedConstant {
     FitParameter parameter;     // its multiplier (FitKnob in calibration.hpp), bounds relative to `shipped`
     double shipped = 0;         // the table's value
