@@ -13,7 +13,9 @@
 #include "search_threads.hpp"
 #include "trainclock/io/config_json.hpp"
 #include "trainclock/io/link.hpp"
+#include "trainclock/io/names.hpp"
 #include "trainclock/io/presets.hpp"
+#include "trainclock/io/spellings.hpp"
 #include "trainclock/search/search.hpp"
 
 namespace trainclock::cli {
@@ -37,38 +39,58 @@ Result<int64_t> positive_integer(const Args& args, std::string_view flag, int64_
     return int64_t(value);
 }
 
-// The searched dimensions that a flag or the --config file pins (--widen NAME frees a file's pin).
+// The searched dimensions that a flag or the --config file pins (--widen NAME frees a file's pin):
+// the config keys of search.hpp's kSearchDimensionPaths, by their CLI flag (names.hpp), in flag order.
 struct Dimension {
     std::string_view name;  // as --widen spells it: the flag without "--"
     std::string_view flag;
     SearchDimension dimension;
 };
-constexpr Dimension kDimensions[] = {{"tp", "--tp", SearchDimension::tp},
-                                     {"pp", "--pp", SearchDimension::pp},
-                                     {"cp", "--cp", SearchDimension::cp},
-                                     {"ep", "--ep", SearchDimension::ep},
-                                     {"sp", "--sp", SearchDimension::sequence_parallel},
-                                     {"zero", "--zero", SearchDimension::zero},
-                                     {"vpp", "--vpp", SearchDimension::virtual_stages},
-                                     {"schedule", "--schedule", SearchDimension::schedule},
-                                     {"mbs", "--mbs", SearchDimension::micro_batch},
-                                     {"recompute", "--recompute", SearchDimension::recompute}};
+const std::vector<Dimension>& dimensions() {
+    static const std::vector<Dimension> table = [] {
+        std::vector<Dimension> out;
+        for (const ConfigField& field : config_fields()) {
+            const auto path = std::find(std::begin(kSearchDimensionPaths), std::end(kSearchDimensionPaths), field.path);
+            if (path == std::end(kSearchDimensionPaths)) continue;
+            out.push_back({field.flag.substr(2), field.flag, static_cast<SearchDimension>(path - std::begin(kSearchDimensionPaths))});
+        }
+        return out;
+    }();
+    return table;
+}
+const Dimension* find_dimension(std::string_view name) {
+    for (const Dimension& d : dimensions())
+        if (d.name == name) return &d;
+    return nullptr;
+}
+std::string dimension_names() {  // "tp,pp,cp,ep,sp,zero,vpp,schedule,mbs,recompute"
+    std::string out;
+    for (const Dimension& d : dimensions()) out += (out.empty() ? "" : ",") + std::string(d.name);
+    return out;
+}
+
+// An enum-valued key's value as the config spells it (spellings.hpp: names in enum order).
+template <class E>
+std::string spelled(std::string_view path, E value) {
+    return std::string(enum_names(path)[static_cast<size_t>(value)]);
+}
 
 // The value a dimension has in `c`, as text ("8", "on", "1f1b", "selective").
-std::string dimension_value(const Config& c, std::string_view name) {
+std::string dimension_value(const Config& c, SearchDimension dimension) {
     const ParallelSpec& p = c.parallel;
-    if (name == "tp") return std::to_string(p.tp);
-    if (name == "pp") return std::to_string(p.pp);
-    if (name == "cp") return std::to_string(p.cp);
-    if (name == "ep") return std::to_string(p.ep);
-    if (name == "sp") return p.sequence_parallel ? "on" : "off";
-    if (name == "zero") return std::to_string(p.zero);
-    if (name == "vpp") return std::to_string(p.virtual_stages);
-    if (name == "schedule")
-        return p.schedule == PipelineSchedule::gpipe ? "gpipe" : p.schedule == PipelineSchedule::interleaved ? "interleaved" : "1f1b";
-    if (name == "mbs") return std::to_string(c.training.micro_batch);
-    const Recompute r = c.training.recompute;
-    return r == Recompute::none ? "none" : r == Recompute::selective ? "selective" : "full";
+    switch (dimension) {
+    case SearchDimension::tp: return std::to_string(p.tp);
+    case SearchDimension::pp: return std::to_string(p.pp);
+    case SearchDimension::cp: return std::to_string(p.cp);
+    case SearchDimension::ep: return std::to_string(p.ep);
+    case SearchDimension::zero: return std::to_string(p.zero);
+    case SearchDimension::virtual_stages: return std::to_string(p.virtual_stages);
+    case SearchDimension::schedule: return spelled("parallel.schedule", p.schedule);
+    case SearchDimension::sequence_parallel: return p.sequence_parallel ? "on" : "off";
+    case SearchDimension::micro_batch: return std::to_string(c.training.micro_batch);
+    case SearchDimension::recompute: return spelled("training.recompute", c.training.recompute);
+    }
+    return "";
 }
 
 // The dimensions the config file sets: merged over two drafts that differ in every dimension,
@@ -87,8 +109,8 @@ std::vector<std::string_view> dimensions_in_file(const std::optional<std::string
     const Result<Config> from_a = merge_config_json(a, *text), from_b = merge_config_json(b, *text);
     std::vector<std::string_view> set;
     if (!from_a || !from_b) return set;  // the draft reported the file's error already
-    for (const Dimension& d : kDimensions) {
-        if (dimension_value(from_a.value(), d.name) == dimension_value(from_b.value(), d.name)) set.push_back(d.name);
+    for (const Dimension& d : dimensions()) {
+        if (dimension_value(from_a.value(), d.dimension) == dimension_value(from_b.value(), d.dimension)) set.push_back(d.name);
     }
     return set;
 }
@@ -102,19 +124,19 @@ Result<SearchOptions> options_from_args(const Args& args, const Config& draft, c
     std::vector<std::string_view> widened;
     if (const auto widen = args.value("--widen")) {
         std::vector<std::string> names;
-        for (const Dimension& d : kDimensions) names.emplace_back(d.name);
-        std::string list = *widen == "all" ? "tp,pp,cp,ep,sp,zero,vpp,schedule,mbs,recompute" : *widen;
+        for (const Dimension& d : dimensions()) names.emplace_back(d.name);
+        std::string list = *widen == "all" ? dimension_names() : *widen;
         size_t start = 0;
         while (start <= list.size()) {
             const size_t comma = std::min(list.find(',', start), list.size());
             const std::string name = list.substr(start, comma - start);
             start = comma + 1;
-            const auto d = std::find_if(std::begin(kDimensions), std::end(kDimensions), [&](const Dimension& x) { return x.name == name; });
-            if (d == std::end(kDimensions)) {
+            const Dimension* d = find_dimension(name);
+            if (!d) {
                 const std::string guess = did_you_mean(name, names);
-                return Error{"--widen", "unknown dimension '" + name + "'; " +
-                                            (guess.empty() ? "expected all or a list of tp,pp,cp,ep,sp,zero,vpp,schedule,mbs,recompute"
-                                                           : "did you mean " + guess + "?")};
+                return Error{"--widen",
+                             "unknown dimension '" + name + "'; " +
+                                 (guess.empty() ? "expected all or a list of " + dimension_names() : "did you mean " + guess + "?")};
             }
             if (args.has(d->flag) && *widen != "all")
                 return Error{"--widen",
@@ -122,21 +144,20 @@ Result<SearchOptions> options_from_args(const Args& args, const Config& draft, c
             widened.push_back(d->name);
         }
     }
-    auto pinned = [&](std::string_view flag) {
-        const auto d = std::find_if(std::begin(kDimensions), std::end(kDimensions), [&](const Dimension& x) { return x.flag == flag; });
-        return args.has(flag) || (std::find(pinned_by_file.begin(), pinned_by_file.end(), std::string(d->name)) != pinned_by_file.end());
+    auto pinned = [&](const Dimension& d) {
+        return args.has(d.flag) || (std::find(pinned_by_file.begin(), pinned_by_file.end(), std::string(d.name)) != pinned_by_file.end());
     };
     const std::vector<std::string_view> in_file = dimensions_in_file(file_text);
     std::vector<std::string> file_pins;
     for (const std::string_view name : in_file) {
-        const auto d = std::find_if(std::begin(kDimensions), std::end(kDimensions), [&](const Dimension& x) { return x.name == name; });
+        const Dimension* d = find_dimension(name);
         if (args.has(d->flag) || std::find(widened.begin(), widened.end(), name) != widened.end()) continue;
         file_pins.emplace_back(name);
     }
     pinned_by_file = file_pins;  // names first (for `pinned`), then "name value" for the output
-    for (const Dimension& d : kDimensions)
-        if (pinned(d.flag)) pin_dimension(o, draft, d.dimension);
-    for (std::string& name : pinned_by_file) name += " " + dimension_value(draft, name);
+    for (const Dimension& d : dimensions())
+        if (pinned(d)) pin_dimension(o, draft, d.dimension);
+    for (std::string& name : pinned_by_file) name += " " + dimension_value(draft, find_dimension(name)->dimension);
     const auto objective = args.value("--objective");
     if (objective && *objective != "time" && *objective != "cost")
         return Error{"--objective", "expected time or cost, got '" + *objective + "'"};
@@ -180,19 +201,15 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
         const SearchHit& h = report.top[i];
         const ParallelSpec& p = h.layout.parallel;
         const Prediction& r = h.prediction;
-        std::string schedule = p.pp == 1                                     ? "-"
-                               : p.schedule == PipelineSchedule::gpipe       ? "gpipe"
-                               : p.schedule == PipelineSchedule::interleaved ? "interleaved v" + std::to_string(p.virtual_stages)
-                                                                             : "1f1b";
+        std::string schedule = p.pp == 1 ? "-" : spelled("parallel.schedule", p.schedule);
+        if (p.pp > 1 && p.schedule == PipelineSchedule::interleaved) schedule += " v" + std::to_string(p.virtual_stages);
         const StageSplit& split = p.stage_split;
         std::string first_last = split.first_stage_layers > 0 || split.last_stage_layers > 0
                                      ? std::to_string(split.first_stage_layers) + "/" + std::to_string(split.last_stage_layers)
                                      : "-";
         if (split.embedding_in_stage_split || split.loss_in_stage_split)
             first_last += std::string(" +") + (split.embedding_in_stage_split ? "e" : "") + (split.loss_in_stage_split ? "l" : "");
-        const char* recompute = h.layout.recompute == Recompute::none        ? "none"
-                                : h.layout.recompute == Recompute::selective ? "selective"
-                                                                             : "full";
+        const std::string recompute = spelled("training.recompute", h.layout.recompute);
         // Without a run length the objective pair holds the cost of one step (search.hpp).
         const double cost = run_length ? r.cost_usd : space.options().objective == SearchObjective::cost ? h.objective : h.secondary;
         const bool priced = base.training.price_per_gpu_hour_usd >= 0 || base.gpu.price_per_gpu_hour_usd > 0;  // 0 = unknown
