@@ -55,9 +55,10 @@ int run(const Args& args) {
         const StepBreakdown& b = r.breakdown_s;
         table.add({name, gemm, format_seconds(r.iteration_time_s), format_fixed(row.speedup, 2) + "x", format_count(r.tokens_per_s, ""),
                    format_percent(r.mfu), format_fixed(r.memory.per_gpu_gib, 1) + " GiB", r.memory.fits ? "yes" : "NO",
-                   format_seconds(b.gemm), format_seconds(b.attention), format_seconds(b.elementwise), format_seconds(b.precision_overhead),
-                   format_seconds(b.optimizer), format_seconds(b.tp_comm + b.pp_comm + b.dp_comm + b.cp_comm + b.ep_comm),
-                   format_seconds(b.pipeline_bubble), format_seconds(b.overhead)});
+                   format_seconds(b[StepPart::gemm]), format_seconds(b[StepPart::attention]), format_seconds(b[StepPart::elementwise]),
+                   format_seconds(b[StepPart::precision_overhead]), format_seconds(b[StepPart::optimizer]),
+                   format_seconds(b.exposed_comm_s()), format_seconds(b[StepPart::pipeline_bubble]),
+                   format_seconds(b[StepPart::overhead])});
     }
     std::cout << table.render();
     if (!comparison.unsupported.empty()) {

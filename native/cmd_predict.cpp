@@ -1,4 +1,5 @@
 // `trainclock predict`: one prediction as a readable table, the result JSON or a CSV row.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -86,9 +87,10 @@ void print_table(const Config& c, const Prediction& r) {
 
     const MemoryBreakdown& m = r.memory;
     TextTable memory({"memory per GPU", "GiB", "% of capacity"});
-    const std::pair<const char*, double> parts[] = {{"weights", m.weights_gib},         {"gradients", m.grads_gib},
-                                                    {"master weights", m.master_gib},   {"optimizer states", m.optimizer_gib},
-                                                    {"activations", m.activations_gib}, {"other", m.other_gib}};
+    const std::pair<const char*, double> parts[] = {
+        {"weights", m[MemoryPart::weights]},         {"gradients", m[MemoryPart::grads]},
+        {"master weights", m[MemoryPart::master]},   {"optimizer states", m[MemoryPart::optimizer]},
+        {"activations", m[MemoryPart::activations]}, {"other", m[MemoryPart::other]}};
     for (const auto& [name, gib] : parts) {
         memory.add({name, format_fixed(gib, 2), m.capacity_gib > 0 ? format_percent(gib / m.capacity_gib) : "n/a"});
     }
@@ -99,19 +101,10 @@ void print_table(const Config& c, const Prediction& r) {
 
     const StepBreakdown& b = r.breakdown_s;
     TextTable breakdown({"step breakdown", "time", "% of step"});
-    const std::pair<const char*, double> causes[] = {{"gemm", b.gemm},
-                                                     {"attention", b.attention},
-                                                     {"elementwise", b.elementwise},
-                                                     {"precision overhead", b.precision_overhead},
-                                                     {"optimizer", b.optimizer},
-                                                     {"tp comm", b.tp_comm},
-                                                     {"pp comm", b.pp_comm},
-                                                     {"dp comm", b.dp_comm},
-                                                     {"cp comm", b.cp_comm},
-                                                     {"ep comm", b.ep_comm},
-                                                     {"pipeline bubble", b.pipeline_bubble},
-                                                     {"overhead", b.overhead}};
-    for (const auto& [name, seconds] : causes) {
+    for (size_t part = 0; part < kStepPartCount; ++part) {
+        std::string name(kStepPartKeys[part]);  // the result key, spaced: "pipeline bubble"
+        std::replace(name.begin(), name.end(), '_', ' ');
+        const double seconds = b.seconds[part];
         breakdown.add({name, format_seconds(seconds), r.iteration_time_s > 0 ? format_percent(seconds / r.iteration_time_s) : "n/a"});
     }
     breakdown.add({"step", format_seconds(r.iteration_time_s), "100.0 %"});

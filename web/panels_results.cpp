@@ -159,9 +159,9 @@ void App::draw_memory() {
     heading("Memory per GPU");
     const MemoryBreakdown& m = result_.memory;
     const std::vector<widgets::Segment> parts = {
-        {"weights", m.weights_gib, widgets::palette(0)},         {"gradients", m.grads_gib, widgets::palette(1)},
-        {"master weights", m.master_gib, widgets::palette(2)},   {"optimizer", m.optimizer_gib, widgets::palette(3)},
-        {"activations", m.activations_gib, widgets::palette(4)}, {"other", m.other_gib, widgets::palette(7)},
+        {"weights", m[MemoryPart::weights], widgets::palette(0)},         {"gradients", m[MemoryPart::grads], widgets::palette(1)},
+        {"master weights", m[MemoryPart::master], widgets::palette(2)},   {"optimizer", m[MemoryPart::optimizer], widgets::palette(3)},
+        {"activations", m[MemoryPart::activations], widgets::palette(4)}, {"other", m[MemoryPart::other], widgets::palette(7)},
     };
     if (m.fits) {
         ImGui::Text("%s of %s (%.0f %%)", widgets::gib(m.per_gpu_gib).c_str(), widgets::gib(m.capacity_gib).c_str(),
@@ -179,20 +179,14 @@ void App::draw_memory() {
 void App::draw_breakdown() {
     heading("Step time breakdown (critical path)");
     const StepBreakdown& b = result_.breakdown_s;
-    const std::vector<widgets::Segment> parts = {
-        {"GEMM", b.gemm, widgets::palette(0)},
-        {"attention", b.attention, widgets::palette(4)},
-        {"elementwise", b.elementwise, widgets::palette(2)},
-        {"precision overhead", b.precision_overhead, widgets::palette(5)},
-        {"optimizer", b.optimizer, widgets::palette(3)},
-        {"TP comm", b.tp_comm, widgets::palette(1)},
-        {"PP comm", b.pp_comm, widgets::palette(9)},
-        {"DP comm", b.dp_comm, widgets::palette(8)},
-        {"CP comm", b.cp_comm, widgets::palette(10)},
-        {"EP comm", b.ep_comm, widgets::palette(11)},
-        {"pipeline bubble", b.pipeline_bubble, widgets::palette(7)},
-        {"overhead", b.overhead, widgets::palette(6)},
-    };
+    // Label and palette colour of each StepPart, in its order.
+    static constexpr const char* kLabels[kStepPartCount] = {"GEMM",      "attention", "elementwise",     "precision overhead",
+                                                            "optimizer", "TP comm",   "PP comm",         "DP comm",
+                                                            "CP comm",   "EP comm",   "pipeline bubble", "overhead"};
+    static constexpr int kColours[kStepPartCount] = {0, 4, 2, 5, 3, 1, 9, 8, 10, 11, 7, 6};
+    std::vector<widgets::Segment> parts;
+    for (size_t part = 0; part < kStepPartCount; ++part)
+        parts.push_back({kLabels[part], b.seconds[part], widgets::palette(kColours[part])});
     double total = 0;
     for (const auto& part : parts) total += part.value;
     widgets::stacked_bar("breakdown", parts, total, 0, format_seconds);

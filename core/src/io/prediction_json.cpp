@@ -1,5 +1,6 @@
 // trainclock: the result JSON of DESIGN.md 3 ("trainclock/result/v1") and its CSV form.
-// One table of result fields drives both, so the two never disagree on names or order.
+// The key lists (kScalars here, kMemoryPartKeys and kStepPartKeys in the public headers) drive both,
+// so the two never disagree on names or order.
 #include <string>
 #include <string_view>
 
@@ -13,13 +14,12 @@
 namespace trainclock {
 namespace {
 
-// One number of the result: its key and where it sits in S (Prediction, MemoryBreakdown, StepBreakdown).
-template <class S>
+// One top-level number of the result: its key and where it sits in Prediction.
 struct Field {
     std::string_view key;
-    double S::*member;
+    double Prediction::*member;
 };
-constexpr Field<Prediction> kScalars[] = {
+constexpr Field kScalars[] = {
     {"iteration_time_s", &Prediction::iteration_time_s},
     {"tokens_per_s", &Prediction::tokens_per_s},
     {"tokens_per_s_per_gpu", &Prediction::tokens_per_s_per_gpu},
@@ -36,54 +36,28 @@ constexpr Field<Prediction> kScalars[] = {
     {"params_total", &Prediction::params_total},
     {"params_active", &Prediction::params_active},
 };
-constexpr Field<MemoryBreakdown> kMemory[] = {
-    {"per_gpu_gib", &MemoryBreakdown::per_gpu_gib},
-    {"capacity_gib", &MemoryBreakdown::capacity_gib},
-    {"weights_gib", &MemoryBreakdown::weights_gib},
-    {"grads_gib", &MemoryBreakdown::grads_gib},
-    {"master_gib", &MemoryBreakdown::master_gib},
-    {"optimizer_gib", &MemoryBreakdown::optimizer_gib},
-    {"activations_gib", &MemoryBreakdown::activations_gib},
-    {"other_gib", &MemoryBreakdown::other_gib},
-    {"host_gib", &MemoryBreakdown::host_gib},
-};
-constexpr Field<StepBreakdown> kBreakdown[] = {
-    {"gemm", &StepBreakdown::gemm},
-    {"attention", &StepBreakdown::attention},
-    {"elementwise", &StepBreakdown::elementwise},
-    {"precision_overhead", &StepBreakdown::precision_overhead},
-    {"optimizer", &StepBreakdown::optimizer},
-    {"tp_comm", &StepBreakdown::tp_comm},
-    {"pp_comm", &StepBreakdown::pp_comm},
-    {"dp_comm", &StepBreakdown::dp_comm},
-    {"cp_comm", &StepBreakdown::cp_comm},
-    {"ep_comm", &StepBreakdown::ep_comm},
-    {"pipeline_bubble", &StepBreakdown::pipeline_bubble},
-    {"overhead", &StepBreakdown::overhead},
-};
 
 // Unknown cost or energy (a preset without a price or TDP) is null in JSON and an empty CSV cell, never 0.
-template <class S>
-bool known(const S&, double S::*) {
-    return true;
-}
 bool known(const Prediction& p, double Prediction::*member) {
     return !(member == &Prediction::cost_usd && !p.cost_known) && !(member == &Prediction::energy_kwh && !p.energy_known);
 }
 
-template <class S, size_t N>
-void write_fields(JsonWriter& out, const Field<S> (&table)[N], const S& from) {
-    for (const Field<S>& field : table) {
-        if (known(from, field.member))
-            out.field(field.key, from.*field.member);
+void write_scalars(JsonWriter& out, const Prediction& p) {
+    for (const Field& field : kScalars) {
+        if (known(p, field.member))
+            out.field(field.key, p.*field.member);
         else
             out.key(field.key).null();
     }
 }
 
-template <class S, size_t N>
-void append_cells(std::string& row, const Field<S> (&table)[N], const S& from) {
-    for (const Field<S>& field : table) row += "," + (known(from, field.member) ? json_number(from.*field.member) : std::string());
+// The numbers of the result's "memory" in order (the parts between the totals and the host share).
+template <class Visit>
+void for_each_memory_number(const MemoryBreakdown& memory, Visit&& visit) {
+    visit("per_gpu_gib", memory.per_gpu_gib);
+    visit("capacity_gib", memory.capacity_gib);
+    for (size_t part = 0; part < kMemoryPartCount; ++part) visit(kMemoryPartKeys[part], memory.gib[part]);
+    visit("host_gib", memory.host_gib);
 }
 
 // RFC 4180: quote a cell holding a comma, quote or line break.
@@ -122,7 +96,7 @@ const char* const kConfigColumns[] = {"model",
 
 void write_prediction_members(JsonWriter& out, const Prediction& p, const Config* config) {
     out.field("schema", kResultSchema);
-    write_fields(out, kScalars, p);
+    write_scalars(out, p);
     out.field("goodput", p.run.goodput).field("expected_interruptions", p.run.expected_interruptions);
     const WholeRun& r = p.run;
     out.key("whole_run").begin_object();
@@ -136,11 +110,11 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     out.end_array();
     out.end_object();
     out.key("memory").begin_object();
-    write_fields(out, kMemory, p.memory);
+    for_each_memory_number(p.memory, [&](std::string_view key, double gib) { out.field(key, gib); });
     out.field("fits", p.memory.fits);
     out.end_object();
     out.key("breakdown_s").begin_object();
-    write_fields(out, kBreakdown, p.breakdown_s);
+    for (size_t part = 0; part < kStepPartCount; ++part) out.field(kStepPartKeys[part], p.breakdown_s.seconds[part]);
     out.end_object();
     out.key("warnings").begin_array();
     for (const auto& warning : p.warnings) out.value(warning);
@@ -178,9 +152,9 @@ std::string prediction_csv_header() {
     std::string header;
     for (size_t i = 0; i < std::size(kConfigColumns); ++i) header += std::string(i ? "," : "") + kConfigColumns[i];
     for (const auto& field : kScalars) header += "," + std::string(field.key);
-    for (const auto& field : kMemory) header += ",memory_" + std::string(field.key);
+    for_each_memory_number(MemoryBreakdown{}, [&](std::string_view key, double) { header += ",memory_" + std::string(key); });
     header += ",memory_fits";
-    for (const auto& field : kBreakdown) header += "," + std::string(field.key) + "_s";
+    for (const std::string_view key : kStepPartKeys) header += "," + std::string(key) + "_s";
     return header + ",warnings,goodput,expected_interruptions";  // later columns appended after warnings
 }
 
@@ -210,10 +184,10 @@ std::string prediction_to_csv_row(const Prediction& p, const Config& c) {
     static_assert(std::size(cells) == std::size(kConfigColumns), "one cell per config column");
     std::string row;
     for (size_t i = 0; i < std::size(cells); ++i) row += (i ? "," : "") + cells[i];
-    append_cells(row, kScalars, p);
-    append_cells(row, kMemory, p.memory);
+    for (const Field& field : kScalars) row += "," + (known(p, field.member) ? json_number(p.*field.member) : std::string());
+    for_each_memory_number(p.memory, [&](std::string_view, double gib) { row += "," + json_number(gib); });
     row += p.memory.fits ? ",true" : ",false";
-    append_cells(row, kBreakdown, p.breakdown_s);
+    for (const double seconds : p.breakdown_s.seconds) row += "," + json_number(seconds);
     std::string warnings;
     for (const auto& warning : p.warnings) warnings += (warnings.empty() ? "" : "; ") + warning;
     return row + "," + csv_cell(warnings) + "," + json_number(p.run.goodput) + "," + json_number(p.run.expected_interruptions);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 
 #include "perf/constants.hpp"
 #include "trainclock/perf/communication.hpp"
@@ -200,23 +201,23 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         const double trainable_sharded = st.trainable_dense / dp + st.trainable_expert / edp;
         const double weight_bytes = (all - st.nf4_params) * dtype_storage_bytes(p.params) + st.nf4_params * kNf4BytesPerParam;
         MemoryBreakdown mem;
-        mem.weights_gib = (zero >= 3 ? sharded / std::max(all, 1.0) : 1.0) * weight_bytes / kGiB;
-        mem.grads_gib = (zero >= 2 ? trainable_sharded : trainable) * dtype_storage_bytes(p.grads) / kGiB;
-        mem.master_gib = master ? (zero >= 1 ? trainable_sharded : trainable) * 4.0 / kGiB : 0;
-        mem.optimizer_gib = (zero >= 1 ? trainable_sharded : trainable) * state_bytes / kGiB;
-        mem.activations_gib = st.activations / kGiB;
+        mem[MemoryPart::weights] = (zero >= 3 ? sharded / std::max(all, 1.0) : 1.0) * weight_bytes / kGiB;
+        mem[MemoryPart::grads] = (zero >= 2 ? trainable_sharded : trainable) * dtype_storage_bytes(p.grads) / kGiB;
+        mem[MemoryPart::master] = master ? (zero >= 1 ? trainable_sharded : trainable) * 4.0 / kGiB : 0;
+        mem[MemoryPart::optimizer] = (zero >= 1 ? trainable_sharded : trainable) * state_bytes / kGiB;
+        mem[MemoryPart::activations] = st.activations / kGiB;
         // CPU offload (ZeRO-Offload, Ren et al. 2021 arXiv 2101.06840 sec. 4: gradients, fp32 master
         // and optimizer states on the host, the step on the CPU; ZeRO-Infinity / FSDP CPU offload: the
         // weights on the host too, streamed per layer): the GPU keeps none of them.
         const bool streamed = c.training.offload_params;
         mem.host_gib = 0;
         if (c.training.offload_optimizer) {
-            mem.host_gib += mem.grads_gib + mem.master_gib + mem.optimizer_gib;
-            mem.grads_gib = mem.master_gib = mem.optimizer_gib = 0;
+            mem.host_gib += mem[MemoryPart::grads] + mem[MemoryPart::master] + mem[MemoryPart::optimizer];
+            mem[MemoryPart::grads] = mem[MemoryPart::master] = mem[MemoryPart::optimizer] = 0;
         }
         if (streamed) {
-            mem.host_gib += mem.weights_gib;
-            mem.weights_gib = 0;
+            mem.host_gib += mem[MemoryPart::weights];
+            mem[MemoryPart::weights] = 0;
         }
         // CUDA context, one NCCL communicator per process group of more than one rank, ZeRO-3's (and
         // streamed weights') two gathered layers (current + prefetch), and the allocator reserve on what
@@ -228,12 +229,12 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
             communicators += group_placement(c.parallel, Group(g)).size > 1 ? 1 : 0;
         }
         const double gathered_gib = zero >= 3 || streamed ? 2 * st.zero3_gather * dtype_storage_bytes(p.params) / kGiB : 0;
-        const double churn_gib = mem.activations_gib + mem.grads_gib + gathered_gib;
+        const double churn_gib = mem[MemoryPart::activations] + mem[MemoryPart::grads] + gathered_gib;
         // Outside the tensors (constants table): the CUDA context, NCCL's buffers per communicator and
         // the caching allocator's reserve on the memory freed and re-allocated each step.
-        mem.other_gib = constant(Constant::cuda_context_gib) + communicators * constant(Constant::nccl_communicator_gib) + gathered_gib +
-                        constant(Constant::allocator_reserve) * churn_gib;
-        mem.per_gpu_gib = mem.weights_gib + mem.grads_gib + mem.master_gib + mem.optimizer_gib + mem.activations_gib + mem.other_gib;
+        mem[MemoryPart::other] = constant(Constant::cuda_context_gib) + communicators * constant(Constant::nccl_communicator_gib) +
+                                 gathered_gib + constant(Constant::allocator_reserve) * churn_gib;
+        mem.per_gpu_gib = std::accumulate(mem.gib.begin(), mem.gib.end(), 0.0);
         if (mem.per_gpu_gib > best.per_gpu_gib) best = mem;
     }
     best.capacity_gib = c.gpu.memory_gib;

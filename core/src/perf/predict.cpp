@@ -32,44 +32,46 @@ using phases::Network;
 namespace {
 
 // =====================================================================================
-// [SECTION] Cost vectors: seconds per breakdown category
+// [SECTION] Cost vectors: seconds per breakdown part
 // =====================================================================================
 
-enum Cat { kGemm, kAttention, kElementwise, kPrecision, kOptimizer, kTp, kPp, kDp, kCp, kEp, kOverhead, kCatCount };
-
 struct Cost {
-    std::array<double, kCatCount> s{};
+    StepBreakdown s{};
     double flops = 0;
     double total() const {
         double t = 0;
-        for (double v : s) t += v;
+        for (double v : s.seconds) t += v;
         return t;
     }
     void add(const Cost& o, double times = 1.0) {
-        for (int i = 0; i < kCatCount; ++i) s[size_t(i)] += times * o.s[size_t(i)];
+        for (size_t i = 0; i < kStepPartCount; ++i) s.seconds[i] += times * o.s.seconds[i];
         flops += times * o.flops;
     }
 };
 
+// An op's kind is the breakdown part its seconds land in.
+static_assert(int(OpKind::gemm) == int(StepPart::gemm) && int(OpKind::attention) == int(StepPart::attention) &&
+              int(OpKind::elementwise) == int(StepPart::elementwise) &&
+              int(OpKind::precision_overhead) == int(StepPart::precision_overhead) && int(OpKind::optimizer) == int(StepPart::optimizer) &&
+              kOpKindCount == int(StepPart::optimizer) + 1);
 Cost from_ops(const OpCost& oc) {
     Cost c;
-    // OpKind order is gemm, attention, elementwise, precision_overhead, optimizer = Cat 0..4.
-    for (int k = 0; k < kOpKindCount; ++k) c.s[size_t(k)] = oc.seconds[size_t(k)];
-    c.s[kOverhead] = oc.launch_s;
+    for (int k = 0; k < kOpKindCount; ++k) c.s.seconds[size_t(k)] = oc.seconds[size_t(k)];
+    c.s[StepPart::overhead] = oc.launch_s;
     c.flops = oc.flops;
     return c;
 }
 
-Cat comm_category(Group g) {
+StepPart comm_part(Group g) {
     switch (g) {
-    case Group::tp: return kTp;
-    case Group::cp: return kCp;
-    case Group::ep: return kEp;
-    case Group::pp: return kPp;
+    case Group::tp: return StepPart::tp_comm;
+    case Group::cp: return StepPart::cp_comm;
+    case Group::ep: return StepPart::ep_comm;
+    case Group::pp: return StepPart::pp_comm;
     case Group::dp:
-    case Group::expert_dp: return kDp;
+    case Group::expert_dp: return StepPart::dp_comm;
     }
-    return kTp;
+    return StepPart::tp_comm;
 }
 
 double comm_time_s(const CommOp& op, const Network& net) {
@@ -87,15 +89,15 @@ double comm_sm_share(const Execution& x) {
 // [SECTION] Phase costs: one phase of one piece (layer kind, embedding, head), and its floor
 // =====================================================================================
 
-// Seconds of a phase's collectives by category, before overlap; `launch_s` and `kernels` gain a
+// Seconds of a phase's collectives by breakdown part, before overlap; `launch_s` and `kernels` gain a
 // kernel per collective of a group with more than one rank. `gather_s`: the ZeRO-3/FSDP parameter
 // all-gathers among the DP seconds.
-std::array<double, kCatCount> comm_seconds(const CommList& comm, const Execution& x, const Network& net, double& launch_s, double& kernels,
-                                           double* gather_s = nullptr) {
-    std::array<double, kCatCount> comm_s{};
+StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Network& net, double& launch_s, double& kernels,
+                           double* gather_s = nullptr) {
+    StepBreakdown comm_s{};
     for (const CommOp& op : comm) {
         const double t = comm_time_s(op, net);
-        comm_s[size_t(comm_category(op.group))] += t;
+        comm_s[comm_part(op.group)] += t;
         if (gather_s && op.collective == Collective::all_gather && (op.group == Group::dp || op.group == Group::expert_dp)) *gather_s += t;
         if (net.ranks[size_t(op.group)] > 1) {
             launch_s += x.cal.kernel_launch_s;
@@ -115,30 +117,31 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
     const FrameworkSpec& fw = x.config->framework;
     Cost cost = from_ops(cost_ops(ops, x.config->gpu, cal));
     double kernels = double(ops.size), gather_s = 0;
-    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, cost.s[kOverhead], kernels, &gather_s);
+    const StepBreakdown comm_s = comm_seconds(comm, x, net, cost.s[StepPart::overhead], kernels, &gather_s);
     const bool overlap_tp = x.config->parallel.overlap_tp_comm;
-    const double compute = cost.s[kGemm] + cost.s[kAttention] + cost.s[kElementwise] + cost.s[kPrecision];
-    cost.s[kTp] = overlap_tp ? std::max(0.0, comm_s[kTp] - cost.s[kGemm]) : comm_s[kTp];
-    cost.s[kCp] = cp_exposed_s(comm_s[kCp], cost.s[kAttention], x.cp, fw.overlap_cp_comm);
+    const double compute =
+        cost.s[StepPart::gemm] + cost.s[StepPart::attention] + cost.s[StepPart::elementwise] + cost.s[StepPart::precision_overhead];
+    cost.s[StepPart::tp_comm] = overlap_tp ? std::max(0.0, comm_s[StepPart::tp_comm] - cost.s[StepPart::gemm]) : comm_s[StepPart::tp_comm];
+    cost.s[StepPart::cp_comm] = cp_exposed_s(comm_s[StepPart::cp_comm], cost.s[StepPart::attention], x.cp, fw.overlap_cp_comm);
     // On-demand gathers (no prefetch) wait in full; the gradient reduce-scatters still overlap.
     const double serial_gather_s = fw.gather_prefetch == GatherPrefetch::none ? gather_s : 0.0;
-    cost.s[kDp] = serial_gather_s + std::max(0.0, comm_s[kDp] - serial_gather_s - compute);
+    cost.s[StepPart::dp_comm] = serial_gather_s + std::max(0.0, comm_s[StepPart::dp_comm] - serial_gather_s - compute);
     // Megatron-Core overlap_moe_expert_parallel_comm (1F1B A2A overlap: one micro-batch's dispatch and
     // combine run beside another's forward/backward, Megatron-Core MoE docs) and DeepSeek-V3's
     // DualPipe (arXiv 2412.19437 sec. 3.2.1) hide the all-to-all behind compute.
-    cost.s[kEp] = fw.overlap_ep_comm ? std::max(0.0, comm_s[kEp] - compute) : comm_s[kEp];
+    cost.s[StepPart::ep_comm] = fw.overlap_ep_comm ? std::max(0.0, comm_s[StepPart::ep_comm] - compute) : comm_s[StepPart::ep_comm];
     // Overlap is not free: the compute that runs beside a collective proceeds at (1 - f) speed
     // (charged to the collective's category).
     const double f = comm_sm_share(x);
-    const double overlapped_tp = overlap_tp ? std::min(comm_s[kTp], cost.s[kGemm]) : 0.0;
-    cost.s[kTp] += overlapped_tp * f / (1 - f);
-    cost.s[kCp] += (comm_s[kCp] - cost.s[kCp]) * f / (1 - f);
-    cost.s[kDp] += (comm_s[kDp] - cost.s[kDp]) * f / (1 - f);
-    cost.s[kEp] += (comm_s[kEp] - cost.s[kEp]) * f / (1 - f);
+    const double overlapped_tp = overlap_tp ? std::min(comm_s[StepPart::tp_comm], cost.s[StepPart::gemm]) : 0.0;
+    cost.s[StepPart::tp_comm] += overlapped_tp * f / (1 - f);
+    cost.s[StepPart::cp_comm] += (comm_s[StepPart::cp_comm] - cost.s[StepPart::cp_comm]) * f / (1 - f);
+    cost.s[StepPart::dp_comm] += (comm_s[StepPart::dp_comm] - cost.s[StepPart::dp_comm]) * f / (1 - f);
+    cost.s[StepPart::ep_comm] += (comm_s[StepPart::ep_comm] - cost.s[StepPart::ep_comm]) * f / (1 - f);
     // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
     // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
     const double host_s = kernels * cal.host_op_s, gpu_s = cost.total();
-    if (host_s > gpu_s) cost.s[kOverhead] += host_s - gpu_s;
+    if (host_s > gpu_s) cost.s[StepPart::overhead] += host_s - gpu_s;
     return cost;
 }
 
@@ -244,8 +247,8 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
                     st.params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
             }
         }
-        if (j < vs - 1) st.fwd[size_t(j)].s[kPp] += p2p_s;
-        if (j > 0) st.bwd[size_t(j)].s[kPp] += p2p_s;
+        if (j < vs - 1) st.fwd[size_t(j)].s[StepPart::pp_comm] += p2p_s;
+        if (j > 0) st.bwd[size_t(j)].s[StepPart::pp_comm] += p2p_s;
     }
 
     st.fwd_s.resize(size_t(vs));
@@ -338,7 +341,7 @@ double dp_sync_phase(const Execution& x, const Stages& st, const Network& net) {
         // per-layer overlap of phase_cost already charged part of it inside the micro-batches.
         double in_phases = 0;
         for (int64_t j = s; j < x.virtual_stages; j += x.stages)
-            in_phases += double(x.micro_batches) * (st.fwd[size_t(j)].s[kDp] + st.bwd[size_t(j)].s[kDp]);
+            in_phases += double(x.micro_batches) * (st.fwd[size_t(j)].s[StepPart::dp_comm] + st.bwd[size_t(j)].s[StepPart::dp_comm]);
         dp_exposed = std::max(dp_exposed, std::max(0.0, step_sync_exposed(x, st, net, s, 2) - in_phases));
     }
     return dp_exposed;
@@ -364,7 +367,7 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         // (the CPU's Adam itself is not costed: a warning says so).
         const PrecisionSpec& p = x.precision();
         const double bytes = shard * (dtype_storage_bytes(p.grad_reduce) + dtype_storage_bytes(p.params));
-        cost.s[kOptimizer] = bytes / (c.gpu.host_link_gbps * 1e9);
+        cost.s[StepPart::optimizer] = bytes / (c.gpu.host_link_gbps * 1e9);
     }
     if (c.training.offload_params) {
         // Weights streamed from host memory per micro-batch, for the forward and again for the
@@ -375,15 +378,15 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         const double held = double(parameter_count(c.model)) / (double(x.stages) * x.tp);
         const double stream_s =
             2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
-        cost.s[kDp] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
+        cost.s[StepPart::dp_comm] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
     }
     // An eager per-tensor loop launches each of its kernels on its own (GPU-side cost per kernel as
     // in cost_ops).
     const double eager_kernels = per_tensor_eager_kernels(x);
-    cost.s[kOverhead] += eager_kernels * x.cal.kernel_launch_s;
+    cost.s[StepPart::overhead] += eager_kernels * x.cal.kernel_launch_s;
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
     const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s);
-    if (host_s > cost.total()) cost.s[kOverhead] += host_s - cost.total();
+    if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
     return cost;
 }
 
@@ -444,19 +447,8 @@ std::string format(const char* fmt, double a, double b = 0) {
 void summarise_phase(const Execution& x, const Cost& step, double stage_flops_sum, double iteration_s, double bubble_s, Prediction& out) {
     const Config& c = *x.config;
     const ModelSpec& m = c.model;
-    StepBreakdown& bd = out.breakdown_s;
-    bd.gemm = step.s[kGemm];
-    bd.attention = step.s[kAttention];
-    bd.elementwise = step.s[kElementwise];
-    bd.precision_overhead = step.s[kPrecision];
-    bd.optimizer = step.s[kOptimizer];
-    bd.tp_comm = step.s[kTp];
-    bd.pp_comm = step.s[kPp];
-    bd.dp_comm = step.s[kDp];
-    bd.cp_comm = step.s[kCp];
-    bd.ep_comm = step.s[kEp];
-    bd.pipeline_bubble = bubble_s;
-    bd.overhead = step.s[kOverhead];
+    out.breakdown_s = step.s;  // the stage costs leave the bubble at 0: it is the simulation's
+    out.breakdown_s[StepPart::pipeline_bubble] = bubble_s;
 
     const double gpus = x.gpus;
     const double tokens_per_step = double(c.training.global_batch) * double(c.training.seq_len);
@@ -495,7 +487,7 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
         out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib));
     if (bubble_s > 0.1 * iteration_s)
         out.warnings.push_back(format("pipeline bubble is %.0f %% of the step", 100.0 * bubble_s / iteration_s));
-    const double comm = bd.tp_comm + bd.pp_comm + bd.dp_comm + bd.cp_comm + bd.ep_comm;
+    const double comm = out.breakdown_s.exposed_comm_s();
     if (comm > 0.3 * iteration_s)
         out.warnings.push_back(format("exposed communication is %.0f %% of the step", 100.0 * comm / iteration_s));
     if (c.training.flash_attention && !x.cal.precision_blind) {
@@ -553,13 +545,13 @@ Network phases::make_network(const Execution& x) {
 double phases::phase_floor_s(const OpList& ops, const CommList& comm, const Execution& x, const Network& net) {
     const OpCost cost = cost_ops(ops, x.config->gpu, x.cal);
     double launch_s = 0, kernels = 0;  // comm launches: not part of the floor
-    const std::array<double, kCatCount> comm_s = comm_seconds(comm, x, net, launch_s, kernels);
+    const StepBreakdown comm_s = comm_seconds(comm, x, net, launch_s, kernels);
     const double attention_s = cost.seconds[size_t(OpKind::attention)];
     const FrameworkSpec& fw = x.config->framework;
     const double compute_s = cost.total_s() - cost.launch_s - cost.seconds[size_t(OpKind::optimizer)];
-    return cost.total_s() + (x.config->parallel.overlap_tp_comm ? 0.0 : comm_s[kTp]) +
-           (fw.overlap_ep_comm ? std::max(0.0, comm_s[kEp] - compute_s) : comm_s[kEp]) +
-           cp_exposed_s(comm_s[kCp], attention_s, x.cp, fw.overlap_cp_comm);
+    return cost.total_s() + (x.config->parallel.overlap_tp_comm ? 0.0 : comm_s[StepPart::tp_comm]) +
+           (fw.overlap_ep_comm ? std::max(0.0, comm_s[StepPart::ep_comm] - compute_s) : comm_s[StepPart::ep_comm]) +
+           cp_exposed_s(comm_s[StepPart::cp_comm], attention_s, x.cp, fw.overlap_cp_comm);
 }
 
 double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net) {
@@ -600,8 +592,8 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     const double bubble_s = std::max(0.0, pipe_s - double(x.micro_batches) * st.busiest_s);
     const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s;
     step.add(step_ops_cost);
-    step.s[kDp] += dp_exposed;
-    step.s[kOverhead] += x.cal.step_overhead_s;
+    step.s[StepPart::dp_comm] += dp_exposed;
+    step.s[StepPart::overhead] += x.cal.step_overhead_s;
     summarise_phase(x, step, stage_flops_sum, iteration_s, bubble_s, out);
     return out;
 }

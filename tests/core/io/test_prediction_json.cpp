@@ -35,9 +35,9 @@ Prediction sample_prediction() {
     p.cost_usd = 1.2e7;
     p.energy_kwh = 6.1e6;
     p.memory = {4.2, 8.4, 8.4, 16.9, 40.1, 1.0, 79.0, 80.0, true};
-    p.breakdown_s.gemm = 5.0;
-    p.breakdown_s.tp_comm = 1.5;
-    p.breakdown_s.pipeline_bubble = 3.0;
+    p.breakdown_s[StepPart::gemm] = 5.0;
+    p.breakdown_s[StepPart::tp_comm] = 1.5;
+    p.breakdown_s[StepPart::pipeline_bubble] = 3.0;
     p.warnings = {"pipeline bubble is 31 % of the step", "quote \" and backslash \\"};
     return p;
 }

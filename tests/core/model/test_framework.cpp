@@ -288,8 +288,8 @@ TEST_CASE("fused_optimizer false: torch.optim's foreach AdamW, pass by pass") {
     CHECK(step_bytes(R"("hf-transformers")") == Approx(1e9 * foreach_adamw_bytes_per_param(wg, wu, ws)));
     CHECK(step_bytes(R"({"preset": "hf-transformers", "fused_optimizer": true})") == Approx(1e9 * (wg + 2 * wu + 4 * ws)));
     CHECK(step_bytes(R"("megatron-core")") == Approx(1e9 * (wg + 2 * wu + 4 * ws)));
-    CHECK(predict(load(layout("h100-sxm", R"("hf-transformers")"))).breakdown_s.optimizer >
-          predict(load(layout("h100-sxm", R"({"preset": "hf-transformers", "fused_optimizer": true})"))).breakdown_s.optimizer);
+    CHECK(predict(load(layout("h100-sxm", R"("hf-transformers")"))).breakdown_s[StepPart::optimizer] >
+          predict(load(layout("h100-sxm", R"({"preset": "hf-transformers", "fused_optimizer": true})"))).breakdown_s[StepPart::optimizer]);
 }
 
 TEST_CASE("fused_norms false: RMSNorm as six eager kernels; LayerNorm stays one ATen kernel") {
@@ -340,7 +340,7 @@ TEST_CASE("CP ring: only the exchange the previous step's attention cannot cover
     const auto cp_comm = [&](const std::string& framework) {
         return predict(load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": )" + framework +
                             R"(, "parallel": {"cp": 2}, "training": {"seq_len": 8192, "global_batch": 8}})"))
-            .breakdown_s.cp_comm;
+            .breakdown_s[StepPart::cp_comm];
     };
     CHECK(cp_comm(R"({"preset": "megatron-core", "overlap_cp_comm": false})") > cp_comm(R"("megatron-core")"));
 }
@@ -352,14 +352,14 @@ TEST_CASE("EP all-to-all overlap and ZeRO-3 gather prefetch follow the framework
                             R"(}, "training": {"seq_len": 4096, "global_batch": 256}})"));
     };
     const Prediction exposed = run(R"("megatron-core")", 1), hidden = run(R"({"preset": "megatron-core", "overlap_ep_comm": true})", 1);
-    REQUIRE(exposed.breakdown_s.ep_comm > 0);
-    CHECK(hidden.breakdown_s.ep_comm < exposed.breakdown_s.ep_comm);
+    REQUIRE(exposed.breakdown_s[StepPart::ep_comm] > 0);
+    CHECK(hidden.breakdown_s[StepPart::ep_comm] < exposed.breakdown_s[StepPart::ep_comm]);
     CHECK(hidden.iteration_time_s < exposed.iteration_time_s);
     // On-demand ZeRO-3 gathers wait in full: more exposed DP time than the per-layer prefetch, and
     // ZeRO-3 is never faster than ZeRO-1 on the same layout either way.
     const Prediction prefetch = run(R"("megatron-core")", 3),
                      on_demand = run(R"({"preset": "megatron-core", "gather_prefetch": "none"})", 3);
-    CHECK(on_demand.breakdown_s.dp_comm > prefetch.breakdown_s.dp_comm);
+    CHECK(on_demand.breakdown_s[StepPart::dp_comm] > prefetch.breakdown_s[StepPart::dp_comm]);
     CHECK(prefetch.iteration_time_s >= exposed.iteration_time_s);
     CHECK(on_demand.iteration_time_s >= run(R"({"preset": "megatron-core", "gather_prefetch": "none"})", 1).iteration_time_s);
 }

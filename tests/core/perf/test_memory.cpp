@@ -74,14 +74,14 @@ TEST_CASE("ZeRO stages cut optimizer, gradient and weight memory by DP", "[memor
     const MemoryBreakdown z1 = memory_of(fixtures::config(base + "1}"), sh);
     const MemoryBreakdown z2 = memory_of(fixtures::config(base + "2}"), sh);
     const MemoryBreakdown z3 = memory_of(fixtures::config(base + "3}"), sh);
-    CHECK(z1.optimizer_gib == Approx(z0.optimizer_gib / 8));
-    CHECK(z1.master_gib == Approx(z0.master_gib / 8));
-    CHECK(z1.grads_gib == Approx(z0.grads_gib));
-    CHECK(z2.grads_gib == Approx(z0.grads_gib / 8));
-    CHECK(z3.weights_gib == Approx(z0.weights_gib / 8));
+    CHECK(z1[MemoryPart::optimizer] == Approx(z0[MemoryPart::optimizer] / 8));
+    CHECK(z1[MemoryPart::master] == Approx(z0[MemoryPart::master] / 8));
+    CHECK(z1[MemoryPart::grads] == Approx(z0[MemoryPart::grads]));
+    CHECK(z2[MemoryPart::grads] == Approx(z0[MemoryPart::grads] / 8));
+    CHECK(z3[MemoryPart::weights] == Approx(z0[MemoryPart::weights] / 8));
     // Mixed precision bytes per weight (Rajbhandari et al. 2020 sec. 3.1: 2 + 2(4 here: fp32 grads) + 12).
     const double params = double(parameter_count(fixtures::model("gpt3-1.3b")));
-    CHECK((z0.weights_gib + z0.grads_gib + z0.master_gib + z0.optimizer_gib) * 1024 * 1024 * 1024 ==
+    CHECK((z0[MemoryPart::weights] + z0[MemoryPart::grads] + z0[MemoryPart::master] + z0[MemoryPart::optimizer]) * 1024 * 1024 * 1024 ==
           Approx(params * (2 + 4 + 4 + 8)).epsilon(0.001));
 }
 
@@ -91,8 +91,8 @@ TEST_CASE("ZeRO shards over DP x CP: context-parallel ranks hold the same weight
     const MemoryBreakdown dp8 = memory_of(fixtures::config(base + R"("dp": 8})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 8, 1});
     const MemoryBreakdown dp4cp2 =
         memory_of(fixtures::config(base + R"("dp": 4, "cp": 2})"), PipelineShape{PipelineSchedule::one_f_one_b, 1, 16, 1});
-    CHECK(dp4cp2.optimizer_gib == Approx(dp8.optimizer_gib));  // 8 shards either way
-    CHECK(dp4cp2.master_gib == Approx(dp8.master_gib));
+    CHECK(dp4cp2[MemoryPart::optimizer] == Approx(dp8[MemoryPart::optimizer]));  // 8 shards either way
+    CHECK(dp4cp2[MemoryPart::master] == Approx(dp8[MemoryPart::master]));
 }
 
 TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "[memory]") {
@@ -102,8 +102,8 @@ TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "
                                           R"(, "precision": "bf16-mixed", "parallel": {"tp": )" + std::to_string(tp) +
                                           R"(, "pp": 4}, "training": {"seq_len": 4096, "global_batch": 32, "micro_batch": 1})");
         const MemoryBreakdown m = memory_of(c, {PipelineSchedule::one_f_one_b, 4, 32, 1});
-        CHECK(m.weights_gib <= last);
-        last = m.weights_gib;
+        CHECK(m[MemoryPart::weights] <= last);
+        last = m[MemoryPart::weights];
     }
     const Config one = fixtures::config(
         R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1})");
@@ -143,10 +143,10 @@ TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master cop
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 16, 1};
     const MemoryBreakdown mem = memory_of(c, sh);
     const double gib = 1024.0 * 1024.0 * 1024.0, base = double(parameter_count(c.model));
-    CHECK(mem.weights_gib == Approx((base + adapters) * 2 / gib));  // bf16 base + bf16 adapters
-    CHECK(mem.grads_gib == Approx(adapters * 4 / gib));             // fp32 gradients of the adapters only
-    CHECK(mem.master_gib == Approx(adapters * 4 / gib));
-    CHECK(mem.optimizer_gib == Approx(adapters * 8 / gib));  // Adam m and v in fp32
+    CHECK(mem[MemoryPart::weights] == Approx((base + adapters) * 2 / gib));  // bf16 base + bf16 adapters
+    CHECK(mem[MemoryPart::grads] == Approx(adapters * 4 / gib));             // fp32 gradients of the adapters only
+    CHECK(mem[MemoryPart::master] == Approx(adapters * 4 / gib));
+    CHECK(mem[MemoryPart::optimizer] == Approx(adapters * 8 / gib));  // Adam m and v in fp32
     CHECK(mem.fits);
     // Full fine-tuning of the same model needs 2 + 4 + 4 + 8 bytes per weight: 134 GiB, no fit.
     const Config full = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
@@ -157,12 +157,12 @@ TEST_CASE("LoRA memory: frozen base weights, adapters with gradients, master cop
         "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "finetune": {"method": "qlora", "lora_rank": 16}})");
     const double linear = 32.0 * (4096.0 * (4096 + 2 * 1024) + 4096.0 * 4096 + 3 * 4096.0 * 14336);
     const MemoryBreakdown qm = memory_of(q, sh);
-    CHECK(qm.weights_gib == Approx(((base - linear + adapters) * 2 + linear * (4 + 8.0 / 64 + 32.0 / 16384) / 8) / gib));
-    CHECK(qm.grads_gib == Approx(mem.grads_gib));
+    CHECK(qm[MemoryPart::weights] == Approx(((base - linear + adapters) * 2 + linear * (4 + 8.0 / 64 + 32.0 / 16384) / 8) / gib));
+    CHECK(qm[MemoryPart::grads] == Approx(mem[MemoryPart::grads]));
     // adamw8bit: two 1-byte states per parameter (+ one fp32 absmax per 2048-value block).
     Config eight = c;
     eight.training.optimizer = Optimizer::adamw8bit;
-    CHECK(memory_of(eight, sh).optimizer_gib == Approx(adapters * 2 * (1 + 4.0 / 2048) / gib));
+    CHECK(memory_of(eight, sh)[MemoryPart::optimizer] == Approx(adapters * 2 * (1 + 4.0 / 2048) / gib));
 }
 
 TEST_CASE("Frozen leading layers keep no activations, gradients or optimizer states", "[memory]") {
@@ -175,10 +175,10 @@ TEST_CASE("Frozen leading layers keep no activations, gradients or optimizer sta
     const double gib = 1024.0 * 1024.0 * 1024.0;
     const double layer = double(layer_parameter_count(all.model, 0, false));
     const double embedding = double(all.model.vocab) * double(all.model.hidden);
-    CHECK(f.weights_gib == Approx(a.weights_gib));
-    CHECK(a.grads_gib - f.grads_gib == Approx((16 * layer + embedding) * 4 / gib));
-    CHECK(a.optimizer_gib - f.optimizer_gib == Approx((16 * layer + embedding) * 8 / gib));
-    CHECK(a.activations_gib - f.activations_gib ==
+    CHECK(f[MemoryPart::weights] == Approx(a[MemoryPart::weights]));
+    CHECK(a[MemoryPart::grads] - f[MemoryPart::grads] == Approx((16 * layer + embedding) * 4 / gib));
+    CHECK(a[MemoryPart::optimizer] - f[MemoryPart::optimizer] == Approx((16 * layer + embedding) * 8 / gib));
+    CHECK(a[MemoryPart::activations] - f[MemoryPart::activations] ==
           Approx(16 * activation_bytes_per_layer(make_execution(all), layer_kind_at(all, 0)) / gib));
 }
 
@@ -188,14 +188,14 @@ TEST_CASE("CPU offload moves gradients, master weights and optimizer states (and
     const PipelineShape sh{PipelineSchedule::one_f_one_b, 1, 4, 1};
     const MemoryBreakdown on_gpu = memory_of(fixtures::config(body + "}"), sh);
     const MemoryBreakdown off = memory_of(fixtures::config(body + R"(, "offload_optimizer": true})"), sh);
-    CHECK(off.grads_gib == 0);
-    CHECK(off.master_gib == 0);
-    CHECK(off.optimizer_gib == 0);
-    CHECK(off.host_gib == Approx(on_gpu.grads_gib + on_gpu.master_gib + on_gpu.optimizer_gib));
-    CHECK(off.weights_gib == Approx(on_gpu.weights_gib));
+    CHECK(off[MemoryPart::grads] == 0);
+    CHECK(off[MemoryPart::master] == 0);
+    CHECK(off[MemoryPart::optimizer] == 0);
+    CHECK(off.host_gib == Approx(on_gpu[MemoryPart::grads] + on_gpu[MemoryPart::master] + on_gpu[MemoryPart::optimizer]));
+    CHECK(off[MemoryPart::weights] == Approx(on_gpu[MemoryPart::weights]));
     const MemoryBreakdown both = memory_of(fixtures::config(body + R"(, "offload_optimizer": true, "offload_params": true})"), sh);
-    CHECK(both.weights_gib == 0);
-    CHECK(both.host_gib == Approx(off.host_gib + on_gpu.weights_gib));
+    CHECK(both[MemoryPart::weights] == 0);
+    CHECK(both.host_gib == Approx(off.host_gib + on_gpu[MemoryPart::weights]));
     CHECK(both.fits);  // 8B weights and states in host memory; two gathered layers stay on the GPU
 }
 
@@ -205,13 +205,14 @@ TEST_CASE("Memory outside the tensors: CUDA context, one NCCL communicator per g
         fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4, "zero": 1},
                                          "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1})");
     const MemoryBreakdown m = memory_per_gpu(make_execution(c));
-    CHECK(m.other_gib == Approx(0.5 + 3 * 0.25 + 0.10 * (m.activations_gib + m.grads_gib)));
+    CHECK(m[MemoryPart::other] == Approx(0.5 + 3 * 0.25 + 0.10 * (m[MemoryPart::activations] + m[MemoryPart::grads])));
     // One GPU: no communicator at all.
     const Config one =
         fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 1, "training": {"seq_len": 1024, "global_batch": 8})");
     const MemoryBreakdown s = memory_per_gpu(make_execution(one));
-    CHECK(s.other_gib == Approx(0.5 + 0.10 * (s.activations_gib + s.grads_gib)));
+    CHECK(s[MemoryPart::other] == Approx(0.5 + 0.10 * (s[MemoryPart::activations] + s[MemoryPart::grads])));
     // "fits" keeps the reserve: tensors alone at 99.9 % of capacity do not fit.
-    const double tensors = m.weights_gib + m.grads_gib + m.master_gib + m.optimizer_gib + m.activations_gib;
+    const double tensors =
+        m[MemoryPart::weights] + m[MemoryPart::grads] + m[MemoryPart::master] + m[MemoryPart::optimizer] + m[MemoryPart::activations];
     CHECK(m.per_gpu_gib > tensors + 0.5);
 }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <numeric>
 #include <utility>
 
 #include "trainclock/io/config_json.hpp"
@@ -13,10 +14,7 @@ using namespace trainclock;
 
 namespace {
 
-double breakdown_sum(const StepBreakdown& b) {
-    return b.gemm + b.attention + b.elementwise + b.precision_overhead + b.optimizer + b.tp_comm + b.pp_comm + b.dp_comm + b.cp_comm +
-           b.ep_comm + b.pipeline_bubble + b.overhead;
-}
+double breakdown_sum(const StepBreakdown& b) { return std::accumulate(b.seconds.begin(), b.seconds.end(), 0.0); }
 
 Prediction run(const std::string& body) { return predict(fixtures::config(body)); }
 
@@ -53,7 +51,7 @@ TEST_CASE("The breakdown adds up to the iteration time", "[prediction]") {
         const Prediction p = run(body);
         CHECK(p.iteration_time_s > 0);
         CHECK(breakdown_sum(p.breakdown_s) == Approx(p.iteration_time_s).epsilon(1e-9));
-        CHECK(p.breakdown_s.pipeline_bubble >= 0);
+        CHECK(p.breakdown_s[StepPart::pipeline_bubble] >= 0);
     }
 }
 
@@ -105,34 +103,34 @@ TEST_CASE("Effect 1, GEMM dtype: fp32 slower than tf32 on A100, fp8 faster than 
     CHECK(fp32.iteration_time_s > 3 * bf16.iteration_time_s);  // issue 2: "several times slower"
     CHECK(fp32.iteration_time_s > tf32.iteration_time_s);
     CHECK(tf32.iteration_time_s > bf16.iteration_time_s);
-    CHECK(fp32.breakdown_s.gemm > 5 * bf16.breakdown_s.gemm);
+    CHECK(fp32.breakdown_s[StepPart::gemm] > 5 * bf16.breakdown_s[StepPart::gemm]);
     const std::string big =
         R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 64, "parallel": {"tp": 8, "pp": 2, "dp": 4}, "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1}, "precision": )";
     const Prediction b = run(big + R"("bf16-mixed")");
     const Prediction f = run(big + R"("fp8-mixed")");
     CHECK(f.iteration_time_s < b.iteration_time_s);
-    CHECK(f.breakdown_s.gemm < 0.7 * b.breakdown_s.gemm);
-    CHECK(f.breakdown_s.precision_overhead > b.breakdown_s.precision_overhead);  // effect 3 (quantisation)
-    CHECK(b.iteration_time_s / f.iteration_time_s < 1.6);                        // measured BF16->FP8 1.0-1.4x
+    CHECK(f.breakdown_s[StepPart::gemm] < 0.7 * b.breakdown_s[StepPart::gemm]);
+    CHECK(f.breakdown_s[StepPart::precision_overhead] > b.breakdown_s[StepPart::precision_overhead]);  // effect 3 (quantisation)
+    CHECK(b.iteration_time_s / f.iteration_time_s < 1.6);                                              // measured BF16->FP8 1.0-1.4x
 }
 
 TEST_CASE("Effect 2, memory-bound bytes at the activation width", "[prediction]") {
     const Prediction bf16 = run(gpt13("a100-sxm4-80gb", custom().c_str()));
     const Prediction fp32act = run(gpt13("a100-sxm4-80gb", custom({{"activations", "fp32"}}).c_str()));
     // Not quite 2x: the loss (log-softmax over the logits) works in fp32 at any activation width.
-    CHECK(fp32act.breakdown_s.elementwise > 1.6 * bf16.breakdown_s.elementwise);
-    CHECK(fp32act.memory.activations_gib > 1.8 * bf16.memory.activations_gib);  // effect 5
+    CHECK(fp32act.breakdown_s[StepPart::elementwise] > 1.6 * bf16.breakdown_s[StepPart::elementwise]);
+    CHECK(fp32act.memory[MemoryPart::activations] > 1.8 * bf16.memory[MemoryPart::activations]);  // effect 5
 }
 
 TEST_CASE("Effect 3, precision-only ops: autocast and loss scaling cost time", "[prediction]") {
     const Prediction mixed = run(gpt13("a100-sxm4-80gb", R"("bf16-mixed")"));
     const Prediction amp = run(gpt13("a100-sxm4-80gb", R"("bf16-amp")"));
-    CHECK(mixed.breakdown_s.precision_overhead > 0);  // master-weight copy
-    CHECK(amp.breakdown_s.precision_overhead > 3 * mixed.breakdown_s.precision_overhead);
+    CHECK(mixed.breakdown_s[StepPart::precision_overhead] > 0);  // master-weight copy
+    CHECK(amp.breakdown_s[StepPart::precision_overhead] > 3 * mixed.breakdown_s[StepPart::precision_overhead]);
     CHECK(amp.iteration_time_s > mixed.iteration_time_s);
     const Prediction ls = run(gpt13("a100-sxm4-80gb", custom({{"loss_scaling", "dynamic"}}).c_str()));
     const Prediction no = run(gpt13("a100-sxm4-80gb", custom().c_str()));
-    CHECK(ls.breakdown_s.precision_overhead > no.breakdown_s.precision_overhead);
+    CHECK(ls.breakdown_s[StepPart::precision_overhead] > no.breakdown_s[StepPart::precision_overhead]);
 }
 
 TEST_CASE("Effect 4, communication volume: DP at grad_reduce, TP at the activation dtype", "[prediction]") {
@@ -143,8 +141,8 @@ TEST_CASE("Effect 4, communication volume: DP at grad_reduce, TP at the activati
         std::string(no_overlap) + R"(}, "precision": )";
     const Prediction wide = run(body + fp32);
     const Prediction narrow = run(body + bf16);
-    CHECK(narrow.breakdown_s.dp_comm < 0.6 * wide.breakdown_s.dp_comm);
-    CHECK(run(body + custom({{"activations", "fp32"}})).breakdown_s.tp_comm > 1.8 * wide.breakdown_s.tp_comm);
+    CHECK(narrow.breakdown_s[StepPart::dp_comm] < 0.6 * wide.breakdown_s[StepPart::dp_comm]);
+    CHECK(run(body + custom({{"activations", "fp32"}})).breakdown_s[StepPart::tp_comm] > 1.8 * wide.breakdown_s[StepPart::tp_comm]);
 }
 
 TEST_CASE("Effect 6, kernel availability: fp32 has no flash attention", "[prediction]") {
@@ -155,8 +153,9 @@ TEST_CASE("Effect 6, kernel availability: fp32 has no flash attention", "[predic
     bool warned = false;
     for (const std::string& w : tf32.warnings) warned = warned || w.find("flash attention") != std::string::npos;
     CHECK(warned);
-    CHECK(tf32.memory.activations_gib > 2 * bf16.memory.activations_gib);
-    CHECK(tf32.breakdown_s.attention + tf32.breakdown_s.elementwise > 3 * (bf16.breakdown_s.attention + bf16.breakdown_s.elementwise));
+    CHECK(tf32.memory[MemoryPart::activations] > 2 * bf16.memory[MemoryPart::activations]);
+    CHECK(tf32.breakdown_s[StepPart::attention] + tf32.breakdown_s[StepPart::elementwise] >
+          3 * (bf16.breakdown_s[StepPart::attention] + bf16.breakdown_s[StepPart::elementwise]));
 }
 
 TEST_CASE("A Hopper-native attention kernel shortens attention and nothing else", "[prediction]") {
@@ -164,9 +163,9 @@ TEST_CASE("A Hopper-native attention kernel shortens attention and nothing else"
         "training": {"seq_len": 8192, "global_batch": 1, "micro_batch": 1, "attention_kernel": ")";
     const Prediction flash2 = run(body + R"(flash2"})");
     const Prediction flash3 = run(body + R"(flash3"})");
-    CHECK(flash3.breakdown_s.attention < 0.5 * flash2.breakdown_s.attention);
-    CHECK(flash3.breakdown_s.gemm == flash2.breakdown_s.gemm);
-    CHECK(flash3.breakdown_s.elementwise == flash2.breakdown_s.elementwise);
+    CHECK(flash3.breakdown_s[StepPart::attention] < 0.5 * flash2.breakdown_s[StepPart::attention]);
+    CHECK(flash3.breakdown_s[StepPart::gemm] == flash2.breakdown_s[StepPart::gemm]);
+    CHECK(flash3.breakdown_s[StepPart::elementwise] == flash2.breakdown_s[StepPart::elementwise]);
     CHECK(flash3.iteration_time_s < flash2.iteration_time_s);
 }
 
@@ -195,7 +194,7 @@ TEST_CASE("Warnings: does not fit, pipeline bubble, timeline on request", "[pred
     bool bubble = false;
     for (const std::string& w : p.warnings) bubble = bubble || w.rfind("pipeline bubble is ", 0) == 0;
     CHECK(bubble);
-    CHECK(p.breakdown_s.pipeline_bubble > 0.3 * p.iteration_time_s);  // (p - 1) / (m + p - 1) = 7 / 15
+    CHECK(p.breakdown_s[StepPart::pipeline_bubble] > 0.3 * p.iteration_time_s);  // (p - 1) / (m + p - 1) = 7 / 15
     CHECK(p.timeline.size() == size_t(2 * 8 * 8));
     CHECK(predict(c).timeline.empty());
 }

@@ -3,23 +3,38 @@
 // scaled by dtype, TP/SP, recompute and flash attention, times the micro-batches in flight.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <string_view>
+
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/perf/operators.hpp"
 
 namespace trainclock {
 
-// Memory per GPU by kind, in GiB (result JSON "memory").
+// What a GPU's memory holds, in the order of the result's "memory" (DESIGN.md 3).
+enum class MemoryPart {
+    weights,
+    grads,
+    master,
+    optimizer,
+    activations,
+    other,  // workspace, communication buffers, allocator fragmentation
+};
+inline constexpr size_t kMemoryPartCount = size_t(MemoryPart::other) + 1;
+// The result JSON keys of the parts, in MemoryPart order.
+inline constexpr std::string_view kMemoryPartKeys[kMemoryPartCount] = {"weights_gib",   "grads_gib",       "master_gib",
+                                                                       "optimizer_gib", "activations_gib", "other_gib"};
+
+// Memory per GPU by part, in GiB (result JSON "memory").
 struct MemoryBreakdown {
-    double weights_gib = 0;
-    double grads_gib = 0;
-    double master_gib = 0;
-    double optimizer_gib = 0;
-    double activations_gib = 0;
-    double other_gib = 0;    // workspace, communication buffers, allocator fragmentation
-    double per_gpu_gib = 0;  // sum of the above on the most loaded GPU (first pipeline stage)
+    std::array<double, kMemoryPartCount> gib{};  // by part
+    double per_gpu_gib = 0;                      // sum of the parts on the most loaded GPU (first pipeline stage)
     double capacity_gib = 0;
     bool fits = false;
     double host_gib = 0;  // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
+    double& operator[](MemoryPart part) { return gib[size_t(part)]; }
+    double operator[](MemoryPart part) const { return gib[size_t(part)]; }
 };
 
 // Activation bytes one layer keeps for backward, one micro-batch, one GPU. For a GPT layer at

@@ -1,6 +1,8 @@
 // trainclock: the result of one prediction (DESIGN.md 3, schema "trainclock/result/v1").
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -16,20 +18,37 @@ namespace trainclock {
 
 inline constexpr std::string_view kResultSchema = "trainclock/result/v1";
 
+// The causes of the step time, in the order of the result's "breakdown_s" (DESIGN.md 3).
+enum class StepPart {
+    gemm,                // linear layers (QKV, projections, MLP, LM head)
+    attention,           // score/softmax/context (flash or materialised)
+    elementwise,         // norms, activations, dropout, residuals, embeddings, loss
+    precision_overhead,  // casts, weight recasts, loss-scale unscale/checks, FP8 amax/quantise/transpose
+    optimizer,           // optimizer step and master-weight copy
+    tp_comm,             // exposed (non-overlapped) communication, per kind
+    pp_comm,
+    dp_comm,
+    cp_comm,
+    ep_comm,
+    pipeline_bubble,
+    overhead,  // kernel launches and per-step framework cost
+};
+inline constexpr size_t kStepPartCount = size_t(StepPart::overhead) + 1;
+// The result JSON keys of the parts, in StepPart order.
+inline constexpr std::string_view kStepPartKeys[kStepPartCount] = {"gemm",      "attention", "elementwise",     "precision_overhead",
+                                                                   "optimizer", "tp_comm",   "pp_comm",         "dp_comm",
+                                                                   "cp_comm",   "ep_comm",   "pipeline_bubble", "overhead"};
+
 // Seconds of one iteration on the critical path, by cause; the parts add up to iteration_time_s.
 struct StepBreakdown {
-    double gemm = 0;                // linear layers (QKV, projections, MLP, LM head)
-    double attention = 0;           // score/softmax/context (flash or materialised)
-    double elementwise = 0;         // norms, activations, dropout, residuals, embeddings, loss
-    double precision_overhead = 0;  // casts, weight recasts, loss-scale unscale/checks, FP8 amax/quantise/transpose
-    double optimizer = 0;           // optimizer step and master-weight copy
-    double tp_comm = 0;             // exposed (non-overlapped) communication, per kind
-    double pp_comm = 0;
-    double dp_comm = 0;
-    double cp_comm = 0;
-    double ep_comm = 0;
-    double pipeline_bubble = 0;
-    double overhead = 0;  // kernel launches and per-step framework cost
+    std::array<double, kStepPartCount> seconds{};
+    double& operator[](StepPart part) { return seconds[size_t(part)]; }
+    double operator[](StepPart part) const { return seconds[size_t(part)]; }
+    double exposed_comm_s() const {  // tp + pp + dp + cp + ep
+        double sum = 0;
+        for (size_t part = size_t(StepPart::tp_comm); part <= size_t(StepPart::ep_comm); ++part) sum += seconds[part];
+        return sum;
+    }
 };
 
 struct Prediction {
