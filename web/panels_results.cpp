@@ -9,6 +9,7 @@
 // [SECTION] Pipeline timeline
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "app.hpp"
@@ -180,10 +181,11 @@ void App::draw_breakdown() {
     heading("Step time breakdown (critical path)");
     const StepBreakdown& b = result_.breakdown_s;
     // Label and palette colour of each StepPart, in its order.
-    static constexpr const char* kLabels[kStepPartCount] = {"GEMM",      "attention", "elementwise",     "precision overhead",
-                                                            "optimizer", "TP comm",   "PP comm",         "DP comm",
-                                                            "CP comm",   "EP comm",   "pipeline bubble", "overhead"};
-    static constexpr int kColours[kStepPartCount] = {0, 4, 2, 5, 3, 1, 9, 8, 10, 11, 7, 6};
+    static constexpr const char* kLabels[] = {"GEMM",      "attention", "elementwise",     "precision overhead",
+                                              "optimizer", "TP comm",   "PP comm",         "DP comm",
+                                              "CP comm",   "EP comm",   "pipeline bubble", "overhead"};
+    static constexpr int kColours[] = {0, 4, 2, 5, 3, 1, 9, 8, 10, 11, 7, 6};
+    static_assert(std::size(kLabels) == kStepPartCount && std::size(kColours) == kStepPartCount, "one label and colour per part");
     std::vector<widgets::Segment> parts;
     for (size_t part = 0; part < kStepPartCount; ++part)
         parts.push_back({kLabels[part], b.seconds[part], widgets::palette(kColours[part])});

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <iterator>
 #include <string_view>
 
 #include "trainclock/perf/execution.hpp"
@@ -23,8 +24,9 @@ enum class MemoryPart {
 };
 inline constexpr size_t kMemoryPartCount = size_t(MemoryPart::other) + 1;
 // The result JSON keys of the parts, in MemoryPart order.
-inline constexpr std::string_view kMemoryPartKeys[kMemoryPartCount] = {"weights_gib",   "grads_gib",       "master_gib",
-                                                                       "optimizer_gib", "activations_gib", "other_gib"};
+inline constexpr std::string_view kMemoryPartKeys[] = {"weights_gib",   "grads_gib",       "master_gib",
+                                                       "optimizer_gib", "activations_gib", "other_gib"};
+static_assert(std::size(kMemoryPartKeys) == kMemoryPartCount, "one key per part");
 
 // Memory per GPU by part, in GiB (result JSON "memory").
 struct MemoryBreakdown {

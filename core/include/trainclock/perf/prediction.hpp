@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -35,9 +36,10 @@ enum class StepPart {
 };
 inline constexpr size_t kStepPartCount = size_t(StepPart::overhead) + 1;
 // The result JSON keys of the parts, in StepPart order.
-inline constexpr std::string_view kStepPartKeys[kStepPartCount] = {"gemm",      "attention", "elementwise",     "precision_overhead",
-                                                                   "optimizer", "tp_comm",   "pp_comm",         "dp_comm",
-                                                                   "cp_comm",   "ep_comm",   "pipeline_bubble", "overhead"};
+inline constexpr std::string_view kStepPartKeys[] = {"gemm",      "attention", "elementwise",     "precision_overhead",
+                                                     "optimizer", "tp_comm",   "pp_comm",         "dp_comm",
+                                                     "cp_comm",   "ep_comm",   "pipeline_bubble", "overhead"};
+static_assert(std::size(kStepPartKeys) == kStepPartCount, "one key per part");
 
 // Seconds of one iteration on the critical path, by cause; the parts add up to iteration_time_s.
 struct StepBreakdown {
