@@ -17,9 +17,6 @@ import sys
 
 # The config key "framework" (issue 9 item 1): written into every case once the core reads it.
 FRAMEWORK_KEY = True
-# Precision key "fp8_recipe" (issue 9 item 2): until the core reads it, FP8 rows whose recipe is
-# not the default (rowwise, rowwise_with_gw_hp) go to the unrepresentable set.
-FP8_RECIPE_KEY = False
 # Framework presets name a stack's defaults; a run that departs from them says so inline.
 # torchtitan's runs here enable torch.compile, whose Inductor fuses nn.RMSNorm (the preset's eager
 # default is composite kernels: fused_norms false).
@@ -560,17 +557,15 @@ def torchtitan_rows(rows, unrep):
             prec = "mxfp8-mixed"
         elif "tensorwise" in label:
             prec = "fp8-mixed"
-        elif FP8_RECIPE_KEY:
-            prec = {"preset": "fp8-mixed", "fp8_recipe": "rowwise"}
-        else:
-            prec = None
+        else:  # rowwise, and rowwise_with_gw_hp (unrepresentable below)
+            prec = {"preset": "fp8-mixed", "name": "fp8-mixed-rowwise", "fp8_recipe": "rowwise"}
         model = dense(32, 4096, 32, 14336, 128256, kv=8, **LLAMA3_ARCH)
         # The benchmark scripts run selective_ac_option "op" (per-op SAC), not torchtitan's default "2".
-        cfg = config(model, gpu, None, 8, prec or "fp8-mixed", zero=3, seq=8192, gbs=8, mbs=1,
+        cfg = config(model, gpu, None, 8, prec, zero=3, seq=8192, gbs=8, mbs=1,
                      recompute="selective", flash=True, framework=dict(TORCHTITAN_COMPILED, op_level_sac=True))
-        if prec is None:
-            unrep.append((r, "float8 %s scaling needs the precision key fp8_recipe (predicted with "
-                             "fp8-mixed's per-tensor recipe)" % label.split(" with ")[0][4:], cfg))
+        if "gw_hp" in label:
+            unrep.append((r, "float8 rowwise_with_gw_hp keeps the weight-gradient GEMMs in bf16: one "
+                             "GEMM dtype per config (predicted as float8 rowwise throughout)", cfg))
             continue
         groups[prefix].append(case(r["id"], cfg, metric, value, cite2(r),
                                    "%s; %s; %s" % (label, r["unit"], r["framework"])))
@@ -580,7 +575,8 @@ def torchtitan_rows(rows, unrep):
               "torch.compile, SDPA flash attention (flash2 class), AdamW -> framework torchtitan. "
               "FSDP2 MixedPrecisionPolicy(param bf16, reduce fp32) keeps sharded fp32 parameters "
               "-> bf16-mixed; float8 tensorwise -> fp8-mixed (its float8 all-gather of weights is "
-              "not expressible: gathered as bf16); MX recipes (mxfp8_cublas, _rceil: same GEMMs, "
+              "not expressible: gathered as bf16); float8 rowwise (bf16 all-gather) -> fp8-mixed with "
+              "fp8_recipe rowwise; MX recipes (mxfp8_cublas, _rceil: same GEMMs, "
               "other scale rounding) -> mxfp8-mixed; the LM head stays bf16 in every recipe. "
               "Throughput = median tokens/s per GPU on rank 0; memory = torchtitan max_reserved "
               "GiB on rank 0 (allocator reserve included)")
