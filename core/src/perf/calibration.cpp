@@ -79,6 +79,11 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // public A100 Megatron data (vTrain 1,549 iteration times; Narayanan et al. SC'21 Table 1;
     // Korthikanti et al. 2022 Table 5): 0.85 (a flat optimum: 0.82-0.90 fit about as well).
     c.gemm_sustained = constant(Constant::gemm_sustained);
+    // PyTorch's _scaled_mm runs rowwise-scaled FP8 GEMMs in its own CUTLASS kernel on CUDA
+    // (f8f8bf16_rowwise, aten/src/ATen/native/cuda/RowwiseScaledMM.cu) and tensorwise ones in cuBLAS
+    // (torchao Float8LinearRecipeName: tensorwise "cuBLAS ... Fastest option", rowwise "CUTLASS
+    // rowwise kernel"); ROCm runs both in hipBLASLt, at the fp8 figure.
+    c.fp8_rowwise_gemm = gpu.vendor == "NVIDIA" ? constant(Constant::cutlass_rowwise_gemm) : 1.0;
     // Fused attention, fraction of the bf16 peak. Physics: FlashAttention-2 (Dao 2023, arXiv
     // 2307.08691) reaches 50-73 % of A100 peak forward, less backward (~0.7 of a large GEMM); on GPUs
     // with FP8 units (Hopper, Ada, Blackwell) FA2's mma.sync path and the exp (SFU) throughput, which

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trainclock/model/framework.hpp"
+
 namespace trainclock {
 
 LayerKind layer_kind_at(const ModelSpec& m, int64_t index) {
@@ -115,12 +117,35 @@ double price_per_gpu_hour_usd(const Config& c) {
     return c.training.price_per_gpu_hour_usd >= 0 ? c.training.price_per_gpu_hour_usd : c.gpu.price_per_gpu_hour_usd;
 }
 
+namespace {
+
+// The rate of a run's FP8 GEMM kernel relative to the fp8 figure: rowwise scales run their own
+// kernel (calibration fp8_rowwise_gemm).
+double fp8_kernel_rate(const Config& c, const Calibration& cal) {
+    return !cal.precision_blind && effective_fp8_recipe(c) == Fp8Recipe::rowwise ? cal.fp8_rowwise_gemm : 1.0;
+}
+
+// The given calibration with the FP8 GEMM figure at the run's kernel rate, when that differs.
+std::optional<Calibration> at_fp8_kernel_rate(const Config& c, const Calibration& cal) {
+    const double rate = fp8_kernel_rate(c, cal);
+    if (rate == 1.0) return std::nullopt;
+    Calibration out = cal;
+    out.gemm_efficiency[size_t(DType::fp8)] *= rate;
+    return out;
+}
+
+}  // namespace
+
 Execution::Execution(const Config& c)
     : resolved_(resolve_calibration(c.gpu, c.calibration, c.training.attention_kernel, &c.framework)), cal(*resolved_) {
+    resolved_->gemm_efficiency[size_t(DType::fp8)] *= fp8_kernel_rate(c, *resolved_);
     derive(c);
 }
 
-Execution::Execution(const Config& c, const Calibration& calibration) : cal(calibration) { derive(c); }
+Execution::Execution(const Config& c, const Calibration& calibration)
+    : resolved_(at_fp8_kernel_rate(c, calibration)), cal(resolved_ ? *resolved_ : calibration) {
+    derive(c);
+}
 
 void Execution::derive(const Config& c) {
     Execution& x = *this;

@@ -104,6 +104,7 @@ CalibrationOverrides scaled_overrides(const std::vector<FitParameter>& parameter
         case FitKnob::kernel_launch: scale(o.kernel_launch_s, base.kernel_launch_s, m[j], false); break;
         case FitKnob::host_op: scale(o.host_op_s, base.host_op_s, m[j], false); break;
         case FitKnob::step_overhead: scale(o.step_overhead_s, base.step_overhead_s, m[j], false); break;
+        case FitKnob::fp8_rowwise_gemm: scale(o.fp8_rowwise_gemm, base.fp8_rowwise_gemm, m[j], true); break;
         case FitKnob::none: break;
         }
     }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainclock/io/config_json.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/model/framework.hpp"
 #include "trainclock/perf/operators.hpp"
@@ -200,6 +201,37 @@ TEST_CASE("FP8 recipes: precision key, framework default, dtype fit, and their q
     const double t_delayed = predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "delayed"})"))).iteration_time_s;
     CHECK(t_delayed == predict(load(with(R"("fp8-mixed")"))).iteration_time_s);
     CHECK(predict(load(with(R"({"preset": "fp8-mixed", "fp8_recipe": "tensorwise"})"))).iteration_time_s > t_delayed);
+}
+
+TEST_CASE("rowwise FP8 GEMMs run PyTorch's CUTLASS kernel on NVIDIA (slower than cuBLAS tensorwise), hipBLASLt on AMD") {
+    auto with = [](const char* gpu, const char* recipe) {
+        return R"({"model": "llama3-8b", "gpu": ")" + std::string(gpu) + R"(", "num_gpus": 8, "framework": "torchtitan",)" +
+               R"( "precision": {"preset": "fp8-mixed", "fp8_recipe": ")" + recipe +
+               R"("}, "training": {"seq_len": 4096, "global_batch": 64}})";
+    };
+    const size_t fp8 = size_t(DType::fp8), bf16 = size_t(DType::bf16);
+    for (const char* gpu : {"h100-sxm", "b200"}) {
+        INFO(gpu);
+        const Config tensorwise = load(with(gpu, "tensorwise")), rowwise = load(with(gpu, "rowwise"));
+        const Execution t = make_execution(tensorwise), r = make_execution(rowwise);
+        const double rate = r.cal.gemm_efficiency[fp8] / t.cal.gemm_efficiency[fp8];
+        CHECK(rate > 0.5);
+        CHECK(rate < 1.0);
+        CHECK(r.cal.gemm_efficiency[bf16] == t.cal.gemm_efficiency[bf16]);  // the bf16 LM head keeps cuBLAS
+        // A search's shared calibration gets the same rate.
+        const Calibration shared =
+            resolve_calibration(rowwise.gpu, rowwise.calibration, rowwise.training.attention_kernel, &rowwise.framework);
+        CHECK(make_execution(rowwise, shared).cal.gemm_efficiency[fp8] == r.cal.gemm_efficiency[fp8]);
+        // Same quantisation traffic: only the GEMMs slow down.
+        const Prediction pt = predict(tensorwise), pr = predict(rowwise);
+        CHECK(pr.breakdown_s[StepPart::gemm] > pt.breakdown_s[StepPart::gemm]);
+        CHECK(pr.breakdown_s[StepPart::precision_overhead] == pt.breakdown_s[StepPart::precision_overhead]);
+    }
+    CHECK(predict(load(with("mi300x", "rowwise"))).iteration_time_s == predict(load(with("mi300x", "tensorwise"))).iteration_time_s);
+    // The rate is a calibration scalar: at 1 the rowwise kernel runs as fast as cuBLAS's.
+    std::string at_one = with("h100-sxm", "rowwise");
+    at_one.insert(at_one.size() - 1, R"(, "calibration": {"fp8_rowwise_gemm": 1})");
+    CHECK(predict(load(at_one)).iteration_time_s == predict(load(with("h100-sxm", "tensorwise"))).iteration_time_s);
 }
 
 TEST_CASE("quantize_layouts_one_pass false: torchao's MX casts read the bf16 operand once per layout") {

@@ -109,6 +109,7 @@ struct CalibrationScalars {
     T host_op_s{};              // CPU time to dispatch one op (framework + launch); default: the framework's
     T gemm_sustained{};         // training-time fraction of the large-GEMM figure (real shapes, sustained clocks, SMs shared with NCCL)
     T comm_sms{};               // SMs a running NCCL collective occupies: compute overlapped with it slows by comm_sms / sm_count
+    T fp8_rowwise_gemm{};       // rate of rowwise-scaled FP8 GEMMs relative to the fp8 figure (PyTorch's CUTLASS kernel on NVIDIA)
 };
 
 // One scalar of a calibration: its JSON key, the field and the range check_calibration accepts.
@@ -123,7 +124,7 @@ struct CalibrationScalar {
 template <class Scalars>
 auto calibration_scalars(Scalars& s) {
     using Field = std::remove_reference_t<decltype((s.host_op_s))>;
-    return std::array<CalibrationScalar<Field>, 9>{{
+    return std::array<CalibrationScalar<Field>, 10>{{
         {"attention_efficiency", &s.attention_efficiency, 1e-3, 1.0},
         {"memory_efficiency", &s.memory_efficiency, 1e-3, 1.0},
         {"intra_node_efficiency", &s.intra_node_efficiency, 1e-3, 1.0},
@@ -133,6 +134,7 @@ auto calibration_scalars(Scalars& s) {
         {"host_op_s", &s.host_op_s, 0.0, 1.0},
         {"gemm_sustained", &s.gemm_sustained, 1e-3, 1.0},
         {"comm_sms", &s.comm_sms, 0.0, 1024.0},
+        {"fp8_rowwise_gemm", &s.fp8_rowwise_gemm, 1e-3, 1.0},
     }};
 }
 

@@ -23,11 +23,11 @@ struct Calibration : CalibrationScalars<double> {       // the scalars: config.h
 
 // The field of a resolved Calibration a fitted multiplier scales (validation/fit.hpp; the refit rows of
 // presets/tables/constants.json, spelt as the enumerator). gemm: the GEMM efficiency of tensor-core dtypes (or of one dtype).
-enum class FitKnob { none, gemm, attention, memory, intra_node, inter_node, kernel_launch, host_op, step_overhead };
+enum class FitKnob { none, gemm, attention, memory, intra_node, inter_node, kernel_launch, host_op, step_overhead, fp8_rowwise_gemm };
 // FitKnob's spellings in enum order (value i is kFitKnobNames[i]), as the constants table's refit column writes them.
-inline constexpr std::string_view kFitKnobNames[] = {"none",       "gemm",          "attention", "memory",       "intra_node",
-                                                     "inter_node", "kernel_launch", "host_op",   "step_overhead"};
-static_assert(std::size(kFitKnobNames) == static_cast<size_t>(FitKnob::step_overhead) + 1, "one name per FitKnob");
+inline constexpr std::string_view kFitKnobNames[] = {"none",       "gemm",          "attention", "memory",        "intra_node",
+                                                     "inter_node", "kernel_launch", "host_op",   "step_overhead", "fp8_rowwise_gemm"};
+static_assert(std::size(kFitKnobNames) == static_cast<size_t>(FitKnob::fp8_rowwise_gemm) + 1, "one name per FitKnob");
 
 // The record for one GPU and fused-attention kernel: preset "measured" figures, then vendor
 // defaults, then the framework's (host cost per op), then the user's overrides.
