@@ -484,15 +484,15 @@ def simumax(rows, unrep):
         model = dense(L, h, a, int(r["ffn_hidden"]), int(r["vocab"]), kv=kv, **LLAMA3_ARCH)
         ep, reason = 1, None
         if r["model"].startswith("DeepSeek"):
-            # Nearest expressible model: MHA at the value head width 128 instead of MLA.
+            # Multi-head latent attention as both models' config.json give it (q_lora_rank 1536,
+            # kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128).
             v3 = "V3" in r["model"]
-            model["head_dim"] = 128
+            model["mla"] = {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+                            "qk_rope_head_dim": 64, "v_head_dim": 128}
             model["moe"] = {"experts": 256 if v3 else 160, "top_k": 8 if v3 else 6,
                             "expert_ffn_hidden": 2048 if v3 else 1536,
                             "shared_experts": 1 if v3 else 2, "dense_layers": 1}
             ep = int(r["ep"])
-            reason = ("multi-head latent attention (q_lora_rank 1536, kv_lora_rank 512, qk head "
-                      "128 + rope 64) cannot be expressed: predicted as MHA at head width 128")
         elif cp > 1:
             reason = ("context parallelism with cp_comm_type a2a (all-to-all over heads, Ulysses "
                       "style): the model's CP is Megatron's ring exchange of K/V")
