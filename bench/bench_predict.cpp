@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 

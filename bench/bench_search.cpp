@@ -9,7 +9,7 @@
 #include <string>
 
 #include "search_threads.hpp"
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/search/search.hpp"
 

@@ -18,9 +18,9 @@
 #include <iterator>
 #include <sstream>
 
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/link.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/link.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock::cli {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "trainclock/model/config.hpp"
-#include "trainclock/status.hpp"
+#include "trainclock/base/status.hpp"
 
 namespace trainclock::cli {
 

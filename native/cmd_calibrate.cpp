@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/io/import.hpp"
+#include "trainclock/formats/import.hpp"
 #include "trainclock/validation/fit.hpp"
 
 namespace trainclock::cli {

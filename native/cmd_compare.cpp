@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/io/api.hpp"
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/prediction_json.hpp"
+#include "trainclock/api/api.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/prediction_json.hpp"
 #include "trainclock/perf/compare.hpp"
 
 namespace trainclock::cli {

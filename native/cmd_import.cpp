@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/io/import.hpp"
+#include "trainclock/formats/import.hpp"
 
 namespace trainclock::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/link.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/link.hpp"
 
 namespace trainclock::cli {
 namespace {

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/io/prediction_json.hpp"
-#include "trainclock/validation/intervals.hpp"
+#include "trainclock/formats/prediction_json.hpp"
+#include "trainclock/catalogue/intervals.hpp"
 #include "trainclock/model/model.hpp"
 #include "trainclock/perf/prediction.hpp"
 

@@ -3,10 +3,10 @@
 #include <iostream>
 
 #include "cli_common.hpp"
-#include "trainclock/io/api.hpp"
-#include "trainclock/io/spellings.hpp"
+#include "trainclock/api/api.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/model/model.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock::cli {
 namespace {

@@ -11,11 +11,11 @@
 
 #include "cli_common.hpp"
 #include "search_threads.hpp"
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/link.hpp"
-#include "trainclock/io/names.hpp"
-#include "trainclock/io/presets.hpp"
-#include "trainclock/io/spellings.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/link.hpp"
+#include "trainclock/base/names.hpp"
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/search/search.hpp"
 
 namespace trainclock::cli {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "trainclock/io/api.hpp"
+#include "trainclock/api/api.hpp"
 
 namespace py = pybind11;
 

@@ -8,7 +8,7 @@ belongs in that layer's header).
 Every C++ file of core/, host/, native/, bench/, web/, python/ and tests/ belongs to one layer of
 LAYERS (first matching pattern wins); a file may include files of its own layer or lower ones.
 Front ends (the last layer) include none of each other's files (tests may include what they test).
-Core paths are relative to core/src or core/include/trainclock ("io/json_reader.hpp"), the rest to
+Core paths are relative to core/src or core/include/trainclock ("base/json_reader.hpp"), the rest to
 the repository root. --graph prints the include graph between core modules (file stems) by layer.
 Declarations are the namespace-scope function declarations of core headers (not inline, not in a
 class); definitions the namespace-scope function bodies of core sources outside anonymous
@@ -25,16 +25,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Bottom first. Patterns match the paths described above.
 LAYERS = [
-    ("base", ["status.hpp", "indirect.hpp", "io/json_reader.*", "io/json_writer.*", "io/embedded.hpp", "io/names.*"]),
+    ("base", ["base/status.hpp", "base/indirect.hpp", "base/json_reader.*", "base/json_writer.*", "base/embedded.hpp", "base/names.*"]),
     ("model", ["model/precision.*", "model/model.*", "model/hardware.*", "model/framework.hpp", "model/stage_split.*", "model/config.hpp"]),
-    ("catalogue", ["io/spec_json.*", "io/spellings.hpp", "io/presets.*", "validation/intervals.*"]),
+    ("catalogue", ["catalogue/spec_json.*", "model/spellings.hpp", "catalogue/presets.*", "catalogue/intervals.*"]),
     ("rules", ["model/config.cpp", "model/framework.cpp"]),
     ("perf", ["perf/constants.*", "perf/constant_names.hpp", "perf/calibration.*", "perf/communication.*", "perf/pipeline.*", "perf/execution.*", "perf/operators.*",
               "perf/memory.*", "perf/run.*", "perf/phases.hpp"]),
     ("prediction", ["perf/prediction.hpp", "perf/predict.cpp"]),
-    ("io", ["io/config_json.*", "io/link.*", "io/import*", "io/prediction_json.*"]),
+    ("io", ["formats/config_json.*", "formats/link.*", "formats/import*", "formats/prediction_json.*"]),
     ("drivers", ["perf/compare.*", "search/*", "validation/*"]),
-    ("api", ["io/api.*"]),
+    ("api", ["api/api.*"]),
     ("host", ["host/*"]),
     ("web-widgets", ["web/widgets.*", "web/platform.*", "web/imgui_*"]),
     ("front ends", ["native/*", "bench/*", "web/*", "python/*", "tests/*"]),

@@ -13,9 +13,9 @@
 
 #include "imgui_internal.h"  // ClearActiveID: no public call drops the active field
 #include "platform.hpp"
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/link.hpp"
-#include "trainclock/io/prediction_json.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/link.hpp"
+#include "trainclock/formats/prediction_json.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {

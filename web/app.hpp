@@ -15,7 +15,7 @@
 #include "widgets.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/perf/compare.hpp"
 #include "trainclock/search/scaling.hpp"
 #include "trainclock/search/search.hpp"

@@ -1,10 +1,10 @@
-// trainclock: the only Embind file. It forwards the JSON facade of core/include/trainclock/io/api.hpp
+// trainclock: the only Embind file. It forwards the JSON facade of core/include/trainclock/api/api.hpp
 // to JavaScript (window.trainclock in site/index.html) and adds nothing else.
 #include <emscripten/bind.h>
 
 #include <string>
 
-#include "trainclock/io/api.hpp"
+#include "trainclock/api/api.hpp"
 
 namespace {
 

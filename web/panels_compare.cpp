@@ -14,7 +14,7 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"
-#include "trainclock/io/link.hpp"
+#include "trainclock/formats/link.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {

@@ -12,9 +12,9 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/import.hpp"
-#include "trainclock/io/link.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/import.hpp"
+#include "trainclock/formats/link.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {

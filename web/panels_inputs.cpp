@@ -17,8 +17,8 @@
 
 #include "app.hpp"
 #include "imgui.h"
-#include "trainclock/io/link.hpp"
-#include "trainclock/io/spellings.hpp"
+#include "trainclock/formats/link.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/model/framework.hpp"
 #include "widgets.hpp"
 

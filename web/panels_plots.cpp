@@ -17,9 +17,9 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"
-#include "trainclock/validation/intervals.hpp"
+#include "trainclock/catalogue/intervals.hpp"
 #include "widgets.hpp"
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 
 namespace trainclock::gui {
 

@@ -14,7 +14,7 @@
 
 #include "app.hpp"
 #include "imgui.h"
-#include "trainclock/validation/intervals.hpp"
+#include "trainclock/catalogue/intervals.hpp"
 #include "widgets.hpp"
 
 namespace trainclock::gui {

@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock::fixtures {
 

@@ -1,7 +1,7 @@
 // Fuzz target: a calibration JSON file (validate --calibration, parse_calibration_json); a valid
 // one, set on a valid config, must survive the config's JSON round trip.
 #include "fuzz_target.hpp"
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/validation/validation.hpp"
 
 TRAINCLOCK_FUZZ_TEXT(text) {

@@ -1,8 +1,8 @@
 // Fuzz target: a shareable link fragment (decode_config_link); a decoded config must encode to a
 // link that decodes to the same config.
 #include "fuzz_target.hpp"
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/link.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/link.hpp"
 
 TRAINCLOCK_FUZZ_TEXT(text) {
     using namespace trainclock;

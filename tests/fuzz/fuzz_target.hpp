@@ -11,11 +11,11 @@
 #include <string>
 #include <string_view>
 
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
-#include "trainclock/io/import.hpp"
-#include "trainclock/io/presets.hpp"
-#include "trainclock/status.hpp"
+#include "trainclock/formats/import.hpp"
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/base/status.hpp"
 
 // Defines LLVMFuzzerTestOneInput over the input as text; the body follows the macro. The preset
 // catalogue is parsed once in LLVMFuzzerInitialize, so the first input's time (libFuzzer's -timeout)

@@ -9,7 +9,7 @@
 #include <iterator>
 #include <string>
 
-#include "trainclock/io/api.hpp"
+#include "trainclock/api/api.hpp"
 
 int main(int argc, char** argv) {
     const long calls = argc > 1 ? std::max(1L, std::atol(argv[1])) : 1000;

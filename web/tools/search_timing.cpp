@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/search/search.hpp"
 

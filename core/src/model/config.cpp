@@ -1,18 +1,18 @@
 // trainclock: the config rules (DESIGN.md 2): validation of the model, GPU, node, precision, layout,
-// batch, training and calibration, and the defaults it fills. The JSON form is io/config_json.cpp's.
+// batch, training and calibration, and the defaults it fills. The JSON form is formats/config_json.cpp's.
 //
 // Index
 //   [SECTION] Validation: model, GPU, node, precision
 //   [SECTION] Validation: layout, batch, training, calibration
-#include "trainclock/io/spellings.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/model/config.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-#include "io/spec_json.hpp"
-#include "trainclock/io/presets.hpp"
+#include "catalogue/spec_json.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock {
 namespace {

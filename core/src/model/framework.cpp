@@ -1,8 +1,8 @@
 // trainclock: framework presets applied to a config (framework.hpp, config.hpp apply_framework_defaults).
-#include "trainclock/io/spellings.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/model/framework.hpp"
 
-#include "io/spec_json.hpp"
+#include "catalogue/spec_json.hpp"
 #include "trainclock/model/config.hpp"
 
 namespace trainclock {

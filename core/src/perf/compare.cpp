@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "io/spec_json.hpp"
-#include "trainclock/io/presets.hpp"
+#include "catalogue/spec_json.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock {
 namespace {

@@ -6,9 +6,9 @@
 #include <iterator>
 #include <cstdlib>
 
-#include "io/json_reader.hpp"
-#include "io/spec_json.hpp"  // kAttentionKernelNames
-#include "trainclock/io/embedded.hpp"
+#include "base/json_reader.hpp"
+#include "catalogue/spec_json.hpp"  // kAttentionKernelNames
+#include "trainclock/base/embedded.hpp"
 
 namespace trainclock {
 namespace {

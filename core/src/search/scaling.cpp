@@ -1,5 +1,5 @@
 // trainclock: the GPU-count sweep and the time/cost Pareto front (scaling.hpp).
-#include "trainclock/io/prediction_json.hpp"
+#include "trainclock/formats/prediction_json.hpp"
 #include "trainclock/search/scaling.hpp"
 
 #include <algorithm>

@@ -22,16 +22,16 @@
 #include <limits>
 #include <tuple>
 
-#include "io/json_writer.hpp"
+#include "base/json_writer.hpp"
 #include "search/search_internal.hpp"
 #include "perf/phases.hpp"
-#include "io/spec_json.hpp"
+#include "catalogue/spec_json.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/perf/memory.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/operators.hpp"
 #include "trainclock/perf/pipeline.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock {
 

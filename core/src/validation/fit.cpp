@@ -16,8 +16,8 @@
 
 #include <simdjson.h>
 
-#include "io/json_writer.hpp"
-#include "io/spec_json.hpp"
+#include "base/json_writer.hpp"
+#include "catalogue/spec_json.hpp"
 #include "perf/constants.hpp"
 
 namespace trainclock {

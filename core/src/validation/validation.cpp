@@ -5,7 +5,7 @@
 //   [SECTION] Reading validation files (line numbers, cases, issues)
 //   [SECTION] Running the predictions and the error statistics
 //   [SECTION] Report JSON
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/validation/validation.hpp"
 
 #include <algorithm>
@@ -15,11 +15,11 @@
 
 #include <simdjson.h>
 
-#include "io/json_reader.hpp"
-#include "io/json_writer.hpp"
-#include "io/spec_json.hpp"
+#include "base/json_reader.hpp"
+#include "base/json_writer.hpp"
+#include "catalogue/spec_json.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock {
 

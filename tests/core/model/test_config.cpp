@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 using namespace trainclock;
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainclock/model/hardware.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 
 using namespace trainclock;
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "perf/constants.hpp"
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/validation/validation.hpp"

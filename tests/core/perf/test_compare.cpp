@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "trainclock/io/config_json.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/perf/compare.hpp"
 
 using namespace trainclock;

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/prediction_json.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/prediction_json.hpp"
 #include "trainclock/perf/memory.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/perf/run.hpp"

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/prediction_json.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/prediction_json.hpp"
 #include "trainclock/search/scaling.hpp"
 
 using namespace trainclock;

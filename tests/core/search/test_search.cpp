@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "trainclock/io/config_json.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/catalogue/presets.hpp"
 #include "search/search_internal.hpp"
 #include "trainclock/search/search.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "perf/constants.hpp"
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/validation/fit.hpp"
 #include "validation/shipped_cross_source.hpp"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "trainclock/io/presets.hpp"
+#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/validation/validation.hpp"
 
 using namespace trainclock;

@@ -17,7 +17,7 @@
 #include "trainclock/model/model.hpp"
 #include "trainclock/model/precision.hpp"
 #include "trainclock/model/stage_split.hpp"
-#include "trainclock/status.hpp"
+#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

@@ -55,7 +55,7 @@ struct FrameworkSpec {
 
 // The generation a GPU preset belongs to, from its formats: Blackwell runs block-scaled fp8
 // (mxfp8); Hopper runs fp8 on HBM (Ada's fp8 parts carry GDDR, <= 1.1 TB/s, and no wgmma).
-GpuGeneration gpu_kernel_generation(const GpuSpec& gpu);  // names: io/spellings.hpp gpu_generation_name
+GpuGeneration gpu_kernel_generation(const GpuSpec& gpu);  // names: model/spellings.hpp gpu_generation_name
 
 struct Config;
 

@@ -31,7 +31,7 @@ bool is_quantized(DType dtype);
 // they are found. delayed: per-tensor scale from an amax history; tensorwise: per-tensor scale from
 // the current amax; rowwise: one scale per row; blockwise: 1x128 activation / 128x128 weight blocks;
 // mxfp8: one e8m0 scale per 32 elements in the tensor core; nvfp4: fp4 with one e4m3 scale per 16.
-enum class Fp8Recipe { delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4 };  // names: io/spellings.hpp
+enum class Fp8Recipe { delayed, tensorwise, rowwise, blockwise, mxfp8, nvfp4 };  // names: model/spellings.hpp
 
 enum class LossScaling { none, dynamic };
 enum class MasterWeights { none, fp32 };

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trainclock/status.hpp"
+#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

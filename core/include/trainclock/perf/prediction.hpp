@@ -13,7 +13,7 @@
 #include "trainclock/perf/memory.hpp"
 #include "trainclock/perf/pipeline.hpp"
 #include "trainclock/perf/run.hpp"
-#include "trainclock/status.hpp"
+#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

@@ -42,10 +42,10 @@
 #include <string_view>
 #include <vector>
 
-#include "trainclock/indirect.hpp"
+#include "trainclock/base/indirect.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/status.hpp"
+#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

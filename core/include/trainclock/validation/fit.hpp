@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "trainclock/perf/calibration.hpp"
-#include "trainclock/validation/intervals.hpp"
+#include "trainclock/catalogue/intervals.hpp"
 #include "trainclock/validation/validation.hpp"
 
 namespace trainclock {

@@ -13,7 +13,7 @@
 
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/status.hpp"
+#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

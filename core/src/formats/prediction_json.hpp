@@ -1,0 +1,14 @@
+// trainclock (internal): the members of a result/v1 object, into a writer (embedded in API replies
+// and search reports); prediction_to_json (trainclock/formats/prediction_json.hpp) wraps them.
+#pragma once
+
+#include "base/json_writer.hpp"
+#include "trainclock/formats/prediction_json.hpp"
+
+namespace trainclock {
+
+// The members of a result/v1 object (no braces): scalars, memory, breakdown_s, warnings, then
+// "config" when given and "timeline" when non-empty. prediction_to_json wraps them in an object.
+void write_prediction_members(JsonWriter& out, const Prediction& prediction, const Config* config);
+
+}  // namespace trainclock
