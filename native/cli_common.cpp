@@ -18,9 +18,10 @@
 #include <iterator>
 #include <sstream>
 
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/link.hpp"
-#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock::cli {
 

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "trainclock/model/config.hpp"
 #include "trainclock/base/status.hpp"
+#include "trainclock/model/config.hpp"
 
 namespace trainclock::cli {
 

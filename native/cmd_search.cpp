@@ -11,6 +11,7 @@
 
 #include "cli_common.hpp"
 #include "search_threads.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/link.hpp"
 #include "trainclock/base/names.hpp"

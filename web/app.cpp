@@ -13,6 +13,7 @@
 
 #include "imgui_internal.h"  // ClearActiveID: no public call drops the active field
 #include "platform.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/link.hpp"
 #include "trainclock/formats/prediction_json.hpp"

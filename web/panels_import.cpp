@@ -12,6 +12,7 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/import.hpp"
 #include "trainclock/formats/link.hpp"

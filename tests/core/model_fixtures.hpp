@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
-#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock::fixtures {
 

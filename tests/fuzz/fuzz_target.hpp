@@ -11,11 +11,12 @@
 #include <string>
 #include <string_view>
 
-#include "trainclock/formats/config_json.hpp"
-#include "trainclock/model/config.hpp"
-#include "trainclock/formats/import.hpp"
-#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/base/status.hpp"
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/import.hpp"
+#include "trainclock/model/config.hpp"
 
 // Defines LLVMFuzzerTestOneInput over the input as text; the body follows the macro. The preset
 // catalogue is parsed once in LLVMFuzzerInitialize, so the first input's time (libFuzzer's -timeout)

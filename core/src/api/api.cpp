@@ -4,17 +4,17 @@
 
 #include <algorithm>
 
+#include "catalogue/spec_json.hpp"
 #include "formats/config_json.hpp"
 #include "formats/prediction_json.hpp"
-#include "catalogue/spec_json.hpp"
+#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/formats/config_json.hpp"
-#include "trainclock/perf/compare.hpp"
-#include "trainclock/validation/fit.hpp"
 #include "trainclock/formats/import.hpp"
 #include "trainclock/formats/link.hpp"
-#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/perf/compare.hpp"
 #include "trainclock/search/scaling.hpp"
 #include "trainclock/search/search.hpp"
+#include "trainclock/validation/fit.hpp"
 #include "trainclock/validation/validation.hpp"
 
 namespace trainclock {

@@ -11,6 +11,7 @@
 
 #include <simdjson.h>
 
+#include "trainclock/base/enum_name.hpp"
 #include "trainclock/base/status.hpp"
 
 namespace trainclock {
@@ -23,12 +24,6 @@ Result<simdjson::dom::object> parse_json_object(simdjson::dom::parser& parser, s
 
 std::string json_type_phrase(simdjson::dom::element value);         // "a string", "an object", ...
 std::string join_key(std::string_view path, std::string_view key);  // "parallel" + "tp" -> "parallel.tp"
-
-template <class E>
-struct EnumName {
-    std::string_view name;
-    E value;
-};
 
 // Reads the keys of one object. Getters leave the target untouched when the key is absent (so an
 // object can override a base); the first failure is kept and reported by finish(), which also

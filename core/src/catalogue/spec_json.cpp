@@ -1,7 +1,7 @@
 // trainclock (internal): JSON objects of models, GPUs, nodes, precisions and calibrations.
 //
 // Index
-//   [SECTION] Enum spellings
+//   [SECTION] Helpers
 //   [SECTION] Reading (keys of presets/README.md)
 //   [SECTION] Writing (canonical order)
 #include "catalogue/spec_json.hpp"
@@ -12,20 +12,12 @@
 
 #include "trainclock/base/names.hpp"
 #include "trainclock/catalogue/presets.hpp"
-#include "trainclock/model/spellings.hpp"
 
 namespace trainclock {
 
-// [SECTION] Enum spellings ------------------------------------------------------------------------
+// [SECTION] Helpers ------------------------------------------------------------------------------
 
 namespace {
-
-template <class E>
-std::vector<std::string_view> names_in_order(const Spellings<E>& spellings) {
-    std::vector<std::string_view> out(spellings.count);
-    for (size_t i = 0; i < spellings.count; ++i) out[static_cast<size_t>(spellings.names[i].value)] = spellings.names[i].name;
-    return out;
-}
 
 // reader.read(key, out) for each (key, out) pair in turn, an enum by its spellings (kSpellings):
 // one rule for the plain keys of a spec, in the order they are checked.
@@ -89,9 +81,6 @@ void end_spec(JsonWriter& out, const Spec& spec) {
 
 }  // namespace
 
-std::string_view fp8_recipe_name(Fp8Recipe value) { return enum_name(value); }
-std::string_view gpu_generation_name(GpuGeneration value) { return enum_name(value); }
-
 Error unknown_preset_error(std::string_view key, std::string_view kind, std::string_view name, const std::vector<std::string>& names) {
     std::string message = "unknown " + std::string(kind) + " preset '" + std::string(name) + "'";
     const std::string guess = did_you_mean(name, names);
@@ -100,14 +89,6 @@ Error unknown_preset_error(std::string_view key, std::string_view kind, std::str
     else
         message += " (list them with `trainclock presets " + std::string(kind) + "s`)";
     return Error{std::string(key), message};
-}
-
-std::vector<std::string_view> enum_names(std::string_view path) {
-    std::vector<std::string_view> out;
-    if (path.empty()) return out;  // "" marks a table no config key reads
-    std::apply([&](const auto&... spellings) { ((spellings.path == path ? void(out = names_in_order(spellings)) : void()), ...); },
-               kSpellings);
-    return out;
 }
 
 // [SECTION] Reading (keys of presets/README.md) ---------------------------------------------------

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "catalogue/spec_json.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/import.hpp"
 #include "trainclock/catalogue/presets.hpp"

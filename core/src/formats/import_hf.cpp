@@ -22,9 +22,9 @@
 
 #include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
-#include "trainclock/model/config.hpp"
-#include "trainclock/formats/link.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/formats/link.hpp"
+#include "trainclock/model/config.hpp"
 
 namespace trainclock {
 namespace {

@@ -22,8 +22,8 @@
 
 #include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
-#include "trainclock/model/config.hpp"
 #include "trainclock/formats/import.hpp"
+#include "trainclock/model/config.hpp"
 
 namespace trainclock {
 namespace {

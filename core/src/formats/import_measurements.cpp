@@ -11,8 +11,8 @@
 #include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
 #include "catalogue/spec_json.hpp"
-#include "trainclock/formats/import.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/formats/import.hpp"
 #include "trainclock/perf/calibration.hpp"
 
 namespace trainclock {

@@ -12,9 +12,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "formats/config_json.hpp"
 #include "catalogue/spec_json.hpp"
+#include "formats/config_json.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 
 namespace trainclock {
 

@@ -1,5 +1,6 @@
 // trainclock: the config rules (DESIGN.md 2): validation of the model, GPU, node, precision, layout,
-// batch, training and calibration, and the defaults it fills. The JSON form is formats/config_json.cpp's.
+// batch, training and calibration. They read the config alone: the presets it names are resolved
+// before (catalogue/resolve.cpp); the JSON form is formats/config_json.cpp's.
 //
 // Index
 //   [SECTION] Validation: model, GPU, node, precision
@@ -11,8 +12,8 @@
 #include <cmath>
 #include <utility>
 
-#include "catalogue/spec_json.hpp"
-#include "trainclock/catalogue/presets.hpp"
+#include "base/json_reader.hpp"
+#include "base/json_writer.hpp"
 
 namespace trainclock {
 namespace {
@@ -33,9 +34,6 @@ std::optional<Error> out_of_range(std::string_view prefix, std::string_view name
     if (value >= low && value <= high) return std::nullopt;
     return out_of_range(join_key(prefix, name), value, low, high);
 }
-
-#define TRAINCLOCK_TRY(expression)                                                                                                         \
-    if (auto trainclock_error_ = (expression)) { return *trainclock_error_; }
 
 constexpr int64_t kMaxGpus = int64_t(1) << 20;       // a million GPUs: beyond any cluster built
 constexpr int64_t kMaxDimension = int64_t(1) << 20;  // hidden, ffn widths
@@ -79,6 +77,8 @@ std::optional<Error> check_attention_features(const ModelSpec& m) {
         return Error{"model.mtp_layers", "only for decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     return std::nullopt;
 }
+
+}  // namespace
 
 std::optional<Error> check_model(const ModelSpec& m) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.layers", m.layers, 1, kMaxLayers));
@@ -173,6 +173,8 @@ std::optional<Error> check_node(const NodeSpec& n) {
 // Storage formats per tensor category: tf32 is a tensor-core math mode on fp32 data (NVIDIA A100
 // whitepaper), and microscaled formats exist only as GEMM inputs in the frameworks we follow
 // (Transformer Engine keeps activations, gradients and optimizer states in bf16/fp32).
+namespace {
+
 std::optional<Error> check_storage(std::string_view key, DType dtype, bool allow_fp8) {
     const bool ok = dtype == DType::fp32 || dtype == DType::fp16 || dtype == DType::bf16 || (allow_fp8 && dtype == DType::fp8);
     if (ok) return std::nullopt;
@@ -180,6 +182,8 @@ std::optional<Error> check_storage(std::string_view key, DType dtype, bool allow
     return Error{std::string(key), std::string(dtype_name(dtype)) + " is not a supported storage format here (use fp32, bf16 or fp16" +
                                        (allow_fp8 ? std::string(" or fp8") : std::string()) + ")"};
 }
+
+}  // namespace
 
 std::optional<Error> check_precision(const PrecisionSpec& p) {
     TRAINCLOCK_TRY(check_storage("precision.activations", p.activations, true));
@@ -197,8 +201,6 @@ std::optional<Error> check_precision(const PrecisionSpec& p) {
     }
     return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu) {
     const std::pair<std::string_view, DType> uses[] = {
@@ -315,24 +317,6 @@ std::optional<Error> gemm_shape_rule(const ModelSpec& m, DType gemm, int64_t tp)
                                              std::string(dtype_name(gemm)) + " GEMMs need"};
     }
     return std::nullopt;
-}
-
-void fill_node_default(Config& c) {
-    if (!c.node.name.empty() || c.gpu.default_node.empty()) return;
-    auto node = node_preset(c.gpu.default_node);
-    if (node) c.node = std::move(node).value();
-}
-
-void fill_precision_default(Config& c) {
-    if (!c.precision.name.empty()) return;
-    // The fastest widely used setting the GPU runs (bf16-mixed, else fp16-mixed, else fp32).
-    for (const char* name : {"bf16-mixed", "fp16-mixed", "fp32"}) {
-        auto preset = precision_preset(name);
-        if (preset && !precision_support_error(preset.value(), c.gpu)) {
-            c.precision = std::move(preset).value();
-            return;
-        }
-    }
 }
 
 namespace {
@@ -459,40 +443,10 @@ std::optional<Error> check_calibration(const CalibrationSpec& calibration) {
     return std::nullopt;
 }
 
-std::optional<Error> check_config(Config& c) {
-    if (c.model.name.empty()) return Error{"model", "missing (a model preset id or an inline model object)"};
-    if (c.gpu.name.empty()) return Error{"gpu", "missing (a gpu preset id or an inline gpu object)"};
-    TRAINCLOCK_TRY(check_model(c.model));
-    TRAINCLOCK_TRY(check_gpu(c.gpu));
-    if (c.node.name.empty()) {
-        if (c.gpu.default_node.empty()) {
-            return Error{"node", "missing (gpu " + c.gpu.name + " names no default_node: give a node preset id or object)"};
-        }
-        auto node = node_preset(c.gpu.default_node);
-        if (!node) return Error{"gpu.default_node", node.error().message};
-        fill_node_default(c);
-    }
-    TRAINCLOCK_TRY(check_node(c.node));
-    fill_precision_default(c);
-    if (c.precision.name.empty()) return Error{"precision", "missing (no default precision preset runs on gpu " + c.gpu.name + ")"};
-    TRAINCLOCK_TRY(check_precision(c.precision));
-    TRAINCLOCK_TRY(precision_support_error(c.precision, c.gpu));
-    apply_framework_defaults(c);
-    TRAINCLOCK_TRY(check_layout(c));
-    TRAINCLOCK_TRY(check_training(c));
-    TRAINCLOCK_TRY(check_calibration(c.calibration));
-    return std::nullopt;
-}
-
 std::optional<Error> check_layout_rules(Config& c) {
     TRAINCLOCK_TRY(check_layout(c));
     TRAINCLOCK_TRY(check_training(c));
     return std::nullopt;
-}
-
-Result<Config> validate_config(Config c) {
-    TRAINCLOCK_TRY(check_config(c));
-    return c;
 }
 
 }  // namespace trainclock

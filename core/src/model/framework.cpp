@@ -2,7 +2,8 @@
 #include "trainclock/model/spellings.hpp"
 #include "trainclock/model/framework.hpp"
 
-#include "catalogue/spec_json.hpp"
+#include "base/json_reader.hpp"
+#include "base/json_writer.hpp"
 #include "trainclock/model/config.hpp"
 
 namespace trainclock {

@@ -5,6 +5,7 @@
 
 #include "catalogue/spec_json.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 
 namespace trainclock {
 namespace {

@@ -23,15 +23,16 @@
 #include <tuple>
 
 #include "base/json_writer.hpp"
-#include "search/search_internal.hpp"
-#include "perf/phases.hpp"
 #include "catalogue/spec_json.hpp"
+#include "perf/phases.hpp"
+#include "search/search_internal.hpp"
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/perf/memory.hpp"
-#include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/operators.hpp"
 #include "trainclock/perf/pipeline.hpp"
-#include "trainclock/catalogue/presets.hpp"
 
 namespace trainclock {
 

@@ -18,8 +18,8 @@
 #include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
 #include "catalogue/spec_json.hpp"
-#include "trainclock/perf/prediction.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/perf/prediction.hpp"
 
 namespace trainclock {
 

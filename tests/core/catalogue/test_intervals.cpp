@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "trainclock/api/api.hpp"
-#include "trainclock/formats/config_json.hpp"
-#include "trainclock/validation/fit.hpp"
 #include "trainclock/catalogue/intervals.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/validation/fit.hpp"
 #include "validation/shipped_cross_source.hpp"
 
 using namespace trainclock;

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "trainclock/formats/config_json.hpp"
-#include "trainclock/model/config.hpp"
 #include "trainclock/formats/import.hpp"
+#include "trainclock/model/config.hpp"
 
 using namespace trainclock;
 

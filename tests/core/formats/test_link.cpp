@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "catalogue/spec_json.hpp"  // internal: enum_name
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/link.hpp"
 #include "trainclock/catalogue/presets.hpp"

@@ -6,9 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/config.hpp"
-#include "trainclock/catalogue/presets.hpp"
 
 using namespace trainclock;
 

@@ -2,16 +2,17 @@
 // the GPU generations they pick kernels by, and their round trips through JSON and links.
 #include <catch2/catch.hpp>
 
-#include "trainclock/formats/config_json.hpp"
-#include "trainclock/perf/calibration.hpp"
-#include "trainclock/perf/execution.hpp"
-#include "trainclock/model/framework.hpp"
-#include "trainclock/perf/operators.hpp"
-#include "trainclock/formats/link.hpp"
-#include "trainclock/perf/prediction.hpp"
 #include "trainclock/catalogue/presets.hpp"
-#include "trainclock/validation/validation.hpp"
+#include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/formats/link.hpp"
+#include "trainclock/model/framework.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
+#include "trainclock/perf/execution.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/perf/prediction.hpp"
+#include "trainclock/validation/validation.hpp"
 
 #include "model_fixtures.hpp"
 

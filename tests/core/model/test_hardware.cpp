@@ -2,8 +2,8 @@
 // every GPU and node preset (datasheet figures are transcribed by hand, so check their shape).
 #include <catch2/catch.hpp>
 
-#include "trainclock/model/hardware.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/model/hardware.hpp"
 
 using namespace trainclock;
 

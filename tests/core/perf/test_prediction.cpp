@@ -6,9 +6,9 @@
 #include <numeric>
 #include <utility>
 
+#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/catalogue/presets.hpp"
 
 using namespace trainclock;
 

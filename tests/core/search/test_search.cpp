@@ -8,9 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "trainclock/formats/config_json.hpp"
-#include "trainclock/catalogue/presets.hpp"
 #include "search/search_internal.hpp"
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/search/search.hpp"
 
 namespace {

@@ -65,3 +65,8 @@ private:
 };
 
 }  // namespace trainclock
+
+// Returns the first rule's Error from a function returning std::optional<Error> or Result: each rule
+// is an expression of type std::optional<Error> (nullopt = passed).
+#define TRAINCLOCK_TRY(expression)                                                                                                         \
+    if (auto trainclock_error_ = (expression)) { return *trainclock_error_; }

@@ -7,11 +7,11 @@
 
 #include "trainclock/base/embedded.hpp"
 #include "trainclock/base/names.hpp"
+#include "trainclock/base/status.hpp"
 #include "trainclock/model/framework.hpp"
 #include "trainclock/model/hardware.hpp"
 #include "trainclock/model/model.hpp"
 #include "trainclock/model/precision.hpp"
-#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "trainclock/model/config.hpp"
 #include "trainclock/base/status.hpp"
+#include "trainclock/model/config.hpp"
 
 namespace trainclock {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trainclock/model/model.hpp"
 #include "trainclock/base/status.hpp"
+#include "trainclock/model/model.hpp"
 
 namespace trainclock {
 

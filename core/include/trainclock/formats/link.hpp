@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "trainclock/base/names.hpp"
-#include "trainclock/model/config.hpp"
 #include "trainclock/base/status.hpp"
+#include "trainclock/model/config.hpp"
 
 namespace trainclock {
 

@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "trainclock/base/status.hpp"
 #include "trainclock/model/framework.hpp"
 #include "trainclock/model/hardware.hpp"
 #include "trainclock/model/model.hpp"
 #include "trainclock/model/precision.hpp"
 #include "trainclock/model/stage_split.hpp"
-#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 
@@ -189,20 +189,14 @@ std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t
 std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                             // 2*cp load-balanced chunks
 std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp);                 // each CP rank's tokens over TP
 std::optional<Error> gemm_shape_rule(const ModelSpec& model, DType gemm, int64_t tp);  // FP8/FP4: multiples of 16
-// The defaults validate_config fills in: the GPU's default node, and the first of bf16-mixed,
-// fp16-mixed, fp32 the GPU runs (nothing when already set or unavailable).
-void fill_node_default(Config& config);
-void fill_precision_default(Config& config);
+// The rules of one spec on its own: ranges, required keys, what its architecture allows.
+std::optional<Error> check_model(const ModelSpec& model);
+std::optional<Error> check_gpu(const GpuSpec& gpu);
+std::optional<Error> check_node(const NodeSpec& node);
+std::optional<Error> check_precision(const PrecisionSpec& precision);
 
-// Apply the cross-field rules of DESIGN.md 2 (TP divides heads and kv_heads, PP <= layers,
-// TP*PP*CP*DP == num_gpus, micro_batch*DP divides global_batch, the GPU runs the gemm dtype, ...).
-// Returns the first violation; derives dp when it was given as 0.
-Result<Config> validate_config(Config config);
-
-// validate_config in place, without copying the config (search checks millions of layouts):
-// fills the same defaults into config and returns the first violation, if any.
-std::optional<Error> check_config(Config& config);
-// check_config's layout and training rules alone, for a config that passed check_config with the
+// The layout and training rules (derives dp when it was given as 0). check_config (catalogue/
+// resolve.hpp) runs them after the spec rules; alone, for a config that passed check_config with the
 // same model, GPU, node, precision and calibration (a search changes only the layout, micro-batch
 // and recompute between layouts, so it checks the rest once per precision).
 std::optional<Error> check_layout_rules(Config& config);
@@ -211,7 +205,7 @@ std::optional<Error> check_layout_rules(Config& config);
 std::optional<Error> precision_support_error(const PrecisionSpec& precision, const GpuSpec& gpu);
 
 // The range rules of a calibration on their own (fractions in (0, 1], times >= 0), also of its
-// per-GPU sections; validate_config applies them too.
+// per-GPU sections; check_config applies them too.
 std::optional<Error> check_calibration(const CalibrationSpec& calibration);
 
 }  // namespace trainclock

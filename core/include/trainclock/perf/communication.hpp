@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "trainclock/perf/calibration.hpp"
 #include "trainclock/model/config.hpp"
+#include "trainclock/perf/calibration.hpp"
 
 namespace trainclock {
 

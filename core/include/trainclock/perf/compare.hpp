@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "trainclock/base/status.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "trainclock/perf/calibration.hpp"
 #include "trainclock/model/config.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/pipeline.hpp"
 
 namespace trainclock {

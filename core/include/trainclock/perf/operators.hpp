@@ -6,9 +6,9 @@
 #include <array>
 #include <cstdint>
 
+#include "trainclock/model/config.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
-#include "trainclock/model/config.hpp"
 #include "trainclock/perf/execution.hpp"
 
 namespace trainclock {

@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "trainclock/base/status.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/memory.hpp"
 #include "trainclock/perf/pipeline.hpp"
 #include "trainclock/perf/run.hpp"
-#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "trainclock/perf/compare.hpp"
 #include "trainclock/model/config.hpp"
+#include "trainclock/perf/compare.hpp"
 
 namespace trainclock {
 

@@ -43,9 +43,9 @@
 #include <vector>
 
 #include "trainclock/base/indirect.hpp"
+#include "trainclock/base/status.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trainclock/perf/calibration.hpp"
 #include "trainclock/catalogue/intervals.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/validation/validation.hpp"
 
 namespace trainclock {

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "trainclock/base/status.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
-#include "trainclock/base/status.hpp"
 
 namespace trainclock {
 
