@@ -1,44 +1,31 @@
 #!/usr/bin/env python3
-"""Fails on any include from a lower layer to a higher one (docs/DESIGN.md 6, "Layers"), and on a
-function declared in a core header but defined only in a higher layer's source (its declaration
-belongs in that layer's header).
+"""Fails on any include from a lower layer to a higher one (docs/DESIGN.md 6.1, "Layers"), on a cycle
+in the include graph between folders, and on a function declared in a core header but defined only
+in a higher layer's source (its declaration belongs in that layer's header).
 
-    scripts/check_layers.py [--graph]
+    scripts/check_layers.py [--graph] [--root DIR]
 
-Every C++ file of core/, host/, native/, bench/, web/, python/ and tests/ belongs to one layer of
-LAYERS (first matching pattern wins); a file may include files of its own layer or lower ones.
-Front ends (the last layer) include none of each other's files (tests may include what they test).
-Core paths are relative to core/src or core/include/trainclock ("base/json_reader.hpp"), the rest to
-the repository root. --graph prints the include graph between core modules (file stems) by layer.
-Declarations are the namespace-scope function declarations of core headers (not inline, not in a
-class); definitions the namespace-scope function bodies of core sources outside anonymous
-namespaces. A header's declarations may be defined in its own source (same path stem: config.hpp
-and config.cpp sit in two layers on purpose).
-Exit 0: no back-up include or declaration; 1: each one printed; 2: a file matches no layer.
+A folder is a layer: a core file's layer is its folder under core/src or core/include/trainclock
+(base/, model/, catalogue/, perf/, formats/, search/, validation/, api/), any other file's the
+deepest folder of FOLDERS that holds it (web/toolkit/ below web/). A file may include files of its
+own layer or lower ones; the front ends (the last rank) include none of each other's files (tests
+may include what they test). --graph prints the include graph between folders, then between core
+modules (file stems) by layer; --root checks another tree (scripts/test_check_layers.py). Declarations are the namespace-scope function declarations of core
+headers (not inline, not in a class); definitions the namespace-scope function bodies of core
+sources outside anonymous namespaces.
+Exit 0: no back-up include, cycle or misplaced declaration; 1: each one printed; 2: a file in no layer.
 """
-import fnmatch
 import os
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Bottom first. Patterns match the paths described above.
-LAYERS = [
-    ("base", ["base/status.hpp", "base/indirect.hpp", "base/json_reader.*", "base/json_writer.*", "base/embedded.hpp", "base/names.*"]),
-    ("model", ["model/precision.*", "model/model.*", "model/hardware.*", "model/framework.hpp", "model/stage_split.*", "model/config.hpp"]),
-    ("catalogue", ["catalogue/spec_json.*", "model/spellings.hpp", "catalogue/presets.*", "catalogue/intervals.*"]),
-    ("rules", ["model/config.cpp", "model/framework.cpp"]),
-    ("perf", ["perf/constants.*", "perf/constant_names.hpp", "perf/calibration.*", "perf/communication.*", "perf/pipeline.*", "perf/execution.*", "perf/operators.*",
-              "perf/memory.*", "perf/run.*", "perf/phases.hpp"]),
-    ("prediction", ["perf/prediction.hpp", "perf/predict.cpp"]),
-    ("io", ["formats/config_json.*", "formats/link.*", "formats/import*", "formats/prediction_json.*"]),
-    ("drivers", ["perf/compare.*", "search/*", "validation/*"]),
-    ("api", ["api/api.*"]),
-    ("host", ["host/*"]),
-    ("web-widgets", ["web/widgets.*", "web/platform.*", "web/imgui_*"]),
-    ("front ends", ["native/*", "bench/*", "web/*", "python/*", "tests/*"]),
-]
+# Bottom first; one rank may hold several folders. Core folders name core/src/<folder> and
+# core/include/trainclock/<folder>, the rest are paths from the repository root.
+CORE_FOLDERS = ["base", "model", "catalogue", "perf", "formats", "search", "validation", "api"]
+FOLDERS = [[f] for f in CORE_FOLDERS] + [["host"], ["web/toolkit"], ["native", "bench", "web", "python", "tests"]]
+FRONT_ENDS = len(FOLDERS) - 1
 
 SCAN = ["core/src", "core/include/trainclock", "host", "native", "bench", "web", "python", "tests"]
 SKIP = ["web/third_party", "web/build", "tests/fuzz/corpus"]
@@ -115,28 +102,75 @@ def misplaced_declarations(files):
     for name, headers in sorted(declared.items()):
         for header in sorted(headers):
             sources = defined.get(name, set())
-            stem = os.path.splitext(logical(header))[0]
-            here = layer_of(logical(header))
-            if not sources or any(os.path.splitext(logical(s))[0] == stem or layer_of(logical(s)) <= here for s in sources):
+            here = layer_of(header)
+            if not sources or any(layer_of(s) <= here for s in sources):
                 continue
-            where = ", ".join(f"{s} ({LAYERS[layer_of(logical(s))][0]})" for s in sorted(sources))
-            bad.append(f"{name} is declared in {header} ({LAYERS[here][0]}) but defined in {where}")
+            where = ", ".join(f"{s} ({folder_of(s)})" for s in sorted(sources))
+            bad.append(f"{name} is declared in {header} ({folder_of(header)}) but defined in {where}")
     return bad
 
 
 def logical(path):
-    """Repository path -> the path the layer patterns match."""
+    """Repository path -> the path its layer is read from (core files: relative to src/ or include/trainclock/)."""
     for prefix in ("core/src/", "core/include/trainclock/"):
         if path.startswith(prefix):
             return path[len(prefix):]
     return path
 
 
-def layer_of(name):
-    for index, (_, patterns) in enumerate(LAYERS):
-        if any(fnmatch.fnmatch(name, p) for p in patterns):
-            return index
-    return None
+def folder_of(path):
+    """The layer folder of a repository path, or None."""
+    name = logical(path)
+    if name != path:
+        top = name.split("/")[0]
+        return top if top in CORE_FOLDERS and "/" in name else None
+    candidates = [f for rank in FOLDERS[len(CORE_FOLDERS):] for f in rank if name.startswith(f + "/")]
+    return max(candidates, key=len) if candidates else None
+
+
+def layer_of(path):
+    folder = folder_of(path)
+    return next((i for i, rank in enumerate(FOLDERS) if folder in rank), None) if folder else None
+
+
+def layer_of_folder(folder):
+    return next(i for i, rank in enumerate(FOLDERS) if folder in rank)
+
+
+def layer_name(index):
+    return "/".join(FOLDERS[index])
+
+
+def cycles(edges):
+    """The strongly connected components of more than one node of a directed graph {node: {node}}."""
+    index, low, stack, on_stack, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):  # Tarjan's algorithm
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
 
 
 def resolve(includer, target):
@@ -151,15 +185,18 @@ def resolve(includer, target):
 
 
 def main():
+    global ROOT
+    if "--root" in sys.argv:
+        ROOT = sys.argv[sys.argv.index("--root") + 1]
     files = []
     for top in SCAN:
         for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, top)):
             rel_dir = os.path.relpath(dirpath, ROOT)
             dirnames[:] = [d for d in dirnames if not any(os.path.join(rel_dir, d).startswith(s) for s in SKIP)]
             files += [os.path.join(rel_dir, f) for f in filenames if f.endswith((".cpp", ".hpp", ".h"))]
-    bad, unplaced, graph = [], [], {}
+    bad, unplaced, modules, folders = [], [], {}, {}
     for path in sorted(files):
-        here = layer_of(logical(path))
+        here = layer_of(path)
         if here is None:
             unplaced.append(path)
             continue
@@ -169,32 +206,40 @@ def main():
             resolved = resolve(path, target)
             if resolved is None:
                 continue
-            there = layer_of(logical(resolved))
+            there = layer_of(resolved)
             if there is None:
                 unplaced.append(resolved)
                 continue
             if there > here:
-                bad.append(f"{path} ({LAYERS[here][0]}) includes {target} ({LAYERS[there][0]})")
-            elif there == here == len(LAYERS) - 1 and resolved.split("/")[0] != path.split("/")[0] and not path.startswith("tests/"):
-                bad.append(f"{path} (front end {path.split('/')[0]}) includes {target} (front end {resolved.split('/')[0]})")
+                bad.append(f"{path} ({folder_of(path)}) includes {target} ({folder_of(resolved)})")
+            elif there == here == FRONT_ENDS and folder_of(resolved) != folder_of(path) and not path.startswith("tests/"):
+                bad.append(f"{path} (front end {folder_of(path)}) includes {target} (front end {folder_of(resolved)})")
+            if folder_of(resolved) != folder_of(path):
+                folders.setdefault(folder_of(path), set()).add(folder_of(resolved))
             if path.startswith("core/") and resolved.startswith("core/"):
                 a = os.path.splitext(logical(path))[0]
                 b = os.path.splitext(logical(resolved))[0]
                 if a != b:
-                    graph.setdefault((here, a), set()).add(b)
+                    modules.setdefault((here, a), set()).add(b)
     if "--graph" in sys.argv:
-        for (index, module), targets in sorted(graph.items()):
-            print(f"{LAYERS[index][0]:11} {module} -> {' '.join(sorted(targets))}")
+        for folder in sorted(folders, key=lambda f: (layer_of_folder(f), f)):
+            print(f"{folder + '/':13} -> {' '.join(f + '/' for f in sorted(folders[folder], key=lambda f: (layer_of_folder(f), f)))}")
+        print()
+        for (index, module), targets in sorted(modules.items()):
+            print(f"{layer_name(index):11} {module} -> {' '.join(sorted(targets))}")
     for path in sorted(set(unplaced)):
-        print(f"check_layers: {path} is in no layer (scripts/check_layers.py LAYERS)")
+        print(f"check_layers: {path} is in no layer folder (scripts/check_layers.py FOLDERS)")
     for line in bad:
         print(f"check_layers: back-up include: {line}")
+    loops = cycles(folders)
+    for loop in loops:
+        print(f"check_layers: include cycle between folders: {' '.join(loop)}")
     declarations = misplaced_declarations(sorted(files))
     for line in declarations:
         print(f"check_layers: declaration in a lower layer: {line}")
     if unplaced:
         return 2
-    return 1 if bad or declarations else 0
+    return 1 if bad or loops or declarations else 0
 
 
 if __name__ == "__main__":

@@ -12,12 +12,12 @@
 #include <cstdio>
 
 #include "imgui_internal.h"  // ClearActiveID: no public call drops the active field
-#include "platform.hpp"
+#include "toolkit/platform.hpp"
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/link.hpp"
 #include "trainclock/formats/prediction_json.hpp"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 
 namespace trainclock::gui {
 

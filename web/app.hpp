@@ -1,6 +1,6 @@
 // trainclock GUI: the calculator app (state, recomputation, links) shared by the desktop window
 // and the browser page. Panels live in panels_inputs.cpp, panels_results.cpp and panels_search.cpp;
-// drawing helpers in widgets.hpp; the platform seam in platform.hpp.
+// drawing helpers in toolkit/widgets.hpp; the platform seam in toolkit/platform.hpp.
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "imgui.h"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/catalogue/presets.hpp"

@@ -1,5 +1,5 @@
 // trainclock GUI entry point: SDL2 window + OpenGL context + Dear ImGui, then the app's frame loop.
-// The same file runs natively (desktop GL 3) and in the browser (WebGL2); web/platform.hpp holds
+// The same file runs natively (desktop GL 3) and in the browser (WebGL2); web/toolkit/platform.hpp holds
 // every difference.
 #include <SDL.h>
 #include <SDL_opengl.h>
@@ -13,7 +13,7 @@
 #include "imgui.h"
 #include "imgui_impl_opengl3.h"
 #include "imgui_impl_sdl.h"
-#include "platform.hpp"
+#include "toolkit/platform.hpp"
 
 int main(int argc, char** argv) {
     using namespace trainclock::gui;

@@ -13,9 +13,9 @@
 
 #include "app.hpp"
 #include "imgui.h"
-#include "platform.hpp"
+#include "toolkit/platform.hpp"
 #include "trainclock/formats/link.hpp"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 
 namespace trainclock::gui {
 

@@ -11,12 +11,12 @@
 
 #include "app.hpp"
 #include "imgui.h"
-#include "platform.hpp"
+#include "toolkit/platform.hpp"
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/import.hpp"
 #include "trainclock/formats/link.hpp"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 
 namespace trainclock::gui {
 

@@ -20,7 +20,7 @@
 #include "trainclock/formats/link.hpp"
 #include "trainclock/model/spellings.hpp"
 #include "trainclock/model/framework.hpp"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 
 namespace trainclock::gui {
 

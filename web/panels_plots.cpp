@@ -16,9 +16,9 @@
 
 #include "app.hpp"
 #include "imgui.h"
-#include "platform.hpp"
+#include "toolkit/platform.hpp"
 #include "trainclock/catalogue/intervals.hpp"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 #include "trainclock/formats/config_json.hpp"
 
 namespace trainclock::gui {

@@ -15,7 +15,7 @@
 #include "app.hpp"
 #include "imgui.h"
 #include "trainclock/catalogue/intervals.hpp"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 
 namespace trainclock::gui {
 

@@ -8,7 +8,7 @@
 
 #include "app.hpp"
 #include "imgui.h"
-#include "widgets.hpp"
+#include "toolkit/widgets.hpp"
 
 namespace trainclock::gui {
 

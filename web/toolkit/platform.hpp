@@ -1,5 +1,5 @@
 // trainclock GUI: the one platform seam between the ImGui app and where it runs.
-// web/platform_sdl_desktop.cpp (native window) and web/platform_emscripten.cpp (browser page)
+// web/toolkit/platform_sdl_desktop.cpp (native window) and web/toolkit/platform_emscripten.cpp (browser page)
 // implement it; web/CMakeLists.txt picks one with if(EMSCRIPTEN). Nothing else in web/ knows
 // which platform it is on.
 #pragma once
