@@ -229,7 +229,7 @@ TEST_CASE("bad input: exit code 2 and one line naming the key") {
     check_rejected("search --model gpt2 --gpu h100-sxm --gpus 1099511627776", "num_gpus");
 }
 
-TEST_CASE("import hf prints the model object; --model FILE reads an HF config.json") {
+TEST_CASE("import hf prints the model object, --model FILE reads an HF config.json") {
     const std::string hf = std::string(TRAINCLOCK_SOURCE_DIR) + "/tests/core/hf/";
     const Run imported = trainclock("import hf '" + hf + "mixtral-8x7b.json'");
     REQUIRE(imported.exit_code == 0);
@@ -326,7 +326,7 @@ TEST_CASE("calibrate: measured runs in, a calibration that predict and validate 
     check_rejected("validate --write-intervals /tmp/x.json", "--write-intervals");
 }
 
-TEST_CASE("calibrate: one stack per GPU (--framework picks it); measure_gpu.py's micro-benchmarks") {
+TEST_CASE("calibrate: one stack per GPU (--framework picks it), measure_gpu.py's micro-benchmarks") {
     const std::string runs = R"({"schema_version":1,"name":"runs","set":"public","source":"test","cases":[
 {"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","framework":"megatron-lm","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.9},"citation":"test"},
 {"id":"R-2","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","framework":"torchtitan","num_gpus":1,"training":{"seq_len":2048,"global_batch":8,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":2.0},"citation":"test"}]})";

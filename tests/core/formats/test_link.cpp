@@ -165,7 +165,7 @@ TEST_CASE("config fields: the rows of presets/tables/config-fields.json, typed")
     CHECK(json.find(R"("name": "config-fields")") != std::string_view::npos);
 }
 
-TEST_CASE("set_config_field converts text and merges it; errors name the flag or the config key") {
+TEST_CASE("set_config_field converts text and merges it, errors name the flag or the config key") {
     Config config = config_draft();
     auto step = set_config_field(config, *find_field_by_flag("--model"), "llama3-8b", "--model");
     REQUIRE(step.ok());

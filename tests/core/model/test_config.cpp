@@ -420,7 +420,7 @@ TEST_CASE("calibration sections per GPU preset round-trip and are checked like t
           "calibration.gpus.h100-sxm.memory_efficiency");
 }
 
-TEST_CASE("parse_config does not apply cross-field rules; validate_config does") {
+TEST_CASE("parse_config does not apply cross-field rules, validate_config does") {
     const auto parsed = parse_config(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 3, "parallel": {"tp": 3}})");
     REQUIRE(parsed.ok());
     CHECK(parsed.value().parallel.dp == 0);  // still to derive
@@ -452,7 +452,7 @@ TEST_CASE("a key repeated in one object is an error naming it, at every level (i
     CHECK(parse_config(R"({"model": {"preset": "gpt2", "name": "x"}, "gpu": {"preset": "h100-sxm", "name": "x"}})").ok());
 }
 
-TEST_CASE("a UTF-8 byte order mark is skipped; a number JSON cannot hold is named as such (issue 12)") {
+TEST_CASE("a UTF-8 byte order mark is skipped, a number JSON cannot hold is named as such (issue 12)") {
     const auto with_bom = parse_config("\xEF\xBB\xBF"
                                        R"({"model": "gpt2", "gpu": "h100-sxm"})");
     REQUIRE(with_bom.ok());

@@ -325,7 +325,7 @@ TEST_CASE("fused_optimizer false: torch.optim's foreach AdamW, pass by pass") {
           predict(load(layout("h100-sxm", R"({"preset": "hf-transformers", "fused_optimizer": true})"))).breakdown_s[StepPart::optimizer]);
 }
 
-TEST_CASE("fused_norms false: RMSNorm as six eager kernels; LayerNorm stays one ATen kernel") {
+TEST_CASE("fused_norms false: RMSNorm as six eager kernels, LayerNorm stays one ATen kernel") {
     const Config c = load(layout("h100-sxm", R"("hf-transformers")"));
     const Execution x = make_execution(c);
     const PieceOps ops = layer_ops(x, layer_kind_at(c.model, 0));

@@ -95,7 +95,7 @@ TEST_CASE("ZeRO shards over DP x CP: context-parallel ranks hold the same weight
     CHECK(dp4cp2[MemoryPart::master] == Approx(dp8[MemoryPart::master]));
 }
 
-TEST_CASE("More GPUs never raise per-GPU weight memory; too big does not fit", "[memory]") {
+TEST_CASE("More GPUs never raise per-GPU weight memory, too big does not fit", "[memory]") {
     double last = 1e300;
     for (int tp : {1, 2, 4, 8}) {
         const Config c = fixtures::config(R"("model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(tp * 4) +

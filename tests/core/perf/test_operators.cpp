@@ -61,7 +61,7 @@ TEST_CASE("GPT-3 175B forward FLOPs = 2 N s + attention term + LM head", "[opera
     CHECK(model_fwd == Approx(2 * N * s + 4 * l * s * s * h + 2 * s * h * V));
 }
 
-TEST_CASE("Backward GEMMs cost 2x forward; recompute adds the forward again", "[operators]") {
+TEST_CASE("Backward GEMMs cost 2x forward, recompute adds the forward again", "[operators]") {
     const Config none = fixtures::config(
         gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": false, "recompute": "none"})"));
     const LayerKind kind = layer_kind_at(none.model, 0);
@@ -81,7 +81,7 @@ TEST_CASE("Backward GEMMs cost 2x forward; recompute adds the forward again", "[
     CHECK(flops(s.backward, OpKind::gemm) == Approx(2 * flops(s.forward, OpKind::gemm)));
 }
 
-TEST_CASE("Flash attention skips masked blocks; fp32 falls back to materialised attention", "[operators]") {
+TEST_CASE("Flash attention skips masked blocks, fp32 falls back to materialised attention", "[operators]") {
     const Config flash =
         fixtures::config(gpt3("bf16-mixed", R"({"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "flash_attention": true})"));
     const PieceOps a = layer_ops(make_execution(flash), layer_kind_at(flash.model, 0));
@@ -351,7 +351,7 @@ TEST_CASE("MLA forward FLOPs follow the DeepSeek-V2 formulas", "[operators]") {
           Approx(2 * s * (d * dq + d * (dc + dr) + (dq * nh * (dh + dr) + dc * nh * (dh + dv)) / 8)));
 }
 
-TEST_CASE("Sliding-window attention FLOPs match the closed form; chunked and short sequences too", "[operators]") {
+TEST_CASE("Sliding-window attention FLOPs match the closed form, chunked and short sequences too", "[operators]") {
     auto mistral = [](int64_t seq) {
         return fixtures::config(R"("model": "mistral-7b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed",
                                    "training": {"seq_len": )" +

@@ -199,7 +199,7 @@ TEST_CASE("Warnings: does not fit, pipeline bubble, timeline on request", "[pred
     CHECK(predict(c).timeline.empty());
 }
 
-TEST_CASE("Steps are whole and rounded up; an unknown GPU price gives no cost", "[prediction]") {
+TEST_CASE("Steps are whole and rounded up, an unknown GPU price gives no cost", "[prediction]") {
     // gpt2 at 512 x 2048 = 1,048,576 tokens per step (issue 12: steps were fractional, cost $0.00).
     const Config c = fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"tokens": 1e9})");
     const Prediction p = predict(c);
@@ -223,7 +223,7 @@ TEST_CASE("Steps are whole and rounded up; an unknown GPU price gives no cost", 
     CHECK(free_run.cost_usd == 0);
 }
 
-TEST_CASE("LoRA of Llama 3.1 8B on one A100 40GB predicts and fits; the frozen base speeds up the step", "[prediction]") {
+TEST_CASE("LoRA of Llama 3.1 8B on one A100 40GB predicts and fits, the frozen base speeds up the step", "[prediction]") {
     const std::string body = R"("model": "llama3.1-8b", "gpu": "a100-sxm4-40gb", "num_gpus": 1, "precision": "bf16-mixed",
         "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "recompute": "full")";
     const Prediction lora = run(body + R"(, "finetune": {"method": "lora", "lora_rank": 16}})");

@@ -571,7 +571,7 @@ TEST_CASE("search: pruning agrees with exhaustive prediction on tight-memory and
     }
 }
 
-TEST_CASE("the default precision set holds the recipes used to pretrain; all holds every preset", "[search]") {
+TEST_CASE("the default precision set holds the recipes used to pretrain, all holds every preset", "[search]") {
     const GpuSpec h100 = gpu_preset("h100-sxm").value();
     auto names = [](const std::vector<PrecisionSpec>& set) {
         std::vector<std::string> out;

@@ -138,7 +138,7 @@ TEST_CASE("precision pairs are cases of one source table identical except for th
     CHECK(report.find("set", "in_pairs")->count == 2);
 }
 
-TEST_CASE("a precision switch that changes the optimizer still pairs; another difference does not", "[validation]") {
+TEST_CASE("a precision switch that changes the optimizer still pairs, another difference does not", "[validation]") {
     // DLE BERT run_squad.py: FusedAdam under --fp16, BertAdam (adamw-per-tensor) otherwise.
     auto with_optimizer = [](std::string line, const char* optimizer) {
         const std::string at = R"("micro_batch":4})";
