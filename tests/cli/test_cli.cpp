@@ -68,10 +68,10 @@ TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Bl
         CHECK(trainclock(std::string("predict --model llama3-70b --gpu gb200 --tp 8 --gpus ") + gpus).exit_code == 0);
         CHECK(trainclock(std::string("predict --model llama3-70b --gpu gb300 --tp 8 --gpus ") + gpus).exit_code == 0);
     }
-    const Run b300 = trainclock("predict --model llama3-70b --gpu b300 --gpus 64 --tp 8 --tokens 1e12 --json");
-    REQUIRE(b300.exit_code == 0);
-    CHECK(has(b300.out, "\"cost_usd\": null"));  // no published price: null, never $0
-    CHECK(has(b300.out, "cost unknown"));
+    const Run gb300 = trainclock("predict --model llama3-70b --gpu gb300 --gpus 64 --tp 8 --tokens 1e12 --json");
+    REQUIRE(gb300.exit_code == 0);
+    CHECK(has(gb300.out, "\"cost_usd\": null"));  // no published price (CoreWeave: contact sales): null, never $0
+    CHECK(has(gb300.out, "cost unknown"));
 }
 
 TEST_CASE("predict --json prints the result JSON with the config") {

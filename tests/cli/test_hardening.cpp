@@ -171,20 +171,20 @@ TEST_CASE("steps are whole optimizer steps, rounded up and stated", "[issue12]")
 }
 
 TEST_CASE("a missing GPU price gives no cost (n/a, null, a warning), not $0.00", "[issue12]") {
-    const std::string args = "predict --model gpt2 --gpu h200-sxm --gpus 8 --tokens 1e9";  // h200-sxm: price 0 = unknown
+    const std::string args = "predict --model gpt2 --gpu rtx-4090 --gpus 4 --tokens 1e9";  // a consumer card: price 0 = unknown
     const Run text = trainclock(args);
     REQUIRE(text.exit_code == 0);
     CHECK_FALSE(has(text.out, "$0.00"));
-    CHECK(has(text.out, "n/a (no price for h200-sxm"));
+    CHECK(has(text.out, "n/a (no price for rtx-4090"));
     const Run json = trainclock(args + " --json");
     CHECK(has(json.out, "\"cost_usd\": null,"));
-    CHECK(has(json.out, "cost unknown: gpu h200-sxm has no price"));
+    CHECK(has(json.out, "cost unknown: gpu rtx-4090 has no price"));
     const Run priced = trainclock(args + " --price 2 --json");
     CHECK_FALSE(has(priced.out, "\"cost_usd\": null"));
-    const Run search = trainclock("search --model gpt2 --gpu h200-sxm --gpus 8 --top 1 --threads 1");
+    const Run search = trainclock("search --model gpt2 --gpu rtx-4090 --gpus 4 --top 1 --threads 1");
     CHECK(has(search.out, "n/a"));
     CHECK_FALSE(has(search.out, "$0.00"));
-    check_rejected("search --model gpt2 --gpu h200-sxm --gpus 8 --objective cost", "--objective");
+    check_rejected("search --model gpt2 --gpu rtx-4090 --gpus 4 --objective cost", "--objective");
 }
 
 TEST_CASE("validate reports bias as predicted too fast / too slow, whatever the metric", "[issue12]") {
