@@ -30,9 +30,9 @@ std::string layout(const std::string& gpu, const std::string& framework_json) {
 
 }  // namespace
 
-TEST_CASE("the framework presets are exactly the nine stacks of issue 9, each loading with a source per value") {
+TEST_CASE("the framework presets are the nine stacks of issue 9 and torchtune (issue 22), each loading with a source per value") {
     const std::vector<std::string> expected = {"deepspeed",   "hf-transformers", "jax",        "llm-foundry", "megatron-core",
-                                               "megatron-lm", "pytorch",         "tensorflow", "torchtitan"};
+                                               "megatron-lm", "pytorch",         "tensorflow", "torchtitan",  "torchtune"};
     CHECK(preset_names(PresetKind::framework) == expected);
     for (const std::string& name : expected) {
         auto preset = framework_preset(name);

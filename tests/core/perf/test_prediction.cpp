@@ -201,24 +201,24 @@ TEST_CASE("Warnings: does not fit, pipeline bubble, timeline on request", "[pred
 
 TEST_CASE("Steps are whole and rounded up, an unknown GPU price gives no cost", "[prediction]") {
     // gpt2 at 512 x 2048 = 1,048,576 tokens per step (issue 12: steps were fractional, cost $0.00).
-    const Config c = fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"tokens": 1e9})");
+    const Config c = fixtures::config(R"("model": "gpt2", "gpu": "rtx-4090", "num_gpus": 8, "training": {"tokens": 1e9})");
     const Prediction p = predict(c);
     CHECK(p.steps == 954);  // 1e9 / 1048576 = 953.67
     CHECK(p.run.ideal_time_s == Approx(954 * p.iteration_time_s));
-    CHECK_FALSE(p.cost_known);  // h200-sxm: price_per_gpu_hour_usd 0 = unknown
+    CHECK_FALSE(p.cost_known);  // rtx-4090: price_per_gpu_hour_usd 0 = unknown
     bool rounded = false, no_price = false;
     for (const std::string& w : p.warnings) {
         rounded = rounded || w.find("rounded up to 954 whole steps") != std::string::npos;
-        no_price = no_price || w.rfind("cost unknown: gpu h200-sxm has no price", 0) == 0;
+        no_price = no_price || w.rfind("cost unknown: gpu rtx-4090 has no price", 0) == 0;
     }
     CHECK(rounded);
     CHECK(no_price);
     const Prediction exact =
         predict(fixtures::config(R"("model": "gpt2", "gpu": "h100-sxm", "num_gpus": 8, "training": {"tokens": 1048576000})"));
     CHECK(exact.steps == 1000);
-    CHECK(exact.cost_usd == Approx(exact.gpu_hours * 3.24));  // h100-sxm's preset price
+    CHECK(exact.cost_usd == Approx(exact.gpu_hours * gpu_preset("h100-sxm").value().price_per_gpu_hour_usd));  // the preset price
     const Prediction free_run =
-        predict(fixtures::config(R"("model": "gpt2", "gpu": "h200-sxm", "num_gpus": 8, "training": {"price_per_gpu_hour": 0})"));
+        predict(fixtures::config(R"("model": "gpt2", "gpu": "rtx-4090", "num_gpus": 8, "training": {"price_per_gpu_hour": 0})"));
     CHECK(free_run.cost_known);  // an explicit price of 0 is a price
     CHECK(free_run.cost_usd == 0);
 }
