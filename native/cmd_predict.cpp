@@ -7,6 +7,7 @@
 #include "trainclock/formats/prediction_json.hpp"
 #include "trainclock/catalogue/intervals.hpp"
 #include "trainclock/model/model.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/perf/prediction.hpp"
 
 namespace trainclock::cli {
@@ -34,6 +35,9 @@ std::string layout_line(const Config& c) {
             (!t.flash_attention                              ? "off"
              : t.attention_kernel == AttentionKernel::flash3 ? "on (flash3 kernels)"
                                                              : "on");
+    // Only when set, so the usual layout line keeps its text.
+    if (t.cuda_graphs != CudaGraphs::none) line += ", CUDA graphs " + std::string(enum_name(t.cuda_graphs));
+    if (t.compile) line += ", torch.compile";
     return line;
 }
 

@@ -339,6 +339,20 @@ void App::draw_training_inputs() {
     }
     annotate("training.attention_kernel");
     framework_default(!edit_.explicit_knobs.attention_kernel && !edit_.framework.name.empty());
+    CudaGraphs graphs = edit_.explicit_knobs.cuda_graphs ? t.cuda_graphs : valid_.training.cuda_graphs;
+    if (enum_combo("CUDA graphs", graphs, "training.cuda_graphs")) {
+        t.cuda_graphs = graphs;
+        edit_.explicit_knobs.cuda_graphs = true;
+    }
+    annotate("training.cuda_graphs");
+    framework_default(!edit_.explicit_knobs.cuda_graphs && !edit_.framework.name.empty());
+    bool compile = edit_.explicit_knobs.compile ? t.compile : valid_.training.compile;
+    if (ImGui::Checkbox("torch.compile", &compile)) {
+        t.compile = compile;
+        edit_.explicit_knobs.compile = true;
+    }
+    annotate("training.compile");
+    framework_default(!edit_.explicit_knobs.compile && !edit_.framework.name.empty());
     enum_combo("optimizer", t.optimizer, "training.optimizer");
     annotate("training.optimizer");
     bool preset_price = t.price_per_gpu_hour_usd < 0;

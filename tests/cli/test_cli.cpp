@@ -74,6 +74,23 @@ TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Bl
     CHECK(has(gb300.out, "cost unknown"));
 }
 
+TEST_CASE("--cuda-graphs and --compile / --no-compile set the training keys; a bad value exits 2 naming the key") {
+    const std::string base = "predict --model gpt2 --gpu h100-sxm --gpus 8 --framework torchtitan --seq 1024 --gbs 8 --json";
+    const Run eager = trainclock(base);
+    const Run graphs = trainclock(base + " --cuda-graphs full --compile");
+    REQUIRE(eager.exit_code == 0);
+    REQUIRE(graphs.exit_code == 0);
+    CHECK(has(graphs.out, "\"cuda_graphs\": \"full\""));
+    CHECK(has(graphs.out, "\"compile\": true"));
+    CHECK(has(eager.out, "training.cuda_graphs = none"));  // the framework default, stated
+    CHECK(has(eager.out, "training.compile = false"));
+    CHECK(eager.out != graphs.out);
+    const Run off = trainclock(base + " --compile --no-compile");
+    REQUIRE(off.exit_code == 0);
+    CHECK(has(off.out, "\"compile\": false"));
+    check_rejected(base + " --cuda-graphs all", "training.cuda_graphs");
+}
+
 TEST_CASE("predict --json prints the result JSON with the config") {
     const Run run = trainclock("predict " + kDefault + " --json");
     REQUIRE(run.exit_code == 0);

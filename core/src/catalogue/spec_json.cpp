@@ -226,9 +226,9 @@ void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
 
 void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     if (required) {
-        require_all(reader,
-                    {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm", "overlap_ep_comm",
-                     "fp8_recipe", "fused_optimizer", "fused_norms", "fused_elementwise", "host_op_s", "gather_prefetch"});
+        require_all(reader, {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
+                             "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "fused_elementwise", "host_op_s",
+                             "gather_prefetch", "cuda_graphs", "compile"});
     }
     reader.read("display_name", spec.display_name);
     if (const auto kernels = reader.read_object("attention_kernel")) {
@@ -242,7 +242,8 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     read_keys(reader, "overlap_tp_comm", spec.overlap_tp_comm, "overlap_dp_comm", spec.overlap_dp_comm, "overlap_pp_comm",
               spec.overlap_pp_comm, "overlap_cp_comm", spec.overlap_cp_comm, "overlap_ep_comm", spec.overlap_ep_comm, "fp8_recipe",
               spec.fp8_recipe, "fused_optimizer", spec.fused_optimizer, "fused_norms", spec.fused_norms, "op_level_sac", spec.op_level_sac,
-              "quantize_layouts_one_pass", spec.quantize_layouts_one_pass, "fused_elementwise", spec.fused_elementwise);
+              "quantize_layouts_one_pass", spec.quantize_layouts_one_pass, "fused_elementwise", spec.fused_elementwise, "compile",
+              spec.compile);
     if (reader.has("host_op_s")) {
         reader.read("host_op_s", spec.host_op_s);
         if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {
@@ -250,6 +251,7 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
         }
     }
     reader.read_enum("gather_prefetch", kGatherPrefetchNames, spec.gather_prefetch);
+    reader.read_enum("cuda_graphs", kCudaGraphsNames, spec.cuda_graphs);
     if (const auto sources = reader.read_object("sources")) {
         spec.sources.clear();
         for (const auto field : *sources) {
@@ -427,6 +429,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("fused_elementwise", spec.fused_elementwise);
     out.field("host_op_s", spec.host_op_s);
     out.field("gather_prefetch", enum_name(spec.gather_prefetch));
+    out.field("cuda_graphs", enum_name(spec.cuda_graphs)).field("compile", spec.compile);
     if (spec.op_level_sac) out.field("op_level_sac", true);
     if (!spec.quantize_layouts_one_pass) out.field("quantize_layouts_one_pass", false);
     if (with_sources && !spec.sources.empty()) {

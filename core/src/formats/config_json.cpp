@@ -214,6 +214,10 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("flash_attention", s.flash_attention);
         if (t.has("attention_kernel")) config.explicit_knobs.attention_kernel = true;
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
+        if (t.has("cuda_graphs")) config.explicit_knobs.cuda_graphs = true;
+        t.read_enum("cuda_graphs", kCudaGraphsNames, s.cuda_graphs);
+        if (t.has("compile")) config.explicit_knobs.compile = true;
+        t.read("compile", s.compile);
         t.read_enum("optimizer", kOptimizerNames, s.optimizer);
         t.read("tokens", s.tokens);
         if (const auto finetune = t.read_object("finetune")) {
@@ -295,6 +299,9 @@ void write_config(JsonWriter& out, const Config& c) {
     out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
     out.field("recompute", enum_name(t.recompute)).field("flash_attention", t.flash_attention);
     if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", enum_name(t.attention_kernel));
+    // Without a framework only when set, so configs without them keep their canonical text.
+    if (framework ? c.explicit_knobs.cuda_graphs : t.cuda_graphs != CudaGraphs::none) out.field("cuda_graphs", enum_name(t.cuda_graphs));
+    if (framework ? c.explicit_knobs.compile : t.compile) out.field("compile", t.compile);
     out.field("optimizer", enum_name(t.optimizer)).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
     if (!t.finetune.is_default()) {

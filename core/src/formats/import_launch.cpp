@@ -740,6 +740,19 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     const std::string backend = a.text("attention-backend").value_or("auto");
     const bool flash = !(backend == "unfused" || backend == "local" || (legacy && !a.flag("use-flash-attn")));
     d.training.set("flash_attention", boolean(flash));
+    // CUDA graphs (NVIDIA/Megatron-LM@d98e8a64 megatron/core/transformer/transformer_config.py
+    // cuda_graph_impl: local / transformer_engine capture per layer, full_iteration the forward-backward;
+    // the deprecated --enable-cuda-graph and --external-cuda-graph are per-layer capture).
+    std::string graphs = a.flag("enable-cuda-graph") || a.flag("external-cuda-graph") ? "layers" : "none";
+    if (const auto impl = a.text("cuda-graph-impl")) {
+        if (*impl == "local" || *impl == "transformer_engine")
+            graphs = "layers";
+        else if (*impl == "full_iteration")
+            graphs = "full";
+        else if (*impl != "none")
+            a.fail("cuda-graph-impl", "'" + *impl + "' is not understood (none, local, transformer_engine, full_iteration)");
+    }
+    if (graphs != "none") d.training.set("cuda_graphs", json_text(graphs));
     const std::string optimizer = a.text("optimizer").value_or("adam");
     // Megatron's "adam" is AdamW (decoupled weight decay: TE/apex FusedAdam with adam_w_mode).
     if (optimizer != "adam" && optimizer != "sgd") a.fail("optimizer", "'" + optimizer + "' is not understood (adam, sgd)");
@@ -1107,8 +1120,8 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     if (optimizer != "AdamW" && optimizer != "Adam") d.warn("optimizer " + optimizer + " costed as AdamW");
     d.training.set("optimizer", json_text(optimizer == "Adam" ? "adam" : "adamw"));
     if (const auto steps = t.integer({"training.steps"})) d.training.set("tokens", number(static_cast<double>(*steps) * gbs * seq));
-    if (t.flag({"compile.enable", "training.compile"}).value_or(false))
-        d.warn("torch.compile fusions not modelled (costed as eager kernels)");
+    // CompileConfig.enable (formerly training.compile): Inductor's fusions (training.compile).
+    if (const auto compile = t.flag({"compile.enable", "training.compile"})) d.training.set("compile", boolean(*compile));
     // FSDP2 MixedPrecisionPolicy: param_dtype bf16, reduce_dtype fp32 by default (TrainingConfig).
     const std::string param = t.text({"training.mixed_precision_param"}).value_or("bfloat16");
     const std::string reduce = t.text({"training.mixed_precision_reduce"}).value_or("float32");

@@ -341,7 +341,9 @@ std::string encode_config_link(const Config& config) {
         const ExplicitKnobs& knobs = config.explicit_knobs;
         const bool named_knob = !config.framework.name.empty() && ((field.path == "parallel.overlap_dp_comm" && knobs.overlap_dp_comm) ||
                                                                    (field.path == "parallel.overlap_tp_comm" && knobs.overlap_tp_comm) ||
-                                                                   (field.path == "training.attention_kernel" && knobs.attention_kernel));
+                                                                   (field.path == "training.attention_kernel" && knobs.attention_kernel) ||
+                                                                   (field.path == "training.cuda_graphs" && knobs.cuda_graphs) ||
+                                                                   (field.path == "training.compile" && knobs.compile));
         if (named_knob) {
         } else if (field.link_key == "n") {
             if (text == config.gpu.default_node) continue;

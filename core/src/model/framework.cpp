@@ -46,6 +46,14 @@ void apply_framework_defaults(Config& c) {
         c.parallel.overlap_dp_comm = f.overlap_dp_comm;
         c.framework_defaults.push_back(std::string("parallel.overlap_dp_comm = ") + (f.overlap_dp_comm ? "true" : "false"));
     }
+    if (!c.explicit_knobs.cuda_graphs) {
+        c.training.cuda_graphs = f.cuda_graphs;
+        c.framework_defaults.push_back("training.cuda_graphs = " + std::string(enum_name(f.cuda_graphs)));
+    }
+    if (!c.explicit_knobs.compile) {
+        c.training.compile = f.compile;
+        c.framework_defaults.push_back(std::string("training.compile = ") + (f.compile ? "true" : "false"));
+    }
     if (!c.precision.fp8_recipe && default_fp8_recipe(c.precision.gemm) && fp8_recipe_fits(f.fp8_recipe, c.precision.gemm))
         c.framework_defaults.push_back("precision.fp8_recipe = " + std::string(fp8_recipe_name(f.fp8_recipe)));
     bool host_set = c.calibration.host_op_s.has_value();

@@ -196,6 +196,15 @@ void Execution::derive(const Config& c) {
     x.expert_load = expert_load_factor(m, c.parallel);
     x.recompute = c.training.recompute;
     x.op_level_sac = x.recompute == Recompute::selective && c.framework.op_level_sac;
+    // TorchInductor lowers pointwise ops and reductions to Triton kernels and fuses producer-consumer
+    // chains of them into one kernel per fusion group, GEMMs staying library calls (Ansel et al.,
+    // "PyTorch 2", ASPLOS 2024, sec. 5): an eager RMSNorm's pow/mean/rsqrt/mul chain, scale + mask +
+    // softmax and dropout + residual add become one kernel each, and the residual add feeds the norm
+    // after it in the same kernel (its sum is written once for the residual stream, not read back).
+    x.fused_norms = c.framework.fused_norms || c.training.compile;
+    x.fused_elementwise = c.framework.fused_elementwise || c.training.compile;
+    x.norm_in_residual = c.training.compile;
+    x.cuda_graphs = c.training.cuda_graphs;
     const FinetuneSpec& ft = c.training.finetune;
     x.train_weights = !ft.adapters();
     x.nf4 = ft.method == FinetuneMethod::qlora;

@@ -205,7 +205,9 @@ void norm(const Execution& x, Target& out, Phase phase, double tokens) {
     const double e = tokens * x.hidden;
     const double w_in = residual_width(x);  // norms read the residual stream
     const double w_out = x.ops.autocast ? 4.0 : x.ops.w_act;
-    if (x.config->model.norm == Norm::rmsnorm && !x.config->framework.fused_norms) {
+    // Under torch.compile the forward norm is computed in the residual add's kernel (dropout_residual).
+    if (x.norm_in_residual && phase == Phase::forward) return;
+    if (x.config->model.norm == Norm::rmsnorm && !x.fused_norms) {
         unfused_rms_norm(x, out, phase, e, w_in, w_out);
         return;
     }
@@ -221,7 +223,7 @@ void norm(const Execution& x, Target& out, Phase phase, double tokens) {
 void dropout_residual(const Execution& x, Target& out, Phase phase) {
     const double e = x.tokens_sp * x.hidden;
     const double w_res = residual_width(x);
-    if (!x.config->framework.fused_elementwise && phase == Phase::forward) {
+    if (!x.fused_elementwise && phase == Phase::forward) {
         // Eager dropout, then its own add (DeepLearningExamples BERT: LayerNorm(dropout(h) + input)):
         // the dropped branch is written and read once more; backward costs the same (the add passes
         // its gradient through without a kernel).
@@ -229,8 +231,11 @@ void dropout_residual(const Execution& x, Target& out, Phase phase) {
         out.ops.add(make_op("residual_add", OpKind::elementwise, x.ops.activations, 0, e * (x.ops.w_act + 2 * w_res)));
         return;
     }
+    // torch.compile: the next block's norm is one more output of this kernel (Execution::norm_in_residual;
+    // per layer each residual add feeds one norm, so the counts match).
+    const double norm_out = x.norm_in_residual && phase == Phase::forward ? (x.ops.autocast ? 4.0 : x.ops.w_act) : 0.0;
     out.ops.add(make_op(phase == Phase::forward ? "dropout_residual" : "dropout_residual_bwd", OpKind::elementwise, x.ops.activations, 0,
-                        e * (x.ops.w_act + 2 * w_res + 1)));
+                        e * (x.ops.w_act + 2 * w_res + 1 + norm_out)));
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
@@ -303,7 +308,7 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
     // Eager attention (fused_elementwise false) scales and masks the scores in passes of their own
     // before the softmax (DeepLearningExamples BERT: scores / sqrt(d), + mask); backward scales the
     // gradient once more (the mask add passes it through). Transformer-XL's passes are above.
-    const bool eager_scale_mask = !x.config->framework.fused_elementwise && !x.relative;
+    const bool eager_scale_mask = !x.fused_elementwise && !x.relative;
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
                               (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));

@@ -112,7 +112,27 @@ StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Netwo
 // step (cp_exposed_s) where the framework overlaps it; ZeRO-3 gathers are prefetched behind the
 // phase's compute unless the framework gathers on demand (gather_prefetch none); EP all-to-all is
 // exposed unless the framework overlaps it with another micro-batch's compute.
-Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net) {
+// CPU seconds to issue a phase's `kernels` (the host runs ahead of the GPU; phase_cost takes the
+// longer of the two). A CUDA graph replays what it captured with one launch instead of dispatching
+// each op (CUDA C++ Programming Guide, "CUDA Graphs"): per-layer graphs (Megatron-Core
+// cuda_graph_impl local / transformer_engine, NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+// megatron/core/transformer/transformer_config.py) leave one launch per layer forward and backward
+// and the embedding, LM head and loss dispatched op by op; a full-iteration graph ("full_iteration":
+// the whole forward-backward) leaves one launch per iteration, charged in optimizer_step_phase.
+double host_dispatch_s(const Execution& x, double kernels, bool captured) {
+    if (x.cuda_graphs == CudaGraphs::full) return 0;
+    if (captured) return constant(Constant::cuda_graph_launch_s);
+    return kernels * x.cal.host_op_s;
+}
+
+// Whether per-layer graphs capture a layer of this kind: Megatron-Core captures a MoE layer's MLP
+// only with drop-and-pad routing (docs/user-guide/features/cuda_graph.md, same commit: "moe ... for
+// MoE layers (drop-and-pad only)"; dropless token counts are data-dependent shapes).
+bool layer_captured(const Execution& x, LayerKind kind) {
+    return x.cuda_graphs == CudaGraphs::layers && (!kind.moe || x.config->model.moe.capacity_factor > 0);
+}
+
+Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net, bool captured) {
     const Calibration& cal = x.cal;
     const FrameworkSpec& fw = x.config->framework;
     Cost cost = from_ops(cost_ops(ops, x.config->gpu, cal));
@@ -140,7 +160,7 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
     cost.s[StepPart::ep_comm] += (comm_s[StepPart::ep_comm] - cost.s[StepPart::ep_comm]) * f / (1 - f);
     // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
     // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
-    const double host_s = kernels * cal.host_op_s, gpu_s = cost.total();
+    const double host_s = host_dispatch_s(x, kernels, captured), gpu_s = cost.total();
     if (host_s > gpu_s) cost.s[StepPart::overhead] += host_s - gpu_s;
     return cost;
 }
@@ -149,8 +169,9 @@ struct PieceCost {
     Cost fwd, bwd;
 };
 
-PieceCost piece_cost(const PieceOps& ops, const Execution& x, const Network& net) {
-    return {phase_cost(ops.forward, ops.comm_forward, x, net), phase_cost(ops.backward, ops.comm_backward, x, net)};
+// `captured`: per-layer CUDA graphs replay this piece (layer_captured).
+PieceCost piece_cost(const PieceOps& ops, const Execution& x, const Network& net, bool captured = false) {
+    return {phase_cost(ops.forward, ops.comm_forward, x, net, captured), phase_cost(ops.backward, ops.comm_backward, x, net, captured)};
 }
 
 // =====================================================================================
@@ -206,7 +227,7 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
             const int slot = kind_slot(kind);
             const double n = double(count);
             if (!have[size_t(slot)]) {
-                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net);
+                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind));
                 have[size_t(slot)] = true;
             }
             st.fwd[size_t(j)].add(kinds[size_t(slot)].fwd, n);
@@ -232,7 +253,7 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
                 const LayerKind kind = layer_kind_at(m, m.layers - 1);
                 const int slot = kind_slot(kind);
                 if (!have[size_t(slot)]) {
-                    kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net);
+                    kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind));
                     have[size_t(slot)] = true;
                 }
                 const PieceCost mtp = piece_cost(mtp_ops(x), x, net);
@@ -385,7 +406,11 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     const double eager_kernels = per_tensor_eager_kernels(x);
     cost.s[StepPart::overhead] += eager_kernels * x.cal.kernel_launch_s;
     // A per-tensor optimizer loop is dispatched by the host tensor by tensor: host-bound as in phase_cost.
-    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s);
+    // The optimizer step runs outside a full-iteration graph (Megatron-Core "full_iteration": forward-
+    // backward only), after that graph's one launch per iteration.
+    const double graph_launch_s = x.cuda_graphs == CudaGraphs::full ? constant(Constant::cuda_graph_launch_s) : 0.0;
+    const double host_s =
+        per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s) + graph_launch_s;
     if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
     return cost;
 }

@@ -443,6 +443,16 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK_THAT(with_freq("[0,0]*1+[0,1]*1+[1]*0").value().json, Catch::Contains(R"("dense_layers": 3)"));
     CHECK_FALSE(with_freq("[1,0]*2").ok());
     CHECK_FALSE(with_freq("[0,1]*2").ok());
+
+    // CUDA graphs: --cuda-graph-impl (and the deprecated per-layer flags) become training.cuda_graphs.
+    const auto graphs = [](const std::string& flags) {
+        return import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 " + flags));
+    };
+    CHECK_THAT(graphs("--cuda-graph-impl full_iteration").value().json, Catch::Contains(R"("cuda_graphs": "full")"));
+    CHECK_THAT(graphs("--cuda-graph-impl transformer_engine").value().json, Catch::Contains(R"("cuda_graphs": "layers")"));
+    CHECK_THAT(graphs("--enable-cuda-graph").value().json, Catch::Contains(R"("cuda_graphs": "layers")"));
+    CHECK_FALSE(graphs("").value().json.find("cuda_graphs") != std::string::npos);
+    CHECK(graphs("--cuda-graph-impl everything").error().key == "--cuda-graph-impl");
 }
 
 TEST_CASE("NeMo: Hydra overrides of the NeMo launcher's GPT-3 20B example") {
@@ -507,7 +517,8 @@ TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
     CHECK(has(fp8.value().json, R"("precision": "fp8-mixed")"));
     CHECK(has(fp8.value().json, R"("num_gpus": 8)"));
     CHECK(has(fp8.value().json, R"("recompute": "selective")"));  // ActivationCheckpoint.mode default
-    CHECK(warned(fp8.value(), "torch.compile"));
+    CHECK(has(fp8.value().json, R"("compile": true)"));           // training.compile = true: Inductor's fusions costed
+    CHECK_FALSE(c.training.compile);                              // [compile] enable=false
     auto bad = import_torchtitan("[model]\nname = llama3\n");
     REQUIRE_FALSE(bad.ok());  // an unquoted string is not a TOML value torchtitan writes
     CHECK(import_torchtitan("just words\n").error().key == "line 1");

@@ -106,6 +106,29 @@ TEST_CASE("uneven stages and whole-run keys travel through a link and the flags 
     CHECK(bad.key == "parallel.first_stage_layers");
 }
 
+TEST_CASE("cuda_graphs and compile travel through a link (cg, tc) and the flags of the same names") {
+    const Config config = load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8,
+        "training": {"seq_len": 4096, "global_batch": 64, "cuda_graphs": "layers", "compile": true}})");
+    const std::string fragment = encode_config_link(config);
+    CHECK(fragment.find("&cg=layers") != std::string::npos);
+    CHECK(fragment.find("&tc=1") != std::string::npos);
+    const auto decoded = decode_config_link(fragment);
+    REQUIRE(decoded.ok());
+    CHECK(config_to_json(decoded.value()) == config_to_json(config));
+    // Under a framework a key set to the plain default still overrides the framework, so it stays.
+    const Config named = load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": "torchtitan",
+        "training": {"seq_len": 4096, "global_batch": 64, "cuda_graphs": "none", "compile": false}})");
+    const std::string named_fragment = encode_config_link(named);
+    CHECK(named_fragment.find("&cg=none") != std::string::npos);
+    CHECK(named_fragment.find("&tc=0") != std::string::npos);
+    const auto named_back = decode_config_link(named_fragment);
+    REQUIRE(named_back.ok());
+    CHECK(named_back.value().framework_defaults == named.framework_defaults);
+    CHECK(find_field_by_flag("--cuda-graphs")->path == "training.cuda_graphs");
+    CHECK(find_field_by_flag("--compile")->path == "training.compile");
+    CHECK(decode_error("v=1&m=gpt2&g=h100-sxm&cg=all").key == "training.cuda_graphs");
+}
+
 TEST_CASE("decode rejects future versions, unknown and garbled fields, naming the key") {
     const Error future = decode_error("v=2&m=gpt2&g=h100-sxm");
     CHECK(future.key == "v");

@@ -7,6 +7,7 @@
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/link.hpp"
 #include "trainclock/model/framework.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/execution.hpp"
@@ -73,7 +74,7 @@ TEST_CASE("framework defaults apply per GPU generation, below every explicit key
     const Config hopper = load(layout("h100-sxm", R"("megatron-core")"));
     CHECK(hopper.training.attention_kernel == AttentionKernel::flash3);  // cuDNN fused attention on Hopper
     CHECK(hopper.parallel.overlap_tp_comm);
-    CHECK(hopper.framework_defaults.size() == 4);
+    CHECK(hopper.framework_defaults.size() == 6);
     const Config ampere = load(layout("a100-sxm4-80gb", R"("megatron-core")"));
     CHECK(ampere.training.attention_kernel == AttentionKernel::flash2);
     const Config titan = load(layout("h100-sxm", R"("torchtitan")"));
@@ -87,7 +88,8 @@ TEST_CASE("framework defaults apply per GPU generation, below every explicit key
                                    "training": {"seq_len": 4096, "global_batch": 64, "attention_kernel": "flash2"}})");
     CHECK_FALSE(explicit_off.parallel.overlap_tp_comm);
     CHECK(explicit_off.training.attention_kernel == AttentionKernel::flash2);
-    CHECK(explicit_off.framework_defaults.size() == 2);  // overlap_dp_comm and host_op_s still from the preset
+    // overlap_dp_comm, cuda_graphs, compile and host_op_s still from the preset
+    CHECK(explicit_off.framework_defaults.size() == 4);
     const Config inline_off = load(layout("h100-sxm", R"({"preset": "megatron-core", "overlap_tp_comm": false})"));
     CHECK_FALSE(inline_off.parallel.overlap_tp_comm);
     CHECK(inline_off.framework.name == "custom");
@@ -438,4 +440,125 @@ TEST_CASE("fused_elementwise false: eager scale and mask passes over the scores,
     CHECK(predict(eager).iteration_time_s > predict(fused).iteration_time_s);
     // Megatron-LM (no framework) keeps its fused kernels: today's prediction.
     CHECK(framework_preset("megatron-lm").value().fused_elementwise);
+}
+
+namespace {
+
+// A layout with little work per GPU (GPT-2 small, one 1024-token sequence per micro-batch): each
+// op's GPU time is below the host's 60 us dispatch, so without graphs the step is host-bound.
+std::string small_per_gpu(const std::string& training_keys) {
+    return R"({"model": "gpt2", "gpu": "h100-sxm", "framework": "megatron-core", "num_gpus": 8,
+               "training": {"seq_len": 1024, "global_batch": 8, "micro_batch": 1)" +
+           training_keys + "}}";
+}
+
+// Much work per GPU (Llama 3 70B, 8 sequences of 8192 tokens per micro-batch on 8-way TP): every
+// phase's kernels run far longer than their dispatch.
+std::string large_per_gpu(const std::string& training_keys) {
+    return R"({"model": "llama3-70b", "gpu": "h100-sxm", "framework": "megatron-core", "num_gpus": 8,
+               "parallel": {"tp": 8, "sequence_parallel": true},
+               "training": {"seq_len": 8192, "global_batch": 16, "micro_batch": 8, "recompute": "full")" +
+           training_keys + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("CUDA graphs: a host-bound step gets faster, a GPU-bound one does not move") {
+    const Prediction eager = predict(load(small_per_gpu("")));
+    const Prediction layers = predict(load(small_per_gpu(R"(, "cuda_graphs": "layers")")));
+    const Prediction full = predict(load(small_per_gpu(R"(, "cuda_graphs": "full")")));
+    // The host's dispatch bounds the eager step from below (the excess is overhead); per-layer graphs
+    // leave the embedding, head and loss dispatched; a full-iteration graph leaves none.
+    CHECK(eager.breakdown_s[StepPart::overhead] > 0.3 * eager.iteration_time_s);
+    CHECK(layers.iteration_time_s < eager.iteration_time_s);
+    CHECK(full.iteration_time_s < layers.iteration_time_s);
+    CHECK(full.breakdown_s[StepPart::overhead] < layers.breakdown_s[StepPart::overhead]);
+    // What remains is the fixed per-step cost and the GPU side of each launch, not the host's dispatch.
+    CHECK(eager.breakdown_s[StepPart::overhead] - full.breakdown_s[StepPart::overhead] > 0.25 * eager.iteration_time_s);
+    // The GPU's own work is the same: graphs change who issues the kernels, not what they cost.
+    CHECK(full.breakdown_s[StepPart::gemm] == Approx(eager.breakdown_s[StepPart::gemm]));
+    CHECK(full.breakdown_s[StepPart::elementwise] == Approx(eager.breakdown_s[StepPart::elementwise]));
+
+    const Prediction big = predict(load(large_per_gpu("")));
+    const Prediction big_full = predict(load(large_per_gpu(R"(, "cuda_graphs": "full")")));
+    CHECK(big_full.iteration_time_s == Approx(big.iteration_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("CUDA graphs per layer skip dropless MoE layers (data-dependent shapes), capture drop-and-pad ones") {
+    auto moe = [](const std::string& capacity, const std::string& graphs) {
+        return predict(load(R"({"model": {"preset": "mixtral-8x7b", "layers": 2, "moe": {"experts": 8, "top_k": 2,
+                                   "expert_ffn_hidden": 1024)" +
+                            capacity + R"(}}, "gpu": "h100-sxm", "framework": "megatron-core", "num_gpus": 8, "parallel": {"ep": 8},
+                                   "training": {"seq_len": 512, "global_batch": 8, "cuda_graphs": ")" +
+                            graphs + R"("}})"));
+    };
+    CHECK(moe("", "layers").iteration_time_s == Approx(moe("", "none").iteration_time_s));
+    CHECK(moe(R"(, "capacity_factor": 1.25)", "layers").iteration_time_s < moe(R"(, "capacity_factor": 1.25)", "none").iteration_time_s);
+}
+
+TEST_CASE("torch.compile fuses norms and elementwise chains: fewer kernels, less elementwise traffic") {
+    // hf-transformers runs eager composite RMSNorms and separate dropout / add kernels.
+    const Config eager = load(layout("h100-sxm", R"("hf-transformers")"));
+    REQUIRE_FALSE(eager.training.compile);  // the Trainer's default
+    const Config compiled = load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": "hf-transformers",
+                                     "parallel": {"tp": 2, "sequence_parallel": true},
+                                     "training": {"seq_len": 4096, "global_batch": 64, "compile": true}})");
+    const Execution ex = make_execution(eager), cx = make_execution(compiled);
+    const PieceOps e = layer_ops(ex, layer_kind_at(eager.model, 0)), c = layer_ops(cx, layer_kind_at(compiled.model, 0));
+    CHECK(ops_starting(c.forward, "rmsnorm_") == 0);
+    CHECK(ops_starting(c.backward, "rmsnorm_") == 0);
+    CHECK(ops_starting(c.forward, "norm") == 0);  // computed in the residual add's kernel
+    CHECK(ops_starting(c.forward, "residual_add") == 0);
+    CHECK(c.forward.size < e.forward.size - 12);
+    const Prediction pe = predict(eager), pc = predict(compiled);
+    CHECK(pc.breakdown_s[StepPart::elementwise] < 0.7 * pe.breakdown_s[StepPart::elementwise]);
+    CHECK(pc.breakdown_s[StepPart::gemm] == Approx(pe.breakdown_s[StepPart::gemm]));
+    // A stack with fused kernels already gains the norm-into-residual fusion only: the residual sum
+    // is not read back by the norm.
+    const Config mc = load(layout("h100-sxm", R"("megatron-core")"));
+    const Config mc_compiled = load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": "megatron-core",
+                                        "parallel": {"tp": 2, "sequence_parallel": true},
+                                        "training": {"seq_len": 4096, "global_batch": 64, "compile": true}})");
+    const Execution mx = make_execution(mc), mcx = make_execution(mc_compiled);
+    const OpList& m_fwd = layer_ops(mx, layer_kind_at(mc.model, 0)).forward;
+    const OpList& mc_fwd = layer_ops(mcx, layer_kind_at(mc_compiled.model, 0)).forward;
+    const double saved = op_bytes(m_fwd, "norm") + op_bytes(m_fwd, "dropout_residual") - op_bytes(mc_fwd, "dropout_residual");
+    const double stream = 4096.0 / 2 * 4096 * 2;  // one read of the residual stream: T/tp tokens x h x bf16
+    CHECK(saved == Approx(2 * stream));           // two norms per layer
+    CHECK(predict(mc_compiled).breakdown_s[StepPart::elementwise] < predict(mc).breakdown_s[StepPart::elementwise]);
+}
+
+TEST_CASE("cuda_graphs and compile: framework defaults with sources, explicit keys win, bad values name the key") {
+    for (const std::string& name : preset_names(PresetKind::framework)) {
+        INFO(name);
+        const Config c = load(layout("h100-sxm", "\"" + name + "\""));
+        bool graphs_stated = false, compile_stated = false;
+        for (const std::string& d : c.framework_defaults) {
+            graphs_stated = graphs_stated || d == "training.cuda_graphs = " + std::string(enum_name(c.framework.cuda_graphs));
+            compile_stated = compile_stated || d == std::string("training.compile = ") + (c.framework.compile ? "true" : "false");
+        }
+        CHECK(graphs_stated);
+        CHECK(compile_stated);
+    }
+    const Config set = load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": "torchtitan",
+                               "training": {"seq_len": 4096, "global_batch": 64, "cuda_graphs": "full", "compile": true}})");
+    CHECK(set.training.cuda_graphs == CudaGraphs::full);
+    CHECK(set.training.compile);
+    for (const std::string& d : set.framework_defaults) CHECK(d.find("training.c") != 0);
+    const std::string text = config_to_json(set);
+    CHECK(text.find("\"cuda_graphs\": \"full\"") != std::string::npos);
+    CHECK(text.find("\"compile\": true") != std::string::npos);
+    auto reread = load_config(text);
+    REQUIRE(reread.ok());
+    CHECK(reread.value().framework_defaults == set.framework_defaults);
+
+    auto bad_graphs = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"cuda_graphs": "all"}})");
+    REQUIRE_FALSE(bad_graphs.ok());
+    CHECK(bad_graphs.error().key == "training.cuda_graphs");
+    auto bad_compile = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"compile": "yes"}})");
+    REQUIRE_FALSE(bad_compile.ok());
+    CHECK(bad_compile.error().key == "training.compile");
+    auto bad_preset = load_config(layout("h100-sxm", R"({"preset": "jax", "cuda_graphs": "some"})"));
+    REQUIRE_FALSE(bad_preset.ok());
+    CHECK(bad_preset.error().key == "framework.cuda_graphs");
 }

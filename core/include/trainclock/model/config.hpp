@@ -81,6 +81,8 @@ struct TrainingSpec {
     Recompute recompute = Recompute::none;
     bool flash_attention = true;                                 // fused attention (only taken when the gemm dtype has a kernel)
     AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
+    CudaGraphs cuda_graphs = CudaGraphs::none;                   // what runs as CUDA graph replays (no per-op host dispatch)
+    bool compile = false;                    // torch.compile: Inductor fuses norms, elementwise chains and fp8 casts into fewer kernels
     Optimizer optimizer = Optimizer::adamw;  // adamw | adamw8bit (bitsandbytes, 1-byte states) | adam | lamb | lamb-per-tensor | sgd
     double tokens = 0;                       // training tokens of the whole run (0 = report one step only)
     double price_per_gpu_hour_usd = -1;      // < 0: use the GPU preset's price
@@ -155,6 +157,8 @@ struct ExplicitKnobs {
     bool overlap_tp_comm = false;   // parallel.overlap_tp_comm given
     bool overlap_dp_comm = false;   // parallel.overlap_dp_comm given
     bool attention_kernel = false;  // training.attention_kernel given
+    bool cuda_graphs = false;       // training.cuda_graphs given
+    bool compile = false;           // training.compile given
     bool fp8_recipe = false;        // precision.fp8_recipe given (inline precision object)
 };
 

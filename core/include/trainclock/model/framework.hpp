@@ -32,6 +32,12 @@ enum class GatherPrefetch {
     bucket,  // a byte budget of gathers in flight (DeepSpeed stage3_prefetch_bucket_size)
 };
 
+// What a training stack captures into CUDA graphs (replayed with one launch instead of dispatching
+// each kernel from the host): nothing; each transformer layer's forward and backward (Megatron-Core
+// cuda_graph_impl "local" / "transformer_engine", TE make_graphed_callables); the whole
+// forward-backward of an iteration, optimizer step excluded (Megatron-Core "full_iteration").
+enum class CudaGraphs { none, layers, full };
+
 struct FrameworkSpec {
     std::string name;  // preset id ("megatron-core") or "custom"; "" = no framework given
     std::string display_name;
@@ -47,6 +53,8 @@ struct FrameworkSpec {
     bool fused_elementwise = true;  // scale-mask-softmax and dropout + residual add as one kernel each
     double host_op_s = 60e-6;       // CPU time to dispatch one op of our lists
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
+    CudaGraphs cuda_graphs = CudaGraphs::none;  // what it captures into CUDA graphs by default
+    bool compile = false;                       // torch.compile (Inductor) of the model by default
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read

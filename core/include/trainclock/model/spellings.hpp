@@ -25,6 +25,8 @@ inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {{"flash2", AttentionKernel::flash2},
                                                                       {"flash3", AttentionKernel::flash3}};
+inline constexpr EnumName<CudaGraphs> kCudaGraphsNames[] = {
+    {"none", CudaGraphs::none}, {"layers", CudaGraphs::layers}, {"full", CudaGraphs::full}};
 inline constexpr EnumName<FinetuneMethod> kFinetuneMethodNames[] = {
     {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
 inline constexpr EnumName<LoraTargets> kLoraTargetsNames[] = {{"attention", LoraTargets::attention},
@@ -78,6 +80,7 @@ struct Spellings {
 inline constexpr std::tuple kSpellings{Spellings{"parallel.schedule", kScheduleNames},
                                        Spellings{"training.recompute", kRecomputeNames},
                                        Spellings{"training.attention_kernel", kAttentionKernelNames},
+                                       Spellings{"training.cuda_graphs", kCudaGraphsNames},
                                        Spellings{"training.finetune.method", kFinetuneMethodNames},
                                        Spellings{"training.finetune.lora_targets", kLoraTargetsNames},
                                        Spellings{"training.optimizer", kOptimizerNames},

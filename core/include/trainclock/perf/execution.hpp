@@ -118,6 +118,12 @@ public:
     double expert_load = 1;  // expert_load_factor: the busiest EP rank's routed tokens over the mean
     Recompute recompute = Recompute::none;
     bool op_level_sac = false;  // recompute selective as the framework's per-op SAC (FrameworkSpec::op_level_sac)
+    // Kernel fusion: the framework's own fused kernels, or torch.compile's (training.compile: Inductor
+    // fuses pointwise ops and reductions into one Triton kernel per fusion group).
+    bool fused_norms = true;                    // a norm is one kernel (else RMSNorm as eager tensor ops)
+    bool fused_elementwise = true;              // scale-mask-softmax and dropout + residual add one kernel each
+    bool norm_in_residual = false;              // torch.compile: each forward norm runs in the kernel of the residual add before it
+    CudaGraphs cuda_graphs = CudaGraphs::none;  // training.cuda_graphs: what replays without per-op host dispatch
     // Fine-tuning (training.finetune): whether linear weights get gradients, and the adapters.
     bool train_weights = true;  // false: frozen base (LoRA/QLoRA), no weight-gradient GEMM
     bool nf4 = false;           // QLoRA: the frozen block linears are NF4, dequantised per GEMM
