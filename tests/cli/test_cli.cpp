@@ -74,7 +74,7 @@ TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Bl
     CHECK(has(gb300.out, "cost unknown"));
 }
 
-TEST_CASE("--cuda-graphs and --compile / --no-compile set the training keys; a bad value exits 2 naming the key") {
+TEST_CASE("the cuda-graphs and compile flags set the training keys, and a bad value exits 2 naming the key") {
     const std::string base = "predict --model gpt2 --gpu h100-sxm --gpus 8 --framework torchtitan --seq 1024 --gbs 8 --json";
     const Run eager = trainclock(base);
     const Run graphs = trainclock(base + " --cuda-graphs full --compile");
