@@ -3,7 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <string>
+
+#include "perf/constants.hpp"
+#include "trainclock/model/framework.hpp"
 
 namespace trainclock {
 
@@ -39,23 +44,66 @@ bool group_in_one_domain(GroupPlacement g, int64_t domain) {
     return true;
 }
 
-Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement g) {
+namespace {
+
+// NCCL's compute-capability index (tuning.cc compCapIndex): Volta, Ampere, Hopper, Blackwell. Parts
+// that are not NVIDIA's take the index of their class (bf16 units: Ampere-like; RCCL keeps NCCL's model).
+int nccl_arch(const GpuSpec& gpu) {
+    switch (gpu_kernel_generation(gpu)) {
+    case GpuGeneration::blackwell: return 3;
+    case GpuGeneration::hopper: return 2;
+    case GpuGeneration::pre_hopper: break;
+    }
+    return gpu.supports(DType::bf16) ? 1 : 0;
+}
+
+// NVLink SHARP (NVLS) needs NVSwitch gen3+ (Hopper and later NVIDIA GPUs; NCCL 2.17+ "NVLS" algorithm).
+bool has_nvls(const NodeSpec& node, const GpuSpec& gpu) {
+    return gpu.vendor == "NVIDIA" && nccl_arch(gpu) >= 2 && node.intra_link.find("Switch") != std::string::npos;
+}
+
+}  // namespace
+
+Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal, GroupPlacement g) {
     const int64_t per_node = std::max<int64_t>(node.gpus_per_node, 1);
     const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency;
+    Link link;
+    link.nccl_arch = nccl_arch(gpu);
+    link.pcie = node.intra_link.find("PCIe") != std::string::npos;
+    link.net_latency_s = node.inter_latency_us * 1e-6 * constant(Constant::nccl_net_latency_scale);
+    // NVLS all-reduce: every GPU sends and receives the buffer once, the switch reduces; algbw =
+    // link x NCCL's nvlsEfficiency (tuning.cc: 0.85 Hopper, 0.74 Blackwell) x the fitted channel share.
+    static constexpr double kNvlsEfficiency[] = {0.0, 0.0, 0.85, 0.74};
+    const double nvls = has_nvls(node, gpu) ? intra * kNvlsEfficiency[link.nccl_arch] * constant(Constant::nvls_bandwidth_fraction) : 0.0;
     if (group_in_one_domain(g, per_node)) {
+        link.latency_s = node.intra_latency_us * 1e-6;
+        link.bw_bytes_per_s = intra;
+        link.nvls_bytes_per_s = nvls;
         // Without a switch a group smaller than the node only drives the links among its members
         // (NVLink cube-mesh, xGMI mesh: stas00/ml-engineering measured MI300X 2-GPU busbw 47.7 vs 312.9
         // GB/s on 8): the node's figure for the smallest listed group that holds it.
         for (const auto& [k, bw_gbps] : node.intra_group_bw_gbps) {
-            if (g.size <= k) return {bw_gbps * 1e9 * cal.intra_node_efficiency, node.intra_latency_us * 1e-6, false};
+            if (g.size <= k) {
+                link.bw_bytes_per_s = bw_gbps * 1e9 * cal.intra_node_efficiency;
+                break;
+            }
         }
-        return {intra, node.intra_latency_us * 1e-6, false};
+        link.intra_bytes_per_s = link.bw_bytes_per_s;
+        return link;
     }
     // Crossing nodes: a ring through k members per node drives k NICs in parallel (NCCL uses one
     // channel per NIC), so busbw = k x NIC bandwidth per GPU, capped by the intra-node link.
     const int64_t k = g.stride >= per_node ? 1 : std::min<int64_t>(per_node / g.stride, g.size);
     const double inter = double(k) * node.inter_bw_gbps * 1e9 * cal.inter_node_efficiency;
-    return {std::min(intra > 0 ? intra : inter, inter), node.inter_latency_us * 1e-6, true};
+    link.bw_bytes_per_s = std::min(intra > 0 ? intra : inter, inter);
+    link.latency_s = node.inter_latency_us * 1e-6;
+    link.inter_node = true;
+    link.intra_bytes_per_s = intra > 0 ? intra : inter;
+    link.node_nic_bytes_per_s = inter;
+    link.nvls_bytes_per_s = k > 1 ? nvls : 0.0;  // NVLS-tree: NVLS inside each node, a tree across
+    link.nodes = (g.size + k - 1) / k;
+    link.intra_latency_s = node.intra_latency_us * 1e-6;
+    return link;
 }
 
 double collective_wire_bytes(Collective c, double bytes, int64_t ranks) {
@@ -71,9 +119,100 @@ double collective_wire_bytes(Collective c, double bytes, int64_t ranks) {
     return 0;
 }
 
-double collective_time_s(Collective c, double bytes, int64_t ranks, const Link& link) {
+namespace {
+
+// NVIDIA/nccl src/graph/tuning.cc (ncclTunerConstantsDefaults), in us: baseLatencies per algorithm
+// and protocol (LL, LL128, Simple), hwLatencies per hardware (NVLink, PCI, NET), ring and tree.
+constexpr double kBaseLatRing[3] = {6.6, 14.0, 8.4}, kBaseLatTree[3] = {6.8, 14.0, 8.4};
+constexpr double kHwLatRing[3][3] = {{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};  // NVLink, PCI, NET
+constexpr double kHwLatTree[3][3] = {{0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
+constexpr double kHwLatNvls = 25.0;  // hwLatencies[NVLINK][NVLS][Simple]
+// llMaxBws (GB/s) by [arch or CPU class][nodes 1, 2, >2]: one node by GPU architecture, more by CPU
+// (Intel row, the x86 default).
+constexpr double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+// treeCorrectionFactor[protocol][log2(bytes / 64)] (ncclTopoGetAlgoTime).
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+}  // namespace
+
+NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& link, const NcclAlgo* only) {
+    NcclChoice best{std::numeric_limits<double>::infinity(), NcclAlgo::ring, NcclProto::simple};
+    const double n = double(ranks), N = double(std::max<int64_t>(link.nodes, 1)), ppn = n / N;
+    const bool all_reduce = c == Collective::all_reduce;
+    const double scale = constant(Constant::nccl_latency_scale);
+    const int intra_hw = link.pcie ? 1 : 0;
+    const int node_index = link.nodes <= 2 ? int(link.nodes) - 1 : 2;
+    const double ll_max = kLlMaxBw[link.nodes == 1 ? link.nccl_arch : 0][node_index] * 1e9;
+    const double net_lat = link.net_latency_s * 1e6;
+    auto consider = [&](NcclAlgo a, int p, double lat_us, double seconds_bw) {
+        if (only && *only != a) return;
+        const double t = lat_us * 1e-6 + seconds_bw;
+        if (t < best.seconds) best = {t, a, NcclProto(p)};
+    };
+    // Ring: busBw = the ring link; LL halves it (capped by llMaxBw), LL128 keeps 120/128 (0.92);
+    // latency = base + intra steps x hwLat + inter steps x (NET hwLat + latencyInter, twice for
+    // Simple's flush); multi-node Simple all-reduce pays the ring plateau (x1.4, x1.9 before Ampere).
+    const double nsteps = all_reduce ? 2 * (n - 1) : n - 1;
+    const double inter_steps = link.nodes == 1 ? 0 : all_reduce ? 2 * (N - 1) : N - 1;
+    const double wire = collective_wire_bytes(c, bytes, ranks);
+    for (int p = 0; p < 3; ++p) {
+        const double bus = link.bw_bytes_per_s;
+        const double bw = p == 0 ? std::min(ll_max, bus * 0.5) : p == 1 ? bus * 0.92 : bus;
+        double intra_lat = kHwLatRing[intra_hw][p] * scale;
+        if (link.nodes > 1) intra_lat = std::max(intra_lat, p == 2 ? 3.0 : 1.0);  // getNetOverhead: 1 us, x3 for Simple
+        const double inter_lat = kHwLatRing[2][p] + net_lat * (p == 2 ? 2 : 1);
+        double lat = kBaseLatRing[p] + (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+        if (p == 2 && link.nodes > 1 && all_reduce && bytes / (16 * n) >= 64) lat *= link.nccl_arch >= 1 ? 1.4 : 1.9;
+        consider(NcclAlgo::ring, p, lat, wire / bw);
+    }
+    if (!all_reduce) return best;  // NCCL runs all-gather / reduce-scatter as rings (PAT: one GPU per node only)
+    // Tree (all-reduce): a chain inside each node, a double binary tree across nodes; algBw = busBw / 2
+    // with busBw = 0.92 x the link (tuning.cc). Across nodes each node moves S per direction on 2
+    // nodes and 2 S on more (double binary tree: interior in one tree, leaf in the other).
+    const int log_size = bytes >= 64 ? int(std::floor(std::log2(bytes / 64))) : -1;
+    const double across = link.node_nic_bytes_per_s * (link.nodes == 2 ? 1.0 : 0.5);
+    const double tree_bw = link.nodes == 1 ? 0.46 * link.intra_bytes_per_s : std::min(0.46 * link.intra_bytes_per_s, across);
+    for (int p = 0; p < 3; ++p) {
+        double bw = tree_bw;
+        if (p == 0) bw = std::min(bw / 3.8, 0.5 * ll_max);
+        if (p == 1) bw *= link.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+        if (log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
+        const double intra_lat = kHwLatTree[intra_hw][p] * scale;
+        const double inter_lat = kHwLatTree[2][p] + net_lat * (p == 2 ? 2 : 1);
+        const double lat = kBaseLatTree[p] + 2 * ((ppn - 1) * intra_lat + std::log2(N) * inter_lat);
+        if (bw > 0) consider(NcclAlgo::tree, p, lat, bytes / bw);
+    }
+    // NVLS inside one node (latency hwLat NVLS 25 us); NVLS-tree across nodes: NVLS in each node, the
+    // tree across (latency intra + 2 log2(nodes) x inter).
+    if (link.nvls_bytes_per_s > 0 && ranks >= 2) {
+        if (link.nodes == 1) {
+            consider(NcclAlgo::nvls, 2, kHwLatNvls, bytes / link.nvls_bytes_per_s);
+        } else {
+            const double bw = std::min(link.nvls_bytes_per_s, across);
+            const double lat = kHwLatNvls + 2 * std::log2(N) * (kHwLatTree[2][2] + 2 * net_lat);
+            if (bw > 0) consider(NcclAlgo::nvls_tree, 2, lat, bytes / bw);
+        }
+    }
+    return best;
+}
+
+double collective_time_s(Collective c, double bytes, int64_t ranks, const Link& link, const NcclAlgo* only) {
     if (ranks <= 1 || bytes <= 0 || link.bw_bytes_per_s <= 0) return 0;
+    const bool nccl = c == Collective::all_reduce || c == Collective::reduce_scatter || c == Collective::all_gather;
+    if (nccl && link.intra_bytes_per_s > 0) return nccl_time_s(c, bytes, ranks, link, only).seconds + constant(Constant::collective_call_s);
     const double n = double(ranks);
+    if (c == Collective::all_to_all && link.nodes > 1 && link.node_nic_bytes_per_s > 0 && link.intra_bytes_per_s > 0) {
+        // Each rank sends (N - 1) / N of its buffer to the other nodes through its own NIC and the
+        // rest to its node's peers over NVLink, concurrently (DeepEP README: NVLink intranode, RDMA
+        // internode; NCCL all-to-all is grouped send/recv to every peer); one step per peer node.
+        const double N = double(link.nodes), ppn = n / N;
+        const double net_s = (N - 1) / N * bytes / (link.node_nic_bytes_per_s / ppn);
+        const double nvlink_s = (ppn - 1) / n * bytes / link.intra_bytes_per_s;
+        return std::max(net_s, nvlink_s) + (ppn - 1) * link.intra_latency_s + (N - 1) * link.latency_s;
+    }
     // Latency steps: ring n-1 per phase (2 phases for all-reduce); a tree needs ~2 log2 n.
     double steps = 0;
     switch (c) {

@@ -561,7 +561,7 @@ Network phases::make_network(const Execution& x) {
     Network n;
     for (int g = 0; g < kGroupCount; ++g) {
         const GroupPlacement place = group_placement(x.config->parallel, Group(g));
-        n.link[size_t(g)] = group_link(x.config->node, x.cal, place);
+        n.link[size_t(g)] = group_link(x.config->node, x.config->gpu, x.cal, place);
         n.ranks[size_t(g)] = place.size;
     }
     return n;

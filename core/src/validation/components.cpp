@@ -112,12 +112,24 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
         r.count("gpus_per_node", row.gpus_per_node);
-        for (auto [key, out] : {std::pair{"inter_bw_gbps", &row.inter_bw_gbps}, {"size_bytes", &row.size_bytes}, {"m", &row.m},
-                                {"n", &row.n}, {"k", &row.k}, {"groups", &row.groups}, {"m_per_group", &row.m_per_group},
-                                {"tokens", &row.tokens}, {"hidden", &row.hidden}, {"top_k", &row.top_k},
-                                {"expert_ffn_hidden", &row.expert_ffn_hidden}, {"experts", &row.experts},
-                                {"expert_matrices", &row.expert_matrices}, {"batch", &row.batch}, {"seq", &row.seq},
-                                {"heads", &row.heads}, {"kv_heads", &row.kv_heads}, {"head_dim", &row.head_dim}})
+        for (auto [key, out] : {std::pair{"inter_bw_gbps", &row.inter_bw_gbps},
+                                {"size_bytes", &row.size_bytes},
+                                {"m", &row.m},
+                                {"n", &row.n},
+                                {"k", &row.k},
+                                {"groups", &row.groups},
+                                {"m_per_group", &row.m_per_group},
+                                {"tokens", &row.tokens},
+                                {"hidden", &row.hidden},
+                                {"top_k", &row.top_k},
+                                {"expert_ffn_hidden", &row.expert_ffn_hidden},
+                                {"experts", &row.experts},
+                                {"expert_matrices", &row.expert_matrices},
+                                {"batch", &row.batch},
+                                {"seq", &row.seq},
+                                {"heads", &row.heads},
+                                {"kv_heads", &row.kv_heads},
+                                {"head_dim", &row.head_dim}})
             r.num(key, *out);
         r.flag("causal", row.causal);
         if (r.error.empty() && (row.id.empty() || row.component.empty() || row.metric.empty()))
@@ -173,7 +185,7 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     if (row.inter_bw_gbps > 0) node.inter_bw_gbps = row.inter_bw_gbps;
     const int64_t ranks = std::max<int64_t>(row.num_gpus, 1);
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
-    const Link link = group_link(node, cal, GroupPlacement{ranks, 1, ranks});
+    const Link link = group_link(node, gpu, cal, GroupPlacement{ranks, 1, ranks});
     Collective collective = Collective::all_reduce;
     double bytes = row.size_bytes;
     if (row.op == "all_gather") {
@@ -194,7 +206,13 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     // use the time_us row of the same size where there is one).
     if (row.metric != "time_us" && row.value < 0.1)
         return Error{row.id + ".value", "below the published resolution (GB/s printed to 0.01)"};
-    const double t = collective_time_s(collective, bytes, ranks, link);
+    // The algorithm the row forced (NCCL_ALGO, or NVLS named in the results); else NCCL's choice.
+    NcclAlgo forced = NcclAlgo::ring;
+    const bool force = row.library != "deepep" && (row.algorithm == "ring" || row.algorithm == "nvls" || row.algorithm == "nvls_tree");
+    if (row.algorithm == "nvls") forced = NcclAlgo::nvls;
+    if (row.algorithm == "nvls_tree") forced = NcclAlgo::nvls_tree;
+    // What predict charges per call: the collective and its kernel launch (predict.cpp comm_seconds).
+    const double t = collective_time_s(collective, bytes, ranks, link, force ? &forced : nullptr) + cal.kernel_launch_s;
     if (!(t > 0)) return Error{row.id + ".num_gpus", "a collective over one rank takes no time"};
     const double algbw = bytes / t / 1e9;
     if (row.metric == "time_us") return t * 1e6;
@@ -294,7 +312,7 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
         auto node = node_preset(row.node.empty() ? gpu.default_node : row.node);
         if (!node) return Error{row.id + ".node", node.error().message};
         const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
-        const Link link = group_link(node.value(), cal, GroupPlacement{2, 1, 2});
+        const Link link = group_link(node.value(), gpu, cal, GroupPlacement{2, 1, 2});
         return link.bw_bytes_per_s / 1e9 * (row.kind == "d2d_bidirectional" ? 2.0 : 1.0);
     }
     return Error{row.id + ".kind", "no memory model for '" + row.kind + "'"};

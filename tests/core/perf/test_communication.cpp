@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
 
 using namespace trainclock;
@@ -49,16 +51,16 @@ TEST_CASE("Groups in Megatron rank order land on the right tier", "[communicatio
     CHECK(tp.stride == 1);
     CHECK(dp.stride == 8);
     CHECK(pp.stride == 8 * 16);
-    const Link tp_link = group_link(node, cal, tp);
+    const Link tp_link = group_link(node, GpuSpec{}, cal, tp);
     CHECK_FALSE(tp_link.inter_node);
     CHECK(tp_link.bw_bytes_per_s == Approx(300e9 * 0.8));
-    const Link dp_link = group_link(node, cal, dp);  // one member per node: one NIC's worth
+    const Link dp_link = group_link(node, GpuSpec{}, cal, dp);  // one member per node: one NIC's worth
     CHECK(dp_link.inter_node);
     CHECK(dp_link.bw_bytes_per_s == Approx(25e9 * 0.8));
     CHECK(dp_link.latency_s == Approx(10e-6));
     // TP 2: a DP group has 4 members per node and drives 4 NICs at once.
     p.tp = 2;
-    const Link dp4 = group_link(node, cal, group_placement(p, Group::dp));
+    const Link dp4 = group_link(node, GpuSpec{}, cal, group_placement(p, Group::dp));
     CHECK(dp4.bw_bytes_per_s == Approx(4 * 25e9 * 0.8));
     // Expert parallelism is carved out of DP: EP groups sit inside the DP stride, expert-DP beyond.
     p.tp = 1;
@@ -92,7 +94,7 @@ TEST_CASE("A group smaller than an unswitched node only gets the links among its
     node.intra_group_bw_gbps = {{2, 25}, {4, 50}};
     Calibration cal;
     cal.intra_node_efficiency = 0.8;
-    const auto link_of = [&](int64_t size) { return group_link(node, cal, GroupPlacement{size, 1}).bw_bytes_per_s; };
+    const auto link_of = [&](int64_t size) { return group_link(node, GpuSpec{}, cal, GroupPlacement{size, 1}).bw_bytes_per_s; };
     CHECK(link_of(2) == Approx(25e9 * 0.8));
     CHECK(link_of(3) == Approx(50e9 * 0.8));  // the smallest listed group that holds it
     CHECK(link_of(4) == Approx(50e9 * 0.8));
@@ -118,7 +120,9 @@ TEST_CASE("GB200 NVL72 jobs of 64-512 GPUs: which collectives run on NVLink, whi
     CHECK(nvl72.value().gpus_per_node == 72);
     CHECK(nvl72.value().host_gpus() == 4);
     const Calibration cal;
-    auto inter = [&](const ParallelSpec& p, Group g) { return group_link(nvl72.value(), cal, group_placement(p, g)).inter_node; };
+    auto inter = [&](const ParallelSpec& p, Group g) {
+        return group_link(nvl72.value(), GpuSpec{}, cal, group_placement(p, g)).inter_node;
+    };
     ParallelSpec p;
     p.tp = 8;
     p.dp = 8;  // 64 GPUs: one rack, everything on NVLink
@@ -141,6 +145,43 @@ TEST_CASE("GB200 NVL72 jobs of 64-512 GPUs: which collectives run on NVLink, whi
     // The same layout on DGX H100 (8 GPUs per node): only TP stays inside the node.
     const Result<NodeSpec> dgx = node_preset("dgx-h100");
     REQUIRE(dgx.ok());
-    CHECK_FALSE(group_link(dgx.value(), cal, group_placement(p, Group::tp)).inter_node);
-    CHECK(group_link(dgx.value(), cal, group_placement(p, Group::dp)).inter_node);
+    CHECK_FALSE(group_link(dgx.value(), GpuSpec{}, cal, group_placement(p, Group::tp)).inter_node);
+    CHECK(group_link(dgx.value(), GpuSpec{}, cal, group_placement(p, Group::dp)).inter_node);
+}
+
+TEST_CASE("NCCL's choice: LL for small messages, Simple for large, NVLS on Hopper NVSwitch, trees across 2 nodes", "[communication]") {
+    const NodeSpec dgx_h100 = node_preset("dgx-h100").value(), dgx_a100 = node_preset("dgx-a100").value();
+    const GpuSpec h100 = gpu_preset("h100-sxm").value(), a100 = gpu_preset("a100-sxm4-80gb").value();
+    const Calibration cal = resolve_calibration(h100, CalibrationSpec{});
+    const Link h_node = group_link(dgx_h100, h100, cal, GroupPlacement{8, 1, 8});
+    const Link a_node = group_link(dgx_a100, a100, cal, GroupPlacement{8, 1, 8});
+    CHECK(h_node.nvls_bytes_per_s > 0);
+    CHECK(a_node.nvls_bytes_per_s == 0);  // NVSwitch gen2: no NVLink SHARP
+    // tuning.cc: LL's low latency wins small sizes, Simple's full bandwidth large ones.
+    CHECK(nccl_time_s(Collective::all_reduce, 1024, 8, a_node).proto == NcclProto::ll);
+    const NcclChoice large = nccl_time_s(Collective::all_reduce, 8e9, 8, a_node);
+    CHECK(large.algo == NcclAlgo::ring);
+    CHECK(large.proto == NcclProto::simple);
+    // A forced ring at 8 GB is wire bytes over the ring bandwidth, plus microseconds.
+    CHECK(large.seconds == Approx(collective_wire_bytes(Collective::all_reduce, 8e9, 8) / a_node.bw_bytes_per_s).epsilon(0.01));
+    CHECK(nccl_time_s(Collective::all_reduce, 8e9, 8, h_node).algo == NcclAlgo::nvls);
+    CHECK(nccl_time_s(Collective::all_gather, 8e9, 8, h_node).algo == NcclAlgo::ring);  // NVLS all-gather needs CollNet
+    // Two nodes of 8: a tree moves the buffer once per node and direction, a ring ~2x: the tree
+    // (NVLS-tree on H100) is the faster choice at 1 GB, and faster than the forced ring.
+    const Link a_two = group_link(dgx_a100, a100, cal, GroupPlacement{16, 1, 16});
+    CHECK(a_two.nodes == 2);
+    const NcclChoice tree = nccl_time_s(Collective::all_reduce, 1e9, 16, a_two);
+    CHECK(tree.algo == NcclAlgo::tree);
+    const NcclAlgo ring = NcclAlgo::ring;
+    CHECK(nccl_time_s(Collective::all_reduce, 1e9, 16, a_two, &ring).seconds > 1.2 * tree.seconds);
+    CHECK(nccl_time_s(Collective::all_reduce, 1e9, 16, group_link(dgx_h100, h100, cal, GroupPlacement{16, 1, 16})).algo ==
+          NcclAlgo::nvls_tree);
+    // Latency of a small call grows with the nodes crossed.
+    double previous = 0;
+    for (int64_t nodes : {2, 4, 8, 16}) {
+        const Link link = group_link(dgx_a100, a100, cal, GroupPlacement{8 * nodes, 1, 8 * nodes});
+        const double t = collective_time_s(Collective::all_reduce, 1024, 8 * nodes, link);
+        CHECK(t > previous);
+        previous = t;
+    }
 }

@@ -142,7 +142,9 @@ TEST_CASE("Effect 4, communication volume: DP at grad_reduce, TP at the activati
     const Prediction wide = run(body + fp32);
     const Prediction narrow = run(body + bf16);
     CHECK(narrow.breakdown_s[StepPart::dp_comm] < 0.6 * wide.breakdown_s[StepPart::dp_comm]);
-    CHECK(run(body + custom({{"activations", "fp32"}})).breakdown_s[StepPart::tp_comm] > 1.8 * wide.breakdown_s[StepPart::tp_comm]);
+    // Twice the bytes per TP all-reduce: not quite twice the time, as a 21 MB all-reduce on 8 A100s is
+    // partly latency (nccl-tests, stas00/ml-engineering: 32 MiB in 424 us at 79 GB/s algbw).
+    CHECK(run(body + custom({{"activations", "fp32"}})).breakdown_s[StepPart::tp_comm] > 1.5 * wide.breakdown_s[StepPart::tp_comm]);
 }
 
 TEST_CASE("Effect 6, kernel availability: fp32 has no flash attention", "[prediction]") {

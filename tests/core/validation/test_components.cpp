@@ -63,16 +63,19 @@ TEST_CASE("components: a GEMM row is predicted by op_time_s of the linear layer'
 
 TEST_CASE("components: a collective time row is collective_time_s on the group's link") {
     const ComponentRow* row = find_row(shipped(), [](const ComponentRow& r) {
-        return r.component == "collective" && r.op == "all_reduce" && r.metric == "time_us" && r.nodes == 2 && r.size_bytes >= 1 << 20;
+        return r.component == "collective" && r.op == "all_reduce" && r.metric == "time_us" && r.nodes == 2 && r.size_bytes >= 1 << 20 &&
+               r.algorithm == "default";
     });
     REQUIRE(row != nullptr);
     const GpuSpec gpu = gpu_preset(row->gpu).value();
     NodeSpec node = node_preset(row->node).value();
     node.gpus_per_node = row->gpus_per_node;
     if (row->inter_bw_gbps > 0) node.inter_bw_gbps = row->inter_bw_gbps;
-    const Link link = group_link(node, resolve_calibration(gpu, CalibrationSpec{}), GroupPlacement{row->num_gpus, 1, row->num_gpus});
+    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
+    const Link link = group_link(node, gpu, cal, GroupPlacement{row->num_gpus, 1, row->num_gpus});
     CHECK(link.inter_node);
-    const double t = collective_time_s(Collective::all_reduce, row->size_bytes, row->num_gpus, link);
+    // What predict charges for the call: the collective and its kernel launch.
+    const double t = collective_time_s(Collective::all_reduce, row->size_bytes, row->num_gpus, link) + cal.kernel_launch_s;
     const auto predicted = predict_component(*row);
     REQUIRE(predicted.ok());
     CHECK(predicted.value() == Approx(t * 1e6).epsilon(1e-12));

@@ -1,11 +1,14 @@
 // trainclock: collectives on a two-tier network (DESIGN.md 2.3).
-// Alpha-beta ring/tree costs per collective; process groups placed in Megatron rank order
-// (TP innermost, then CP, EP, DP, PP) so a group knows whether it crosses nodes.
+// All-reduce, all-gather and reduce-scatter as NCCL runs them: ring, tree, NVLS and NVLS-tree with
+// the LL / LL128 / Simple protocols, the fastest by NCCL's own latency and bandwidth model
+// (NVIDIA/nccl src/graph/tuning.cc); all-to-all and p2p alpha-beta. Process groups are placed in
+// Megatron rank order (TP innermost, then CP, EP, DP, PP) so a group knows whether it crosses nodes.
 #pragma once
 
 #include <cstdint>
 
 #include "trainclock/model/config.hpp"
+#include "trainclock/model/hardware.hpp"
 #include "trainclock/perf/calibration.hpp"
 
 namespace trainclock {
@@ -33,9 +36,18 @@ struct GroupPlacement {
 
 // Effective link a group's collectives run on (achievable bandwidth, per-step latency).
 struct Link {
-    double bw_bytes_per_s = 0;  // per GPU, one direction, after the achievable-fraction efficiency
-    double latency_s = 0;       // per algorithm step
+    double bw_bytes_per_s = 0;  // ring busbw: per GPU, one direction, after the achievable-fraction efficiency
+    double latency_s = 0;       // per algorithm step (all-to-all, p2p)
     bool inter_node = false;
+    // NCCL's model of all-reduce / all-gather / reduce-scatter (0 = unknown: the alpha-beta ring alone).
+    double intra_bytes_per_s = 0;     // one GPU's link inside its node, after efficiency
+    double node_nic_bytes_per_s = 0;  // the NICs of the group's members in one node together, after efficiency
+    double nvls_bytes_per_s = 0;      // NVLink SHARP all-reduce algbw inside a node (0 = no NVLS)
+    double net_latency_s = 0;         // NCCL's latencyInter: per inter-node step
+    double intra_latency_s = 0;       // per step between GPUs of one node (all-to-all across nodes)
+    int64_t nodes = 1;                // nodes the group spans
+    int nccl_arch = 2;                // NCCL's compute-capability index: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
+    bool pcie = false;                // intra-node hardware PCIe (NCCL_HW_PCI latencies), else NVLink
 };
 
 GroupPlacement group_placement(const ParallelSpec& parallel, Group group);
@@ -43,15 +55,30 @@ GroupPlacement group_placement(const ParallelSpec& parallel, Group group);
 // fill domains in order: a job of 128 GPUs on NVL72 racks is 72 + 56). A block of groups spans
 // size x stride consecutive ranks; a block that straddles a domain boundary holds groups that cross.
 bool group_in_one_domain(GroupPlacement placement, int64_t domain_gpus);
-// Intra-node link when the group stays inside an NVLink domain (gpus_per_node), else the NICs.
-Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement placement);
+// Intra-node link when the group stays inside an NVLink domain (gpus_per_node), else the NICs;
+// the GPU sets NCCL's architecture index and whether the node's NVSwitch runs NVLS (Hopper and later).
+Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal, GroupPlacement placement);
 
 // Bytes each GPU puts on the wire for one call (nccl-tests PERFORMANCE.md busbw factors):
 // all-reduce 2(n-1)/n S, reduce-scatter / all-gather (n-1)/n S, all-to-all (n-1)/n S, p2p S.
 double collective_wire_bytes(Collective collective, double bytes, int64_t ranks);
-// Wire bytes over the link bandwidth plus latency steps (ring; NCCL switches to a tree, 2 log2 n
-// steps, when that is shorter).
-double collective_time_s(Collective collective, double bytes, int64_t ranks, const Link& link);
+// Seconds of one call, launch excluded. All-reduce, all-gather, reduce-scatter on a link with NCCL's
+// fields: the fastest algorithm x protocol of nccl_time_s (what NCCL's tuner picks) plus
+// collective_call_s (`only`: the algorithm NCCL_ALGO forces); all-to-all across nodes: each rank's
+// share for other nodes through its own NIC beside the rest over NVLink; else (and p2p) wire bytes
+// over the bandwidth plus latency steps.
+enum class NcclAlgo { ring, tree, nvls, nvls_tree };
+double collective_time_s(Collective collective, double bytes, int64_t ranks, const Link& link, const NcclAlgo* only = nullptr);
+
+enum class NcclProto { ll, ll128, simple };
+struct NcclChoice {
+    double seconds = 0;  // NCCL's estimate, latency scaled (nccl_latency_scale), call overhead excluded
+    NcclAlgo algo = NcclAlgo::ring;
+    NcclProto proto = NcclProto::simple;
+};
+// NCCL's choice for one call (ncclTopoTuneModel + ncclTopoGetAlgoTime, tuning.cc); `only` restricts
+// the algorithm (NCCL_ALGO), nullptr = any. Needs a Link from group_link.
+NcclChoice nccl_time_s(Collective collective, double bytes, int64_t ranks, const Link& link, const NcclAlgo* only = nullptr);
 
 // Exposed seconds of a context-parallel ring exchange of `comm_s` in all beside `attention_s` of
 // attention in cp ring steps (Transformer Engine's P2P ring; all of it without overlap).
