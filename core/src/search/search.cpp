@@ -28,11 +28,13 @@
 #include "search/search_internal.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/model/framework.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/perf/memory.hpp"
 #include "trainclock/perf/operators.hpp"
 #include "trainclock/perf/pipeline.hpp"
+#include "trainclock/perf/run.hpp"
 
 namespace trainclock {
 
@@ -217,10 +219,14 @@ bool micro_batches_ok(const SearchGroup& g, int64_t global_batch, int64_t micro_
     return !micro_batch_rule(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
 }
 
-// Node and precision defaults as validate_config fills them, so every layout sees the same base.
+// Node, precision and framework defaults as check_config fills them, so every layout, the pilot's
+// floors and the calibration see the config predict() sees. Without the framework's (CUDA graphs,
+// compile, TP overlap, attention kernel), the floors were those of another stack: above the
+// predictions, and the search pruned every layout (issue 25 item 1).
 Config resolved_base(Config base) {
     fill_node_default(base);
     fill_precision_default(base);
+    apply_framework_defaults(base);
     return base;
 }
 
@@ -405,6 +411,26 @@ Config SearchSpaceData::config_for(const SearchLayout& layout) const {
 // [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
 // -----------------------------------------------------------------------------------------------
 
+namespace {
+
+// A lower bound of the objective's cost (search.hpp: the run's cost_usd with training.tokens, else one
+// step's) of a layout whose step takes at least `step_s`: the same functions predict() prices with
+// (whole_run, phases::run_cost_usd), non-decreasing in the step time at a fixed precision and GPU
+// count. One checkpoint write is taken off the wall time: whole_run counts checkpoints with a floor
+// of (steps x step) / interval, which can drop by one as the step grows when the interval is given
+// in steps.
+double cost_lower_bound_usd(const Config& c, double step_s) {
+    if (c.training.tokens <= 0) return phases::step_cost_usd(c, step_s);
+    const double steps = std::ceil(c.training.tokens / (double(c.training.global_batch) * double(c.training.seq_len)));
+    const WholeRun run = whole_run(c, step_s, steps);
+    double wall_s = run.ideal_time_s / run.goodput;
+    const double useful_s = run.ideal_time_s + run.checkpoints * run.checkpoint_write_s;
+    if (!run.ideal && useful_s > 0) wall_s -= wall_s * run.checkpoint_write_s / useful_s;
+    return phases::run_cost_usd(c, wall_s * (1.0 - 1e-9));
+}
+
+}  // namespace
+
 SearchStateData::SearchStateData(const SearchSpaceData& space)
     : space_(&space), floor_cache_(space.floors()), scratch_(space.base()), base_checked_(space.precisions().size(), 0) {
     if (space.pilot_cutoff()) {
@@ -444,6 +470,34 @@ const SearchHit* SearchStateData::cutoff() const {
     return top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
 }
 
+// Rules 4 and 5 by cost: a step time b such that every layout of the loaded precision whose step
+// takes more than b ranks after the K-th best `cut`, and cost_cut_usd_ a lower bound of such a
+// layout's cost. With a price, b is found by bisection where cost_lower_bound_usd, non-decreasing in
+// the step time, first exceeds the cut's cost; without one every cost is 0 and time decides (b is
+// the cut's time). Cached per (precision, cut).
+double SearchStateData::cost_time_cutoff_s(const SearchHit& cut) {
+    if (cost_cut_precision_ == scratch_precision_ && cost_cut_objective_ == cut.objective && cost_cut_secondary_ == cut.secondary)
+        return cost_cut_s_;
+    double lo = 0, hi = std::max(cut.secondary, 1e-9);
+    if (price_per_gpu_hour_usd(scratch_) <= 0) {
+        hi = cut.objective == 0 ? cut.secondary : std::numeric_limits<double>::infinity();
+        cost_cut_usd_ = 0;
+    } else {
+        for (int i = 0; i < 200 && !(cost_lower_bound_usd(scratch_, hi) > cut.objective); ++i) hi *= 2;
+        for (int i = 0; i < 64 && hi - lo > 1e-12 * hi; ++i) {
+            const double mid = lo + (hi - lo) / 2;
+            (cost_lower_bound_usd(scratch_, mid) > cut.objective ? hi : lo) = mid;
+        }
+        cost_cut_usd_ = cost_lower_bound_usd(scratch_, hi);
+        if (!(cost_cut_usd_ > cut.objective)) hi = std::numeric_limits<double>::infinity();  // (never: the bound grows with the step)
+    }
+    cost_cut_precision_ = scratch_precision_;
+    cost_cut_objective_ = cut.objective;
+    cost_cut_secondary_ = cut.secondary;
+    cost_cut_s_ = hi;
+    return hi;
+}
+
 std::optional<Error> SearchStateData::rule_violation(const SearchLayout& layout) {
     load(layout);
     // In place: the base already holds node and precision, and layouts give dp and num_gpus, so
@@ -458,19 +512,21 @@ std::optional<Error> SearchStateData::rule_violation(const SearchLayout& layout)
 const SearchHit& SearchStateData::evaluate(const SearchLayout& layout) {
     last_.layout = layout;
     // Pruning rule 4: by time, a layout whose step-time lower bound exceeds the K-th best cannot enter.
+    // By cost: a step time above which the cost bound exceeds the K-th best cost (cost_time_cutoff_s).
     PredictOptions predict_options;
     const SearchOptions& options = space_->options();
-    if (options.prune && options.objective == SearchObjective::time && cutoff()) predict_options.bound_above_s = cutoff()->objective;
+    const bool by_time = options.objective == SearchObjective::time;
+    if (options.prune && cutoff()) predict_options.bound_above_s = by_time ? cutoff()->objective : cost_time_cutoff_s(*cutoff());
     last_.prediction = predict(scratch_, predict_options);
     if (last_.prediction.bounded) {  // rule 3 already noted its memory and found that it fits
-        last_.objective = last_.prediction.iteration_time_s;
-        last_.secondary = -std::numeric_limits<double>::infinity();  // as a rule-2 bound: after the K-th by objective alone
+        const double bound_s = last_.prediction.iteration_time_s;
+        last_.objective = by_time ? bound_s : cost_cut_usd_;
+        last_.secondary = by_time ? -std::numeric_limits<double>::infinity() : bound_s;  // by time: after the K-th by objective alone
         return last_;
     }
     ++stats_.predicted;
     const double time_s = last_.prediction.iteration_time_s;
     const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : phases::step_cost_usd(scratch_, time_s);
-    const bool by_time = space_->options().objective == SearchObjective::time;
     last_.objective = by_time ? time_s : cost;
     last_.secondary = by_time ? cost : time_s;
     note_memory(layout, last_.prediction.memory);
@@ -546,6 +602,11 @@ void SearchStateData::offer(const SearchHit& hit) {
 //     computed once per such key and shared by every PP, DP, schedule, virtual stages and ZeRO
 //     stage. A layout whose bound exceeds the K-th best time (memory already checked by rule 3)
 //     counts as feasible and pruned, as under rule 4, and bounds heavier recompute levels too.
+//  Objective cost: rules 4 and 5 compare the step-time bound with the step time beyond which the
+//     cost bound (the run's cost from whole_run and phases::run_cost_usd, the functions predict()
+//     prices with, non-decreasing in the step time at one precision and GPU count) exceeds the
+//     K-th best cost (SearchStateData::cost_time_cutoff_s): with a fixed count cost ranks as time,
+//     and prunes as much (issue 25 item 2: 13 s -> under 1 s).
 // "The K-th best" is the pilot's (SearchSpace::run_pilot, below) when it found K layouts: fixed for
 // the whole search, so each layout's fate depends on nothing else and every count is the same
 // however the cells are sliced, ordered or threaded.
@@ -626,13 +687,23 @@ const MicroBatchFloor& SearchStateData::floor_of(const SearchLayout& l) {
     return it->second;
 }
 
-bool SearchStateData::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
+double cost_lower_bound_for_search_usd(const Config& config, double step_s) { return cost_lower_bound_usd(config, step_s); }
+
+bool SearchStateData::below_cutoff(const SearchLayout& layout, const SearchHit& cut, double* bound_objective, double* bound_secondary) {
     const MicroBatchFloor& f = floor_of(layout);
     const Calibration& cal = space_->calibration();
-    *bound_s = bound_from_floor_s(scratch_, cal, f, false);
-    if (*bound_s > cutoff_s) return false;
-    *bound_s = bound_from_floor_s(scratch_, cal, f, true);
-    return *bound_s <= cutoff_s;
+    const bool by_time = space_->options().objective == SearchObjective::time;
+    // (objective, secondary) bounds of the layout; by time the secondary is left unbounded (-inf:
+    // after the K-th by objective alone), by cost it is the step-time bound.
+    // By cost, a step bound above cost_time_cutoff_s costs at least cost_cut_usd_, more than the cut.
+    const double cutoff_s = by_time ? cut.objective : cost_time_cutoff_s(cut);
+    auto bounds = [&](bool exact) {
+        const double step_s = bound_from_floor_s(scratch_, cal, f, exact);
+        *bound_objective = by_time ? step_s : cost_cut_usd_;
+        *bound_secondary = by_time ? -std::numeric_limits<double>::infinity() : step_s;
+        return step_s <= cutoff_s;
+    };
+    return bounds(false) && bounds(true);
 }
 
 // The pilot: a pruning cutoff fixed before the search, so that which layouts are pruned depends
@@ -769,7 +840,6 @@ size_t SearchStateData::level_fits(const SearchGroup& g, SearchLayout layout, co
 
 void SearchStateData::run_cell(const SearchGroup& g) {
     const SearchOptions& options = space_->options();
-    const bool by_time = options.objective == SearchObjective::time;
     const std::vector<Recompute>& recomputes = space_->recompute();
     const size_t n_mbs = g.micro_batch.size(), n_sp = g.sequence_parallel.size(), n_zero = g.zero.size();
     const size_t n_rec = recomputes.size();
@@ -842,15 +912,15 @@ void SearchStateData::run_cell(const SearchGroup& g) {
                         continue;
                     }
                     load(layout);
-                    double bound_s = 0;
-                    if (options.prune && by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
+                    double objective_bound = 0, secondary_bound = 0;
+                    if (options.prune && cut && !below_cutoff(layout, *cut, &objective_bound, &secondary_bound)) {  // rule 5
                         ++stats_.feasible;
                         ++stats_.pruned;
                         ++stats_.cannot_beat_top_k;
                         if (!fits_known[i]) {
                             fits_known[i] = 1;
-                            bound_objective[i] = bound_s;
-                            bound_secondary[i] = -std::numeric_limits<double>::infinity();  // after the K-th by objective alone
+                            bound_objective[i] = objective_bound;
+                            bound_secondary[i] = secondary_bound;
                         }
                         continue;
                     }
