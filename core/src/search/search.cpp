@@ -437,6 +437,12 @@ SearchStateData::SearchStateData(const SearchSpaceData& space)
         fixed_ = true;
         fixed_cutoff_ = *space.pilot_cutoff();
     }
+    const SearchOptions& options = space.options();
+    if (options.objective == SearchObjective::time && options.max_step_s < std::numeric_limits<double>::infinity()) {
+        external_ = true;  // ranks after every layout of step time max_step_s, before any slower one
+        external_cutoff_.objective = options.max_step_s;
+        external_cutoff_.secondary = std::numeric_limits<double>::infinity();
+    }
 }
 
 void SearchStateData::run(int64_t begin_cell, int64_t end_cell) {
@@ -466,8 +472,11 @@ void SearchStateData::load(const SearchLayout& layout) {
 }
 
 const SearchHit* SearchStateData::cutoff() const {
-    if (fixed_) return &fixed_cutoff_;
-    return top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
+    const SearchHit* cut = fixed_ ? &fixed_cutoff_ : top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
+    // The caller's bound (SearchOptions::max_step_s) where it is tighter: a layout above it is of no interest.
+    if (external_ && (!cut || key_before(external_cutoff_.objective, external_cutoff_.secondary, cut->objective, cut->secondary)))
+        return &external_cutoff_;
+    return cut;
 }
 
 // Rules 4 and 5 by cost: a step time b such that every layout of the loaded precision whose step
@@ -552,6 +561,7 @@ void SearchStateData::note_memory(const SearchLayout& layout, const MemoryBreakd
 // and memory, e.g. selective recompute where flash attention already stores no scores) are kept
 // once: the first in layout order, so the list stays deterministic under slicing and merging.
 void SearchStateData::offer(const SearchHit& hit) {
+    if (external_ && hit.objective > external_cutoff_.objective) return;  // of no interest (SearchOptions::max_step_s)
     const size_t k = size_t(space_->options().top_k);
     if (top_.size() == k && !ranks_before(hit, top_.back())) return;
     auto equivalent = [&hit](const SearchHit& other) {
@@ -731,6 +741,7 @@ void SearchSpaceData::run_pilot(int64_t steps) {
     c.training.recompute = Recompute::none;
     for (;;) {
         if (!pilot.state && pilot.next == groups_.size()) {  // estimates complete: the best cells
+            pilot_cells_estimated_ = true;
             const size_t n = std::min(pilot.estimates.size(), kPilotCells);
             std::partial_sort(pilot.estimates.begin(), pilot.estimates.begin() + std::ptrdiff_t(n), pilot.estimates.end());
             pilot.estimates.resize(n);
@@ -740,6 +751,9 @@ void SearchSpaceData::run_pilot(int64_t steps) {
         if (pilot.state && pilot.next == pilot.estimates.size()) {
             if (pilot.state->top_.size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.state->top_.back();
             floors_ = std::move(pilot.state->floor_cache_);  // every state starts with the floors found so far
+            for (const auto& estimate : pilot.estimates) pilot_cells_.push_back(estimate.second);
+            std::sort(pilot_cells_.begin(), pilot_cells_.end());
+            pilot_state_ = std::shared_ptr<const SearchStateData>(std::move(pilot.state));
             pilot_.reset();
             return;
         }
@@ -768,7 +782,9 @@ void SearchSpaceData::run_pilot(int64_t steps) {
                 auto [it, inserted] = floors_.try_emplace(floor_key(l));
                 if (inserted) it->second = micro_batch_floor(c, cal_);
                 const double m = double(micro_batch_count(c));
-                best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
+                const double bound_s = bound_from_floor_s(c, cal_, it->second, false);
+                min_bound_s_ = std::min(min_bound_s_, bound_s);
+                best = std::min(best, bound_s * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
         }
         pilot.estimates.push_back({best, g.first_cell});
@@ -866,6 +882,30 @@ void SearchStateData::run_cell(const SearchGroup& g) {
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
 
+    // With the caller's bound (SearchOptions::max_step_s, the plan): a cell whose every micro-batch's
+    // rule-5 bound (average stage, no recompute: the least work) exceeds the cutoff is skipped whole,
+    // before any memory check; its layouts are not counted (the caller wants the top, not the counts).
+    if (options.prune && external_) {
+        const double cutoff_s = cutoff()->objective;
+        double best_s = std::numeric_limits<double>::infinity();
+        for (size_t si = 0; si < n_sp && best_s > cutoff_s; ++si) {
+            layout.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
+            layout.recompute = recomputes[0];
+            for (size_t i : ok) {
+                layout.micro_batch = g.micro_batch[i];
+                load(layout);
+                best_s = std::min(best_s, bound_from_floor_s(scratch_, space_->calibration(), floor_of(layout), false));
+            }
+        }
+        if (best_s > cutoff_s) {  // counted as fitting layouts that cannot beat the cutoff (memory unchecked)
+            const int64_t layouts = int64_t(n_mbs * n_sp * n_zero * n_rec);
+            stats_.layouts += layouts;
+            stats_.feasible += layouts;
+            stats_.pruned += layouts;
+            stats_.cannot_beat_top_k += layouts;
+            return;
+        }
+    }
     if (options.prune) {
         // The lightest level of each recompute first (SP on, the highest ZeRO up to 2): it bounds
         // the heavier ones from above, as the heaviest (met first below) bound the rest from below.

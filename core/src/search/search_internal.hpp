@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +62,8 @@ struct FloorKeyHash {
 };
 using FloorCache = std::unordered_map<FloorKey, MicroBatchFloor, FloorKeyHash>;
 
+struct SearchStateData;
+
 struct SearchSpaceData {
     Config base_;
     SearchOptions options_;
@@ -76,6 +79,15 @@ struct SearchSpaceData {
     struct Pilot;                               // the pilot in progress (search.cpp)
     std::shared_ptr<Pilot> pilot_;              // null once done (or when not pruning)
     static constexpr size_t kPilotCells = 256;  // cells the pilot searches
+    // The pilot's cells (ascending) and its state: a caller that wants the top alone (the plan) runs
+    // the other cells and merges this state instead of searching the pilot's cells twice.
+    std::vector<int64_t> pilot_cells_;
+    // The least rule-5 bound (average stage, no recompute) of every group the pilot has estimated: once
+    // all are, a lower bound of the step of every layout of the space (the plan's candidate bound).
+    double min_bound_s_ = std::numeric_limits<double>::infinity();
+    bool estimates_done() const { return !pilot_ || pilot_cells_estimated_; }
+    bool pilot_cells_estimated_ = false;
+    std::shared_ptr<const SearchStateData> pilot_state_;
 
     int64_t cells() const { return cells_; }
     const Config& base() const { return base_; }
@@ -113,6 +125,8 @@ struct SearchStateData {
     FloorCache floor_cache_;  // starts as the space's floors
     bool fixed_ = false;      // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
     SearchHit fixed_cutoff_;
+    bool external_ = false;  // SearchOptions::max_step_s given: external_cutoff_ prunes too (cutoff())
+    SearchHit external_cutoff_;
     Config scratch_;  // base config, mutated per layout
     int32_t scratch_precision_ = -1;
     std::vector<char> base_checked_;   // per precision: check_config passed once (then check_layout_rules)
