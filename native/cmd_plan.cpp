@@ -2,6 +2,7 @@
 // search/plan.hpp, issue 24).
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -178,17 +179,24 @@ int run(const Args& args) {
     if (args.has("--json")) {
         std::cout << plan_report_to_json(base, o, r) << "\n";
     } else if (args.has("--csv")) {
-        std::cout << "index,gpu,num_gpus,precision,days,cost_usd,gpu_hours,energy_kwh,pareto,fastest_within_budget,cheapest_within_deadline,"
-                     "tp,pp,cp,dp,ep,zero,micro_batch,recompute\n";
+        // Numbers as %.17g: each reads back as the very double of the JSON.
+        auto num = [](double v) {
+            char buffer[40];
+            std::snprintf(buffer, sizeof buffer, "%.17g", v);
+            return std::string(buffer);
+        };
+        std::cout << "index,gpu,num_gpus,precision,days,cost_usd,gpu_hours,energy_kwh,pareto,fastest_within_budget,"
+                     "cheapest_within_deadline,tp,pp,cp,dp,ep,sequence_parallel,zero,schedule,virtual_stages,micro_batch,recompute\n";
         for (size_t i = 0; i < r.options.size(); ++i) {
             const PlanOption& f = r.options[i];
             const ParallelSpec& p = f.config.parallel;
-            std::cout << i << "," << f.gpu << "," << f.num_gpus << "," << f.precision << "," << f.days << "," << f.cost_usd << ","
-                      << f.gpu_hours << "," << (f.prediction.energy_known ? std::to_string(f.energy_kwh) : "") << ","
+            std::cout << i << "," << f.gpu << "," << f.num_gpus << "," << f.precision << "," << num(f.days) << "," << num(f.cost_usd) << ","
+                      << num(f.gpu_hours) << "," << (f.prediction.energy_known ? num(f.energy_kwh) : "") << ","
                       << (f.pareto ? "true" : "false") << "," << (r.fastest_within_budget == i ? "true" : "false") << ","
-                      << (r.cheapest_within_deadline == i ? "true" : "false") << "," << p.tp << "," << p.pp << "," << p.cp << ","
-                      << p.dp << "," << p.ep << "," << p.zero << "," << f.config.training.micro_batch << ","
-                      << enum_name(f.config.training.recompute) << "\n";
+                      << (r.cheapest_within_deadline == i ? "true" : "false") << "," << p.tp << "," << p.pp << "," << p.cp << "," << p.dp
+                      << "," << p.ep << "," << (p.sequence_parallel ? "true" : "false") << "," << p.zero << "," << enum_name(p.schedule)
+                      << "," << p.virtual_stages << "," << f.config.training.micro_batch << "," << enum_name(f.config.training.recompute)
+                      << "\n";
         }
     } else {
         print_table(o, r, base);

@@ -52,9 +52,7 @@ struct Candidate {
     double cost_lb_usd = 0;
 };
 
-double run_steps(const Config& c) {
-    return std::ceil(c.training.tokens / (double(c.training.global_batch) * double(c.training.seq_len)));
-}
+double run_steps(const Config& c) { return std::ceil(c.training.tokens / (double(c.training.global_batch) * double(c.training.seq_len))); }
 
 // A lower bound of the run's wall time when a step takes at least step_s: whole_run (as predict()),
 // less one checkpoint write (its count is a floor of a ratio of the step time that may drop by one as
@@ -240,8 +238,8 @@ Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
                     if (t < max_step_s) max_step_s = t, binding = PlanDrop::dominated;
                     continue;
                 }
-                const double t = std::max(step_beyond_s(wall, f.prediction.total_time_s, k.step_lb_s),
-                                          step_beyond_s(cost, f.cost_usd, k.step_lb_s));
+                const double t =
+                    std::max(step_beyond_s(wall, f.prediction.total_time_s, k.step_lb_s), step_beyond_s(cost, f.cost_usd, k.step_lb_s));
                 if (t < max_step_s) max_step_s = t, binding = PlanDrop::dominated;
             }
             if (max_step_s < k.step_lb_s) {
@@ -330,7 +328,8 @@ Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
     } else if (report.dropped[size_t(PlanDrop::deadline)] == report.candidates) {
         report.explanation = "no GPU and count up to " + std::to_string(o.max_gpus) + " meets " + json_number(o.deadline_days) +
                              " days: even at the peak of every GPU (MFU 100 %) the fastest run takes " +
-                             json_number(std::round(fastest_bound_s / kSecondsPerDay * 10) / 10) + " days; raise --max-gpus or the deadline";
+                             json_number(std::round(fastest_bound_s / kSecondsPerDay * 10) / 10) +
+                             " days; raise --max-gpus or the deadline";
     } else {
         std::string reasons;
         for (int d = 0; d < kPlanDropCount; ++d)

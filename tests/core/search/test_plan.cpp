@@ -22,8 +22,8 @@ namespace {
 using namespace trainclock;
 
 Config plan_base(const std::string& model, int64_t seq, int64_t gbs) {
-    const std::string json = "{\"schema\":\"trainclock/config/v1\",\"model\":\"" + model + "\",\"training\":{\"seq_len\":" +
-                             std::to_string(seq) + ",\"global_batch\":" + std::to_string(gbs) + "}}";
+    const std::string json = "{\"schema\":\"trainclock/config/v1\",\"model\":\"" + model +
+                             "\",\"training\":{\"seq_len\":" + std::to_string(seq) + ",\"global_batch\":" + std::to_string(gbs) + "}}";
     Result<Config> config = parse_config(json);
     REQUIRE(config.ok());
     return config.value();

@@ -39,8 +39,8 @@ struct PlanOptions {
     double budget_usd = 0;      // 0 = none
     std::vector<GpuSpec> gpus;  // empty = every GPU preset with a price
     int64_t max_gpus = 16384;
-    std::vector<PrecisionSpec> precisions;  // empty = per GPU, the pretraining set (search.hpp)
-    bool all_precisions = false;            // every precision the GPU runs (precisions empty)
+    std::vector<PrecisionSpec> precisions;               // empty = per GPU, the pretraining set (search.hpp)
+    bool all_precisions = false;                         // every precision the GPU runs (precisions empty)
     std::vector<std::pair<std::string, double>> prices;  // GPU preset id -> USD per GPU-hour ("" = every GPU)
     int64_t top = 20;                                    // options listed: the whole front, then the cheapest others up to top
     bool exhaustive = false;                             // tests: search every candidate in full (no bounds)
@@ -68,7 +68,7 @@ struct PlanOption {
 };
 
 struct PlanReport {
-    std::vector<PlanOption> options;  // by days, then cost
+    std::vector<PlanOption> options;                                        // by days, then cost
     std::optional<size_t> fastest_within_budget, cheapest_within_deadline;  // indices into options
     std::array<int64_t, kPlanDropCount> dropped{};
     int64_t candidates = 0, searched = 0, listed_out = 0;  // listed_out: options past `top` not listed
