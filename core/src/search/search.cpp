@@ -651,20 +651,27 @@ namespace {
 // walk the stages as predict() does; else the average stage (a weaker bound, O(1)).
 // `exact` needs the execution (its stages' layers); the average needs the config alone (a search
 // bounds most layouts with it, so it derives nothing else).
+// Without interleaving (one chunk per stage) a stage s cannot start before the first micro-batch's
+// forward has passed the stages before it, nor finish before its last backward has gone back through
+// them: the makespan is at least (the floors of stages 0..s-1) + M x (the floor of stage s), for every
+// s (the (M + PP - 1) stage times of 1F1B and GPipe, Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2).
 double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
     const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
-    double busiest_s = f.all_s / double(p);
+    const double m = double(micro_batch_count(c));
+    double bound_s = m * f.all_s / double(p);
     if (exact && p > 1) {
         const Execution x = make_execution(c, cal);
+        double before_s = 0;  // floors of the stages before this one (one chunk each)
         for (int64_t stage = 0; stage < p; ++stage) {
             double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
             for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
                 for_each_layer_run(x, chunk * p + stage,
                                    [&](int64_t, int64_t n, LayerKind kind) { s += double(n) * f.layer_s[size_t(kind_slot(kind))]; });
-            busiest_s = std::max(busiest_s, s);
+            bound_s = std::max(bound_s, (x.chunks == 1 ? before_s : 0.0) + m * s);
+            before_s += s;
         }
     }
-    return double(micro_batch_count(c)) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
+    return bound_s * (1.0 - 1e-6) + cal.step_overhead_s;
 }
 
 }  // namespace
