@@ -38,4 +38,11 @@ PYBIND11_MODULE(_trainclock, m) {
             return trainclock::search_json(config, options);
         },
         "fastest layouts (single thread)");
+    m.def(
+        "plan_json",
+        [](const std::string& config, const std::string& options) {
+            py::gil_scoped_release release;
+            return trainclock::plan_json(config, options);
+        },
+        "which GPUs, how many and in which precision: the days vs cost plan (trainclock/plan/v1)");
 }

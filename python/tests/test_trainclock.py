@@ -155,3 +155,23 @@ def test_calibrate_gives_the_clis_report_for_runs_and_for_micro_benchmarks():
         runs = json.loads(open(os.path.join(SOURCE, "docs/examples/calibrate-llm-foundry-h100.json"), encoding="utf-8").read())
         runs["cases"][1]["config"]["framework"] = "megatron-core"
         trainclock.calibrate(runs)
+
+
+def test_plan_is_the_cli_plan_and_its_configs_reproduce():
+    config = {"model": "gpt2-xl", "training": {"seq_len": 1024, "global_batch": 32}}
+    mine = trainclock.plan(config, tokens=1e10, gpus=["h100-sxm", "a100-sxm4-80gb"], max_gpus=8, prices={"a100-sxm4-80gb": 1.5})
+    run = cli("plan", "--config", "-", "--tokens", "1e10", "--gpu", "h100-sxm,a100-sxm4-80gb", "--max-gpus", "8",
+              "--price", "a100-sxm4-80gb=1.5", "--json", stdin=json.dumps(config))
+    assert run.returncode == 0, run.stderr
+    theirs = json.loads(run.stdout)
+    assert mine["schema"] == "trainclock/plan/v1"
+    mine["stats"].pop("wall_s", None)
+    theirs["stats"].pop("wall_s", None)
+    assert mine == theirs
+    assert mine["options"] and any(o["pareto"] for o in mine["options"])
+    for option in mine["options"]:
+        again = trainclock.predict(option["config"])
+        assert again["total_time_s"] / 86400 == option["days"]
+        assert again["cost_usd"] == option["cost_usd"]
+    with pytest.raises(ValueError, match="tokens"):
+        trainclock.plan(config)

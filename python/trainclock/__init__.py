@@ -19,7 +19,7 @@ import os
 
 from . import _trainclock
 
-__all__ = ["predict", "compare", "search", "validate", "calibrate", "presets", "import_hf", "import_megatron", "import_torchtitan",
+__all__ = ["predict", "compare", "search", "plan", "validate", "calibrate", "presets", "import_hf", "import_megatron", "import_torchtitan",
            "import_deepspeed", "sweep", "__version__"]
 __version__ = _trainclock.version
 
@@ -57,6 +57,29 @@ def search(config, top=10, objective="time", all_precisions=False, pin=()):
     """
     options = {"top": top, "objective": objective, "all_precisions": bool(all_precisions), "pin": list(pin)}
     return _reply(_trainclock.search_json(_text(config), json.dumps(options)))
+
+
+def plan(config, tokens=None, days=0, budget_usd=0, gpus=None, max_gpus=16384, precisions=None, prices=None, top=20):
+    """Which GPUs, how many and in which precision (the CLI's `trainclock plan`).
+
+    config: a config/v1 dict without GPU or layout ({"model": "llama3-70b", "training": {...}}); tokens
+    sets training.tokens. gpus: GPU preset ids (default every priced preset); precisions: ids or
+    "all" (default the pretraining set); prices: {"gpu id": USD per GPU-hour}. Returns the
+    trainclock/plan/v1 dict: "options" (each with gpu, num_gpus, precision, days, cost_usd, gpu_hours,
+    energy_kwh, pareto and the config that `predict` reproduces), "fastest_within_budget" and
+    "cheapest_within_deadline" (indices into options), "dropped".
+    """
+    config = json.loads(_text(config))
+    if tokens is not None:
+        config.setdefault("training", {})["tokens"] = tokens
+    options = {"days": days, "budget_usd": budget_usd, "max_gpus": max_gpus, "top": top}
+    if gpus is not None:
+        options["gpus"] = [gpus] if isinstance(gpus, str) else list(gpus)
+    if precisions is not None:
+        options["precisions"] = precisions if precisions == "all" else list(precisions)
+    if prices is not None:
+        options["prices"] = dict(prices)
+    return _reply(_trainclock.plan_json(json.dumps(config), json.dumps(options)))
 
 
 def validate(source="", precision_blind=False, calibration=None):

@@ -381,3 +381,48 @@ TEST_CASE("validate --components: MAPE per component of the microbenchmarks, tex
     check_rejected("validate --components --cross-source", "--components");
     check_rejected("validate --components --worst x", "--worst");
 }
+
+// Issue 24: plan lists options whose layouts predict reproduces to the digit; bad input exits 2.
+TEST_CASE("plan lists the Pareto front, and predict reproduces an option to the digit") {
+    using namespace cli_test;
+    const std::string args = "--model gpt2 --tokens 1e9 --gpu h100-sxm,a100-sxm4-80gb --max-gpus 8 --seq 1024 --gbs 32";
+    const Run table = trainclock("plan " + args);
+    REQUIRE(table.exit_code == 0);
+    CHECK(has(table.out, "Pareto front"));
+    CHECK(has(table.out, "cheapest"));
+    const Run csv = trainclock("plan " + args + " --csv");
+    REQUIRE(csv.exit_code == 0);
+    // The last option (the slowest: the cheapest end of the front): its layout as flags.
+    std::vector<std::string> rows;
+    std::stringstream lines_of(csv.out);
+    for (std::string line; std::getline(lines_of, line);) rows.push_back(line);
+    REQUIRE(rows.size() >= 3);
+    std::vector<std::string> f;
+    std::stringstream cells(rows.back());
+    for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+    REQUIRE(f.size() == 22);
+    const std::string flags = "--model gpt2 --tokens 1e9 --seq 1024 --gbs 32 --gpu " + f[1] + " --gpus " + f[2] + " --precision " + f[3] +
+                              " --tp " + f[11] + " --pp " + f[12] + " --cp " + f[13] + " --ep " + f[15] + " --sp " +
+                              (f[16] == "true" ? "1" : "0") + " --zero " + f[17] + " --schedule " + f[18] + " --vpp " + f[19] + " --mbs " +
+                              f[20] + " --recompute " + f[21];
+    const Run predicted = trainclock("predict " + flags + " --json");
+    REQUIRE(predicted.exit_code == 0);
+    CHECK(json_number(predicted.out, "total_time_s") / 86400 == std::strtod(f[4].c_str(), nullptr));
+    CHECK(json_number(predicted.out, "cost_usd") == std::strtod(f[5].c_str(), nullptr));
+    const Run json = trainclock("plan " + args + " --json");
+    REQUIRE(json.exit_code == 0);
+    CHECK(has(json.out, "\"schema\":\"trainclock/plan/v1\""));
+    CHECK(has(json.out, "\"cheapest_within_deadline\":"));
+
+    for (const char* bad : {"--days -1", "--gpus 8", "--price nope", "--gpu nope", "--max-gpus 0", "--precision nope"}) {
+        INFO(bad);
+        const Run run = trainclock("plan " + args + " " + bad);
+        CHECK(run.exit_code == 2);
+        CHECK(has(run.err, "error: "));
+    }
+    CHECK(trainclock("plan --model gpt2 --gpu h100-sxm --max-gpus 8").exit_code == 2);  // no --tokens
+    // A deadline no count meets: exit 1 with the reason.
+    const Run late = trainclock("plan " + args + " --days 0.0001");
+    CHECK(late.exit_code == 1);
+    CHECK(has(late.err, "0.0001 days"));
+}

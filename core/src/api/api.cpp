@@ -12,6 +12,7 @@
 #include "trainclock/formats/import.hpp"
 #include "trainclock/formats/link.hpp"
 #include "trainclock/perf/compare.hpp"
+#include "trainclock/search/plan.hpp"
 #include "trainclock/search/scaling.hpp"
 #include "trainclock/search/search.hpp"
 #include "trainclock/validation/components.hpp"
@@ -230,6 +231,80 @@ std::string search_json(std::string_view config_json, std::string_view options_j
     SearchState state(space.value());
     state.run(0, space.value().cells());
     return search_report_to_json(space.value(), finish(space.value(), state));
+}
+
+std::string plan_json(std::string_view config_json, std::string_view options_json) {
+    auto draft = parse_config(config_json);
+    if (!draft) return error_json(draft.error());
+    Config base = draft.value();
+    simdjson::dom::parser parser;
+    auto object = options_object(parser, options_json);
+    if (!object) return error_json(object.error());
+    ObjectReader reader(object.value(), "options");
+    PlanOptions o;
+    o.tokens = base.training.tokens;
+    reader.read("days", o.deadline_days);
+    reader.read("budget_usd", o.budget_usd);
+    reader.read("max_gpus", o.max_gpus);
+    reader.read("top", o.top);
+    if (const auto gpus = reader.find("gpus")) {
+        simdjson::dom::array array;
+        if (gpus->get_array().get(array) != simdjson::SUCCESS) reader.fail("gpus", "expected an array of GPU preset ids");
+        for (const auto item : array) {
+            std::string_view id;
+            if (item.get_string().get(id) != simdjson::SUCCESS) {
+                reader.fail("gpus", "expected an array of GPU preset ids");
+                break;
+            }
+            Result<GpuSpec> gpu = gpu_preset(id);
+            if (gpu)
+                o.gpus.push_back(gpu.value());
+            else
+                reader.fail("gpus", gpu.error().message);
+        }
+    }
+    if (const auto precisions = reader.find("precisions")) {
+        std::string_view all;
+        simdjson::dom::array array;
+        if (precisions->get_string().get(all) == simdjson::SUCCESS && all == "all") {
+            o.all_precisions = true;
+        } else if (precisions->get_array().get(array) == simdjson::SUCCESS) {
+            for (const auto item : array) {
+                std::string_view id;
+                Result<PrecisionSpec> p = item.get_string().get(id) == simdjson::SUCCESS
+                                              ? precision_preset(id)
+                                              : Result<PrecisionSpec>(Error{"", "expected a preset id"});
+                if (p)
+                    o.precisions.push_back(p.value());
+                else
+                    reader.fail("precisions", p.error().message);
+            }
+        } else {
+            reader.fail("precisions", "expected \"all\" or an array of precision preset ids");
+        }
+    }
+    if (const auto prices = reader.read_object("prices")) {
+        for (const auto field : *prices) {
+            double usd = 0;
+            if (field.value.get_double().get(usd) != simdjson::SUCCESS) {
+                int64_t whole = 0;
+                if (field.value.get_int64().get(whole) != simdjson::SUCCESS) {
+                    reader.fail("prices", "expected USD per GPU-hour for " + std::string(field.key));
+                    continue;
+                }
+                usd = double(whole);
+            }
+            o.prices.emplace_back(std::string(field.key), usd);
+        }
+    }
+    if (auto error = reader.finish()) return error_json(*error);
+    if (base.training.price_per_gpu_hour_usd >= 0) {  // the config's price: every GPU (prices per id override it)
+        o.prices.insert(o.prices.begin(), {"", base.training.price_per_gpu_hour_usd});
+        base.training.price_per_gpu_hour_usd = -1;
+    }
+    auto report = plan(base, o);
+    if (!report) return error_json(report.error());
+    return plan_report_to_json(base, o, report.value());
 }
 
 std::string validate_json(std::string_view options_json) {

@@ -28,5 +28,8 @@ double piece_floor_s(const PieceOps& ops, const Execution& x, const Network& net
 // Price of one step of `iteration_time_s`: GPUs x hours x price (the cost of one step when the run
 // length is unknown).
 double step_cost_usd(const Config& config, double iteration_time_s);
+// Price of a run of `total_time_s` wall seconds: GPUs x hours x price (predict()'s cost_usd, and the
+// search's and the plan's cost bounds).
+double run_cost_usd(const Config& config, double total_time_s);
 
 }  // namespace trainclock::phases

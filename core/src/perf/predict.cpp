@@ -501,7 +501,7 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     out.gpu_hours = out.total_time_s * gpus / 3600.0;
     // A price or TDP of 0 is unknown (presets/README.md): no figure rather than $0 or 0 kWh.
     out.cost_known = c.training.price_per_gpu_hour_usd >= 0 || c.gpu.price_per_gpu_hour_usd > 0;
-    out.cost_usd = out.cost_known ? out.gpu_hours * x.price_per_gpu_hour_usd : 0;
+    out.cost_usd = out.cost_known ? phases::run_cost_usd(c, out.total_time_s) : 0;
     out.energy_known = x.power_w > 0;
     out.energy_kwh = x.power_w * out.total_time_s / 3.6e6;
 
@@ -585,6 +585,11 @@ double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Netw
 
 double phases::step_cost_usd(const Config& c, double iteration_time_s) {
     return iteration_time_s / 3600.0 * double(c.num_gpus) * price_per_gpu_hour_usd(c);
+}
+
+double phases::run_cost_usd(const Config& c, double total_time_s) {
+    const double gpu_hours = total_time_s * double(std::max<int64_t>(c.num_gpus, 1)) / 3600.0;  // as Prediction::gpu_hours
+    return gpu_hours * price_per_gpu_hour_usd(c);
 }
 
 Prediction predict(const Config& c, const PredictOptions& options) {

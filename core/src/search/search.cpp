@@ -28,11 +28,13 @@
 #include "search/search_internal.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/model/framework.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/perf/memory.hpp"
 #include "trainclock/perf/operators.hpp"
 #include "trainclock/perf/pipeline.hpp"
+#include "trainclock/perf/run.hpp"
 
 namespace trainclock {
 
@@ -217,10 +219,14 @@ bool micro_batches_ok(const SearchGroup& g, int64_t global_batch, int64_t micro_
     return !micro_batch_rule(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
 }
 
-// Node and precision defaults as validate_config fills them, so every layout sees the same base.
+// Node, precision and framework defaults as check_config fills them, so every layout, the pilot's
+// floors and the calibration see the config predict() sees. Without the framework's (CUDA graphs,
+// compile, TP overlap, attention kernel), the floors were those of another stack: above the
+// predictions, and the search pruned every layout (issue 25 item 1).
 Config resolved_base(Config base) {
     fill_node_default(base);
     fill_precision_default(base);
+    apply_framework_defaults(base);
     return base;
 }
 
@@ -405,11 +411,37 @@ Config SearchSpaceData::config_for(const SearchLayout& layout) const {
 // [SECTION] Evaluation (SearchState): rules, pruning, predict, top K
 // -----------------------------------------------------------------------------------------------
 
+namespace {
+
+// A lower bound of the objective's cost (search.hpp: the run's cost_usd with training.tokens, else one
+// step's) of a layout whose step takes at least `step_s`: the same functions predict() prices with
+// (whole_run, phases::run_cost_usd), non-decreasing in the step time at a fixed precision and GPU
+// count. One checkpoint write is taken off the wall time: whole_run counts checkpoints with a floor
+// of (steps x step) / interval, which can drop by one as the step grows when the interval is given
+// in steps.
+double cost_lower_bound_usd(const Config& c, double step_s) {
+    if (c.training.tokens <= 0) return phases::step_cost_usd(c, step_s);
+    const double steps = std::ceil(c.training.tokens / (double(c.training.global_batch) * double(c.training.seq_len)));
+    const WholeRun run = whole_run(c, step_s, steps);
+    double wall_s = run.ideal_time_s / run.goodput;
+    const double useful_s = run.ideal_time_s + run.checkpoints * run.checkpoint_write_s;
+    if (!run.ideal && useful_s > 0) wall_s -= wall_s * run.checkpoint_write_s / useful_s;
+    return phases::run_cost_usd(c, wall_s * (1.0 - 1e-9));
+}
+
+}  // namespace
+
 SearchStateData::SearchStateData(const SearchSpaceData& space)
     : space_(&space), floor_cache_(space.floors()), scratch_(space.base()), base_checked_(space.precisions().size(), 0) {
     if (space.pilot_cutoff()) {
         fixed_ = true;
         fixed_cutoff_ = *space.pilot_cutoff();
+    }
+    const SearchOptions& options = space.options();
+    if (options.objective == SearchObjective::time && options.max_step_s < std::numeric_limits<double>::infinity()) {
+        external_ = true;  // ranks after every layout of step time max_step_s, before any slower one
+        external_cutoff_.objective = options.max_step_s;
+        external_cutoff_.secondary = std::numeric_limits<double>::infinity();
     }
 }
 
@@ -440,8 +472,39 @@ void SearchStateData::load(const SearchLayout& layout) {
 }
 
 const SearchHit* SearchStateData::cutoff() const {
-    if (fixed_) return &fixed_cutoff_;
-    return top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
+    const SearchHit* cut = fixed_ ? &fixed_cutoff_ : top_.size() == size_t(space_->options().top_k) ? &top_.back() : nullptr;
+    // The caller's bound (SearchOptions::max_step_s) where it is tighter: a layout above it is of no interest.
+    if (external_ && (!cut || key_before(external_cutoff_.objective, external_cutoff_.secondary, cut->objective, cut->secondary)))
+        return &external_cutoff_;
+    return cut;
+}
+
+// Rules 4 and 5 by cost: a step time b such that every layout of the loaded precision whose step
+// takes more than b ranks after the K-th best `cut`, and cost_cut_usd_ a lower bound of such a
+// layout's cost. With a price, b is found by bisection where cost_lower_bound_usd, non-decreasing in
+// the step time, first exceeds the cut's cost; without one every cost is 0 and time decides (b is
+// the cut's time). Cached per (precision, cut).
+double SearchStateData::cost_time_cutoff_s(const SearchHit& cut) {
+    if (cost_cut_precision_ == scratch_precision_ && cost_cut_objective_ == cut.objective && cost_cut_secondary_ == cut.secondary)
+        return cost_cut_s_;
+    double lo = 0, hi = std::max(cut.secondary, 1e-9);
+    if (price_per_gpu_hour_usd(scratch_) <= 0) {
+        hi = cut.objective == 0 ? cut.secondary : std::numeric_limits<double>::infinity();
+        cost_cut_usd_ = 0;
+    } else {
+        for (int i = 0; i < 200 && !(cost_lower_bound_usd(scratch_, hi) > cut.objective); ++i) hi *= 2;
+        for (int i = 0; i < 64 && hi - lo > 1e-12 * hi; ++i) {
+            const double mid = lo + (hi - lo) / 2;
+            (cost_lower_bound_usd(scratch_, mid) > cut.objective ? hi : lo) = mid;
+        }
+        cost_cut_usd_ = cost_lower_bound_usd(scratch_, hi);
+        if (!(cost_cut_usd_ > cut.objective)) hi = std::numeric_limits<double>::infinity();  // (never: the bound grows with the step)
+    }
+    cost_cut_precision_ = scratch_precision_;
+    cost_cut_objective_ = cut.objective;
+    cost_cut_secondary_ = cut.secondary;
+    cost_cut_s_ = hi;
+    return hi;
 }
 
 std::optional<Error> SearchStateData::rule_violation(const SearchLayout& layout) {
@@ -458,19 +521,21 @@ std::optional<Error> SearchStateData::rule_violation(const SearchLayout& layout)
 const SearchHit& SearchStateData::evaluate(const SearchLayout& layout) {
     last_.layout = layout;
     // Pruning rule 4: by time, a layout whose step-time lower bound exceeds the K-th best cannot enter.
+    // By cost: a step time above which the cost bound exceeds the K-th best cost (cost_time_cutoff_s).
     PredictOptions predict_options;
     const SearchOptions& options = space_->options();
-    if (options.prune && options.objective == SearchObjective::time && cutoff()) predict_options.bound_above_s = cutoff()->objective;
+    const bool by_time = options.objective == SearchObjective::time;
+    if (options.prune && cutoff()) predict_options.bound_above_s = by_time ? cutoff()->objective : cost_time_cutoff_s(*cutoff());
     last_.prediction = predict(scratch_, predict_options);
     if (last_.prediction.bounded) {  // rule 3 already noted its memory and found that it fits
-        last_.objective = last_.prediction.iteration_time_s;
-        last_.secondary = -std::numeric_limits<double>::infinity();  // as a rule-2 bound: after the K-th by objective alone
+        const double bound_s = last_.prediction.iteration_time_s;
+        last_.objective = by_time ? bound_s : cost_cut_usd_;
+        last_.secondary = by_time ? -std::numeric_limits<double>::infinity() : bound_s;  // by time: after the K-th by objective alone
         return last_;
     }
     ++stats_.predicted;
     const double time_s = last_.prediction.iteration_time_s;
     const double cost = scratch_.training.tokens > 0 ? last_.prediction.cost_usd : phases::step_cost_usd(scratch_, time_s);
-    const bool by_time = space_->options().objective == SearchObjective::time;
     last_.objective = by_time ? time_s : cost;
     last_.secondary = by_time ? cost : time_s;
     note_memory(layout, last_.prediction.memory);
@@ -496,6 +561,7 @@ void SearchStateData::note_memory(const SearchLayout& layout, const MemoryBreakd
 // and memory, e.g. selective recompute where flash attention already stores no scores) are kept
 // once: the first in layout order, so the list stays deterministic under slicing and merging.
 void SearchStateData::offer(const SearchHit& hit) {
+    if (external_ && hit.objective > external_cutoff_.objective) return;  // of no interest (SearchOptions::max_step_s)
     const size_t k = size_t(space_->options().top_k);
     if (top_.size() == k && !ranks_before(hit, top_.back())) return;
     auto equivalent = [&hit](const SearchHit& other) {
@@ -546,6 +612,11 @@ void SearchStateData::offer(const SearchHit& hit) {
 //     computed once per such key and shared by every PP, DP, schedule, virtual stages and ZeRO
 //     stage. A layout whose bound exceeds the K-th best time (memory already checked by rule 3)
 //     counts as feasible and pruned, as under rule 4, and bounds heavier recompute levels too.
+//  Objective cost: rules 4 and 5 compare the step-time bound with the step time beyond which the
+//     cost bound (the run's cost from whole_run and phases::run_cost_usd, the functions predict()
+//     prices with, non-decreasing in the step time at one precision and GPU count) exceeds the
+//     K-th best cost (SearchStateData::cost_time_cutoff_s): with a fixed count cost ranks as time,
+//     and prunes as much (issue 25 item 2: 13 s -> under 1 s).
 // "The K-th best" is the pilot's (SearchSpace::run_pilot, below) when it found K layouts: fixed for
 // the whole search, so each layout's fate depends on nothing else and every count is the same
 // however the cells are sliced, ordered or threaded.
@@ -580,20 +651,27 @@ namespace {
 // walk the stages as predict() does; else the average stage (a weaker bound, O(1)).
 // `exact` needs the execution (its stages' layers); the average needs the config alone (a search
 // bounds most layouts with it, so it derives nothing else).
+// Without interleaving (one chunk per stage) a stage s cannot start before the first micro-batch's
+// forward has passed the stages before it, nor finish before its last backward has gone back through
+// them: the makespan is at least (the floors of stages 0..s-1) + M x (the floor of stage s), for every
+// s (the (M + PP - 1) stage times of 1F1B and GPipe, Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2).
 double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
     const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
-    double busiest_s = f.all_s / double(p);
+    const double m = double(micro_batch_count(c));
+    double bound_s = m * f.all_s / double(p);
     if (exact && p > 1) {
         const Execution x = make_execution(c, cal);
+        double before_s = 0;  // floors of the stages before this one (one chunk each)
         for (int64_t stage = 0; stage < p; ++stage) {
             double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
             for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
                 for_each_layer_run(x, chunk * p + stage,
                                    [&](int64_t, int64_t n, LayerKind kind) { s += double(n) * f.layer_s[size_t(kind_slot(kind))]; });
-            busiest_s = std::max(busiest_s, s);
+            bound_s = std::max(bound_s, (x.chunks == 1 ? before_s : 0.0) + m * s);
+            before_s += s;
         }
     }
-    return double(micro_batch_count(c)) * busiest_s * (1.0 - 1e-6) + cal.step_overhead_s;
+    return bound_s * (1.0 - 1e-6) + cal.step_overhead_s;
 }
 
 }  // namespace
@@ -626,13 +704,23 @@ const MicroBatchFloor& SearchStateData::floor_of(const SearchLayout& l) {
     return it->second;
 }
 
-bool SearchStateData::below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s) {
+double cost_lower_bound_for_search_usd(const Config& config, double step_s) { return cost_lower_bound_usd(config, step_s); }
+
+bool SearchStateData::below_cutoff(const SearchLayout& layout, const SearchHit& cut, double* bound_objective, double* bound_secondary) {
     const MicroBatchFloor& f = floor_of(layout);
     const Calibration& cal = space_->calibration();
-    *bound_s = bound_from_floor_s(scratch_, cal, f, false);
-    if (*bound_s > cutoff_s) return false;
-    *bound_s = bound_from_floor_s(scratch_, cal, f, true);
-    return *bound_s <= cutoff_s;
+    const bool by_time = space_->options().objective == SearchObjective::time;
+    // (objective, secondary) bounds of the layout; by time the secondary is left unbounded (-inf:
+    // after the K-th by objective alone), by cost it is the step-time bound.
+    // By cost, a step bound above cost_time_cutoff_s costs at least cost_cut_usd_, more than the cut.
+    const double cutoff_s = by_time ? cut.objective : cost_time_cutoff_s(cut);
+    auto bounds = [&](bool exact) {
+        const double step_s = bound_from_floor_s(scratch_, cal, f, exact);
+        *bound_objective = by_time ? step_s : cost_cut_usd_;
+        *bound_secondary = by_time ? -std::numeric_limits<double>::infinity() : step_s;
+        return step_s <= cutoff_s;
+    };
+    return bounds(false) && bounds(true);
 }
 
 // The pilot: a pruning cutoff fixed before the search, so that which layouts are pruned depends
@@ -660,6 +748,7 @@ void SearchSpaceData::run_pilot(int64_t steps) {
     c.training.recompute = Recompute::none;
     for (;;) {
         if (!pilot.state && pilot.next == groups_.size()) {  // estimates complete: the best cells
+            pilot_cells_estimated_ = true;
             const size_t n = std::min(pilot.estimates.size(), kPilotCells);
             std::partial_sort(pilot.estimates.begin(), pilot.estimates.begin() + std::ptrdiff_t(n), pilot.estimates.end());
             pilot.estimates.resize(n);
@@ -669,6 +758,9 @@ void SearchSpaceData::run_pilot(int64_t steps) {
         if (pilot.state && pilot.next == pilot.estimates.size()) {
             if (pilot.state->top_.size() == size_t(options_.top_k)) pilot_cutoff_ = pilot.state->top_.back();
             floors_ = std::move(pilot.state->floor_cache_);  // every state starts with the floors found so far
+            for (const auto& estimate : pilot.estimates) pilot_cells_.push_back(estimate.second);
+            std::sort(pilot_cells_.begin(), pilot_cells_.end());
+            pilot_state_ = std::shared_ptr<const SearchStateData>(std::move(pilot.state));
             pilot_.reset();
             return;
         }
@@ -697,7 +789,9 @@ void SearchSpaceData::run_pilot(int64_t steps) {
                 auto [it, inserted] = floors_.try_emplace(floor_key(l));
                 if (inserted) it->second = micro_batch_floor(c, cal_);
                 const double m = double(micro_batch_count(c));
-                best = std::min(best, bound_from_floor_s(c, cal_, it->second, false) * (1.0 + double(g.pp - 1) / (chunks * m)));
+                const double bound_s = bound_from_floor_s(c, cal_, it->second, false);
+                min_bound_s_ = std::min(min_bound_s_, bound_s);
+                best = std::min(best, bound_s * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
         }
         pilot.estimates.push_back({best, g.first_cell});
@@ -769,7 +863,6 @@ size_t SearchStateData::level_fits(const SearchGroup& g, SearchLayout layout, co
 
 void SearchStateData::run_cell(const SearchGroup& g) {
     const SearchOptions& options = space_->options();
-    const bool by_time = options.objective == SearchObjective::time;
     const std::vector<Recompute>& recomputes = space_->recompute();
     const size_t n_mbs = g.micro_batch.size(), n_sp = g.sequence_parallel.size(), n_zero = g.zero.size();
     const size_t n_rec = recomputes.size();
@@ -796,6 +889,30 @@ void SearchStateData::run_cell(const SearchGroup& g) {
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
 
+    // With the caller's bound (SearchOptions::max_step_s, the plan): a cell whose every micro-batch's
+    // rule-5 bound (average stage, no recompute: the least work) exceeds the cutoff is skipped whole,
+    // before any memory check; its layouts are not counted (the caller wants the top, not the counts).
+    if (options.prune && external_) {
+        const double cutoff_s = cutoff()->objective;
+        double best_s = std::numeric_limits<double>::infinity();
+        for (size_t si = 0; si < n_sp && best_s > cutoff_s; ++si) {
+            layout.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
+            layout.recompute = recomputes[0];
+            for (size_t i : ok) {
+                layout.micro_batch = g.micro_batch[i];
+                load(layout);
+                best_s = std::min(best_s, bound_from_floor_s(scratch_, space_->calibration(), floor_of(layout), false));
+            }
+        }
+        if (best_s > cutoff_s) {  // counted as fitting layouts that cannot beat the cutoff (memory unchecked)
+            const int64_t layouts = int64_t(n_mbs * n_sp * n_zero * n_rec);
+            stats_.layouts += layouts;
+            stats_.feasible += layouts;
+            stats_.pruned += layouts;
+            stats_.cannot_beat_top_k += layouts;
+            return;
+        }
+    }
     if (options.prune) {
         // The lightest level of each recompute first (SP on, the highest ZeRO up to 2): it bounds
         // the heavier ones from above, as the heaviest (met first below) bound the rest from below.
@@ -842,15 +959,15 @@ void SearchStateData::run_cell(const SearchGroup& g) {
                         continue;
                     }
                     load(layout);
-                    double bound_s = 0;
-                    if (options.prune && by_time && cut && !below_cutoff(layout, cut->objective, &bound_s)) {  // rule 5
+                    double objective_bound = 0, secondary_bound = 0;
+                    if (options.prune && cut && !below_cutoff(layout, *cut, &objective_bound, &secondary_bound)) {  // rule 5
                         ++stats_.feasible;
                         ++stats_.pruned;
                         ++stats_.cannot_beat_top_k;
                         if (!fits_known[i]) {
                             fits_known[i] = 1;
-                            bound_objective[i] = bound_s;
-                            bound_secondary[i] = -std::numeric_limits<double>::infinity();  // after the K-th by objective alone
+                            bound_objective[i] = objective_bound;
+                            bound_secondary[i] = secondary_bound;
                         }
                         continue;
                     }

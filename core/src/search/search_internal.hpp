@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,6 +32,8 @@ struct MicroBatchFloor {
 MicroBatchFloor micro_batch_floor(const Config& config, const Calibration& cal);  // zeros when precision-blind
 // M x (floor of the busiest stage), plus the step overhead: never above predict(config).iteration_time_s (tested).
 double step_time_lower_bound_s(const Config& config);  // validated config
+// Rule 5 by cost: a lower bound of the search's cost objective of a layout whose step takes at least step_s.
+double cost_lower_bound_for_search_usd(const Config& config, double step_s);
 
 // One (precision, TP, PP, CP, DP, EP, schedule, virtual stages) combination that passes the cheap
 // rules; it is one cell, walking SP x ZeRO x recompute x micro-batch.
@@ -59,6 +62,8 @@ struct FloorKeyHash {
 };
 using FloorCache = std::unordered_map<FloorKey, MicroBatchFloor, FloorKeyHash>;
 
+struct SearchStateData;
+
 struct SearchSpaceData {
     Config base_;
     SearchOptions options_;
@@ -74,6 +79,15 @@ struct SearchSpaceData {
     struct Pilot;                               // the pilot in progress (search.cpp)
     std::shared_ptr<Pilot> pilot_;              // null once done (or when not pruning)
     static constexpr size_t kPilotCells = 256;  // cells the pilot searches
+    // The pilot's cells (ascending) and its state: a caller that wants the top alone (the plan) runs
+    // the other cells and merges this state instead of searching the pilot's cells twice.
+    std::vector<int64_t> pilot_cells_;
+    // The least rule-5 bound (average stage, no recompute) of every group the pilot has estimated: once
+    // all are, a lower bound of the step of every layout of the space (the plan's candidate bound).
+    double min_bound_s_ = std::numeric_limits<double>::infinity();
+    bool estimates_done() const { return !pilot_ || pilot_cells_estimated_; }
+    bool pilot_cells_estimated_ = false;
+    std::shared_ptr<const SearchStateData> pilot_state_;
 
     int64_t cells() const { return cells_; }
     const Config& base() const { return base_; }
@@ -101,17 +115,23 @@ struct SearchStateData {
     const SearchHit& evaluate(const SearchLayout& layout);                           // predict() the layout loaded by load
     void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
-    const MicroBatchFloor& floor_of(const SearchLayout& layout);                      // cached micro_batch_floor of the loaded layout
-    const SearchHit* cutoff() const;                                                  // the K-th best pruning compares with; null: none yet
-    bool below_cutoff(const SearchLayout& layout, double cutoff_s, double* bound_s);  // rule 5: false = cannot enter
+    const MicroBatchFloor& floor_of(const SearchLayout& layout);  // cached micro_batch_floor of the loaded layout
+    double cost_time_cutoff_s(const SearchHit& cut);              // rule 4 by cost: the step time beyond which a layout costs more than cut
+    const SearchHit* cutoff() const;                              // the K-th best pruning compares with; null: none yet
+    // Rule 5: false = cannot enter; the (objective, secondary) lower bounds it found in the two outputs.
+    bool below_cutoff(const SearchLayout& layout, const SearchHit& cut, double* bound_objective, double* bound_secondary);
 
     const SearchSpaceData* space_;
     FloorCache floor_cache_;  // starts as the space's floors
     bool fixed_ = false;      // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
     SearchHit fixed_cutoff_;
+    bool external_ = false;  // SearchOptions::max_step_s given: external_cutoff_ prunes too (cutoff())
+    SearchHit external_cutoff_;
     Config scratch_;  // base config, mutated per layout
     int32_t scratch_precision_ = -1;
-    std::vector<char> base_checked_;  // per precision: check_config passed once (then check_layout_rules)
+    std::vector<char> base_checked_;   // per precision: check_config passed once (then check_layout_rules)
+    int32_t cost_cut_precision_ = -1;  // cost_time_cutoff_s's cache: precision and cut, the step time and its cost bound
+    double cost_cut_objective_ = -1, cost_cut_secondary_ = -1, cost_cut_s_ = 0, cost_cut_usd_ = 0;
     SearchHit last_;
     std::vector<SearchHit> top_;
     SearchStats stats_;

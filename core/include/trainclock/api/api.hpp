@@ -22,6 +22,11 @@ std::string import_launch_json(std::string_view kind, std::string_view text, std
 // "all_precisions": false, "pin": ["tp", "pp", "cp", "ep", "zero", "virtual_stages", "schedule",
 // "sequence_parallel", "micro_batch", "recompute"]}: pinned dimensions keep the config's value.
 std::string search_json(std::string_view config_json, std::string_view options_json);
+// trainclock/plan/v1 JSON (search/plan.hpp) of a config/v1 draft (model, training with tokens, framework;
+// its gpu, num_gpus, precision and layout are chosen by the plan). options: {"days": 0, "budget_usd": 0,
+// "gpus": ["h100-sxm", ...] (default: every priced preset), "max_gpus": 16384, "precisions": ["bf16-mixed",
+// ...] | "all" (default: the pretraining set), "prices": {"h100-sxm": 2.5}, "top": 20} (all optional).
+std::string plan_json(std::string_view config_json, std::string_view options_json);
 // trainclock/validation/v1 JSON over the embedded cases. options: {"source": "<id or file prefix>",
 // "precision_blind": false, "calibration": {...}} (all optional); {"cross_source": true} alone gives the
 // leave-one-source-out report instead (trainclock/cross-source/v1, as validate --cross-source --json);

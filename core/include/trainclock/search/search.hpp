@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +83,10 @@ struct SearchOptions {
     int64_t max_micro_batch = 0;         // 0 = no cap beyond divisibility
     bool prune = true;                   // skip predictions whose outcome is known (search.cpp [SECTION] Pruning)
     bool deferred_pilot = false;         // create() leaves the pilot to SearchSpace::run_pilot (a UI slicing it)
+    // Objective time: layouts whose step takes longer are of no interest to the caller (the plan:
+    // dominated or past the deadline). They are pruned as layouts that cannot beat the top K (by
+    // their lower bounds) and never listed; the top may then hold fewer than K, or none.
+    double max_step_s = std::numeric_limits<double>::infinity();
 };
 
 // A searched dimension of SearchOptions, and pinning it: the search then tries only the value the

@@ -1,0 +1,171 @@
+// Tests of the capacity planner (plan.hpp, issue 24): the Pareto front, the fastest option within the
+// budget and the cheapest within the deadline against a brute force that searches every candidate
+// in full; every option's config reproduces its figures through the config JSON; the compute-only
+// bound never exceeds a prediction.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/formats/config_json.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/search/plan.hpp"
+#include "trainclock/search/scaling.hpp"
+
+namespace {
+
+using namespace trainclock;
+
+Config plan_base(const std::string& model, int64_t seq, int64_t gbs) {
+    const std::string json = "{\"schema\":\"trainclock/config/v1\",\"model\":\"" + model +
+                             "\",\"training\":{\"seq_len\":" + std::to_string(seq) + ",\"global_batch\":" + std::to_string(gbs) + "}}";
+    Result<Config> config = parse_config(json);
+    REQUIRE(config.ok());
+    return config.value();
+}
+
+struct Point {
+    std::string gpu;
+    int64_t n;
+    std::string precision;
+    double wall_s, cost;
+};
+
+// Every candidate searched in full (search(), top 1, no plan code), within the deadline and budget.
+std::vector<Point> brute_force(const Config& base, const PlanOptions& o) {
+    std::vector<Point> out;
+    for (const GpuSpec& gpu : o.gpus) {
+        Config c = base;
+        c.gpu = gpu;
+        c.node = NodeSpec{};
+        c.training.tokens = o.tokens;
+        fill_node_default(c);
+        for (const PrecisionSpec& p : o.precisions) {
+            if (precision_support_error(p, gpu)) continue;
+            for (int64_t n = 1; n <= o.max_gpus; n *= 2) {
+                if (n > c.node.host_gpus() && n % c.node.host_gpus() != 0) continue;
+                c.num_gpus = n;
+                SearchOptions so;
+                so.precisions = {p};
+                so.top_k = 1;
+                Result<SearchReport> r = search(c, so);
+                if (!r || r.value().top.empty()) continue;
+                const Prediction& pr = r.value().top[0].prediction;
+                if (o.deadline_days > 0 && pr.total_time_s > o.deadline_days * 86400) continue;
+                if (o.budget_usd > 0 && pr.cost_usd > o.budget_usd) continue;
+                out.push_back({gpu.name, n, p.name, pr.total_time_s, pr.cost_usd});
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("plan: the Pareto front and both picks equal a brute force over every candidate", "[plan]") {
+    const Config base = plan_base("llama3.2-1b", 2048, 64);
+    PlanOptions o;
+    o.tokens = 2e10;
+    o.gpus = {gpu_preset("h100-sxm").value(), gpu_preset("a100-sxm4-80gb").value(), gpu_preset("l40s").value()};
+    o.precisions = {precision_preset("bf16-mixed").value(), precision_preset("fp8-mixed").value()};
+    o.max_gpus = 16;
+    o.top = 1000;
+    const std::vector<Point> all = brute_force(base, o);
+    REQUIRE(all.size() > 10);
+    std::vector<double> days;
+    for (const Point& p : all) days.push_back(p.wall_s / 86400);
+    std::sort(days.begin(), days.end());
+
+    for (int constraint = 0; constraint < 3; ++constraint) {
+        PlanOptions oc = o;
+        if (constraint == 1) oc.deadline_days = days[days.size() / 2];  // half the candidates miss it
+        if (constraint == 2) {
+            std::vector<double> costs;
+            for (const Point& p : all) costs.push_back(p.cost);
+            std::sort(costs.begin(), costs.end());
+            oc.budget_usd = costs[costs.size() / 3];
+        }
+        INFO("constraint " << constraint);
+        std::vector<Point> kept;
+        for (const Point& p : all)
+            if ((oc.deadline_days <= 0 || p.wall_s <= oc.deadline_days * 86400) && (oc.budget_usd <= 0 || p.cost <= oc.budget_usd))
+                kept.push_back(p);
+        REQUIRE_FALSE(kept.empty());
+        std::vector<std::pair<double, double>> points;
+        for (const Point& p : kept) points.emplace_back(p.wall_s, p.cost);
+        std::vector<std::tuple<std::string, int64_t, std::string, double, double>> front;
+        for (size_t i : pareto_front(points)) front.emplace_back(kept[i].gpu, kept[i].n, kept[i].precision, kept[i].wall_s, kept[i].cost);
+        std::sort(front.begin(), front.end());
+
+        Result<PlanReport> report = plan(base, oc);
+        REQUIRE(report.ok());
+        const PlanReport& r = report.value();
+        std::vector<std::tuple<std::string, int64_t, std::string, double, double>> got;
+        for (const PlanOption& f : r.options)
+            if (f.pareto) got.emplace_back(f.gpu, f.num_gpus, f.precision, f.prediction.total_time_s, f.cost_usd);
+        std::sort(got.begin(), got.end());
+        CHECK(got == front);
+        // The bounds decided candidates without a search.
+        CHECK(r.searched < int64_t(all.size()));
+        CHECK(r.candidates == int64_t(o.gpus.size()) * 5 * 2 - 5);  // 1..16 GPUs; the L40S and A100 run no fp8 (A100), ...
+
+        const auto fastest = std::min_element(kept.begin(), kept.end(), [](const Point& a, const Point& b) {
+            return std::tie(a.wall_s, a.cost) < std::tie(b.wall_s, b.cost);
+        });
+        const auto cheapest = std::min_element(kept.begin(), kept.end(), [](const Point& a, const Point& b) {
+            return std::tie(a.cost, a.wall_s) < std::tie(b.cost, b.wall_s);
+        });
+        REQUIRE(r.fastest_within_budget.has_value());
+        REQUIRE(r.cheapest_within_deadline.has_value());
+        CHECK(r.options[*r.fastest_within_budget].prediction.total_time_s == fastest->wall_s);
+        CHECK(r.options[*r.cheapest_within_deadline].cost_usd == cheapest->cost);
+        CHECK(r.options[*r.fastest_within_budget].pareto);
+        CHECK(r.options[*r.cheapest_within_deadline].pareto);
+    }
+}
+
+TEST_CASE("plan: each option's config reproduces its figures through the config JSON, above the compute-only bound", "[plan]") {
+    Config base = plan_base("gpt2-xl", 1024, 32);
+    base.framework = framework_preset("megatron-core").value();
+    PlanOptions o;
+    o.tokens = 1e10;
+    o.gpus = {gpu_preset("h100-sxm").value(), gpu_preset("a100-sxm4-80gb").value()};
+    o.prices = {{"a100-sxm4-80gb", 1.23}};
+    o.max_gpus = 8;
+    Result<PlanReport> report = plan(base, o);
+    REQUIRE(report.ok());
+    REQUIRE(report.value().options.size() >= 2);
+    for (const PlanOption& f : report.value().options) {
+        INFO(f.gpu << " x " << f.num_gpus << " " << f.precision);
+        Result<Config> again = load_config(config_to_json(f.config));
+        REQUIRE(again.ok());
+        const Prediction p = predict(again.value());
+        CHECK(p.total_time_s / 86400 == f.days);
+        CHECK(p.cost_usd == f.cost_usd);
+        CHECK(p.energy_kwh == f.energy_kwh);
+        CHECK(p.gpu_hours == f.gpu_hours);
+        if (f.gpu == "a100-sxm4-80gb") CHECK(p.cost_usd == Approx(p.gpu_hours * 1.23));
+        const double peak = f.config.gpu.peak_flops(compute_dtype(f.config.gpu, f.config.precision.gemm));
+        const double flops = model_flops_per_token(f.config) * double(f.config.training.global_batch) * double(f.config.training.seq_len);
+        CHECK(p.iteration_time_s >= flops / (double(f.num_gpus) * peak));
+    }
+}
+
+TEST_CASE("plan: bad options are errors naming the key", "[plan]") {
+    const Config base = plan_base("gpt2", 1024, 32);
+    PlanOptions o;
+    CHECK(plan(base, o).error().key == "tokens");
+    o.tokens = 1e9;
+    o.max_gpus = 0;
+    CHECK(plan(base, o).error().key == "max_gpus");
+    o.max_gpus = 8;
+    o.gpus = {gpu_preset("rtx-4090").value()};  // no price
+    CHECK(plan(base, o).error().key == "gpu");
+    o.prices = {{"rtx-4090", -1}};
+    CHECK(plan(base, o).error().key == "price");
+}
