@@ -257,16 +257,31 @@ bool names_file(std::string_view value) {
     return value == "-" || value.find('/') != std::string_view::npos || (value.size() > 5 && value.substr(value.size() - 5) == ".json");
 }
 
+namespace {
+// Reads at most kMaxInputBytes + 1 bytes: /dev/zero or /dev/urandom as a config ends with an error, not an endless read.
+Result<std::string> read_capped(std::istream& in, const std::string& name) {
+    std::string text;
+    char buffer[1 << 16];
+    while (in && text.size() <= kMaxInputBytes) {
+        in.read(buffer, sizeof buffer);
+        text.append(buffer, size_t(in.gcount()));
+    }
+    if (text.size() > kMaxInputBytes)
+        return Error{name, "larger than the " + std::to_string(kMaxInputBytes >> 20) +
+                               " MiB limit on input files (a config, preset or measurement file is far smaller)"};
+    if (in.bad()) return Error{name, "cannot read file"};
+    return text;
+}
+}  // namespace
+
 Result<std::string> read_text_file(const std::string& path) {
-    if (path == "-") { return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()); }
+    if (path == "-") return read_capped(std::cin, "<stdin>");
     // A directory opens, but reading it throws from libstdc++'s filebuf: refuse it first.
     std::error_code ignored;
     if (std::filesystem::is_directory(path, ignored)) return Error{path, "is a directory, not a file"};
     std::ifstream file(path, std::ios::binary);
     if (!file) return Error{path, "cannot open file"};
-    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (file.bad()) return Error{path, "cannot read file"};
-    return text;
+    return read_capped(file, path);
 }
 
 // [SECTION] Formatting -----------------------------------------------------------------------------
