@@ -49,3 +49,37 @@ TEST_CASE("an error echoes at most about 100 characters of a bad value", "[issue
     const Run short_value = bounded("predict --model nosuchmodel --gpu h100-sxm");
     CHECK(has(short_value.err, "'nosuchmodel'"));
 }
+
+TEST_CASE("no silent defaults: an explicit 0 storage bandwidth, repeated flags and a run that never finishes are refused", "[issue25]") {
+    check_rejected("predict " + kSmall + " --storage-bw 0", "training.storage_bw_gbps");
+    check_rejected("predict --config -", "<stdin>: training.storage_bw_gbps",
+                   R"({"model": "gpt2", "gpu": "h100-sxm", "training": {"storage_bw_gbps": 0}})");
+    check_rejected("predict " + kSmall + " --tp 1 --tp 1", "--tp");
+    check_rejected("predict " + kSmall + " --sp --sp", "--sp");
+    check_rejected("predict " + kSmall + " --no-sp --no-sp", "--no-sp");
+    check_rejected("search " + kSmall + " --gpus 8 --top 3 --top 5", "--top");
+    check_rejected("predict --model llama2-7b --gpu h100-sxm --gpus 8 --tokens 1e11 --failure-rate 1",
+                   "training.failure_rate_per_gpu_hour");
+    // A rate the run survives still predicts.
+    CHECK(trainclock("predict --model llama2-7b --gpu h100-sxm --gpus 8 --tokens 1e11 --failure-rate 0.001").exit_code == 0);
+}
+
+TEST_CASE("no silent defaults: Young's optimum, a precision switched for want of bf16 and a sequence past the context are stated",
+          "[issue25]") {
+    const Run young = trainclock("predict --model llama2-7b --gpu h100-sxm --gpus 8 --tokens 1e11 --checkpoint-interval 0");
+    REQUIRE(young.exit_code == 0);
+    CHECK(has(young.out, "Young's optimum"));
+    // V100 has no bf16: the default precision is fp16-mixed, said in the table's warnings and the JSON's.
+    const Run v100 = trainclock("predict --model gpt2 --gpu v100-sxm2-32gb");
+    REQUIRE(v100.exit_code == 0);
+    CHECK(has(v100.out, "has no bf16 peak"));
+    const Run v100_json = trainclock("predict --model gpt2 --gpu v100-sxm2-32gb --json");
+    CHECK(has(v100_json.out, "has no bf16 peak"));
+    // Given explicitly, it is the user's choice: nothing to state.
+    CHECK_FALSE(has(trainclock("predict --model gpt2 --gpu v100-sxm2-32gb --precision fp16-mixed").out, "has no bf16 peak"));
+    // gpt2's context is 1024 tokens.
+    const Run long_seq = trainclock("predict --model gpt2 --gpu h100-sxm --seq 4096 --json");
+    REQUIRE(long_seq.exit_code == 0);
+    CHECK(has(long_seq.out, "model.max_seq_len 1024"));
+    CHECK_FALSE(has(trainclock("predict --model gpt2 --gpu h100-sxm --seq 1024").out, "max_seq_len"));
+}

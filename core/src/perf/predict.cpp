@@ -546,6 +546,10 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
                       c.training.tokens, exact_steps, tokens_per_step, out.steps);
         out.warnings.push_back(text);
     }
+    if (!c.precision_default_note.empty()) out.warnings.push_back(c.precision_default_note);
+    if (m.max_seq_len > 0 && c.training.seq_len > m.max_seq_len)
+        out.warnings.push_back("training.seq_len " + std::to_string(c.training.seq_len) + " is above the " + m.name + " context length (" +
+                               "model.max_seq_len " + std::to_string(m.max_seq_len) + "): positions beyond it were never trained");
     if (c.gpu.sm_count == 0)
         out.warnings.push_back(
             "gpu " + c.gpu.name +
