@@ -3,7 +3,10 @@
 // TRAINCLOCK_CLI=/path/to/trainclock build/bin/trainclock_cli_tests "[issue25]" to see them fail.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 
 #include "cli_run.hpp"
 
@@ -82,4 +85,24 @@ TEST_CASE("no silent defaults: Young's optimum, a precision switched for want of
     REQUIRE(long_seq.exit_code == 0);
     CHECK(has(long_seq.out, "model.max_seq_len 1024"));
     CHECK_FALSE(has(trainclock("predict --model gpt2 --gpu h100-sxm --seq 1024").out, "max_seq_len"));
+}
+
+TEST_CASE("import megatron reads a plain file name and refuses shapes Megatron asserts against", "[issue25]") {
+    const std::string args = "--num-layers 2 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 "
+                             "--micro-batch-size 1 --global-batch-size 8 --vocab-size 32000 --bf16";
+    const std::string name = "train_cmd_" + std::to_string(getpid()) + ".txt";
+    std::ofstream(std::string(TRAINCLOCK_CLI_WORK_DIR) + "/" + name) << "torchrun pretrain_gpt.py " << args << "\n";
+    const Run plain = shell("'" + cli_path() + "' import megatron --gpu h100-sxm " + name, "", TRAINCLOCK_CLI_WORK_DIR);
+    std::remove((std::string(TRAINCLOCK_CLI_WORK_DIR) + "/" + name).c_str());
+    INFO(plain.err);
+    CHECK(plain.exit_code == 0);
+    CHECK(has(plain.out, "\"hidden\": 512"));
+    // Heads that do not divide the hidden size, and a TP that does not divide the heads.
+    const Run heads = trainclock("import megatron --gpu h100-sxm -- " + std::string(args).replace(args.find("heads 8"), 7, "heads 7"));
+    CHECK(heads.exit_code == 2);
+    CHECK(has(heads.err, "num-attention-heads"));
+    const Run tp = trainclock("import megatron --gpu h100-sxm -- " + args + " --tensor-model-parallel-size 3");
+    CHECK(tp.exit_code == 2);
+    CHECK(has(tp.err, "tensor-model-parallel-size"));
+    CHECK(has(tp.err, "does not divide --num-attention-heads 8"));
 }
