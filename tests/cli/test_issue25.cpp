@@ -106,3 +106,33 @@ TEST_CASE("import megatron reads a plain file name and refuses shapes Megatron a
     CHECK(has(tp.err, "tensor-model-parallel-size"));
     CHECK(has(tp.err, "does not divide --num-attention-heads 8"));
 }
+
+TEST_CASE("link decode opens the page's own A/B links (the pin field)", "[issue25]") {
+    const Run a = trainclock("link encode --model gpt2 --gpu h100-sxm --gpus 8 --tp 2");
+    const Run b = trainclock("link encode --model gpt2 --gpu a100-sxm4-80gb --gpus 8");
+    REQUIRE(a.exit_code == 0);
+    REQUIRE(b.exit_code == 0);
+    const std::string a_fragment = a.out.substr(0, a.out.find('\n')), b_fragment = b.out.substr(0, b.out.find('\n'));
+    // The page writes B's fragment + "&pin=" + base64url(A's fragment) (web/panels_compare.cpp); base64url by hand here.
+    static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string encoded;
+    unsigned buffer = 0;
+    int bits = 0;
+    for (const unsigned char c : a_fragment) {
+        buffer = (buffer << 8) | c;
+        bits += 8;
+        while (bits >= 6) encoded += kAlphabet[(buffer >> (bits -= 6)) & 63];
+    }
+    if (bits > 0) encoded += kAlphabet[(buffer << (6 - bits)) & 63];
+    const std::string link = "https://example.org/trainclock/#" + b_fragment + "&pin=" + encoded;
+    const Run decoded_b = trainclock("link decode '" + link + "'");
+    INFO(decoded_b.err);
+    REQUIRE(decoded_b.exit_code == 0);
+    CHECK(decoded_b.out == trainclock("link decode '" + b_fragment + "'").out);
+    CHECK(has(decoded_b.err, "--pinned"));
+    const Run decoded_a = trainclock("link decode --pinned '" + link + "'");
+    REQUIRE(decoded_a.exit_code == 0);
+    CHECK(decoded_a.out == trainclock("link decode '" + a_fragment + "'").out);
+    check_rejected("link decode '" + b_fragment + "&pin=%%%'", "pin");
+    check_rejected("link decode --pinned '" + b_fragment + "'", "--pinned");
+}
