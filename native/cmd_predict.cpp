@@ -47,7 +47,11 @@ void print_table(const Config& c, const Prediction& r) {
               << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string()) << ") on "
               << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << ", framework "
               << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
-              << "layout: " << layout_line(c) << "\n\n";
+              << "layout: " << layout_line(c) << "\n";
+    // Fit first, before any time (issue 25 item 9): a layout that does not fit has no step time to run.
+    const MemoryBreakdown& fit = r.memory;
+    std::cout << "memory: " << format_fixed(fit.per_gpu_gib, 1) << " GiB per GPU of " << format_fixed(fit.capacity_gib, 0)
+              << " GiB: " << (fit.fits ? "fits" : "DOES NOT FIT (the times below are for a run that cannot start)") << "\n\n";
 
     TextTable speed({"throughput", ""});
     speed.add({"step time", format_seconds(r.iteration_time_s)});

@@ -136,3 +136,14 @@ TEST_CASE("link decode opens the page's own A/B links (the pin field)", "[issue2
     check_rejected("link decode '" + b_fragment + "&pin=%%%'", "pin");
     check_rejected("link decode --pinned '" + b_fragment + "'", "--pinned");
 }
+
+TEST_CASE("the predict table says whether the layout fits before any time", "[issue25]") {
+    const Run big = trainclock("predict --model llama2-7b --gpu h100-sxm --gpus 8");
+    REQUIRE(big.exit_code == 0);
+    const size_t verdict = big.out.find("DOES NOT FIT");
+    REQUIRE(verdict != std::string::npos);
+    CHECK(verdict < big.out.find("step time"));
+    const Run small = trainclock("predict " + kSmall);
+    REQUIRE(small.exit_code == 0);
+    CHECK(small.out.find("GiB per GPU of 80 GiB: fits") < small.out.find("step time"));
+}
