@@ -147,3 +147,28 @@ TEST_CASE("the predict table says whether the layout fits before any time", "[is
     REQUIRE(small.exit_code == 0);
     CHECK(small.out.find("GiB per GPU of 80 GiB: fits") < small.out.find("step time"));
 }
+
+TEST_CASE("calibrate reads a user's plain array of runs with only config and measured, and names the real file", "[issue25]") {
+    const std::string run = R"({"config": {"model": "llama3.1-8b", "gpu": "h100-sxm", "num_gpus": N, "framework": "megatron-core",
+        "training": {"seq_len": 8192, "global_batch": 128, "micro_batch": 1}}, "measured": {"metric": "iteration_time_s", "value": V}})";
+    auto with = [&](const std::string& n, const std::string& v) {
+        std::string text = run;
+        text.replace(text.find('N'), 1, n);
+        text.replace(text.find('V'), 1, v);
+        return text;
+    };
+    const std::string runs = "[" + with("8", "9.0") + ", " + with("16", "4.8") + ", " + with("32", "2.6") + "]";
+    const Run fitted = trainclock("calibrate --measurements -", runs);
+    INFO(fitted.err);
+    CHECK(fitted.exit_code == 0);
+    CHECK(has(fitted.out, "3 measured runs"));
+    // A bad run is named by the file the user gave and the run's position, not "measurements.json".
+    const std::string path = work_path("my-runs.json");
+    std::ofstream(path) << "[" + with("8", "9.0").replace(run.find("llama3.1-8b"), 11, "nosuchmodel") + "]";
+    const Run bad = trainclock("calibrate --measurements '" + path + "'");
+    std::remove(path.c_str());
+    CHECK(bad.exit_code == 2);
+    CHECK(has(bad.err, "my-runs.json: case 0 (run-1)"));
+    CHECK(has(bad.err, "run-1"));
+    CHECK_FALSE(has(bad.err, "measurements.json"));
+}

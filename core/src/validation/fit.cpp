@@ -548,18 +548,66 @@ std::optional<Error> one_framework_per_gpu(const ValidationSuite& suite, const s
 
 }  // namespace
 
-Result<ValidationSuite> parse_measurements(std::string_view json) {
+namespace {
+std::string json_string(std::string_view text) {
+    JsonWriter out;
+    out.value(text);
+    return out.take();
+}
+}  // namespace
+
+Result<ValidationSuite> parse_measurements(std::string_view json, std::string_view file) {
     // The file's own "name" stands for the stem that presets/validation files must match.
     std::string name = "measurements";
     simdjson::dom::parser parser;
     simdjson::dom::element document;
     std::string_view given;
-    if (parser.parse(json.data(), json.size()).get(document) == simdjson::SUCCESS &&
-        document["name"].get_string().get(given) == simdjson::SUCCESS)
-        name = std::string(given);
+    const bool parsed = parser.parse(json.data(), json.size()).get(document) == simdjson::SUCCESS;
+    if (parsed && document["name"].get_string().get(given) == simdjson::SUCCESS) name = std::string(given);
+    // A user's runs (issue 25): a plain array of runs, or {"cases": [...]} without the header that
+    // presets/validation files carry; each run needs only "config" and "measured" (id and citation
+    // default to the run's position and the file). Normalised to the validation file format.
+    simdjson::dom::array runs;
+    simdjson::dom::object root;
+    const bool is_array = parsed && document.get_array().get(runs) == simdjson::SUCCESS;
+    const bool bare_object = parsed && document.get_object().get(root) == simdjson::SUCCESS &&
+                             document["cases"].get_array().get(runs) == simdjson::SUCCESS &&
+                             (document["set"].error() != simdjson::SUCCESS || document["source"].error() != simdjson::SUCCESS ||
+                              document["schema_version"].error() != simdjson::SUCCESS);
+    std::string normalised;
+    if (is_array || bare_object) {
+        name = "measurements";
+        normalised = R"({"schema_version": 1, "name": "measurements", "set": "public", "source": )" + json_string(file) + R"(, "cases": [)";
+        int64_t index = 0;
+        for (const auto run : runs) {
+            simdjson::dom::object object;
+            std::string entry = simdjson::minify(run);
+            if (run.get_object().get(object) == simdjson::SUCCESS) {
+                std::string extra;
+                if (object["id"].error() != simdjson::SUCCESS) extra += R"("id": "run-)" + std::to_string(index + 1) + R"(", )";
+                if (object["citation"].error() != simdjson::SUCCESS) extra += R"("citation": )" + json_string(file) + ", ";
+                entry = "{" + extra + entry.substr(1);
+                if (entry.size() >= 3 && entry.compare(entry.size() - 3, 3, ", }") == 0) entry.replace(entry.size() - 3, 3, "}");
+            }
+            normalised += (index > 0 ? ", " : "") + entry;
+            ++index;
+        }
+        normalised += "]}";
+        json = normalised;
+    }
     ValidationSuite suite;
     parse_validation_file(name + ".json", json, suite);
-    if (!suite.issues.empty()) return Error{"", suite.issues.front().to_string()};
+    for (ValidationIssue& issue : suite.issues) {  // messages name the real file, not "measurements.json"
+        issue.file = std::string(file);
+        if (!normalised.empty()) issue.line = 0;  // the lines of the normalised text are not the file's
+    }
+    if (!suite.issues.empty()) {  // keyed by the file; "line N: case I (ID): reason"
+        const ValidationIssue& issue = suite.issues.front();
+        std::string where = issue.line > 0 ? "line " + std::to_string(issue.line) + ": " : "";
+        if (issue.case_index >= 0)
+            where += "case " + std::to_string(issue.case_index) + (issue.id.empty() ? "" : " (" + issue.id + ")") + ": ";
+        return Error{std::string(file), where + issue.message};
+    }
     return suite;
 }
 
