@@ -172,3 +172,14 @@ TEST_CASE("calibrate reads a user's plain array of runs with only config and mea
     CHECK(has(bad.err, "run-1"));
     CHECK_FALSE(has(bad.err, "measurements.json"));
 }
+
+TEST_CASE("calibrate refuses contradictory runs: one config measured far apart", "[issue25]") {
+    const std::string config = R"({"model": "llama3.1-8b", "gpu": "h100-sxm", "num_gpus": 8, "framework": "megatron-core",
+        "training": {"seq_len": 8192, "global_batch": 128, "micro_batch": 1}})";
+    const std::string runs = R"([{"config": )" + config + R"(, "measured": {"metric": "iteration_time_s", "value": 1e-4}}, {"config": )" +
+                             config + R"(, "measured": {"metric": "iteration_time_s", "value": 1e6}}])";
+    const Run run = trainclock("calibrate --measurements -", runs);
+    CHECK(run.exit_code == 2);
+    CHECK(has(run.err, "contradictory"));
+    CHECK(has(run.err, "run-1 and run-2"));
+}

@@ -19,6 +19,7 @@
 #include "base/json_writer.hpp"
 #include "catalogue/spec_json.hpp"
 #include "perf/constants.hpp"
+#include "trainclock/formats/config_json.hpp"
 
 namespace trainclock {
 
@@ -618,6 +619,22 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
     if (cases.empty())
         return Error{"measurements", "no case measures a time (iteration_time_s, tokens_per_s, tokens_per_s_per_gpu, samples_per_s)"};
     if (auto mixed = one_framework_per_gpu(measurements, cases)) return *mixed;
+    // Contradictory runs (issue 25): one config measured more than 2x apart in one metric has no
+    // factor that fits both; run-to-run noise is a few percent, so one of them is not that config.
+    std::map<std::string, size_t> first_of;
+    for (const size_t i : cases) {
+        const ValidationCase& c = measurements.cases[i];
+        const auto [at, inserted] = first_of.emplace(std::to_string(int(c.metric)) + config_to_json(c.config), i);
+        if (inserted) continue;
+        const ValidationCase& other = measurements.cases[at->second];
+        const double ratio = std::max(c.measured, other.measured) / std::min(c.measured, other.measured);
+        if (ratio > 2.0) {
+            char text[160];
+            std::snprintf(text, sizeof text, "measured %.6g and %.6g (%.3gx apart)", other.measured, c.measured, ratio);
+            return Error{"measured", "runs " + other.id + " and " + c.id + " have the same config but " + text +
+                                         ": contradictory, no calibration fits both (remove the wrong one)"};
+        }
+    }
     CalibrateReport report;
     report.parameters = calibration_candidates(measurements, cases);
     FitProblem problem(measurements, report.parameters);
