@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include "trainclock/catalogue/presets.hpp"
@@ -100,9 +101,17 @@ std::vector<FlagSpec> all_flags(const Command& command) {
 
 }  // namespace
 
+namespace {
+// A flag given twice is an error, as a repeated JSON key is (`--tp 8 --tp 4` used to keep the last).
+Error repeated(const std::string& flag) {
+    return Error{flag, "given twice (give a flag once, as a JSON key; --no-X after --X is allowed and wins)"};
+}
+}  // namespace
+
 Result<Args> parse_args(const Command& command, const std::vector<std::string>& argv) {
     const std::vector<FlagSpec> flags = all_flags(command);
     Args args;
+    std::set<std::string> seen;  // spellings given so far
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& arg = argv[i];
         if (arg == "--") {  // the rest are positionals (`import megatron -- --num-layers 32 ...`)
@@ -145,6 +154,9 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
             if (!inline_value && is_config_switch && !negated && i + 1 < argv.size() && is_boolean_word(argv[i + 1])) {
                 inline_value = argv[++i];
             }
+            // The same spelling twice is an error; "--no-x" after "--x" overrides it (appending it to a copied command).
+            const std::string spelling = negated ? name : spec->name;
+            if (spec->name != "--help" && !seen.insert(spelling).second) return repeated(spelling);
             args.add_flag(spec->name, inline_value ? *inline_value : negated ? "false" : "true");
             continue;
         }
@@ -152,6 +164,7 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
             if (i + 1 >= argv.size()) return Error{name, "needs a value (" + spec->value_name + ")"};
             inline_value = argv[++i];
         }
+        if (!seen.insert(spec->name).second) return repeated(spec->name);
         args.add_flag(spec->name, *inline_value);
     }
     return args;
@@ -257,16 +270,31 @@ bool names_file(std::string_view value) {
     return value == "-" || value.find('/') != std::string_view::npos || (value.size() > 5 && value.substr(value.size() - 5) == ".json");
 }
 
+namespace {
+// Reads at most kMaxInputBytes + 1 bytes: /dev/zero or /dev/urandom as a config ends with an error, not an endless read.
+Result<std::string> read_capped(std::istream& in, const std::string& name) {
+    std::string text;
+    char buffer[1 << 16];
+    while (in && text.size() <= kMaxInputBytes) {
+        in.read(buffer, sizeof buffer);
+        text.append(buffer, size_t(in.gcount()));
+    }
+    if (text.size() > kMaxInputBytes)
+        return Error{name, "larger than the " + std::to_string(kMaxInputBytes >> 20) +
+                               " MiB limit on input files (a config, preset or measurement file is far smaller)"};
+    if (in.bad()) return Error{name, "cannot read file"};
+    return text;
+}
+}  // namespace
+
 Result<std::string> read_text_file(const std::string& path) {
-    if (path == "-") { return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()); }
+    if (path == "-") return read_capped(std::cin, "<stdin>");
     // A directory opens, but reading it throws from libstdc++'s filebuf: refuse it first.
     std::error_code ignored;
     if (std::filesystem::is_directory(path, ignored)) return Error{path, "is a directory, not a file"};
     std::ifstream file(path, std::ios::binary);
     if (!file) return Error{path, "cannot open file"};
-    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (file.bad()) return Error{path, "cannot read file"};
-    return text;
+    return read_capped(file, path);
 }
 
 // [SECTION] Formatting -----------------------------------------------------------------------------

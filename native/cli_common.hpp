@@ -79,7 +79,8 @@ Result<Config> config_draft_from_args(const Args& args, const std::optional<std:
 
 // Prints "trainclock: error: <key>: <reason>" on stderr; returns kExitBadInput.
 int report_error(const Error& error);
-Result<std::string> read_text_file(const std::string& path);  // "-" reads stdin
+inline constexpr size_t kMaxInputBytes = size_t(16) << 20;    // the largest file (or stdin) a command reads: 16 MiB
+Result<std::string> read_text_file(const std::string& path);  // "-" reads stdin; larger than kMaxInputBytes: an error
 bool names_file(std::string_view value);                      // "-", a path with '/', or a name ending in .json (not a preset id)
 
 // Human-readable numbers.

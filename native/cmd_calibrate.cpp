@@ -102,14 +102,15 @@ int run(const Args& args) {
     if (is_microbenchmark_file(text.value())) return run_microbenchmarks(args, text.value(), *path);
     if (args.has("--gpu") || args.has("--node"))
         return report_error({"--gpu", "only for micro-benchmark files (measure_gpu.py): runs name their GPU"});
-    auto parsed = parse_measurements(text.value());
-    if (!parsed) return report_error({*path, parsed.error().message});
+    const std::string& file = *path;  // "-" stays "-" in messages (the spelling the user gave)
+    auto parsed = parse_measurements(text.value(), file);
+    if (!parsed) return report_error(parsed.error());
     const auto framework = args.value("--framework");
     const ValidationSuite suite = framework ? runs_of_framework(parsed.value(), *framework) : parsed.value();
     if (framework && suite.cases.empty())
         return report_error({"--framework", "no run in " + *path + " uses framework '" + *framework + "'"});
     auto report = calibrate(suite);
-    if (!report) return report_error({*path + ": " + report.error().key, report.error().message});
+    if (!report) return report_error({file + ": " + report.error().key, report.error().message});
     const std::string json = calibration_json(report.value().calibration) + "\n";
     if (const int rc = write_out(args, json); rc != kExitOk) return rc;
     if (args.has("--json")) {

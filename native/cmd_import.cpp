@@ -57,7 +57,8 @@ int run(const Args& args) {
         // The arguments after --, or one FILE (or -) holding the command line.
         std::vector<std::string> words = rest;
         std::string source = "megatron arguments";
-        if (rest.size() == 1 && names_file(rest[0])) {
+        // One word that is no Megatron flag is the FILE, with or without a '/' (train_cmd.txt).
+        if (rest.size() == 1 && (names_file(rest[0]) || rest[0].rfind("--", 0) != 0)) {
             auto text = read_text_file(rest[0]);
             if (!text) return report_error(text.error());
             words = split_command_line(text.value());

@@ -1,6 +1,7 @@
 // `trainclock predict`: one prediction as a readable table, the result JSON or a CSV row.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "cli_common.hpp"
@@ -46,7 +47,11 @@ void print_table(const Config& c, const Prediction& r) {
               << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string()) << ") on "
               << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << ", framework "
               << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
-              << "layout: " << layout_line(c) << "\n\n";
+              << "layout: " << layout_line(c) << "\n";
+    // Fit first, before any time (issue 25 item 9): a layout that does not fit has no step time to run.
+    const MemoryBreakdown& fit = r.memory;
+    std::cout << "memory: " << format_fixed(fit.per_gpu_gib, 1) << " GiB per GPU of " << format_fixed(fit.capacity_gib, 0)
+              << " GiB: " << (fit.fits ? "fits" : "DOES NOT FIT (the times below are for a run that cannot start)") << "\n\n";
 
     TextTable speed({"throughput", ""});
     speed.add({"step time", format_seconds(r.iteration_time_s)});
@@ -129,6 +134,17 @@ int run(const Args& args) {
     PredictOptions options;
     options.timeline = args.has("--timeline");
     const Prediction prediction = predict(config.value(), options);
+    if (prediction.run.stalls) {  // a run that never finishes has no total time to print (issue 25 item 10)
+        const WholeRun& w = prediction.run;
+        char text[400];
+        std::snprintf(text, sizeof text,
+                      "%.3g interruptions per GPU-hour on %lld GPUs (one every %.3g min) outpace the %.3g s each costs (restart, "
+                      "checkpoint load, half an interval): the run would not finish; lower it, or --restart / raise --storage-bw",
+                      w.failure_rate_per_gpu_hour, static_cast<long long>(config.value().num_gpus),
+                      60.0 / (w.failure_rate_per_gpu_hour * double(config.value().num_gpus)),
+                      w.restart_s + w.checkpoint_write_s + 0.5 * (w.checkpoint_interval_s + w.checkpoint_write_s));
+        return report_error({"training.failure_rate_per_gpu_hour", text});
+    }
     if (args.has("--json")) {
         std::cout << prediction_to_json(prediction, &config.value());
     } else if (args.has("--csv")) {

@@ -316,7 +316,9 @@ TEST_CASE("fine-tuning: LoRA flags predict, link round-trip, and search --smalle
         trainclock("search --model llama3.1-8b --gpu a100-sxm4-40gb --gpus 64 --smallest --seq 2048 --gbs 64 --top 1 --threads 1");
     REQUIRE(full.exit_code == 0);
     CHECK(has(full.out, "smallest setup that fits: 4 x a100-sxm4-40gb"));
-    const Run small = trainclock("search " + lora + " --gpus 64 --smallest --top 1 --threads 1");
+    std::string lora64 = lora;  // a flag is given once (issue 25): --gpus 64 in place of --gpus 1
+    lora64.replace(lora64.find("--gpus 1"), 8, "--gpus 64");
+    const Run small = trainclock("search " + lora64 + " --smallest --top 1 --threads 1");
     REQUIRE(small.exit_code == 0);
     CHECK(has(small.out, "smallest setup that fits: 1 x a100-sxm4-40gb"));
 }

@@ -21,6 +21,9 @@ void fill_precision_default(Config& c) {
         auto preset = precision_preset(name);
         if (preset && !precision_support_error(preset.value(), c.gpu)) {
             c.precision = std::move(preset).value();
+            if (c.precision.name != "bf16-mixed")  // stated in the prediction's warnings, not silent
+                c.precision_default_note = "precision " + c.precision.name + " (the default bf16-mixed does not run: gpu " + c.gpu.name +
+                                           " has no bf16 peak; give --precision to choose)";
             return;
         }
     }

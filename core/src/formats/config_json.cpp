@@ -239,6 +239,9 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("checkpoint_interval_s", s.checkpoint_interval_s);
         t.read("checkpoint_interval_steps", s.checkpoint_interval_steps);
         t.read("storage_bw_gbps", s.storage_bw_gbps);
+        // Present = given: 0 GB/s writes no checkpoint, it is not the default (omit the key for that).
+        if (t.find("storage_bw_gbps") && s.storage_bw_gbps == 0)
+            t.fail("storage_bw_gbps", "must be > 0 GB/s (omit it for the default, Llama 3's 2 TB/s over 16K GPUs per GPU)");
         // Present = given: 0 is a valid restart time and failure rate (their defaults are < 0).
         for (auto [key, value] :
              {std::pair<const char*, double*>{"restart_s", &s.restart_s}, {"failure_rate_per_gpu_hour", &s.failure_rate_per_gpu_hour}}) {

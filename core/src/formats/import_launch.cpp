@@ -562,7 +562,15 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
     const bool gqa = a.flag("group-query-attention");
     const int64_t groups = a.positive("num-query-groups").value_or(1);
     const int64_t kv_heads = gqa ? groups : heads;
-    const int64_t head_dim = a.positive("kv-channels").value_or(hidden / heads);
+    const std::optional<int64_t> kv_channels = a.positive("kv-channels");
+    // Megatron's arguments.py asserts hidden_size % num_attention_heads == 0 unless --kv-channels is
+    // given, and num_attention_heads (and num_query_groups) % tensor_model_parallel_size == 0.
+    if (!kv_channels && hidden % heads != 0) {
+        a.fail("num-attention-heads", std::to_string(heads) + " does not divide --hidden-size " + std::to_string(hidden) +
+                                          " (Megatron asserts it unless --kv-channels gives the head width)");
+        return;
+    }
+    const int64_t head_dim = kv_channels.value_or(hidden / heads);
     std::optional<int64_t> vocab = a.positive("vocab-size");
     if (!vocab) {
         a.fail("vocab-size", "missing: Megatron reads the vocabulary from the tokenizer; give --vocab-size N, or trainclock's --model");
@@ -575,6 +583,16 @@ void read_megatron_model(DashedArgs& a, Draft& d, int64_t tp) {
         return;
     }
     const int64_t multiple = *padding;
+    if (tp > 1 && heads % tp != 0) {
+        a.fail("tensor-model-parallel-size",
+               std::to_string(tp) + " does not divide --num-attention-heads " + std::to_string(heads) + " (Megatron asserts it)");
+        return;
+    }
+    if (tp > 1 && kv_heads % tp != 0 && tp % kv_heads != 0) {
+        a.fail("tensor-model-parallel-size", std::to_string(tp) + " and --num-query-groups " + std::to_string(kv_heads) +
+                                                 " do not divide one another (each TP rank holds whole KV heads or a share of one)");
+        return;
+    }
     const int64_t padded = (*vocab + multiple - 1) / multiple * multiple;
     if (padded != *vocab)
         d.warn("vocab " + std::to_string(*vocab) + " padded to " + std::to_string(padded) + " as Megatron does (multiple of " +

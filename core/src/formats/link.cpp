@@ -361,6 +361,30 @@ std::string encode_config_link(const Config& config) {
     return out;
 }
 
+Result<PinnedLink> split_pinned_link(std::string_view link) {
+    const size_t hash = link.rfind('#');
+    if (hash != std::string_view::npos) link.remove_prefix(hash + 1);
+    PinnedLink out;
+    size_t start = 0;
+    while (start <= link.size()) {
+        size_t end = link.find('&', start);
+        if (end == std::string_view::npos) end = link.size();
+        const std::string_view part = link.substr(start, end - start);
+        start = end + 1;
+        if (part.substr(0, 4) == "pin=") {
+            if (out.pinned) return Error{"pin", "appears twice in the link"};
+            auto pinned = base64url_decode(part.substr(4));
+            if (!pinned) return Error{"pin", "the pinned configuration (A) is not base64url: " + pinned.error().message};
+            out.pinned = std::move(pinned).value();
+            continue;
+        }
+        if (part.empty()) continue;
+        if (!out.current.empty()) out.current += '&';
+        out.current += part;
+    }
+    return out;
+}
+
 Result<Config> decode_config_link(std::string_view fragment) {
     const size_t hash = fragment.rfind('#');
     if (hash != std::string_view::npos) fragment.remove_prefix(hash + 1);

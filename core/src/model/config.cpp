@@ -145,7 +145,8 @@ std::optional<Error> check_gpu(const GpuSpec& g) {
     TRAINCLOCK_TRY(out_of_range("gpu.measured.memory_efficiency", g.measured_memory_efficiency, 0.0, 1.0));
     TRAINCLOCK_TRY(out_of_range("gpu.measured.sustained_clock_ratio", g.measured_sustained_clock, 0.0, 1.0));
     if (!any_peak) return Error{"gpu.peak_tflops", "no dtype has a peak (give at least fp32)"};
-    TRAINCLOCK_TRY(out_of_range<int64_t>("gpu.sm_count", g.sm_count, 1, 1000000));
+    // 0 = no SM-like unit or unknown (Gaudi MMEs/TPCs, H20; presets/README.md): no wave quantisation, no SM share.
+    TRAINCLOCK_TRY(out_of_range<int64_t>("gpu.sm_count", g.sm_count, 0, 1000000));
     TRAINCLOCK_TRY(out_of_range("gpu.l2_cache_mb", g.l2_cache_mb, 0.0, 1e6));
     TRAINCLOCK_TRY(out_of_range("gpu.tdp_w", g.tdp_w, 0.0, 1e5));
     TRAINCLOCK_TRY(out_of_range("gpu.price_per_gpu_hour_usd", g.price_per_gpu_hour_usd, 0.0, 1e6));

@@ -81,7 +81,9 @@ double comm_time_s(const CommOp& op, const Network& net) {
 
 // Share of the SMs a running collective holds (its NCCL channels): compute overlapped with it runs
 // at (1 - share) speed.
+// sm_count 0 (no SMs, or unknown): no SM contention is modelled (a warning says so).
 double comm_sm_share(const Execution& x) {
+    if (x.config->gpu.sm_count == 0) return 0;
     return std::min(x.cal.comm_sms / double(std::max<int64_t>(x.config->gpu.sm_count, 1)), constant(Constant::comm_sm_share_cap));
 }
 
@@ -544,6 +546,15 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
                       c.training.tokens, exact_steps, tokens_per_step, out.steps);
         out.warnings.push_back(text);
     }
+    if (!c.precision_default_note.empty()) out.warnings.push_back(c.precision_default_note);
+    if (m.max_seq_len > 0 && c.training.seq_len > m.max_seq_len)
+        out.warnings.push_back("training.seq_len " + std::to_string(c.training.seq_len) + " is above the " + m.name + " context length (" +
+                               "model.max_seq_len " + std::to_string(m.max_seq_len) + "): positions beyond it were never trained");
+    if (c.gpu.sm_count == 0)
+        out.warnings.push_back(
+            "gpu " + c.gpu.name +
+            " has no SM count (sm_count 0: no SMs or unknown): GEMM wave quantisation and the SMs collectives hold are not "
+            "modelled");
     if (!c.framework_defaults.empty()) {  // no silent assumption: what the framework preset set
         std::string applied;
         for (const std::string& d : c.framework_defaults) applied += (applied.empty() ? "" : ", ") + d;

@@ -19,6 +19,7 @@
 #include "base/json_writer.hpp"
 #include "catalogue/spec_json.hpp"
 #include "perf/constants.hpp"
+#include "trainclock/formats/config_json.hpp"
 
 namespace trainclock {
 
@@ -548,18 +549,66 @@ std::optional<Error> one_framework_per_gpu(const ValidationSuite& suite, const s
 
 }  // namespace
 
-Result<ValidationSuite> parse_measurements(std::string_view json) {
+namespace {
+std::string json_string(std::string_view text) {
+    JsonWriter out;
+    out.value(text);
+    return out.take();
+}
+}  // namespace
+
+Result<ValidationSuite> parse_measurements(std::string_view json, std::string_view file) {
     // The file's own "name" stands for the stem that presets/validation files must match.
     std::string name = "measurements";
     simdjson::dom::parser parser;
     simdjson::dom::element document;
     std::string_view given;
-    if (parser.parse(json.data(), json.size()).get(document) == simdjson::SUCCESS &&
-        document["name"].get_string().get(given) == simdjson::SUCCESS)
-        name = std::string(given);
+    const bool parsed = parser.parse(json.data(), json.size()).get(document) == simdjson::SUCCESS;
+    if (parsed && document["name"].get_string().get(given) == simdjson::SUCCESS) name = std::string(given);
+    // A user's runs (issue 25): a plain array of runs, or {"cases": [...]} without the header that
+    // presets/validation files carry; each run needs only "config" and "measured" (id and citation
+    // default to the run's position and the file). Normalised to the validation file format.
+    simdjson::dom::array runs;
+    simdjson::dom::object root;
+    const bool is_array = parsed && document.get_array().get(runs) == simdjson::SUCCESS;
+    const bool bare_object = parsed && document.get_object().get(root) == simdjson::SUCCESS &&
+                             document["cases"].get_array().get(runs) == simdjson::SUCCESS &&
+                             (document["set"].error() != simdjson::SUCCESS || document["source"].error() != simdjson::SUCCESS ||
+                              document["schema_version"].error() != simdjson::SUCCESS);
+    std::string normalised;
+    if (is_array || bare_object) {
+        name = "measurements";
+        normalised = R"({"schema_version": 1, "name": "measurements", "set": "public", "source": )" + json_string(file) + R"(, "cases": [)";
+        int64_t index = 0;
+        for (const auto run : runs) {
+            simdjson::dom::object object;
+            std::string entry = simdjson::minify(run);
+            if (run.get_object().get(object) == simdjson::SUCCESS) {
+                std::string extra;
+                if (object["id"].error() != simdjson::SUCCESS) extra += R"("id": "run-)" + std::to_string(index + 1) + R"(", )";
+                if (object["citation"].error() != simdjson::SUCCESS) extra += R"("citation": )" + json_string(file) + ", ";
+                entry = "{" + extra + entry.substr(1);
+                if (entry.size() >= 3 && entry.compare(entry.size() - 3, 3, ", }") == 0) entry.replace(entry.size() - 3, 3, "}");
+            }
+            normalised += (index > 0 ? ", " : "") + entry;
+            ++index;
+        }
+        normalised += "]}";
+        json = normalised;
+    }
     ValidationSuite suite;
     parse_validation_file(name + ".json", json, suite);
-    if (!suite.issues.empty()) return Error{"", suite.issues.front().to_string()};
+    for (ValidationIssue& issue : suite.issues) {  // messages name the real file, not "measurements.json"
+        issue.file = std::string(file);
+        if (!normalised.empty()) issue.line = 0;  // the lines of the normalised text are not the file's
+    }
+    if (!suite.issues.empty()) {  // keyed by the file; "line N: case I (ID): reason"
+        const ValidationIssue& issue = suite.issues.front();
+        std::string where = issue.line > 0 ? "line " + std::to_string(issue.line) + ": " : "";
+        if (issue.case_index >= 0)
+            where += "case " + std::to_string(issue.case_index) + (issue.id.empty() ? "" : " (" + issue.id + ")") + ": ";
+        return Error{std::string(file), where + issue.message};
+    }
     return suite;
 }
 
@@ -570,6 +619,22 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
     if (cases.empty())
         return Error{"measurements", "no case measures a time (iteration_time_s, tokens_per_s, tokens_per_s_per_gpu, samples_per_s)"};
     if (auto mixed = one_framework_per_gpu(measurements, cases)) return *mixed;
+    // Contradictory runs (issue 25): one config measured more than 2x apart in one metric has no
+    // factor that fits both; run-to-run noise is a few percent, so one of them is not that config.
+    std::map<std::string, size_t> first_of;
+    for (const size_t i : cases) {
+        const ValidationCase& c = measurements.cases[i];
+        const auto [at, inserted] = first_of.emplace(std::to_string(int(c.metric)) + config_to_json(c.config), i);
+        if (inserted) continue;
+        const ValidationCase& other = measurements.cases[at->second];
+        const double ratio = std::max(c.measured, other.measured) / std::min(c.measured, other.measured);
+        if (ratio > 2.0) {
+            char text[160];
+            std::snprintf(text, sizeof text, "measured %.6g and %.6g (%.3gx apart)", other.measured, c.measured, ratio);
+            return Error{"measured", "runs " + other.id + " and " + c.id + " have the same config but " + text +
+                                         ": contradictory, no calibration fits both (remove the wrong one)"};
+        }
+    }
     CalibrateReport report;
     report.parameters = calibration_candidates(measurements, cases);
     FitProblem problem(measurements, report.parameters);

@@ -306,3 +306,20 @@ TEST_CASE("ZeRO-3 is never faster than ZeRO-1/2 on the same layout", "[predictio
     }
     CHECK(compared > 50);
 }
+
+TEST_CASE("Every GPU preset predicts a 7B model on one node, with its default precision (issue 25 item 12)", "[prediction]") {
+    // The invariant test above skips configs that fail to load; here none may fail: a preset the
+    // tool ships must predict. Gaudi 2/3 and H20 have no SM count (0), which once was refused.
+    for (const std::string& gpu : preset_names(PresetKind::gpu)) {
+        INFO(gpu);
+        auto config = load_config(R"({"schema": "trainclock/config/v1", "model": "llama2-7b", "gpu": ")" + gpu +
+                                  R"(", "num_gpus": 8, "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1}})");
+        if (!config) FAIL(config.error().to_string());
+        const Prediction p = predict(config.value());
+        CHECK(std::isfinite(p.iteration_time_s));
+        CHECK(p.iteration_time_s > 0);
+        const bool stated = std::any_of(p.warnings.begin(), p.warnings.end(),
+                                        [](const std::string& w) { return w.find("no SM count") != std::string::npos; });
+        CHECK(stated == (config.value().gpu.sm_count == 0));
+    }
+}

@@ -1,6 +1,8 @@
 // trainclock: error values returned across the core API (no exceptions cross it; DESIGN.md 4).
 #pragma once
 
+#include <cctype>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <variant>
@@ -16,7 +18,49 @@ struct Error {
     Error() = default;
     // Input echoed into a key or message (a JSON key with "\n", a link value with raw bytes) has its
     // control characters escaped, so every error is one line of text (found by tests/fuzz).
-    Error(std::string key_, std::string message_) : key(one_line(std::move(key_))), message(one_line(std::move(message_))) {}
+    // A quoted value longer than kEchoChars is cut to an excerpt (a 1 MB preset name echoes 100
+    // characters and "..."), and so is a key.
+    Error(std::string key_, std::string message_)
+        : key(excerpt(one_line(std::move(key_)))), message(excerpt_quoted(one_line(std::move(message_)))) {}
+
+    static constexpr size_t kEchoChars = 100;  // the most characters of a bad value an error echoes
+
+    // `text` cut to its first kEchoChars characters and "..." (whole UTF-8 characters), or as it is.
+    static std::string excerpt(std::string text) {
+        if (text.size() <= kEchoChars + 3) return text;
+        size_t cut = kEchoChars;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+        text.resize(cut);
+        return text + "...";
+    }
+
+    // Every 'quoted' or "quoted" value of `text` (opened after a non-alphanumeric character, closed
+    // before one, so "model's" opens nothing) cut to an excerpt.
+    static std::string excerpt_quoted(std::string text) {
+        if (text.size() <= kEchoChars) return text;
+        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+        std::string out;
+        bool unclosed[2] = {false, false};  // no closing quote after the last failed opener: no later one closes
+        size_t i = 0;
+        while (i < text.size()) {
+            const char q = text[i];
+            const int kind = q == '"';
+            if ((q == '\'' || q == '"') && !unclosed[kind] && (i == 0 || !word(text[i - 1]))) {
+                size_t close = i + 1;
+                while (close < text.size() && !(text[close] == q && (close + 1 == text.size() || !word(text[close + 1])))) ++close;
+                unclosed[kind] = close == text.size();
+                if (close < text.size()) {
+                    out += q;
+                    out += excerpt(text.substr(i + 1, close - i - 1));
+                    out += q;
+                    i = close + 1;
+                    continue;
+                }
+            }
+            out += text[i++];
+        }
+        return out;
+    }
 
     std::string to_string() const {  // "parallel.tp: 3 does not divide model.heads = 64"
         return key.empty() ? message : key + ": " + message;

@@ -7,6 +7,7 @@
 // or a calibration) as '~' followed by the base64url (RFC 4648 section 5, unpadded) of their JSON.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,14 @@ Result<Config> set_config_field(Config base, const ConfigField& field, std::stri
 
 std::string encode_config_link(const Config& config);          // of a validated config
 Result<Config> decode_config_link(std::string_view fragment);  // validated; errors name the link key
+
+// The page's A/B link: its own fragment plus "&pin=" and the base64url of the pinned (A) fragment
+// (web/panels_compare.cpp). `current` is the fragment without the pin (B, what the page shows).
+struct PinnedLink {
+    std::string current;
+    std::optional<std::string> pinned;  // A's fragment; nullopt when the link pins nothing
+};
+Result<PinnedLink> split_pinned_link(std::string_view link);  // errors: key "pin"
 
 std::string base64url_encode(std::string_view bytes);
 Result<std::string> base64url_decode(std::string_view text);  // error key ""

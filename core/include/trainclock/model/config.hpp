@@ -174,6 +174,7 @@ struct Config {
     CalibrationSpec calibration;
     ExplicitKnobs explicit_knobs;                 // set by the parser and by front ends that edit a knob
     std::vector<std::string> framework_defaults;  // "key = value" the framework set (filled by check_config)
+    std::string precision_default_note;           // why the default precision is not bf16-mixed ("" = it is, or one was given)
 };
 
 // Micro-batches x pipeline chunks per step the schedule simulates: 2^18 covers 32768 micro-batches

@@ -133,7 +133,9 @@ struct CalibrateReport {
 };
 // A user's measurements file (the presets/validation file format; its "name" need not match a file
 // name): the cases, or the first unusable case or header as the error.
-Result<ValidationSuite> parse_measurements(std::string_view json);
+// `file` names the file in messages. Also a user's runs: a plain JSON array of {"config", "measured"}
+// (or {"cases": [...]} without the validation header); id and citation are optional there.
+Result<ValidationSuite> parse_measurements(std::string_view json, std::string_view file = "measurements.json");
 // Fit the per-GPU factors the measured cases constrain (trainclock calibrate).
 Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const FitOptions& options = {});
 std::string calibration_json(const CalibrationSpec& calibration);  // the JSON predict/validate read
