@@ -59,10 +59,9 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     const double fp8_of_bf16 = constant(Constant::fp8_of_bf16_gemm);
     c.gemm_efficiency[idx(DType::fp8)] = half * fp8_of_bf16;
     // mxfp8: B200/GB200 MAMF is for FP8 (0.763/0.723); block scaling runs in the tensor core (no
-    // public separate figure): same as fp8. nvfp4: no public MAMF; fp8 fraction x 0.9 (physical guess:
-    // narrower operands make the epilogue a larger share), said so.
+    // public separate figure): same as fp8. nvfp4: the fp8 figure (measured where the preset has one,
+    // below) times nvfp4_of_fp8_gemm, fitted on the GB200 cuBLASLt rows of the component set.
     c.gemm_efficiency[idx(DType::mxfp8)] = half * fp8_of_bf16;
-    c.gemm_efficiency[idx(DType::nvfp4)] = half * fp8_of_bf16 * constant(Constant::nvfp4_of_fp8_gemm);
     // Published measurements of this GPU take precedence (presets/gpus "measured").
     for (int d = 0; d < kDTypeCount; ++d)
         if (gpu.measured_gemm_efficiency[d] > 0) c.gemm_efficiency[d] = gpu.measured_gemm_efficiency[d];
@@ -74,6 +73,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
         if (gpu.measured_gemm_efficiency[idx(DType::fp8)] <= 0) c.gemm_efficiency[idx(DType::fp8)] = bf16 * fp8_of_bf16;
         if (gpu.measured_gemm_efficiency[idx(DType::mxfp8)] <= 0) c.gemm_efficiency[idx(DType::mxfp8)] = c.gemm_efficiency[idx(DType::fp8)];
     }
+    if (gpu.measured_gemm_efficiency[idx(DType::nvfp4)] <= 0)
+        c.gemm_efficiency[idx(DType::nvfp4)] = c.gemm_efficiency[idx(DType::fp8)] * constant(Constant::nvfp4_of_fp8_gemm);
     // Training GEMMs reach less than a brute-force MAMF: real (not best) shapes, sustained clocks under
     // the power limit, and SMs shared with concurrent NCCL kernels. One global factor, fitted on the
     // public A100 Megatron data (vTrain 1,549 iteration times; Narayanan et al. SC'21 Table 1;
@@ -119,8 +120,10 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // several framework kernels per op of our lists) reach less: one global factor, fitted on the
     // public set and vTrain (fit.cpp fitted_constants, `trainclock validate --refit`).
     const double training_kernels_of_stream = constant(Constant::training_kernels_of_stream);
-    c.memory_efficiency =
-        (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constant(Constant::hbm_stream)) * training_kernels_of_stream;
+    c.memory_stream_efficiency = gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constant(Constant::hbm_stream);
+    c.memory_efficiency = c.memory_stream_efficiency * training_kernels_of_stream;
+    // One kernel alone pays its own device latency (the launch and gap of training are kernel_launch_s).
+    c.kernel_device_latency_s = constant(Constant::kernel_device_latency_s);
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
     // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
     c.intra_node_efficiency = constant(Constant::intra_node_efficiency);

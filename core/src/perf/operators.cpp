@@ -875,11 +875,12 @@ DType compute_dtype(const GpuSpec& gpu, DType d) {
     return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp32;
 }
 
-double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
-    // Tensor-core GEMMs lose gemm_sustained to power-limited clocks and NCCL sharing (calibration.cpp);
-    // CUDA-core SGEMM's efficiency is a sustained measurement already.
+double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context) {
+    // Tensor-core GEMMs in training lose gemm_sustained to real shapes, power-limited clocks and NCCL
+    // sharing (calibration.cpp); alone they run at the large-GEMM (MAMF) figure. CUDA-core SGEMM's
+    // efficiency is a sustained measurement already.
     const DType d = compute_dtype(gpu, op.dtype);
-    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
+    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained);
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
     // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
     // extent (the K that halves it, per dtype: calibration.cpp).
@@ -936,20 +937,25 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     return base * slot.shape;
 }
 
-double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context) {
     double compute_s = 0;
     if (op.flops > 0) {
         const DType d = compute_dtype(gpu, op.dtype);
-        const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal) : cal.attention_efficiency;
+        const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal, context) : cal.attention_efficiency;
         // Datasheet peaks are at the boost clock; under sustained training power the SM clock drops
-        // where the preset gives a measured ratio (compute only: HBM keeps its clock).
-        const double clock = gpu.measured_sustained_clock > 0 ? gpu.measured_sustained_clock : 1.0;
+        // where the preset gives a measured ratio (compute only: HBM keeps its clock). A short
+        // microbenchmark runs at boost (the b200 preset's source: MAMF runs are short bursts).
+        const double clock = gpu.measured_sustained_clock > 0 && !context.alone ? gpu.measured_sustained_clock : 1.0;
         const double peak = gpu.peak_flops(d) * clock;
         if (peak > 0 && eff > 0) compute_s = op.flops / (peak * eff);
     }
-    const double bw = gpu.memory_bw_gbps * 1e9 * cal.memory_efficiency;
+    const double bw = gpu.memory_bw_gbps * 1e9 * (context.alone ? cal.memory_stream_efficiency : cal.memory_efficiency);
     const double memory_s = bw > 0 ? op.bytes / bw : 0;
     return std::max(compute_s, memory_s);  // roofline (Williams et al. 2009)
+}
+
+double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+    return cal.kernel_device_latency_s + std::max(op.count, 1.0) * op_time_s(op, gpu, cal, kAlone);
 }
 
 double OpCost::total_s() const {

@@ -19,6 +19,10 @@ struct Calibration : CalibrationScalars<double> {       // the scalars: config.h
     std::array<double, kDTypeCount> gemm_k_half{};      // per dtype: K at which a GEMM's mainloop efficiency halves (prologue/epilogue)
     std::array<double, kDTypeCount> tile_reuse{};       // per dtype: share of the 16-bit small-tile loss it suffers (operands per FLOP)
     bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
+    // Kernels alone (operators.hpp KernelContext): HBM fraction of a pure stream, and the fixed device
+    // time of one kernel (launch to completion of an empty grid, tile scheduling, wave tail).
+    double memory_stream_efficiency = 0;
+    double kernel_device_latency_s = 0;
 };
 
 // The field of a resolved Calibration a fitted multiplier scales (validation/fit.hpp; the refit rows of

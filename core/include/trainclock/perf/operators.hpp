@@ -98,10 +98,25 @@ double layer_trainable_params_local(const Execution& execution, LayerKind kind);
 // ---- cost (roofline, DESIGN.md 2.2) ----
 // Dtype that executes `dtype` on this GPU (tf32 without tensor cores runs as fp32, bf16 as fp16...).
 DType compute_dtype(const GpuSpec& gpu, DType dtype);
+// Where a kernel runs. In training (what predict costs): sustained SM clocks under the power limit,
+// real shapes and SMs shared with collectives (calibration gemm_sustained), memory-bound kernels at
+// the training-kernel fraction of a stream, the per-kernel launch and gap charged by cost_ops.
+// Alone: an isolated, warm microbenchmark of one kernel timed back to back (the component rows of
+// presets/validation/components): boost clocks, the large-GEMM figure itself, HBM at the stream
+// figure, plus the kernel's own device latency (calibration.hpp kernel_device_latency_s).
+struct KernelContext {
+    bool alone = false;
+};
+inline constexpr KernelContext kInTraining{};
+inline constexpr KernelContext kAlone{true};
+
 // Fraction of peak of one GEMM shape: large-GEMM efficiency x wave/tile quantisation x K-loop fill.
-double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal);
+double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context = kInTraining);
 // Seconds of one execution, launch excluded: max(flops / (peak eff), bytes / (bw mem_eff)).
-double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal);
+double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context = kInTraining);
+// Seconds of the op's one kernel alone (all `count` executions plus its device latency): what an
+// isolated microbenchmark of it measures.
+double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal);
 
 struct OpCost {
     std::array<double, kOpKindCount> seconds{};  // by kind, launches excluded
