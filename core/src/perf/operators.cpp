@@ -937,11 +937,27 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
     return base * slot.shape;
 }
 
+namespace {
+
+// Fused attention: the calibration's figure is the time-weighted mean of the forward kernel and the
+// backward one (2.5x the FLOPs, Dao 2023 sec. 3), which runs at attention_bwd_of_fwd the forward's
+// rate (FlashAttention-2 and -4 on B200: the component rows FAISS-001..024).
+double fused_attention_efficiency(const Op& op, const Calibration& cal, const KernelContext& context) {
+    const double bwd_of_fwd = constant(Constant::attention_bwd_of_fwd);
+    const double fwd = (context.alone ? cal.attention_alone_efficiency : cal.attention_efficiency) * (1 + 2.5 / bwd_of_fwd) / 3.5;
+    const size_t len = op.name ? std::strlen(op.name) : 0;
+    const bool backward = len >= 4 && std::strcmp(op.name + len - 4, "_bwd") == 0;
+    return backward ? fwd * bwd_of_fwd : fwd;
+}
+
+}  // namespace
+
 double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context) {
     double compute_s = 0;
     if (op.flops > 0) {
         const DType d = compute_dtype(gpu, op.dtype);
-        const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal, context) : cal.attention_efficiency;
+        const double eff =
+            (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal, context) : fused_attention_efficiency(op, cal, context);
         // Datasheet peaks are at the boost clock; under sustained training power the SM clock drops
         // where the preset gives a measured ratio (compute only: HBM keeps its clock). A short
         // microbenchmark runs at boost (the b200 preset's source: MAMF runs are short bursts).
