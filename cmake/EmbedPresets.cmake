@@ -3,7 +3,7 @@
 #   cmake -DPRESETS_DIR=... -DOUTPUT=... -P EmbedPresets.cmake
 # Files are sorted by kind, then name, so the output is reproducible.
 
-set(kinds model gpu node precision framework validation interval table)
+set(kinds model gpu node precision framework validation interval table component)
 set(enum_of_model PresetKind::model)
 set(enum_of_gpu PresetKind::gpu)
 set(enum_of_node PresetKind::node)
@@ -12,7 +12,8 @@ set(enum_of_framework PresetKind::framework)
 set(enum_of_validation PresetKind::validation)
 set(enum_of_interval PresetKind::interval)
 set(enum_of_table PresetKind::table)
-# Folder per kind: presets/models, gpus, nodes, precisions, frameworks, intervals, tables, but presets/validation (DESIGN.md 1).
+set(enum_of_component PresetKind::component)
+# Folder per kind: presets/models, gpus, nodes, precisions, frameworks, intervals, tables, but presets/validation and presets/validation/components (DESIGN.md 1).
 set(dir_of_model models)
 set(dir_of_gpu gpus)
 set(dir_of_node nodes)
@@ -21,6 +22,7 @@ set(dir_of_framework frameworks)
 set(dir_of_validation validation)
 set(dir_of_interval intervals)
 set(dir_of_table tables)
+set(dir_of_component validation/components)
 
 set(arrays "")
 set(entries "")

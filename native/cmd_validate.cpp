@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "trainclock/validation/components.hpp"
 #include "trainclock/validation/fit.hpp"
 #include "trainclock/validation/validation.hpp"
 
@@ -143,8 +144,55 @@ void print_refit_table(const CrossSourceReport& r) {
               << folds.render("  ");
 }
 
+// validate --components: MAPE per component and per source file of the microbenchmark rows.
+int run_components_command(const Args& args) {
+    for (const char* other : {"--cross-source", "--refit", "--write-intervals", "--calibration", "--precision-blind", "--source"})
+        if (args.has(other))
+            return report_error({"--components", std::string("scores the component microbenchmarks alone: not with ") + other});
+    int64_t worst = 20;
+    if (const auto n = args.value("--worst")) {
+        char* end = nullptr;
+        worst = std::strtoll(n->c_str(), &end, 10);
+        if (n->empty() || *end != '\0' || worst < 0) return report_error({"--worst", "expected a count >= 0, got '" + *n + "'"});
+    }
+    const ComponentSuite suite = load_component_suite();
+    const ComponentsReport report = run_components(suite);
+    if (args.has("--json")) {
+        std::cout << components_report_json(suite, report) << "\n";
+    } else {
+        std::cout << "trainclock validate --components: " << report.cases.size() << " published microbenchmarks predicted with the\n"
+                  << "cost model's own component functions (presets/validation/components; " << report.skipped.size()
+                  << " rows not predictable, " << report.unrepresentable << " unrepresentable)\n\n"
+                  << "bias: mean signed error of the predicted value in the row's metric (time or throughput)\n\n";
+        TextTable components({"component", "cases", "MAPE", "bias"});
+        for (const ComponentGroup& g : report.components)
+            components.add(
+                {g.component, std::to_string(g.cases), format_percent(g.mape_pct / 100), format_signed_percent(g.bias_pct / 100)});
+        std::cout << "MAPE by component\n" << components.render("  ") << "\n";
+        TextTable sources({"source", "component", "cases", "MAPE", "bias"});
+        for (const ComponentGroup& g : report.sources)
+            sources.add({g.source, g.component, std::to_string(g.cases), format_percent(g.mape_pct / 100),
+                         format_signed_percent(g.bias_pct / 100)});
+        std::cout << "MAPE by source\n" << sources.render("  ");
+        std::vector<ComponentCase> sorted = report.cases;
+        std::stable_sort(sorted.begin(), sorted.end(), [](const ComponentCase& a, const ComponentCase& b) { return a.ape > b.ape; });
+        if (worst > 0 && int64_t(sorted.size()) > worst) sorted.resize(size_t(worst));
+        TextTable cases({"row", "component", "gpu", "metric", "measured", "predicted", "error"});
+        for (const ComponentCase& c : sorted) {
+            const ComponentRow& row = suite.rows[c.row];
+            cases.add({row.id, row.component, row.gpu, row.metric, format_fixed(row.value, 3), format_fixed(c.predicted, 3),
+                       format_signed_percent((c.predicted - row.value) / row.value)});
+        }
+        std::cout << "\nRows, worst first" << (worst > 0 ? " (top " + std::to_string(sorted.size()) + "; --worst 0 for all)" : "") << "\n"
+                  << cases.render("  ");
+    }
+    for (const std::string& issue : suite.issues) std::cerr << "trainclock: component row skipped: " << issue << "\n";
+    return suite.issues.empty() ? kExitOk : kExitInternal;
+}
+
 int run(const Args& args) {
     if (!args.positionals().empty()) return report_error({args.positionals()[0], "unexpected argument"});
+    if (args.has("--components")) return run_components_command(args);
     ValidationOptions options;
     options.precision_blind = args.has("--precision-blind");
     if (const auto prefix = args.value("--source")) options.source_prefix = *prefix;
@@ -211,7 +259,8 @@ const CommandRegistrar registrar({
     "validate",
     "accuracy against published measurements (MAPE per source, precision, GPU)",
     "trainclock validate [--json] [--precision-blind] [--source PREFIX] [--calibration FILE|JSON] [--worst N]\n"
-    "       trainclock validate [--cross-source [--write-intervals FILE] [--worst N]] [--refit]",
+    "       trainclock validate [--cross-source [--write-intervals FILE] [--worst N]] [--refit]\n"
+    "       trainclock validate --components [--json] [--worst N]",
     "Predicts every published measurement embedded from presets/validation (each a full config plus the\n"
     "measured iteration time or throughput, with its citation) and prints the absolute percentage error\n"
     "per case and the MAPE over the public set (llm_public + precision_public rows), the second batch\n"
@@ -228,6 +277,9 @@ const CommandRegistrar registrar({
      {"--cross-source", "",
       "refit every fitted constant without each source family and score that family (leave-one-source-out), beside the in-sample MAPE"},
      {"--write-intervals", "FILE", "with --cross-source: write the prediction-interval table (presets/intervals/cross-source.json)"},
+     {"--components", "",
+      "score the cost model's component functions (collective, GEMM, grouped GEMM, attention, memory) on the published microbenchmarks of "
+      "presets/validation/components"},
      {"--refit", "", "print the table of fitted constants (shipped value, bounds, data set) and their refit on every source"}},
     false,
     run,

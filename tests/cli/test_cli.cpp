@@ -367,3 +367,17 @@ TEST_CASE("calibrate: one stack per GPU (--framework picks it), measure_gpu.py's
     check_rejected("calibrate --measurements - --gpu h100-typo", "-: gpu", micro);
     check_rejected("calibrate --measurements - --framework torchtitan", "--framework", micro);
 }
+
+TEST_CASE("validate --components: MAPE per component of the microbenchmarks, text and JSON") {
+    const Run text = trainclock("validate --components --worst 3");
+    INFO(text.err);
+    REQUIRE(text.exit_code == 0);
+    for (const char* component : {"collective", "gemm", "grouped_gemm", "attention", "memory"}) CHECK(has(text.out, component));
+    CHECK(has(text.out, "MAPE by source"));
+    const Run json = trainclock("validate --components --json");
+    REQUIRE(json.exit_code == 0);
+    CHECK(has(json.out, R"("components":[{"component":"collective","cases":)"));
+    CHECK(has(json.out, R"("sources":[)"));
+    check_rejected("validate --components --cross-source", "--components");
+    check_rejected("validate --components --worst x", "--worst");
+}

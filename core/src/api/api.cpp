@@ -14,6 +14,7 @@
 #include "trainclock/perf/compare.hpp"
 #include "trainclock/search/scaling.hpp"
 #include "trainclock/search/search.hpp"
+#include "trainclock/validation/components.hpp"
 #include "trainclock/validation/fit.hpp"
 #include "trainclock/validation/validation.hpp"
 
@@ -239,8 +240,9 @@ std::string validate_json(std::string_view options_json) {
     ValidationOptions options;
     reader.read("source", options.source_prefix);
     reader.read("precision_blind", options.precision_blind);
-    bool cross_source = false;
+    bool cross_source = false, components = false;
     reader.read("cross_source", cross_source);
+    reader.read("components", components);
     if (const auto calibration = reader.read_object("calibration")) {
         auto spec = parse_calibration_json(simdjson::minify(*calibration));  // what validate --calibration reads
         if (spec)
@@ -250,7 +252,14 @@ std::string validate_json(std::string_view options_json) {
     }
     if (cross_source && (options.calibration || options.precision_blind || !options.source_prefix.empty()))
         reader.fail("cross_source", "refits the shipped constants on every source: not with source, precision_blind or calibration");
+    if (components && (cross_source || options.calibration || options.precision_blind || !options.source_prefix.empty()))
+        reader.fail("components",
+                    "scores the component microbenchmarks alone: not with cross_source, source, precision_blind or calibration");
     if (auto error = reader.finish()) return error_json(*error);
+    if (components) {
+        const ComponentSuite rows = load_component_suite();
+        return components_report_json(rows, run_components(rows));
+    }
     const ValidationSuite suite = load_validation_suite();
     if (cross_source) return cross_source_report_json(run_cross_source(suite));
     return validation_report_json(suite, run_validation(suite, options));

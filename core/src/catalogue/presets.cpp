@@ -83,6 +83,7 @@ const Catalogue& catalogue() {
             case PresetKind::validation: break;  // read by the validation module
             case PresetKind::interval: break;    // read by fit.cpp (find_interval)
             case PresetKind::table: break;       // the core's own tables, read by their modules (names.cpp)
+            case PresetKind::component: break;   // read by validation/components.cpp
             }
         }
         return c;
@@ -109,6 +110,7 @@ std::string_view preset_kind_name(PresetKind kind) {
     case PresetKind::validation: return "validation";
     case PresetKind::interval: return "interval";
     case PresetKind::table: return "table";
+    case PresetKind::component: return "component";
     }
     return "?";
 }

@@ -20,20 +20,8 @@
 #include <cstring>
 
 namespace trainclock {
-namespace {
 
-// =====================================================================================
-// [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
-// =====================================================================================
-
-enum class Phase { forward, backward };
-
-struct Target {  // where a block emits its ops
-    OpList& ops;
-    CommList& comm;
-};
-
-Op make_op(const char* name, OpKind kind, DType dtype, double flops, double bytes, double count = 1) {
+Op make_op(const char* name, OpKind kind, DType dtype, double flops, double bytes, double count) {
     Op op{};
     op.name = name;
     op.kind = kind;
@@ -51,6 +39,52 @@ Op make_gemm(const char* name, OpKind kind, DType dtype, double m, double n, dou
     op.k = k;
     return op;
 }
+
+Op linear_fprop_op(const char* name, DType dtype, double m, double k, double n, double w_gemm, double w_out, double count) {
+    return make_gemm(name, OpKind::gemm, dtype, m, n, k, (m * k + k * n) * w_gemm + m * n * w_out, count);
+}
+
+Op linear_dgrad_op(DType dtype, double m, double k, double n, double w_gemm, double w_out, double count) {
+    return make_gemm("dgrad", OpKind::gemm, dtype, m, k, n, (m * n + n * k) * w_gemm + m * k * w_out, count);
+}
+
+// wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion): read and write w_grad.
+Op linear_wgrad_op(DType dtype, double m, double k, double n, double w_gemm, double w_grad, double count) {
+    return make_gemm("wgrad", OpKind::gemm, dtype, k, n, m, (m * k + m * n) * w_gemm + 2 * k * n * w_grad, count);
+}
+
+// FlashAttention: 2 b h s_q keys (d_qk + d_v) FLOPs forward (QK^T and PV), keys = s_kv, s_kv / 2
+// when causal (masked blocks skipped), fewer on local layers (attended_keys); backward recomputes P
+// and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3). Bytes: read Q, K, V, write O (backward: twice, plus dQ).
+Op flash_attention_op(DType dtype, double batch, double heads, double kv_heads, double s_q, double s_kv, double keys, double dqk, double dv,
+                      double w, bool backward) {
+    const double tokens = batch * s_q;
+    const double f = 2.0 * (batch * heads) * s_q * keys * (dqk + dv);
+    const double q_bytes = tokens * heads * dqk * w;
+    const double io = q_bytes + tokens * heads * dv * w + batch * s_kv * kv_heads * (dqk + dv) * w;
+    if (!backward) return make_op("flash_attention", OpKind::attention, dtype, f, io);
+    return make_op("flash_attention_bwd", OpKind::attention, dtype, 2.5 * f, 2 * io + q_bytes);
+}
+
+// Several local experts run as one grouped GEMM whose groups have data-dependent row counts, each
+// padded to the kernel's M tile: half a tile per group on average (DeepGEMM README, contiguous
+// layout: each expert's segment aligned to the 128-row M block; CUTLASS grouped GEMM: one tile
+// grid per problem). One expert per GPU is a plain GEMM (tile rounding in gemm_efficiency).
+constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
+double expert_group_rows(double rows, double local_experts) { return rows + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0); }
+
+namespace {
+
+// =====================================================================================
+// [SECTION] Emitting ops (the per-GPU shapes and dtypes come from the Execution record)
+// =====================================================================================
+
+enum class Phase { forward, backward };
+
+struct Target {  // where a block emits its ops
+    OpList& ops;
+    CommList& comm;
+};
 
 void add_comm(Target& out, const char* name, Collective collective, Group group, double bytes, double count = 1) {
     out.comm.add(CommOp{name, collective, group, bytes, count});
@@ -154,7 +188,7 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
                 k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param, x.config->framework.quantize_layouts_one_pass),
                 count));
         }
-        out.ops.add(make_gemm(name, OpKind::gemm, x.ops.gemm, m, n, k, (m * k + k * n) * wg + m * n * x.ops.w_act, count));
+        out.ops.add(linear_fprop_op(name, x.ops.gemm, m, k, n, wg, x.ops.w_act, count));
         return;
     }
     if (x.ops.quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
@@ -162,10 +196,9 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
             "fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
             m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act, x.config->framework.quantize_layouts_one_pass),
             count));
-    out.ops.add(make_gemm("dgrad", OpKind::gemm, x.ops.gemm, m, k, n, (m * n + n * k) * wg + m * k * x.ops.w_act, count));
+    out.ops.add(linear_dgrad_op(x.ops.gemm, m, k, n, wg, x.ops.w_act, count));
     if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
-    // wgrad accumulates into the main gradient buffer (Megatron gradient-accumulation fusion).
-    out.ops.add(make_gemm("wgrad", OpKind::gemm, x.ops.gemm, k, n, m, (m * k + m * n) * wg + 2 * k * n * x.ops.w_grad, count));
+    out.ops.add(linear_wgrad_op(x.ops.gemm, m, k, n, wg, x.ops.w_grad, count));
     if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
         out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
     // The backward of autocast's input cast is a cast: the half dgrad goes back to the fp32 norm
@@ -256,22 +289,12 @@ void tp_block_comm(const Execution& x, Target& out, double tokens) {
 void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, bool causal, bool local) {
     const double bh = x.micro_batch * x.heads_local;
     const double dqk = x.head_dim_qk, dv = x.head_dim_v;
-    const double q_bytes = x.tokens * x.heads_local * dqk * x.ops.w_attn;
     if (x.ops.flash) {
-        // FlashAttention: 2 b h s_q keys (d_qk + d_v) FLOPs forward (QK^T and PV), keys = s_kv, s_kv / 2
-        // when causal (masked blocks skipped), fewer on local layers (attended_keys); backward
-        // recomputes P and runs 5 matmuls: 2.5x forward (Dao 2023, sec. 3).
         LayerKind kind;
         kind.local = local;
         const double keys = causal ? attended_keys(x.config->model, kind, s_kv) : s_kv;
-        const double f = 2.0 * bh * x.s_q * keys * (dqk + dv);
-        // Read Q, K, V; write O.
-        const double io =
-            q_bytes + x.tokens * x.heads_local * dv * x.ops.w_attn + x.micro_batch * s_kv * x.kv_heads_local * (dqk + dv) * x.ops.w_attn;
-        if (phase == Phase::forward)
-            out.ops.add(make_op("flash_attention", OpKind::attention, x.ops.attention, f, io));
-        else
-            out.ops.add(make_op("flash_attention_bwd", OpKind::attention, x.ops.attention, 2.5 * f, 2 * io + q_bytes));
+        out.ops.add(flash_attention_op(x.ops.attention, x.micro_batch, x.heads_local, x.kv_heads_local, x.s_q, s_kv, keys, dqk, dv,
+                                       x.ops.w_attn, phase != Phase::forward));
         return;
     }
     // Materialised attention (Vaswani et al. 2017): batched QK^T, scale-mask-softmax and dropout over
@@ -429,8 +452,6 @@ void mlp_core(const Execution& x, Target& out, Phase phase, double m, double ffn
 // Routed-expert MLP (Shazeer et al. 2017; Fedus et al. 2021): router GEMM, top-k, permute, EP
 // all-to-all dispatch, the local experts' GEMMs on top_k T ep / E tokens each, all-to-all combine,
 // weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
-constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
-
 void moe_mlp(const Execution& x, Target& out, Phase phase) {
     const MoeSpec& moe = x.config->model.moe;
     const double E = double(std::max<int64_t>(moe.experts, 1));
@@ -454,12 +475,9 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
     const double load = x.expert_load;
     add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
-    // Several local experts run as one grouped GEMM whose groups have data-dependent row counts, each
-    // padded to the kernel's M tile: half a tile per group on average (DeepGEMM README, contiguous
-    // layout: each expert's segment aligned to the 128-row M block; CUTLASS grouped GEMM: one tile
-    // grid per problem). One expert per GPU is a plain GEMM (tile rounding in gemm_efficiency).
+    // The local experts run as one grouped GEMM, each group padded to the M tile (expert_group_rows).
     const double local_experts = E / ep;
-    const double rows = load * routed * ep / E + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0);
+    const double rows = expert_group_rows(load * routed * ep / E, local_experts);
     mlp_core(x, out, phase, rows, f_local, local_experts);
     out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
     if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);

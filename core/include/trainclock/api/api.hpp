@@ -24,7 +24,8 @@ std::string import_launch_json(std::string_view kind, std::string_view text, std
 std::string search_json(std::string_view config_json, std::string_view options_json);
 // trainclock/validation/v1 JSON over the embedded cases. options: {"source": "<id or file prefix>",
 // "precision_blind": false, "calibration": {...}} (all optional); {"cross_source": true} alone gives the
-// leave-one-source-out report instead (trainclock/cross-source/v1, as validate --cross-source --json).
+// leave-one-source-out report instead (trainclock/cross-source/v1, as validate --cross-source --json);
+// {"components": true} alone the component microbenchmarks (trainclock/components/v1, validate --components --json).
 std::string validate_json(std::string_view options_json);
 // A measurements file (presets/validation case format) -> the calibrate report (trainclock/calibrate/v1);
 // a tools/measure_gpu.py micro-benchmark file -> trainclock/calibrate-microbenchmarks/v1 (import.hpp).

@@ -7,8 +7,9 @@
 
 namespace trainclock {
 
-// interval: fit.hpp's prediction intervals; table: the core's own data tables (the config fields).
-enum class PresetKind { model, gpu, node, precision, framework, validation, interval, table };
+// interval: fit.hpp's prediction intervals; table: the core's own data tables (the config fields);
+// component: the component microbenchmarks of presets/validation/components (validation/components.hpp).
+enum class PresetKind { model, gpu, node, precision, framework, validation, interval, table, component };
 
 // One embedded JSON file, exactly the bytes of presets/<kind>s/<name>.json.
 struct EmbeddedPreset {

@@ -95,6 +95,21 @@ double layer_nf4_params_local(const Execution& execution, LayerKind kind);
 // full fine-tuning, none in a frozen layer, only the adapters under LoRA/QLoRA.
 double layer_trainable_params_local(const Execution& execution, LayerKind kind);
 
+// ---- single ops, as the layer builders emit them (also costed alone by validation/components.hpp) ----
+Op make_op(const char* name, OpKind kind, DType dtype, double flops, double bytes, double count = 1);
+Op make_gemm(const char* name, OpKind kind, DType dtype, double m, double n, double k, double bytes, double count);
+// A linear layer's GEMMs for m tokens, k inputs, n outputs (`count` copies): forward (operands at
+// w_gemm bytes, output at w_out), input gradient, weight gradient accumulated at w_grad bytes.
+Op linear_fprop_op(const char* name, DType dtype, double m, double k, double n, double w_gemm, double w_out, double count);
+Op linear_dgrad_op(DType dtype, double m, double k, double n, double w_gemm, double w_out, double count);
+Op linear_wgrad_op(DType dtype, double m, double k, double n, double w_gemm, double w_grad, double count);
+// One fused (flash) attention kernel: queries of s_q and keys of s_kv tokens, `keys` attended per query.
+Op flash_attention_op(DType dtype, double batch, double heads, double kv_heads, double s_q, double s_kv, double keys, double dqk, double dv,
+                      double w, bool backward);
+// Rows of one group of a grouped expert GEMM: `rows` tokens plus the M-tile padding when several
+// experts share the kernel.
+double expert_group_rows(double rows, double local_experts);
+
 // ---- cost (roofline, DESIGN.md 2.2) ----
 // Dtype that executes `dtype` on this GPU (tf32 without tensor cores runs as fp32, bf16 as fp16...).
 DType compute_dtype(const GpuSpec& gpu, DType dtype);

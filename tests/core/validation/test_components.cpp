@@ -1,0 +1,124 @@
+// Tests of trainclock/validation/components.hpp: the embedded microbenchmark rows of
+// presets/validation/components load, each prediction is the perf layer's own function called on
+// the row, and the per-component MAPE is the mean absolute relative error of the predicted rows.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+
+#include "trainclock/catalogue/presets.hpp"
+#include "trainclock/perf/calibration.hpp"
+#include "trainclock/perf/communication.hpp"
+#include "trainclock/perf/operators.hpp"
+#include "trainclock/validation/components.hpp"
+
+using namespace trainclock;
+
+namespace {
+
+const ComponentSuite& shipped() {
+    static const ComponentSuite suite = load_component_suite();
+    return suite;
+}
+
+const ComponentRow* find_row(const ComponentSuite& suite, const std::function<bool(const ComponentRow&)>& match) {
+    for (const ComponentRow& row : suite.rows)
+        if (match(row)) return &row;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("components: every embedded microbenchmark row loads") {
+    const ComponentSuite& suite = shipped();
+    INFO((suite.issues.empty() ? std::string() : suite.issues.front()));
+    CHECK(suite.issues.empty());
+    // components.csv holds 806 rows (../shared/validation/components/README.md); the transcription
+    // keeps every one, as a row or in a file's unrepresentable list.
+    CHECK(int64_t(suite.rows.size()) + suite.unrepresentable == 806);
+    std::set<std::string> components, ids;
+    for (const ComponentRow& row : suite.rows) {
+        components.insert(row.component);
+        CHECK(ids.insert(row.id).second);
+        CHECK(row.value > 0);
+    }
+    CHECK(components == std::set<std::string>{"attention", "collective", "gemm", "grouped_gemm", "memory"});
+}
+
+TEST_CASE("components: a GEMM row is predicted by op_time_s of the linear layer's forward GEMM") {
+    const ComponentRow* row = find_row(shipped(), [](const ComponentRow& r) { return r.component == "gemm" && r.gpu == "h100-sxm"; });
+    REQUIRE(row != nullptr);
+    const GpuSpec gpu = gpu_preset(row->gpu).value();
+    const DType d = *dtype_from_name(row->dtype);
+    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
+    const double w = dtype_storage_bytes(d);
+    const double t = op_time_s(linear_fprop_op("gemm", d, row->m, row->k, row->n, w, std::max(w, 2.0), 1), gpu, cal);
+    REQUIRE(row->metric == "tflops");
+    const auto predicted = predict_component(*row);
+    REQUIRE(predicted.ok());
+    CHECK(predicted.value() == Approx(2 * row->m * row->n * row->k / t / 1e12).epsilon(1e-12));
+}
+
+TEST_CASE("components: a collective time row is collective_time_s on the group's link") {
+    const ComponentRow* row = find_row(shipped(), [](const ComponentRow& r) {
+        return r.component == "collective" && r.op == "all_reduce" && r.metric == "time_us" && r.nodes == 2 && r.size_bytes >= 1 << 20;
+    });
+    REQUIRE(row != nullptr);
+    const GpuSpec gpu = gpu_preset(row->gpu).value();
+    NodeSpec node = node_preset(row->node).value();
+    node.gpus_per_node = row->gpus_per_node;
+    if (row->inter_bw_gbps > 0) node.inter_bw_gbps = row->inter_bw_gbps;
+    const Link link = group_link(node, resolve_calibration(gpu, CalibrationSpec{}), GroupPlacement{row->num_gpus, 1, row->num_gpus});
+    CHECK(link.inter_node);
+    const double t = collective_time_s(Collective::all_reduce, row->size_bytes, row->num_gpus, link);
+    const auto predicted = predict_component(*row);
+    REQUIRE(predicted.ok());
+    CHECK(predicted.value() == Approx(t * 1e6).epsilon(1e-12));
+}
+
+TEST_CASE("components: MAPE per component and per source is the mean of |predicted - measured| / measured") {
+    const ComponentSuite& suite = shipped();
+    const ComponentsReport report = run_components(suite);
+    REQUIRE(report.components.size() == 5);
+    std::map<std::string, std::pair<int64_t, double>> sums;
+    int64_t predicted = 0;
+    for (const ComponentRow& row : suite.rows) {
+        const auto p = predict_component(row);
+        if (!p.ok()) continue;
+        ++predicted;
+        sums[row.component].first += 1;
+        sums[row.component].second += std::fabs(p.value() - row.value) / row.value;
+    }
+    CHECK(predicted == int64_t(report.cases.size()));
+    CHECK(int64_t(report.cases.size() + report.skipped.size()) == int64_t(suite.rows.size()));
+    for (const ComponentGroup& g : report.components) {
+        INFO(g.component);
+        CHECK(g.cases == sums[g.component].first);
+        CHECK(g.mape_pct == Approx(100 * sums[g.component].second / double(sums[g.component].first)));
+    }
+    int64_t by_source = 0;
+    for (const ComponentGroup& g : report.sources) by_source += g.cases;
+    CHECK(by_source == int64_t(report.cases.size()));
+    const std::string json = components_report_json(suite, report);
+    CHECK(json.find(R"("components":[{"component":"collective","cases":)") != std::string::npos);
+}
+
+TEST_CASE("components: a bad row is reported by file, index and key, the others still load") {
+    ComponentSuite suite;
+    parse_component_file("bad", R"({"rows":[{"id":"X-1","component":"gemm","metric":"tflops","value":"fast"},
+{"id":"X-2","component":"gemm","metric":"tflops","value":1.0,"gpu":"h100-sxm","dtype":"bf16","m":4096,"n":4096,"k":4096}]})",
+                         suite);
+    REQUIRE(suite.issues.size() == 1);
+    CHECK(suite.issues.front().find("bad.json: row 0 (X-1): value") == 0);
+    REQUIRE(suite.rows.size() == 1);
+    CHECK(predict_component(suite.rows.front()).ok());
+    ComponentRow unknown = suite.rows.front();
+    unknown.gpu = "h1000";
+    const auto error = predict_component(unknown);
+    REQUIRE(!error.ok());
+    CHECK(error.error().key == "X-2.gpu");
+    parse_component_file("broken", "{", suite);
+    CHECK(suite.issues.size() == 2);
+}
