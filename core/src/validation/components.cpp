@@ -112,12 +112,24 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
         r.count("gpus_per_node", row.gpus_per_node);
-        for (auto [key, out] : {std::pair{"inter_bw_gbps", &row.inter_bw_gbps}, {"size_bytes", &row.size_bytes}, {"m", &row.m},
-                                {"n", &row.n}, {"k", &row.k}, {"groups", &row.groups}, {"m_per_group", &row.m_per_group},
-                                {"tokens", &row.tokens}, {"hidden", &row.hidden}, {"top_k", &row.top_k},
-                                {"expert_ffn_hidden", &row.expert_ffn_hidden}, {"experts", &row.experts},
-                                {"expert_matrices", &row.expert_matrices}, {"batch", &row.batch}, {"seq", &row.seq},
-                                {"heads", &row.heads}, {"kv_heads", &row.kv_heads}, {"head_dim", &row.head_dim}})
+        for (auto [key, out] : {std::pair{"inter_bw_gbps", &row.inter_bw_gbps},
+                                {"size_bytes", &row.size_bytes},
+                                {"m", &row.m},
+                                {"n", &row.n},
+                                {"k", &row.k},
+                                {"groups", &row.groups},
+                                {"m_per_group", &row.m_per_group},
+                                {"tokens", &row.tokens},
+                                {"hidden", &row.hidden},
+                                {"top_k", &row.top_k},
+                                {"expert_ffn_hidden", &row.expert_ffn_hidden},
+                                {"experts", &row.experts},
+                                {"expert_matrices", &row.expert_matrices},
+                                {"batch", &row.batch},
+                                {"seq", &row.seq},
+                                {"heads", &row.heads},
+                                {"kv_heads", &row.kv_heads},
+                                {"head_dim", &row.head_dim}})
             r.num(key, *out);
         r.flag("causal", row.causal);
         if (r.error.empty() && (row.id.empty() || row.component.empty() || row.metric.empty()))
@@ -156,10 +168,11 @@ AttentionKernel row_kernel(const ComponentRow& row) {
     return row.kernel.empty() || row.kernel == "flash2" ? AttentionKernel::flash2 : AttentionKernel::flash3;
 }
 
-// Seconds of ops as cost_ops charges them, launches excluded (a microbenchmark times kernels back to back).
+// Seconds of ops as one microbenchmark times them: each kernel alone (operators.hpp KernelContext:
+// boost clock, the large-GEMM and HBM-stream figures, one device latency per kernel).
 double ops_seconds(const OpList& ops, const GpuSpec& gpu, const Calibration& cal) {
     double s = 0;
-    for (double v : cost_ops(ops, gpu, cal).seconds) s += v;
+    for (const Op& op : ops) s += kernel_alone_s(op, gpu, cal);
     return s;
 }
 
@@ -282,7 +295,7 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
         // A STREAM-like kernel moves its bytes through HBM: an elementwise op's roofline time.
         const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
         const double bytes = 1e9;
-        return bytes / op_time_s(make_op("stream", OpKind::elementwise, DType::fp32, 0, bytes), gpu, cal) / 1e9;
+        return bytes / op_time_s(make_op("stream", OpKind::elementwise, DType::fp32, 0, bytes), gpu, cal, kAlone) / 1e9;
     }
     if (row.kind == "h2d" || row.kind == "d2h") {
         // Offload traffic in predict: bytes / host_link_gbps (predict.cpp, optimizer offload).

@@ -21,9 +21,10 @@ struct ComponentRow {
     std::string file;       // preset file stem ("aws-nccl-tests"): the source
     std::string id;         // "AWS-001"
     std::string component;  // collective, gemm, grouped_gemm, attention, memory
-    std::string op;         // all_reduce, all_gather, reduce_scatter, alltoall_dispatch, alltoall_combine, gemm, grouped_gemm, moe_ffn, attention, memory
-    std::string metric;     // time_us, algbw_GBps, busbw_GBps, bottleneck_GBps, rdma_GBps, tflops, GBps
-    double value = 0;       // as published, in the metric's unit
+    std::string
+        op;  // all_reduce, all_gather, reduce_scatter, alltoall_dispatch, alltoall_combine, gemm, grouped_gemm, moe_ffn, attention, memory
+    std::string metric;  // time_us, algbw_GBps, busbw_GBps, bottleneck_GBps, rdma_GBps, tflops, GBps
+    double value = 0;    // as published, in the metric's unit
     std::string gpu, node, algorithm, library, dtype, fp8_recipe, kernel, kind, layout, pass, grouped_dim;
     int64_t num_gpus = 0, nodes = 0, gpus_per_node = 0;
     double inter_bw_gbps = 0;  // NIC line rate per GPU of the measured system (0: the node preset's)
