@@ -166,6 +166,10 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // NCCL_DEBUG=INFO on DGX A100/H100 reports 16-32 channels). Compute kernels overlapped with a
     // collective get the other SMs (and share HBM): physical default 16 SMs, not fitted.
     c.comm_sms = constant(Constant::comm_sms);
+    // Grouped expert GEMMs: CUTLASS/DeepGEMM-class kernels run each group at the dense rate (DeepGEMM
+    // README: contiguous grouped FP8 at the dense FP8 TFLOP/s, the DGEMM component rows);
+    // torch._grouped_mm and torchao's _scaled_grouped_mm at torch_grouped_mm_of_dense of it (TAO rows).
+    if (framework && framework->torch_grouped_mm) c.grouped_gemm_rate = constant(Constant::torch_grouped_mm_of_dense);
     // The framework's own dispatch cost (presets/frameworks host_op_s, with its source) replaces it.
     if (framework && !framework->name.empty()) c.host_op_s = framework->host_op_s;
 

@@ -478,7 +478,10 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     // The local experts run as one grouped GEMM, each group padded to the M tile (expert_group_rows).
     const double local_experts = E / ep;
     const double rows = expert_group_rows(load * routed * ep / E, local_experts);
+    const int first = out.ops.size;
     mlp_core(x, out, phase, rows, f_local, local_experts);
+    for (int i = first; i < out.ops.size; ++i)  // the framework's grouped kernel (Calibration::grouped_gemm_rate)
+        if (out.ops.items[size_t(i)].kind == OpKind::gemm) out.ops.items[size_t(i)].grouped = true;
     out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
     if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
 }
@@ -898,7 +901,8 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
     // sharing (calibration.cpp); alone they run at the large-GEMM (MAMF) figure. CUDA-core SGEMM's
     // efficiency is a sustained measurement already.
     const DType d = compute_dtype(gpu, op.dtype);
-    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained);
+    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained) *
+                        (op.grouped ? cal.grouped_gemm_rate : 1.0);
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
     // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
     // extent (the K that halves it, per dtype: calibration.cpp).

@@ -237,7 +237,11 @@ Result<double> predict_gemm(const ComponentRow& row, const GpuSpec& gpu, DType d
 // A grouped GEMM as moe_mlp emits it: `groups` GEMMs of one shape in one kernel, each group's
 // rows padded by expert_group_rows; fwd_bwd adds dgrad and wgrad (3 GEMMs of 2 m n k).
 Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DType d) {
-    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
+    // The row's library as a framework's grouped kernel (FrameworkSpec::torch_grouped_mm).
+    FrameworkSpec library;
+    library.name = row.library;
+    library.torch_grouped_mm = row.library == "torch-grouped-mm" || row.library == "torchao-mxfp8";
+    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{}, AttentionKernel::flash2, &library);
     const double w = dtype_storage_bytes(d), wo = out_width(d);
     OpList ops;
     double flops = 0;
@@ -263,6 +267,7 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
         const double total_m = row.m_per_group > 0 ? row.m_per_group * G : row.m;
         flops = 2.0 * total_m * row.n * row.k * (row.pass == "fwd_bwd" ? 3.0 : 1.0);
     }
+    for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel per pass (moe_mlp)
     const double t = ops_seconds(ops, gpu, cal);
     if (row.metric == "tflops") return flops / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;

@@ -23,7 +23,9 @@ struct Calibration : CalibrationScalars<double> {       // the scalars: config.h
     // time of one kernel (launch to completion of an empty grid, tile scheduling, wave tail).
     double memory_stream_efficiency = 0;
     double kernel_device_latency_s = 0;
-    double attention_alone_efficiency = 0;  // fused attention alone, fraction of the bf16 peak (fwd and bwd time-weighted)
+    double attention_alone_efficiency = 0;
+    double grouped_gemm_rate =
+        1;  // routed experts' grouped GEMM kernel, rate of a dense GEMM of one group's shape  // fused attention alone, fraction of the bf16 peak (fwd and bwd time-weighted)
 };
 
 // The field of a resolved Calibration a fitted multiplier scales (validation/fit.hpp; the refit rows of

@@ -25,6 +25,7 @@ struct Op {
     double bytes;    // HBM bytes read + written per execution
     double count;    // executions per micro-batch (experts, heads of a batched GEMM)
     double m, n, k;  // GEMM shape of one execution (0 for non-GEMMs)
+    bool grouped;    // routed experts' GEMMs in one grouped kernel (calibration grouped_gemm_rate)
 };
 
 // Fixed-capacity lists: building and costing a layer allocates nothing, and a default-initialised
