@@ -73,6 +73,18 @@ Op flash_attention_op(DType dtype, double batch, double heads, double kv_heads, 
 constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
 double expert_group_rows(double rows, double local_experts) { return rows + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0); }
 
+// Router top-k over the fp32 scores (read 4 B, write index and weight); permute: gather each routed
+// token's row (read + write); unpermute: read the routed rows, write the weighted sum per token.
+Op moe_topk_op(DType dtype, double tokens, double experts) {
+    return make_op("router_topk", OpKind::elementwise, dtype, 0, tokens * experts * 8);
+}
+Op moe_permute_op(DType dtype, double routed, double hidden, double w) {
+    return make_op("permute", OpKind::elementwise, dtype, 0, 2 * routed * hidden * w);
+}
+Op moe_unpermute_op(DType dtype, double tokens, double routed, double hidden, double w) {
+    return make_op("unpermute_combine", OpKind::elementwise, dtype, 0, (routed + tokens) * hidden * w);
+}
+
 namespace {
 
 // =====================================================================================
@@ -464,14 +476,14 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden,
                               (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
-        out.ops.add(make_op("router_topk", OpKind::elementwise, x.ops.activations, 0, x.tokens * E * 8));
+        out.ops.add(moe_topk_op(x.ops.activations, x.tokens, E));
     } else {
         out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E,
                               (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
         out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens,
                               (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
     }
-    out.ops.add(make_op("permute", OpKind::elementwise, x.ops.activations, 0, 2 * routed * x.hidden * x.ops.w_act));
+    out.ops.add(moe_permute_op(x.ops.activations, routed, x.hidden, x.ops.w_act));
     // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
     const double load = x.expert_load;
     add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
@@ -482,7 +494,7 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     mlp_core(x, out, phase, rows, f_local, local_experts);
     for (int i = first; i < out.ops.size; ++i)  // the framework's grouped kernel (Calibration::grouped_gemm_rate)
         if (out.ops.items[size_t(i)].kind == OpKind::gemm) out.ops.items[size_t(i)].grouped = true;
-    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
+    out.ops.add(moe_unpermute_op(x.ops.activations, x.tokens, routed, x.hidden, x.ops.w_act));
     if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
 }
 

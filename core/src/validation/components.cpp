@@ -252,6 +252,15 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
         const double up = row.expert_matrices >= 3 ? 2.0 : 1.0;
         ops.add(linear_fprop_op("mlp_up", d, rows, row.hidden, row.expert_ffn_hidden * up, w, wo, E));
         ops.add(linear_fprop_op("mlp_down", d, rows, row.expert_ffn_hidden, row.hidden, w, wo, E));
+        for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel each (moe_mlp)
+        // The rest of the MoE forward as moe_mlp emits it: router top-k, permute, the gated
+        // activation (mlp_core), weighted un-permute, memory-bound kernels.
+        const double routed = row.tokens * std::max(row.top_k, 1.0), f = row.expert_ffn_hidden;
+        ops.add(linear_fprop_op("router", DType::bf16, row.tokens, row.hidden, E, 2.0, 4.0, 1));
+        ops.add(moe_topk_op(DType::bf16, row.tokens, E));
+        ops.add(moe_permute_op(DType::bf16, routed, row.hidden, wo));
+        ops.add(make_op("activation", OpKind::elementwise, DType::bf16, 0, routed * f * (up + 1) * wo));
+        ops.add(moe_unpermute_op(DType::bf16, row.tokens, routed, row.hidden, wo));
         flops = 2.0 * row.tokens * std::max(row.top_k, 1.0) * row.hidden * row.expert_ffn_hidden * (up + 1);
     } else {
         const double G = std::max(row.groups, 1.0);
@@ -267,7 +276,8 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
         const double total_m = row.m_per_group > 0 ? row.m_per_group * G : row.m;
         flops = 2.0 * total_m * row.n * row.k * (row.pass == "fwd_bwd" ? 3.0 : 1.0);
     }
-    for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel per pass (moe_mlp)
+    if (row.op != "moe_ffn")
+        for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel per pass (moe_mlp)
     const double t = ops_seconds(ops, gpu, cal);
     if (row.metric == "tflops") return flops / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;

@@ -107,6 +107,11 @@ Op linear_wgrad_op(DType dtype, double m, double k, double n, double w_gemm, dou
 // One fused (flash) attention kernel: queries of s_q and keys of s_kv tokens, `keys` attended per query.
 Op flash_attention_op(DType dtype, double batch, double heads, double kv_heads, double s_q, double s_kv, double keys, double dqk, double dv,
                       double w, bool backward);
+// MoE routing's memory-bound kernels as moe_mlp emits them (tokens of the micro-batch, routed =
+// tokens x top_k rows): the router's top-k, the permute gather and the weighted un-permute.
+Op moe_topk_op(DType dtype, double tokens, double experts);
+Op moe_permute_op(DType dtype, double routed, double hidden, double w);
+Op moe_unpermute_op(DType dtype, double tokens, double routed, double hidden, double w);
 // Rows of one group of a grouped expert GEMM: `rows` tokens plus the M-tile padding when several
 // experts share the kernel.
 double expert_group_rows(double rows, double local_experts);
