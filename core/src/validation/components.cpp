@@ -1,6 +1,8 @@
 // trainclock: component microbenchmarks predicted by the cost model's own functions (components.hpp).
 #include "trainclock/validation/components.hpp"
 
+#include "perf/constants.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -315,7 +317,7 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
     if (row.kind == "h2d" || row.kind == "d2h") {
         // Offload traffic in predict: bytes / host_link_gbps (predict.cpp, optimizer offload).
         if (!(gpu.host_link_gbps > 0)) return Error{row.id + ".gpu", "host_link_gbps unknown for " + gpu.name};
-        return gpu.host_link_gbps;
+        return gpu.host_link_gbps * constant(Constant::host_link_efficiency);
     }
     if (row.kind.rfind("d2d_", 0) == 0) {
         // Peer copy over NVLink: the intra-node link of a 2-GPU group (group_link).
