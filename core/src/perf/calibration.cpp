@@ -59,10 +59,9 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     const double fp8_of_bf16 = constant(Constant::fp8_of_bf16_gemm);
     c.gemm_efficiency[idx(DType::fp8)] = half * fp8_of_bf16;
     // mxfp8: B200/GB200 MAMF is for FP8 (0.763/0.723); block scaling runs in the tensor core (no
-    // public separate figure): same as fp8. nvfp4: no public MAMF; fp8 fraction x 0.9 (physical guess:
-    // narrower operands make the epilogue a larger share), said so.
+    // public separate figure): same as fp8. nvfp4: the fp8 figure (measured where the preset has one,
+    // below) times nvfp4_of_fp8_gemm, fitted on the GB200 cuBLASLt rows of the component set.
     c.gemm_efficiency[idx(DType::mxfp8)] = half * fp8_of_bf16;
-    c.gemm_efficiency[idx(DType::nvfp4)] = half * fp8_of_bf16 * constant(Constant::nvfp4_of_fp8_gemm);
     // Published measurements of this GPU take precedence (presets/gpus "measured").
     for (int d = 0; d < kDTypeCount; ++d)
         if (gpu.measured_gemm_efficiency[d] > 0) c.gemm_efficiency[d] = gpu.measured_gemm_efficiency[d];
@@ -74,6 +73,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
         if (gpu.measured_gemm_efficiency[idx(DType::fp8)] <= 0) c.gemm_efficiency[idx(DType::fp8)] = bf16 * fp8_of_bf16;
         if (gpu.measured_gemm_efficiency[idx(DType::mxfp8)] <= 0) c.gemm_efficiency[idx(DType::mxfp8)] = c.gemm_efficiency[idx(DType::fp8)];
     }
+    if (gpu.measured_gemm_efficiency[idx(DType::nvfp4)] <= 0)
+        c.gemm_efficiency[idx(DType::nvfp4)] = c.gemm_efficiency[idx(DType::fp8)] * constant(Constant::nvfp4_of_fp8_gemm);
     // Training GEMMs reach less than a brute-force MAMF: real (not best) shapes, sustained clocks under
     // the power limit, and SMs shared with concurrent NCCL kernels. One global factor, fitted on the
     // public A100 Megatron data (vTrain 1,549 iteration times; Narayanan et al. SC'21 Table 1;
@@ -112,15 +113,25 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // 2407.08608, sec. 4.1): 0.53 of peak weighting backward 2.5x, at training's sustained clocks
     // (gemm_sustained, above).
     const double hopper_fused_attention_of_peak = constant(Constant::attention_flash3);
-    if (attention_kernel == AttentionKernel::flash3) c.attention_efficiency = hopper_fused_attention_of_peak * c.gemm_sustained;
+    // Alone (operators.hpp KernelContext): the FA2-class figures above are fitted end-to-end on runs
+    // whose attention was FA1/Triton-era (llm-foundry); FlashAttention-2 itself runs faster by
+    // flash2_kernel_of_training (fitted on the B200 FA2 rows of the component set). The Hopper-native
+    // figure is the FA3 paper's own, without training's gemm_sustained.
+    c.attention_alone_efficiency = c.attention_efficiency * constant(Constant::flash2_kernel_of_training);
+    if (attention_kernel == AttentionKernel::flash3) {
+        c.attention_efficiency = hopper_fused_attention_of_peak * c.gemm_sustained;
+        c.attention_alone_efficiency = hopper_fused_attention_of_peak;
+    }
     // HBM: cudaMemcpy 790 of 900 GB/s on V100 (paranumal.com "Rough-n-Ready Roofline: V100") = 0.878; no public figure for newer
     // parts, so 0.85 unless the preset has one. That is a pure stream; the memory-bound kernels of
     // training (norms and softmax with their reductions, broadcasts, strided einsum/permute copies,
     // several framework kernels per op of our lists) reach less: one global factor, fitted on the
     // public set and vTrain (fit.cpp fitted_constants, `trainclock validate --refit`).
     const double training_kernels_of_stream = constant(Constant::training_kernels_of_stream);
-    c.memory_efficiency =
-        (gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constant(Constant::hbm_stream)) * training_kernels_of_stream;
+    c.memory_stream_efficiency = gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constant(Constant::hbm_stream);
+    c.memory_efficiency = c.memory_stream_efficiency * training_kernels_of_stream;
+    // One kernel alone pays its own device latency (the launch and gap of training are kernel_launch_s).
+    c.kernel_device_latency_s = constant(Constant::kernel_device_latency_s);
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
     // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
     c.intra_node_efficiency = constant(Constant::intra_node_efficiency);
@@ -155,6 +166,10 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // NCCL_DEBUG=INFO on DGX A100/H100 reports 16-32 channels). Compute kernels overlapped with a
     // collective get the other SMs (and share HBM): physical default 16 SMs, not fitted.
     c.comm_sms = constant(Constant::comm_sms);
+    // Grouped expert GEMMs: CUTLASS/DeepGEMM-class kernels run each group at the dense rate (DeepGEMM
+    // README: contiguous grouped FP8 at the dense FP8 TFLOP/s, the DGEMM component rows);
+    // torch._grouped_mm and torchao's _scaled_grouped_mm at torch_grouped_mm_of_dense of it (TAO rows).
+    if (framework && framework->torch_grouped_mm) c.grouped_gemm_rate = constant(Constant::torch_grouped_mm_of_dense);
     // The framework's own dispatch cost (presets/frameworks host_op_s, with its source) replaces it.
     if (framework && !framework->name.empty()) c.host_op_s = framework->host_op_s;
 

@@ -73,6 +73,18 @@ Op flash_attention_op(DType dtype, double batch, double heads, double kv_heads, 
 constexpr double kExpertGroupAlignRows = 128;  // M tile of Hopper grouped GEMMs (DeepGEMM, CUTLASS 128xN tiles)
 double expert_group_rows(double rows, double local_experts) { return rows + (local_experts > 1 ? 0.5 * kExpertGroupAlignRows : 0.0); }
 
+// Router top-k over the fp32 scores (read 4 B, write index and weight); permute: gather each routed
+// token's row (read + write); unpermute: read the routed rows, write the weighted sum per token.
+Op moe_topk_op(DType dtype, double tokens, double experts) {
+    return make_op("router_topk", OpKind::elementwise, dtype, 0, tokens * experts * 8);
+}
+Op moe_permute_op(DType dtype, double routed, double hidden, double w) {
+    return make_op("permute", OpKind::elementwise, dtype, 0, 2 * routed * hidden * w);
+}
+Op moe_unpermute_op(DType dtype, double tokens, double routed, double hidden, double w) {
+    return make_op("unpermute_combine", OpKind::elementwise, dtype, 0, (routed + tokens) * hidden * w);
+}
+
 namespace {
 
 // =====================================================================================
@@ -464,22 +476,25 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden,
                               (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
-        out.ops.add(make_op("router_topk", OpKind::elementwise, x.ops.activations, 0, x.tokens * E * 8));
+        out.ops.add(moe_topk_op(x.ops.activations, x.tokens, E));
     } else {
         out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E,
                               (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
         out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens,
                               (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
     }
-    out.ops.add(make_op("permute", OpKind::elementwise, x.ops.activations, 0, 2 * routed * x.hidden * x.ops.w_act));
+    out.ops.add(moe_permute_op(x.ops.activations, routed, x.hidden, x.ops.w_act));
     // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
     const double load = x.expert_load;
     add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
     // The local experts run as one grouped GEMM, each group padded to the M tile (expert_group_rows).
     const double local_experts = E / ep;
     const double rows = expert_group_rows(load * routed * ep / E, local_experts);
+    const int first = out.ops.size;
     mlp_core(x, out, phase, rows, f_local, local_experts);
-    out.ops.add(make_op("unpermute_combine", OpKind::elementwise, x.ops.activations, 0, (routed + x.tokens) * x.hidden * x.ops.w_act));
+    for (int i = first; i < out.ops.size; ++i)  // the framework's grouped kernel (Calibration::grouped_gemm_rate)
+        if (out.ops.items[size_t(i)].kind == OpKind::gemm) out.ops.items[size_t(i)].grouped = true;
+    out.ops.add(moe_unpermute_op(x.ops.activations, x.tokens, routed, x.hidden, x.ops.w_act));
     if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
 }
 
@@ -893,11 +908,13 @@ DType compute_dtype(const GpuSpec& gpu, DType d) {
     return gpu.supports(DType::bf16) ? DType::bf16 : DType::fp32;
 }
 
-double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
-    // Tensor-core GEMMs lose gemm_sustained to power-limited clocks and NCCL sharing (calibration.cpp);
-    // CUDA-core SGEMM's efficiency is a sustained measurement already.
+double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context) {
+    // Tensor-core GEMMs in training lose gemm_sustained to real shapes, power-limited clocks and NCCL
+    // sharing (calibration.cpp); alone they run at the large-GEMM (MAMF) figure. CUDA-core SGEMM's
+    // efficiency is a sustained measurement already.
     const DType d = compute_dtype(gpu, op.dtype);
-    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 ? 1.0 : cal.gemm_sustained);
+    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained) *
+                        (op.grouped ? cal.grouped_gemm_rate : 1.0);
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
     // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
     // extent (the K that halves it, per dtype: calibration.cpp).
@@ -954,20 +971,41 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal)
     return base * slot.shape;
 }
 
-double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+namespace {
+
+// Fused attention: the calibration's figure is the time-weighted mean of the forward kernel and the
+// backward one (2.5x the FLOPs, Dao 2023 sec. 3), which runs at attention_bwd_of_fwd the forward's
+// rate (FlashAttention-2 and -4 on B200: the component rows FAISS-001..024).
+double fused_attention_efficiency(const Op& op, const Calibration& cal, const KernelContext& context) {
+    const double bwd_of_fwd = constant(Constant::attention_bwd_of_fwd);
+    const double fwd = (context.alone ? cal.attention_alone_efficiency : cal.attention_efficiency) * (1 + 2.5 / bwd_of_fwd) / 3.5;
+    const size_t len = op.name ? std::strlen(op.name) : 0;
+    const bool backward = len >= 4 && std::strcmp(op.name + len - 4, "_bwd") == 0;
+    return backward ? fwd * bwd_of_fwd : fwd;
+}
+
+}  // namespace
+
+double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context) {
     double compute_s = 0;
     if (op.flops > 0) {
         const DType d = compute_dtype(gpu, op.dtype);
-        const double eff = (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal) : cal.attention_efficiency;
+        const double eff =
+            (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal, context) : fused_attention_efficiency(op, cal, context);
         // Datasheet peaks are at the boost clock; under sustained training power the SM clock drops
-        // where the preset gives a measured ratio (compute only: HBM keeps its clock).
-        const double clock = gpu.measured_sustained_clock > 0 ? gpu.measured_sustained_clock : 1.0;
+        // where the preset gives a measured ratio (compute only: HBM keeps its clock). A short
+        // microbenchmark runs at boost (the b200 preset's source: MAMF runs are short bursts).
+        const double clock = gpu.measured_sustained_clock > 0 && !context.alone ? gpu.measured_sustained_clock : 1.0;
         const double peak = gpu.peak_flops(d) * clock;
         if (peak > 0 && eff > 0) compute_s = op.flops / (peak * eff);
     }
-    const double bw = gpu.memory_bw_gbps * 1e9 * cal.memory_efficiency;
+    const double bw = gpu.memory_bw_gbps * 1e9 * (context.alone ? cal.memory_stream_efficiency : cal.memory_efficiency);
     const double memory_s = bw > 0 ? op.bytes / bw : 0;
     return std::max(compute_s, memory_s);  // roofline (Williams et al. 2009)
+}
+
+double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
+    return cal.kernel_device_latency_s + std::max(op.count, 1.0) * op_time_s(op, gpu, cal, kAlone);
 }
 
 double OpCost::total_s() const {

@@ -390,7 +390,7 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         // (the CPU's Adam itself is not costed: a warning says so).
         const PrecisionSpec& p = x.precision();
         const double bytes = shard * (dtype_storage_bytes(p.grad_reduce) + dtype_storage_bytes(p.params));
-        cost.s[StepPart::optimizer] = bytes / (c.gpu.host_link_gbps * 1e9);
+        cost.s[StepPart::optimizer] = bytes / (c.gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency));
     }
     if (c.training.offload_params) {
         // Weights streamed from host memory per micro-batch, for the forward and again for the
@@ -399,8 +399,8 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         // ZeRO-3 gathers it feeds).
         // The weights one GPU holds: the model over pp x tp (experts and the embedding evenly spread).
         const double held = double(parameter_count(c.model)) / (double(x.stages) * x.tp);
-        const double stream_s =
-            2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / (c.gpu.host_link_gbps * 1e9);
+        const double stream_s = 2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) /
+                                (c.gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency));
         cost.s[StepPart::dp_comm] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
     }
     // An eager per-tensor loop launches each of its kernels on its own (GPU-side cost per kernel as

@@ -1,6 +1,8 @@
 // trainclock: component microbenchmarks predicted by the cost model's own functions (components.hpp).
 #include "trainclock/validation/components.hpp"
 
+#include "perf/constants.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -168,10 +170,11 @@ AttentionKernel row_kernel(const ComponentRow& row) {
     return row.kernel.empty() || row.kernel == "flash2" ? AttentionKernel::flash2 : AttentionKernel::flash3;
 }
 
-// Seconds of ops as cost_ops charges them, launches excluded (a microbenchmark times kernels back to back).
+// Seconds of ops as one microbenchmark times them: each kernel alone (operators.hpp KernelContext:
+// boost clock, the large-GEMM and HBM-stream figures, one device latency per kernel).
 double ops_seconds(const OpList& ops, const GpuSpec& gpu, const Calibration& cal) {
     double s = 0;
-    for (double v : cost_ops(ops, gpu, cal).seconds) s += v;
+    for (const Op& op : ops) s += kernel_alone_s(op, gpu, cal);
     return s;
 }
 
@@ -242,7 +245,11 @@ Result<double> predict_gemm(const ComponentRow& row, const GpuSpec& gpu, DType d
 // A grouped GEMM as moe_mlp emits it: `groups` GEMMs of one shape in one kernel, each group's
 // rows padded by expert_group_rows; fwd_bwd adds dgrad and wgrad (3 GEMMs of 2 m n k).
 Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DType d) {
-    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
+    // The row's library as a framework's grouped kernel (FrameworkSpec::torch_grouped_mm).
+    FrameworkSpec library;
+    library.name = row.library;
+    library.torch_grouped_mm = row.library == "torch-grouped-mm" || row.library == "torchao-mxfp8";
+    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{}, AttentionKernel::flash2, &library);
     const double w = dtype_storage_bytes(d), wo = out_width(d);
     OpList ops;
     double flops = 0;
@@ -253,6 +260,15 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
         const double up = row.expert_matrices >= 3 ? 2.0 : 1.0;
         ops.add(linear_fprop_op("mlp_up", d, rows, row.hidden, row.expert_ffn_hidden * up, w, wo, E));
         ops.add(linear_fprop_op("mlp_down", d, rows, row.expert_ffn_hidden, row.hidden, w, wo, E));
+        for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel each (moe_mlp)
+        // The rest of the MoE forward as moe_mlp emits it: router top-k, permute, the gated
+        // activation (mlp_core), weighted un-permute, memory-bound kernels.
+        const double routed = row.tokens * std::max(row.top_k, 1.0), f = row.expert_ffn_hidden;
+        ops.add(linear_fprop_op("router", DType::bf16, row.tokens, row.hidden, E, 2.0, 4.0, 1));
+        ops.add(moe_topk_op(DType::bf16, row.tokens, E));
+        ops.add(moe_permute_op(DType::bf16, routed, row.hidden, wo));
+        ops.add(make_op("activation", OpKind::elementwise, DType::bf16, 0, routed * f * (up + 1) * wo));
+        ops.add(moe_unpermute_op(DType::bf16, row.tokens, routed, row.hidden, wo));
         flops = 2.0 * row.tokens * std::max(row.top_k, 1.0) * row.hidden * row.expert_ffn_hidden * (up + 1);
     } else {
         const double G = std::max(row.groups, 1.0);
@@ -268,6 +284,8 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
         const double total_m = row.m_per_group > 0 ? row.m_per_group * G : row.m;
         flops = 2.0 * total_m * row.n * row.k * (row.pass == "fwd_bwd" ? 3.0 : 1.0);
     }
+    if (row.op != "moe_ffn")
+        for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel per pass (moe_mlp)
     const double t = ops_seconds(ops, gpu, cal);
     if (row.metric == "tflops") return flops / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;
@@ -300,12 +318,12 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
         // A STREAM-like kernel moves its bytes through HBM: an elementwise op's roofline time.
         const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
         const double bytes = 1e9;
-        return bytes / op_time_s(make_op("stream", OpKind::elementwise, DType::fp32, 0, bytes), gpu, cal) / 1e9;
+        return bytes / op_time_s(make_op("stream", OpKind::elementwise, DType::fp32, 0, bytes), gpu, cal, kAlone) / 1e9;
     }
     if (row.kind == "h2d" || row.kind == "d2h") {
         // Offload traffic in predict: bytes / host_link_gbps (predict.cpp, optimizer offload).
         if (!(gpu.host_link_gbps > 0)) return Error{row.id + ".gpu", "host_link_gbps unknown for " + gpu.name};
-        return gpu.host_link_gbps;
+        return gpu.host_link_gbps * constant(Constant::host_link_efficiency);
     }
     if (row.kind.rfind("d2d_", 0) == 0) {
         // Peer copy over NVLink: the intra-node link of a 2-GPU group (group_link).

@@ -562,3 +562,12 @@ TEST_CASE("cuda_graphs and compile: framework defaults with sources, explicit ke
     REQUIRE_FALSE(bad_preset.ok());
     CHECK(bad_preset.error().key == "framework.cuda_graphs");
 }
+
+TEST_CASE("torch_grouped_mm: torchtitan's routed experts run at the torch._grouped_mm rate, CUTLASS-class stacks at the dense rate") {
+    const FrameworkSpec torchtitan = framework_preset("torchtitan").value(), megatron = framework_preset("megatron-core").value();
+    CHECK(torchtitan.torch_grouped_mm);
+    CHECK_FALSE(megatron.torch_grouped_mm);
+    const GpuSpec b200 = gpu_preset("b200").value();
+    CHECK(resolve_calibration(b200, {}, AttentionKernel::flash2, &torchtitan).grouped_gemm_rate < 1.0);
+    CHECK(resolve_calibration(b200, {}, AttentionKernel::flash2, &megatron).grouped_gemm_rate == 1.0);
+}

@@ -182,6 +182,45 @@ TEST_CASE("A measured sustained clock slows compute, not HBM traffic (B200: 1580
     CHECK(op_time_s(copy, b200, cal) == Approx(copy_s));
 }
 
+TEST_CASE("A kernel alone runs at boost clock, the large-GEMM figure and the HBM stream figure, plus its device latency", "[operators]") {
+    const GpuSpec b200 = fixtures::gpu("b200");
+    const Calibration cal = resolve_calibration(b200, {});
+    const Op gemm = square_gemm(DType::bf16);
+    Op copy{};
+    copy.kind = OpKind::elementwise;
+    copy.dtype = DType::bf16;
+    copy.bytes = 1e9;
+    copy.count = 3;
+    // Training: sustained clock and gemm_sustained; alone: neither.
+    CHECK(op_time_s(gemm, b200, cal, kAlone) ==
+          Approx(op_time_s(gemm, b200, cal, kInTraining) * b200.measured_sustained_clock * cal.gemm_sustained));
+    CHECK(op_time_s(gemm, b200, cal) == op_time_s(gemm, b200, cal, kInTraining));  // the default is training
+    // HBM: a stream alone, the training-kernel fraction of it in training.
+    CHECK(op_time_s(copy, b200, cal, kAlone) == Approx(1e9 / (7700e9 * cal.memory_stream_efficiency)));
+    CHECK(cal.memory_efficiency < cal.memory_stream_efficiency);
+    // One kernel alone: every execution plus one device latency.
+    CHECK(cal.kernel_device_latency_s > 0);
+    CHECK(kernel_alone_s(copy, b200, cal) == Approx(cal.kernel_device_latency_s + 3 * op_time_s(copy, b200, cal, kAlone)));
+}
+
+TEST_CASE("Fused attention: the backward kernel runs slower than the forward, the layer's mean rate is the calibration's", "[operators]") {
+    const GpuSpec h100 = fixtures::gpu("h100-sxm");
+    const Calibration cal = resolve_calibration(h100, {});
+    Op fwd{};
+    fwd.name = "flash_attention";
+    fwd.kind = OpKind::attention;
+    fwd.dtype = DType::bf16;
+    fwd.flops = 1e12;
+    Op bwd = fwd;
+    bwd.name = "flash_attention_bwd";
+    bwd.flops = 2.5e12;
+    const double t_fwd = op_time_s(fwd, h100, cal), t_bwd = op_time_s(bwd, h100, cal);
+    CHECK(bwd.flops / t_bwd < fwd.flops / t_fwd);
+    CHECK((fwd.flops + bwd.flops) / (t_fwd + t_bwd) == Approx(989.5e12 * cal.attention_efficiency));
+    // Alone, FlashAttention-2 runs faster than the end-to-end-fitted training figure.
+    CHECK(op_time_s(fwd, h100, cal, kAlone) < t_fwd);
+}
+
 TEST_CASE("Wave quantisation: one tile more than the SMs costs a second wave", "[operators]") {
     const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb");
     const Calibration cal = resolve_calibration(a100, {});

@@ -47,14 +47,17 @@ TEST_CASE("components: every embedded microbenchmark row loads") {
     CHECK(components == std::set<std::string>{"attention", "collective", "gemm", "grouped_gemm", "memory"});
 }
 
-TEST_CASE("components: a GEMM row is predicted by op_time_s of the linear layer's forward GEMM") {
+TEST_CASE("components: a GEMM row is predicted by the linear layer's forward GEMM timed alone (kernel_alone_s)") {
     const ComponentRow* row = find_row(shipped(), [](const ComponentRow& r) { return r.component == "gemm" && r.gpu == "h100-sxm"; });
     REQUIRE(row != nullptr);
     const GpuSpec gpu = gpu_preset(row->gpu).value();
     const DType d = *dtype_from_name(row->dtype);
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
     const double w = dtype_storage_bytes(d);
-    const double t = op_time_s(linear_fprop_op("gemm", d, row->m, row->k, row->n, w, std::max(w, 2.0), 1), gpu, cal);
+    const Op gemm = linear_fprop_op("gemm", d, row->m, row->k, row->n, w, std::max(w, 2.0), 1);
+    const double t = kernel_alone_s(gemm, gpu, cal);
+    // Alone: the kernel's device latency beside its roofline time at boost clock and the MAMF figure.
+    CHECK(t == Approx(cal.kernel_device_latency_s + op_time_s(gemm, gpu, cal, kAlone)));
     REQUIRE(row->metric == "tflops");
     const auto predicted = predict_component(*row);
     REQUIRE(predicted.ok());

@@ -58,6 +58,8 @@ struct FrameworkSpec {
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
+    bool torch_grouped_mm =
+        false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
     std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
 };
 

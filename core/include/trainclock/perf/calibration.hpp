@@ -19,6 +19,13 @@ struct Calibration : CalibrationScalars<double> {       // the scalars: config.h
     std::array<double, kDTypeCount> gemm_k_half{};      // per dtype: K at which a GEMM's mainloop efficiency halves (prologue/epilogue)
     std::array<double, kDTypeCount> tile_reuse{};       // per dtype: share of the 16-bit small-tile loss it suffers (operands per FLOP)
     bool precision_blind = false;                       // cost every op at one reference dtype (static-graph baseline)
+    // Kernels alone (operators.hpp KernelContext): HBM fraction of a pure stream, and the fixed device
+    // time of one kernel (launch to completion of an empty grid, tile scheduling, wave tail).
+    double memory_stream_efficiency = 0;
+    double kernel_device_latency_s = 0;
+    double attention_alone_efficiency = 0;
+    double grouped_gemm_rate =
+        1;  // routed experts' grouped GEMM kernel, rate of a dense GEMM of one group's shape  // fused attention alone, fraction of the bf16 peak (fwd and bwd time-weighted)
 };
 
 // The field of a resolved Calibration a fitted multiplier scales (validation/fit.hpp; the refit rows of

@@ -25,6 +25,7 @@ struct Op {
     double bytes;    // HBM bytes read + written per execution
     double count;    // executions per micro-batch (experts, heads of a batched GEMM)
     double m, n, k;  // GEMM shape of one execution (0 for non-GEMMs)
+    bool grouped;    // routed experts' GEMMs in one grouped kernel (calibration grouped_gemm_rate)
 };
 
 // Fixed-capacity lists: building and costing a layer allocates nothing, and a default-initialised
@@ -106,6 +107,11 @@ Op linear_wgrad_op(DType dtype, double m, double k, double n, double w_gemm, dou
 // One fused (flash) attention kernel: queries of s_q and keys of s_kv tokens, `keys` attended per query.
 Op flash_attention_op(DType dtype, double batch, double heads, double kv_heads, double s_q, double s_kv, double keys, double dqk, double dv,
                       double w, bool backward);
+// MoE routing's memory-bound kernels as moe_mlp emits them (tokens of the micro-batch, routed =
+// tokens x top_k rows): the router's top-k, the permute gather and the weighted un-permute.
+Op moe_topk_op(DType dtype, double tokens, double experts);
+Op moe_permute_op(DType dtype, double routed, double hidden, double w);
+Op moe_unpermute_op(DType dtype, double tokens, double routed, double hidden, double w);
 // Rows of one group of a grouped expert GEMM: `rows` tokens plus the M-tile padding when several
 // experts share the kernel.
 double expert_group_rows(double rows, double local_experts);
@@ -113,10 +119,25 @@ double expert_group_rows(double rows, double local_experts);
 // ---- cost (roofline, DESIGN.md 2.2) ----
 // Dtype that executes `dtype` on this GPU (tf32 without tensor cores runs as fp32, bf16 as fp16...).
 DType compute_dtype(const GpuSpec& gpu, DType dtype);
+// Where a kernel runs. In training (what predict costs): sustained SM clocks under the power limit,
+// real shapes and SMs shared with collectives (calibration gemm_sustained), memory-bound kernels at
+// the training-kernel fraction of a stream, the per-kernel launch and gap charged by cost_ops.
+// Alone: an isolated, warm microbenchmark of one kernel timed back to back (the component rows of
+// presets/validation/components): boost clocks, the large-GEMM figure itself, HBM at the stream
+// figure, plus the kernel's own device latency (calibration.hpp kernel_device_latency_s).
+struct KernelContext {
+    bool alone = false;
+};
+inline constexpr KernelContext kInTraining{};
+inline constexpr KernelContext kAlone{true};
+
 // Fraction of peak of one GEMM shape: large-GEMM efficiency x wave/tile quantisation x K-loop fill.
-double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal);
+double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context = kInTraining);
 // Seconds of one execution, launch excluded: max(flops / (peak eff), bytes / (bw mem_eff)).
-double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal);
+double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context = kInTraining);
+// Seconds of the op's one kernel alone (all `count` executions plus its device latency): what an
+// isolated microbenchmark of it measures.
+double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal);
 
 struct OpCost {
     std::array<double, kOpKindCount> seconds{};  // by kind, launches excluded
