@@ -713,10 +713,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     d.parallel.set("overlap_tp_comm", boolean(a.flag("tp-comm-overlap")));
     if (const auto first = a.integer("decoder-first-pipeline-num-layers")) d.parallel.set("first_stage_layers", number(*first));
     if (const auto last = a.integer("decoder-last-pipeline-num-layers")) d.parallel.set("last_stage_layers", number(*last));
-    if (const auto etp = a.integer("expert-tensor-parallel-size"); etp && *etp != tp) {
-        d.warn("--expert-tensor-parallel-size " + std::to_string(*etp) + " differs from tp: experts are costed with tp " +
-               std::to_string(tp));
-    }
+    // Megatron-Core MoE parallel folding: experts' own TP size (arguments.py: default = tp).
+    if (const auto etp = a.positive("expert-tensor-parallel-size"); etp && *etp != tp) d.parallel.set("expert_tp", number(*etp));
 
     const auto seq = a.positive("seq-length");
     const auto gbs = a.positive("global-batch-size");
@@ -791,6 +789,7 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
                                                                                      {"pp", {"pipeline-model-parallel-size"}},
                                                                                      {"cp", {"context-parallel-size"}},
                                                                                      {"ep", {"expert-model-parallel-size"}},
+                                                                                     {"expert_tp", {"expert-tensor-parallel-size"}},
                                                                                      {"sequence_parallel", {"sequence-parallel"}},
                                                                                      {"zero", {"use-distributed-optimizer"}},
                                                                                      {"overlap_dp_comm", {"overlap-grad-reduce"}},

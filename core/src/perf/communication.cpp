@@ -15,12 +15,17 @@ GroupPlacement group_placement(const ParallelSpec& p, Group group) {
     switch (group) {
     case Group::tp: return {p.tp, 1, world};
     case Group::cp: return {p.cp, p.tp, world};
-    case Group::ep: return {ep, p.tp * p.cp, world};
+    // Folded MoE layouts (ParallelSpec::ep_folded) order the expert layers' ranks tp-ep-dp-pp with
+    // etp innermost (Megatron-Core parallel_state.py, expert RankGenerator).
+    case Group::ep: return {ep, p.ep_folded() ? p.etp() : p.tp * p.cp, world};
     // Gradient reduction and ZeRO span the CP ranks too (ParallelSpec::weight_replicas); the CP
     // members come first, tp apart (the DP members of an expert group are further apart).
     case Group::dp: return {p.weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp, world};
-    case Group::expert_dp: return {p.expert_weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp * ep, world};
+    case Group::expert_dp:
+        if (p.ep_folded()) return {p.expert_weight_replicas(), p.etp() * ep, world};
+        return {p.expert_weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp * ep, world};
     case Group::pp: return {p.pp, p.tp * p.cp * p.dp, world};
+    case Group::etp: return {p.etp() != p.tp ? p.etp() : 1, 1, world};
     }
     return {1, 1, world};
 }

@@ -340,7 +340,8 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
         "--kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1 "
         "--num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 "
         "--moe-layer-freq '([0]*3+[1]*58)' --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 "
-        "--expert-model-parallel-size 64 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 1 "
+        "--expert-model-parallel-size 64 --expert-tensor-parallel-size 1 --decoder-first-pipeline-num-layers 4 "
+        "--decoder-last-pipeline-num-layers 1 "
         "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --bf16 --fp8-format e4m3 "
         "--fp8-recipe blockwise --seq-length 4096 --micro-batch-size 1 --global-batch-size 8192 --made-up-flag 3";
     auto imported = import_megatron(split_command_line(args));
@@ -352,6 +353,7 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK(has(json, R"("mtp_layers": 1)"));
     CHECK(has(json, R"("ffn_hidden": 18432)"));  // the 3 leading dense layers keep it
     CHECK(has(json, R"("first_stage_layers": 4, "last_stage_layers": 1)"));
+    CHECK(has(json, R"("expert_tp": 1)"));  // MoE parallel folding: EP 64 over TP 2 x DP
     CHECK(has(json, R"("recompute": "full")"));
     CHECK(has(json, R"("precision": {"preset": "fp8-mixed", "fp8_recipe": "blockwise"})"));
     CHECK(has(json, R"("vocab": 129280)"));  // already a multiple of 128 x tp 2
