@@ -127,6 +127,8 @@ void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
         reader.adopt(a.finish());
     }
     reader.read("mtp_layers", spec.mtp_layers);
+    read_keys(reader, "position_embeddings", spec.position_embeddings, "token_types", spec.token_types, "pooler", spec.pooler,
+              "linear_bias", spec.linear_bias);
     double published_b = 0;  // metadata for cross-checks, not part of the spec
     reader.read("params_b_published", published_b);
     std::string notes;
@@ -351,6 +353,10 @@ void write_model(JsonWriter& out, const ModelSpec& spec) {
         out.end_object();
     }
     if (spec.mtp_layers != 0) out.field("mtp_layers", spec.mtp_layers);
+    if (spec.position_embeddings != 0) out.field("position_embeddings", spec.position_embeddings);
+    if (spec.token_types != 0) out.field("token_types", spec.token_types);
+    if (spec.pooler) out.field("pooler", true);
+    if (spec.linear_bias) out.field("linear_bias", true);
     end_spec(out, spec);
 }
 

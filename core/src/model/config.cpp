@@ -73,6 +73,8 @@ std::optional<Error> check_attention_features(const ModelSpec& m) {
                          "only for decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.mtp_layers", m.mtp_layers, 0, 64));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.position_embeddings", m.position_embeddings, 0, int64_t(1) << 24));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.token_types", m.token_types, 0, int64_t(1) << 24));
     if (m.mtp_layers > 0 && m.architecture != Architecture::decoder)
         return Error{"model.mtp_layers", "only for decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     return std::nullopt;

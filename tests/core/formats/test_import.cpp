@@ -131,6 +131,27 @@ TEST_CASE("encoder and encoder-decoder configs") {
     CHECK(bert.value().architecture == Architecture::encoder);
     CHECK(bert.value().norm == Norm::layernorm);
     CHECK(bert.value().tied_embeddings);
+    // HF BertModel's exact count (sum of its parameters' numel for bert-base-uncased): word 30522 x 768,
+    // positions 512 x 768, token types 2 x 768, embedding LayerNorm, 12 layers of 7,087,872 with
+    // their biases, pooler 768 x 768 + 768.
+    CHECK(bert.value().position_embeddings == 512);
+    CHECK(bert.value().token_types == 2);
+    CHECK(bert.value().pooler);
+    CHECK(bert.value().linear_bias);
+    const int64_t layer = 4 * 768 * 768 + 4 * 768 + 2 * 768 * 3072 + 3072 + 768 + 2 * 2 * 768;
+    CHECK(parameter_count(bert.value()) == 30522 * 768 + 512 * 768 + 2 * 768 + 2 * 768 + 12 * layer + 768 * 768 + 768);
+    CHECK(parameter_count(bert.value()) == 109482240);
+    // The cost model's matmul count leaves them out (no FLOPs from lookups, biases or the pooler).
+    ModelSpec bare = bert.value();
+    bare.position_embeddings = bare.token_types = 0;
+    bare.pooler = bare.linear_bias = false;
+    CHECK(active_matmul_parameter_count(bert.value()) == active_matmul_parameter_count(bare));
+    // Relative positions (position_embedding_type relative_key) have no absolute table.
+    std::string relative = hf_config("bert-base-uncased");
+    relative.replace(relative.find("\"absolute\""), 10, "\"relative_key\"");
+    auto rel = model_from_hf_config(relative);
+    REQUIRE(rel.ok());
+    CHECK(rel.value().position_embeddings == 0);
     auto t5 = model_from_hf_config(hf_config("t5-base"));
     REQUIRE(t5.ok());
     CHECK(t5.value().architecture == Architecture::encoder_decoder);
