@@ -46,13 +46,18 @@ bool group_in_one_domain(GroupPlacement g, int64_t domain) {
 
 Link group_link(const NodeSpec& node, const Calibration& cal, GroupPlacement g) {
     const int64_t per_node = std::max<int64_t>(node.gpus_per_node, 1);
-    const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency;
+    // Without peer-to-peer NCCL falls back to its SHM transport: "SHM is used between devices when
+    // peer-to-peer cannot happen, therefore, host memory is used" (NCCL docs, environment variables,
+    // NCCL_SHM_DISABLE / NCCL_P2P_DISABLE); each byte is copied GPU -> pinned host buffer -> GPU, two
+    // transfers over the same x16 links and root complex, so half the link's rate per hop.
+    const double p2p = node.peer_to_peer ? 1.0 : 0.5;
+    const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency * p2p;
     if (group_in_one_domain(g, per_node)) {
         // Without a switch a group smaller than the node only drives the links among its members
         // (NVLink cube-mesh, xGMI mesh: stas00/ml-engineering measured MI300X 2-GPU busbw 47.7 vs 312.9
         // GB/s on 8): the node's figure for the smallest listed group that holds it.
         for (const auto& [k, bw_gbps] : node.intra_group_bw_gbps) {
-            if (g.size <= k) return {bw_gbps * 1e9 * cal.intra_node_efficiency, node.intra_latency_us * 1e-6, false};
+            if (g.size <= k) return {bw_gbps * 1e9 * cal.intra_node_efficiency * p2p, node.intra_latency_us * 1e-6, false};
         }
         return {intra, node.intra_latency_us * 1e-6, false};
     }

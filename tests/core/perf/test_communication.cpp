@@ -96,6 +96,20 @@ TEST_CASE("Folded MoE groups follow Megatron-Core's expert rank order tp-ep-dp-p
     CHECK(group_placement(p, Group::etp).size == 1);
 }
 
+TEST_CASE("Nodes without peer-to-peer (GeForce) move NCCL traffic through host memory at half the link", "[communication]") {
+    const Calibration cal;
+    const NodeSpec with = node_preset("pcie-4").value();
+    const NodeSpec without = node_preset("pcie-4-no-p2p").value();
+    CHECK(with.peer_to_peer);
+    CHECK_FALSE(without.peer_to_peer);
+    CHECK(without.intra_bw_gbps == with.intra_bw_gbps);  // the same x16 links
+    ParallelSpec p;
+    p.dp = 4;
+    const GroupPlacement dp = group_placement(p, Group::dp);
+    CHECK(group_link(without, cal, dp).bw_bytes_per_s == Approx(0.5 * group_link(with, cal, dp).bw_bytes_per_s));
+    CHECK(fixtures::gpu("rtx-4090").default_node == "pcie-4-no-p2p");
+}
+
 TEST_CASE("Gradients reduce over the DP replicas and the CP ranks (the ranks holding the same weights)", "[communication]") {
     ParallelSpec p;
     p.tp = 2;
