@@ -6,8 +6,8 @@ project's own CMake, for the interpreter that runs pip, in one of these build fo
   - build/ (the native preset of `make build`) when it is configured for a Python of the same ABI
     (extension suffix): only the module target is brought up to date, reusing the built core;
   - else build/pip/, configured here with only what the module needs (no tests, GUI, benchmarks).
-Offline: nothing is downloaded; it needs cmake, a C++17 compiler, libsimdjson-dev, pybind11-dev and
-python3-dev (scripts/setup.sh installs them). Setuptools' own files go to build/setuptools/.
+Offline: nothing is downloaded; it needs cmake, a C++17 compiler, libsimdjson-dev, libtomlplusplus-dev,
+pybind11-dev and python3-dev (scripts/setup.sh installs them). Setuptools' own files go to build/setuptools/.
 """
 import os
 import re

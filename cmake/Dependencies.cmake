@@ -26,3 +26,14 @@ if(TRAINCLOCK_BUILD_TESTS)
     add_library(trainclock_catch2 INTERFACE)
     target_include_directories(trainclock_catch2 SYSTEM INTERFACE "${TRAINCLOCK_CATCH2_DIR}")
 endif()
+
+# toml++ (Debian libtomlplusplus-dev), header-only with TOML_EXCEPTIONS=0: the torchtitan importer's
+# TOML parser (core/src/formats/toml.cpp). Debian's pkg-config asks for its shared library; the
+# headers alone are used instead, copied into the build folder so that the wasm build (which must not
+# see /usr/include) finds them too, as Catch2 above.
+find_path(TOMLPLUSPLUS_INCLUDE_PARENT toml++/toml.h PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH REQUIRED)
+set(TRAINCLOCK_TOMLPLUSPLUS_DIR "${CMAKE_BINARY_DIR}/tomlplusplus-include")
+file(COPY "${TOMLPLUSPLUS_INCLUDE_PARENT}/toml++" DESTINATION "${TRAINCLOCK_TOMLPLUSPLUS_DIR}")
+add_library(trainclock_tomlplusplus INTERFACE)
+target_include_directories(trainclock_tomlplusplus SYSTEM INTERFACE "${TRAINCLOCK_TOMLPLUSPLUS_DIR}")
+target_compile_definitions(trainclock_tomlplusplus INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=0 TOML_ENABLE_FORMATTERS=0)

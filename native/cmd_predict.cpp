@@ -20,7 +20,8 @@ std::string layout_line(const Config& c) {
     const int64_t micro_batches = t.global_batch / (t.micro_batch * p.dp);
     std::string line =
         "tp " + std::to_string(p.tp) + " x pp " + std::to_string(p.pp) + " x cp " + std::to_string(p.cp) + " x dp " + std::to_string(p.dp);
-    if (p.ep > 1) line += " (ep " + std::to_string(p.ep) + ")";
+    if (p.ep > 1 || p.etp() != p.tp)
+        line += " (ep " + std::to_string(p.ep) + (p.etp() != p.tp ? ", expert tp " + std::to_string(p.etp()) : std::string()) + ")";
     line += ", sp " + std::string(p.sequence_parallel ? "on" : "off") + ", zero " + std::to_string(p.zero);
     line += ", " + std::string(p.schedule == PipelineSchedule::gpipe         ? "gpipe"
                                : p.schedule == PipelineSchedule::interleaved ? "interleaved"

@@ -4,7 +4,7 @@
 #   scripts/setup.sh web      + Emscripten, Chromium, Xvfb for the site and browser tests
 set -euo pipefail
 
-native_packages=(build-essential cmake pkg-config libsimdjson-dev catch2 libbenchmark-dev clang clang-format libclang-rt-14-dev
+native_packages=(build-essential cmake pkg-config libsimdjson-dev libtomlplusplus-dev catch2 libbenchmark-dev clang clang-format libclang-rt-14-dev
                  libsdl2-dev libimgui-dev libgl-dev pybind11-dev python3-dev python3-pytest
                  python3-venv python3-setuptools python3-wheel)
 web_packages=(emscripten nodejs npm chromium xvfb xauth imagemagick python3 dpkg-dev)

@@ -270,6 +270,9 @@ void App::draw_parallel_inputs() {
     annotate("parallel.dp_auto");
     widgets::slider_int("EP (expert)", p.ep, 1, 256);
     annotate("parallel.ep");
+    input_int("expert TP", p.expert_tp);
+    annotate("parallel.expert_tp");
+    help("Megatron-Core --expert-tensor-parallel-size: 0 = TP; expert TP x EP folds into TP x CP x DP");
     ImGui::Checkbox("sequence parallel", &p.sequence_parallel);
     annotate("parallel.sequence_parallel");
     help("Megatron SP: norms and dropout split over TP; reduce-scatter + all-gather instead of all-reduce");

@@ -127,6 +127,8 @@ void read_model(ObjectReader& reader, ModelSpec& spec, bool required) {
         reader.adopt(a.finish());
     }
     reader.read("mtp_layers", spec.mtp_layers);
+    read_keys(reader, "position_embeddings", spec.position_embeddings, "token_types", spec.token_types, "pooler", spec.pooler,
+              "linear_bias", spec.linear_bias);
     double published_b = 0;  // metadata for cross-checks, not part of the spec
     reader.read("params_b_published", published_b);
     std::string notes;
@@ -159,7 +161,8 @@ void read_gpu(ObjectReader& reader, GpuSpec& spec, bool required) {
 void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
     if (required) require_all(reader, {"gpus_per_node", "intra_bw_gbps", "inter_bw_gbps"});
     read_keys(reader, "display_name", spec.display_name, "gpus_per_node", spec.gpus_per_node, "gpus_per_host", spec.gpus_per_host,
-              "intra_link", spec.intra_link, "intra_bw_gbps", spec.intra_bw_gbps, "intra_latency_us", spec.intra_latency_us);
+              "intra_link", spec.intra_link, "intra_bw_gbps", spec.intra_bw_gbps, "intra_latency_us", spec.intra_latency_us, "peer_to_peer",
+              spec.peer_to_peer);
     if (const auto groups = reader.read_object("intra_group_bw_gbps")) {  // {"2": GB/s, "4": GB/s, ...}
         ObjectReader g(*groups, join_key(reader.path(), "intra_group_bw_gbps"));
         spec.intra_group_bw_gbps.clear();
@@ -351,6 +354,10 @@ void write_model(JsonWriter& out, const ModelSpec& spec) {
         out.end_object();
     }
     if (spec.mtp_layers != 0) out.field("mtp_layers", spec.mtp_layers);
+    if (spec.position_embeddings != 0) out.field("position_embeddings", spec.position_embeddings);
+    if (spec.token_types != 0) out.field("token_types", spec.token_types);
+    if (spec.pooler) out.field("pooler", true);
+    if (spec.linear_bias) out.field("linear_bias", true);
     end_spec(out, spec);
 }
 
@@ -395,6 +402,7 @@ void write_node(JsonWriter& out, const NodeSpec& spec) {
     out.field("inter_bw_gbps", spec.inter_bw_gbps);
     out.field("inter_latency_us", spec.inter_latency_us);
     out.field("power_overhead", spec.power_overhead);
+    if (!spec.peer_to_peer) out.field("peer_to_peer", false);
     end_spec(out, spec);
 }
 

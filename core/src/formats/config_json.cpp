@@ -195,7 +195,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         ObjectReader p(*parallel, "parallel");
         ParallelSpec& s = config.parallel;
         p.read_fields("tp", s.tp, "pp", s.pp, "dp", s.dp, "cp", s.cp, "ep", s.ep, "sequence_parallel", s.sequence_parallel, "zero", s.zero,
-                      "virtual_stages", s.virtual_stages);
+                      "virtual_stages", s.virtual_stages, "expert_tp", s.expert_tp);
         p.read_enum("schedule", kScheduleNames, s.schedule);
         // Knobs a framework defaults: given here they win over the framework (config.hpp ExplicitKnobs).
         if (p.has("overlap_dp_comm")) config.explicit_knobs.overlap_dp_comm = true;
@@ -296,6 +296,7 @@ void write_config(JsonWriter& out, const Config& c) {
     if (split.last_stage_layers != 0) out.field("last_stage_layers", split.last_stage_layers);
     if (split.embedding_in_stage_split) out.field("embedding_in_stage_split", true);
     if (split.loss_in_stage_split) out.field("loss_in_stage_split", true);
+    if (p.expert_tp != 0) out.field("expert_tp", p.expert_tp);  // 0 = tp: left out
     out.end_object();
     const TrainingSpec& t = c.training;
     out.key("training").begin_object();

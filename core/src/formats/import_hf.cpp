@@ -205,6 +205,8 @@ struct ImportedModel {
     std::optional<MlaShape> mla;
     LocalAttention local;
     int64_t mtp_layers = 0;
+    int64_t position_embeddings = 0, token_types = 0;
+    bool pooler = false, linear_bias = false;
 };
 
 std::string model_json(const ImportedModel& m, std::string_view model_type) {
@@ -238,6 +240,10 @@ std::string model_json(const ImportedModel& m, std::string_view model_type) {
         out.end_object();
     }
     if (m.mtp_layers > 0) out.field("mtp_layers", m.mtp_layers);
+    if (m.position_embeddings > 0) out.field("position_embeddings", m.position_embeddings);
+    if (m.token_types > 0) out.field("token_types", m.token_types);
+    if (m.pooler) out.field("pooler", true);
+    if (m.linear_bias) out.field("linear_bias", true);
     out.field("source", "Hugging Face config.json, model_type " + std::string(model_type) + " (trainclock import hf)");
     out.end_object();
     return out.take() + "\n";
@@ -489,6 +495,14 @@ void read_bert(HfReader& hf, ImportedModel& m) {  // BertConfig: encoder, MLM de
              {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size", "max_position_embeddings",
               "hidden_act", 512, "gelu", true});
     m.architecture = "encoder";
+    // HF BertModel (modeling_bert.py): BertEmbeddings' learned absolute positions
+    // (max_position_embeddings rows, position_embedding_type "absolute") and token types
+    // (type_vocab_size rows), BertPooler (dense h x h + bias), nn.Linear biases in every layer.
+    const std::string positions = hf.string("position_embedding_type").value_or("absolute");
+    if (positions == "absolute") m.position_embeddings = m.max_seq_len;
+    m.token_types = hf.integer("type_vocab_size", 2);
+    m.pooler = true;
+    m.linear_bias = true;
 }
 
 void read_t5(HfReader& hf, ImportedModel& m) {  // T5Config: feed_forward_proj "relu" (v1.0) or "gated-gelu" (v1.1)

@@ -22,6 +22,7 @@
 
 #include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
+#include "formats/toml.hpp"
 #include "trainclock/formats/import.hpp"
 #include "trainclock/model/config.hpp"
 
@@ -731,10 +732,8 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
     d.parallel.set("overlap_tp_comm", boolean(a.flag("tp-comm-overlap")));
     if (const auto first = a.integer("decoder-first-pipeline-num-layers")) d.parallel.set("first_stage_layers", number(*first));
     if (const auto last = a.integer("decoder-last-pipeline-num-layers")) d.parallel.set("last_stage_layers", number(*last));
-    if (const auto etp = a.integer("expert-tensor-parallel-size"); etp && *etp != tp) {
-        d.warn("--expert-tensor-parallel-size " + std::to_string(*etp) + " differs from tp: experts are costed with tp " +
-               std::to_string(tp));
-    }
+    // Megatron-Core MoE parallel folding: experts' own TP size (arguments.py: default = tp).
+    if (const auto etp = a.positive("expert-tensor-parallel-size"); etp && *etp != tp) d.parallel.set("expert_tp", number(*etp));
 
     const auto seq = a.positive("seq-length");
     const auto gbs = a.positive("global-batch-size");
@@ -809,6 +808,7 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
                                                                                      {"pp", {"pipeline-model-parallel-size"}},
                                                                                      {"cp", {"context-parallel-size"}},
                                                                                      {"ep", {"expert-model-parallel-size"}},
+                                                                                     {"expert_tp", {"expert-tensor-parallel-size"}},
                                                                                      {"sequence_parallel", {"sequence-parallel"}},
                                                                                      {"zero", {"use-distributed-optimizer"}},
                                                                                      {"overlap_dp_comm", {"overlap-grad-reduce"}},
@@ -838,115 +838,7 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
 
 namespace {
 
-// [SECTION] TOML subset (torchtitan job configs) ----------------------------------------------------
-
-// The TOML torchtitan's configs use (TOML 1.0 subset): [table] headers, key = value with strings,
-// numbers, booleans and arrays (also over several lines), # comments. Values keyed "table.key".
-struct TomlValue {
-    enum Kind { string, number, boolean, array, other } kind = other;
-    std::string text;   // string contents, or the raw text of an array / other value
-    double value = 0;   // number
-    bool flag = false;  // boolean
-    int64_t line = 0;
-};
-
-Result<std::map<std::string, TomlValue>> parse_toml(std::string_view toml) {
-    std::map<std::string, TomlValue> out;
-    std::string table;
-    int64_t line_number = 0;
-    size_t pos = 0;
-    auto strip_comment = [](const std::string& line) {
-        char quote = 0;
-        for (size_t i = 0; i < line.size(); ++i) {
-            const char c = line[i];
-            if (quote) {
-                if (c == quote) quote = 0;
-            } else if (c == '"' || c == '\'') {
-                quote = c;
-            } else if (c == '#') {
-                return line.substr(0, i);
-            }
-        }
-        return line;
-    };
-    auto trim = [](std::string text) {
-        const size_t begin = text.find_first_not_of(" \t\r");
-        if (begin == std::string::npos) return std::string();
-        return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
-    };
-    while (pos <= toml.size()) {
-        const size_t end = std::min(toml.find('\n', pos), toml.size());
-        std::string line = trim(strip_comment(std::string(toml.substr(pos, end - pos))));
-        pos = end + 1;
-        ++line_number;
-        if (line.empty()) continue;
-        const std::string where = "line " + std::to_string(line_number);
-        if (line[0] == '[') {
-            if (line.size() < 3 || line.back() != ']' || line[1] == '[') return Error{where, "expected a [table] header"};
-            table = trim(line.substr(1, line.size() - 2));
-            continue;
-        }
-        const size_t equals = line.find('=');
-        if (equals == std::string::npos) return Error{where, "expected key = value"};
-        const std::string key = trim(line.substr(0, equals));
-        std::string raw = trim(line.substr(equals + 1));
-        const int64_t first_line = line_number;
-        if (!raw.empty() && raw[0] == '[') {  // arrays may continue over lines until the brackets balance
-            // Bracket depth outside quotes, carried line to line (a rescan of the whole array per
-            // line was quadratic in its lines).
-            int depth = 0;
-            char quote = 0;
-            const auto scan = [&](const std::string& text) {
-                for (const char c : text) {
-                    if (quote)
-                        quote = c == quote ? 0 : quote;
-                    else if (c == '"' || c == '\'')
-                        quote = c;
-                    else
-                        depth += c == '[' ? 1 : c == ']' ? -1 : 0;
-                }
-            };
-            scan(raw);
-            while (depth > 0 && pos <= toml.size()) {
-                const size_t next = std::min(toml.find('\n', pos), toml.size());
-                const std::string more = trim(strip_comment(std::string(toml.substr(pos, next - pos))));
-                raw += " " + more;
-                scan(more);
-                pos = next + 1;
-                ++line_number;
-            }
-            if (depth != 0) return Error{where, "unterminated array"};
-        }
-        if (key.empty() || raw.empty()) return Error{where, "expected key = value"};
-        TomlValue value;
-        value.line = first_line;
-        if ((raw[0] == '"' || raw[0] == '\'') && raw.size() >= 2 && raw.back() == raw[0]) {
-            value.kind = TomlValue::string;
-            value.text = raw.substr(1, raw.size() - 2);
-        } else if (raw == "true" || raw == "false") {
-            value.kind = TomlValue::boolean;
-            value.flag = raw == "true";
-        } else if (raw[0] == '[') {
-            value.kind = TomlValue::array;
-            value.text = raw;
-        } else {
-            std::string digits;
-            for (const char c : raw) {
-                if (c != '_') digits += c;  // TOML allows 1_000
-            }
-            char* parsed_end = nullptr;
-            value.value = std::strtod(digits.c_str(), &parsed_end);
-            if (digits.empty() || *parsed_end != '\0') {
-                value.kind = TomlValue::other;
-                value.text = raw;
-            } else {
-                value.kind = TomlValue::number;
-            }
-        }
-        out[table.empty() ? key : table + "." + key] = value;
-    }
-    return out;
-}
+// [SECTION] TOML values (torchtitan job configs; parsed by toml++ in toml.cpp) ------------------------
 
 class TomlReader {
 public:

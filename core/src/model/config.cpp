@@ -73,6 +73,8 @@ std::optional<Error> check_attention_features(const ModelSpec& m) {
                          "only for decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("model.mtp_layers", m.mtp_layers, 0, 64));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.position_embeddings", m.position_embeddings, 0, int64_t(1) << 24));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("model.token_types", m.token_types, 0, int64_t(1) << 24));
     if (m.mtp_layers > 0 && m.architecture != Architecture::decoder)
         return Error{"model.mtp_layers", "only for decoder models (model.architecture is " + std::string(enum_name(m.architecture)) + ")"};
     return std::nullopt;
@@ -219,7 +221,7 @@ std::optional<Error> precision_support_error(const PrecisionSpec& precision, con
 
 // [SECTION] Validation: layout, batch, training, calibration ---------------------------------------
 
-std::optional<Error> tp_rule(const ModelSpec& m, int64_t tp) {
+std::optional<Error> tp_rule(const ModelSpec& m, int64_t tp, int64_t etp) {
     // Megatron-LM splits attention heads, MLP columns and experts' columns over TP (Shoeybi et al.
     // 2019, arXiv 1909.08053, section 3); with GQA it replicates KV heads when tp > kv_heads.
     if (m.heads % tp != 0) return Error{"parallel.tp", str(tp) + " does not divide model.heads = " + str(m.heads)};
@@ -228,8 +230,11 @@ std::optional<Error> tp_rule(const ModelSpec& m, int64_t tp) {
                                         " nor is a multiple of it (KV heads are split or replicated over TP)"};
     }
     if (m.ffn_hidden % tp != 0) return Error{"parallel.tp", str(tp) + " does not divide model.ffn_hidden = " + str(m.ffn_hidden)};
-    if (m.is_moe() && m.moe.expert_ffn_hidden % tp != 0) {
-        return Error{"parallel.tp", str(tp) + " does not divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden)};
+    // Experts split their columns over the expert tensor-parallel group (Megatron-Core
+    // --expert-tensor-parallel-size, default tp).
+    if (m.is_moe() && m.moe.expert_ffn_hidden % etp != 0) {
+        return Error{etp == tp ? "parallel.tp" : "parallel.expert_tp",
+                     str(etp) + " does not divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden)};
     }
     return std::nullopt;
 }
@@ -261,15 +266,21 @@ std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node) {
     return std::nullopt;
 }
 
-std::optional<Error> ep_rule(const ModelSpec& m, int64_t dp, int64_t ep) {
-    // Expert parallelism is carved out of data parallelism (config.hpp); each rank holds experts/ep.
-    if (ep == 1) return std::nullopt;
+std::optional<Error> ep_rule(const ModelSpec& m, int64_t tp, int64_t cp, int64_t dp, int64_t ep, int64_t etp) {
+    // Megatron-Core MoE parallel folding (arguments.py, parallel_state.py): num_experts % ep == 0 and
+    // the expert layers' etp x ep x expert-dp fill the attention layers' tp x cp x dp ranks.
     if (ep < 1) return out_of_range<int64_t>("parallel.ep", ep, 1, kMaxGpus);
-    if (!m.is_moe()) return Error{"parallel.ep", str(ep) + " needs a mixture-of-experts model (model " + m.name + " is dense)"};
+    if (ep == 1 && etp == tp) return std::nullopt;
+    if (!m.is_moe()) {
+        if (ep > 1) return Error{"parallel.ep", str(ep) + " needs a mixture-of-experts model (model " + m.name + " is dense)"};
+        return Error{"parallel.expert_tp", str(etp) + " needs a mixture-of-experts model (model " + m.name + " is dense)"};
+    }
     if (m.moe.experts % ep != 0) return Error{"parallel.ep", str(ep) + " does not divide model.moe.experts = " + str(m.moe.experts)};
-    if (dp % ep != 0) {
-        return Error{"parallel.ep",
-                     str(ep) + " does not divide parallel.dp = " + str(dp) + " (expert parallelism is carved out of data parallelism)"};
+    const int64_t folded = tp * cp * dp;
+    if (folded % (etp * ep) != 0) {
+        return Error{"parallel.ep", "expert_tp x ep = " + str(etp) + " x " + str(ep) + " does not divide tp x cp x dp = " + str(tp) +
+                                        " x " + str(cp) + " x " + str(dp) +
+                                        " (expert layers fold the same ranks: Megatron-Core MoE parallel folding)"};
     }
     return std::nullopt;
 }
@@ -334,7 +345,8 @@ std::optional<Error> check_layout(Config& c) {
     TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.virtual_stages", p.virtual_stages, 1, 1024));
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 0, kMaxGpus));
 
-    TRAINCLOCK_TRY(tp_rule(m, p.tp));
+    TRAINCLOCK_TRY(out_of_range<int64_t>("parallel.expert_tp", p.expert_tp, 0, kMaxGpus));
+    TRAINCLOCK_TRY(tp_rule(m, p.tp, p.etp()));
     TRAINCLOCK_TRY(pp_rule(m, p.pp, p.stage_split));
     TRAINCLOCK_TRY(virtual_stages_rule(m, p.pp, p.virtual_stages, p.schedule, p.stage_split));
     if (p.schedule == PipelineSchedule::interleaved && p.pp < 2) {
@@ -361,7 +373,7 @@ std::optional<Error> check_layout(Config& c) {
     }
     TRAINCLOCK_TRY(out_of_range<int64_t>("num_gpus", c.num_gpus, 1, kMaxGpus));
     TRAINCLOCK_TRY(node_fill_rule(c.num_gpus, c.node));
-    TRAINCLOCK_TRY(ep_rule(m, p.dp, p.ep));
+    TRAINCLOCK_TRY(ep_rule(m, p.tp, p.cp, p.dp, p.ep, p.etp()));
     return std::nullopt;
 }
 

@@ -59,16 +59,31 @@ int64_t mlp_params(const ModelSpec& m, bool moe_layer, int64_t experts_counted) 
     return router + (experts_counted + m.moe.shared_experts) * expert;
 }
 
+// Linear-layer biases (HF BertSelfAttention query/key/value, BertSelfOutput, BertIntermediate,
+// BertOutput: nn.Linear with bias=True): Q, K, V and O outputs, and the dense MLP's up and down.
+int64_t attention_bias_params(const ModelSpec& m) {
+    if (!m.linear_bias) return 0;
+    const int64_t d = m.effective_head_dim();
+    return m.heads * d + 2 * m.kv_heads * d + m.hidden;
+}
+int64_t mlp_bias_params(const ModelSpec& m, bool moe_layer) {
+    if (!m.linear_bias || moe_layer) return 0;
+    return (mlp_matrices(m.activation) - 1) * m.ffn_hidden + m.hidden;
+}
+
 int64_t layer_params(const ModelSpec& m, int64_t index, bool active_only, bool with_norms) {
     const int64_t experts_counted = active_only ? m.moe.top_k : m.moe.experts;
-    const int64_t attn = attention_parameter_count(m), norm = with_norms ? norm_params(m) : 0;
+    const int64_t attn = attention_parameter_count(m) + (with_norms ? attention_bias_params(m) : 0);
+    const int64_t norm = with_norms ? norm_params(m) : 0;
     // Layer stack 1: decoder layers of a decoder, encoder layers otherwise (self-attn + MLP, 2 norms);
     // decoder of an encoder-decoder: self-attn, cross-attn, MLP, 3 norms (Vaswani et al. 2017).
     if (m.architecture == Architecture::encoder_decoder && index >= m.layers) {
         const int64_t in_stack = index - m.layers;
-        return 2 * attn + mlp_params(m, m.is_moe_layer(in_stack), experts_counted) + 3 * norm;
+        const bool moe = m.is_moe_layer(in_stack);
+        return 2 * attn + mlp_params(m, moe, experts_counted) + (with_norms ? mlp_bias_params(m, moe) : 0) + 3 * norm;
     }
-    return attn + mlp_params(m, m.is_moe_layer(index), experts_counted) + 2 * norm;
+    const bool moe = m.is_moe_layer(index);
+    return attn + mlp_params(m, moe, experts_counted) + (with_norms ? mlp_bias_params(m, moe) : 0) + 2 * norm;
 }
 
 }  // namespace
@@ -92,6 +107,11 @@ int64_t count(const ModelSpec& m, bool active_only, bool with_norms = true) {
         total += attn + mlp_params(m, last_moe, experts_counted) + 2 * norm + mtp_extra_parameter_count(m);
     // Token embedding (shared by encoder and decoder) and the output projection unless tied.
     total += m.vocab * m.hidden * (m.tied_embeddings ? 1 : 2);
+    if (with_norms) {
+        // Learned positions and token types (BertEmbeddings) and BertPooler's dense layer + bias.
+        total += (m.position_embeddings + m.token_types) * m.hidden;
+        if (m.pooler) total += m.hidden * m.hidden + m.hidden;
+    }
     return total;
 }
 

@@ -20,12 +20,17 @@ GroupPlacement group_placement(const ParallelSpec& p, Group group) {
     switch (group) {
     case Group::tp: return {p.tp, 1, world};
     case Group::cp: return {p.cp, p.tp, world};
-    case Group::ep: return {ep, p.tp * p.cp, world};
+    // Folded MoE layouts (ParallelSpec::ep_folded) order the expert layers' ranks tp-ep-dp-pp with
+    // etp innermost (Megatron-Core parallel_state.py, expert RankGenerator).
+    case Group::ep: return {ep, p.ep_folded() ? p.etp() : p.tp * p.cp, world};
     // Gradient reduction and ZeRO span the CP ranks too (ParallelSpec::weight_replicas); the CP
     // members come first, tp apart (the DP members of an expert group are further apart).
     case Group::dp: return {p.weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp, world};
-    case Group::expert_dp: return {p.expert_weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp * ep, world};
+    case Group::expert_dp:
+        if (p.ep_folded()) return {p.expert_weight_replicas(), p.etp() * ep, world};
+        return {p.expert_weight_replicas(), p.cp > 1 ? p.tp : p.tp * p.cp * ep, world};
     case Group::pp: return {p.pp, p.tp * p.cp * p.dp, world};
+    case Group::etp: return {p.etp() != p.tp ? p.etp() : 1, 1, world};
     }
     return {1, 1, world};
 }
@@ -66,7 +71,12 @@ bool has_nvls(const NodeSpec& node, const GpuSpec& gpu) {
 
 Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal, GroupPlacement g) {
     const int64_t per_node = std::max<int64_t>(node.gpus_per_node, 1);
-    const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency;
+    // Without peer-to-peer NCCL falls back to its SHM transport: "SHM is used between devices when
+    // peer-to-peer cannot happen, therefore, host memory is used" (NCCL docs, environment variables,
+    // NCCL_SHM_DISABLE / NCCL_P2P_DISABLE); each byte is copied GPU -> pinned host buffer -> GPU, two
+    // transfers over the same x16 links and root complex, so half the link's rate per hop.
+    const double p2p = node.peer_to_peer ? 1.0 : 0.5;
+    const double intra = node.intra_bw_gbps * 1e9 * cal.intra_node_efficiency * p2p;
     Link link;
     link.nccl_arch = nccl_arch(gpu);
     link.pcie = node.intra_link.find("PCIe") != std::string::npos;
@@ -84,7 +94,7 @@ Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal
         // GB/s on 8): the node's figure for the smallest listed group that holds it.
         for (const auto& [k, bw_gbps] : node.intra_group_bw_gbps) {
             if (g.size <= k) {
-                link.bw_bytes_per_s = bw_gbps * 1e9 * cal.intra_node_efficiency;
+                link.bw_bytes_per_s = bw_gbps * 1e9 * cal.intra_node_efficiency * p2p;
                 break;
             }
         }

@@ -175,6 +175,7 @@ void Execution::derive(const Config& c) {
     x.tp = double(std::max<int64_t>(c.parallel.tp, 1));
     x.cp = double(std::max<int64_t>(c.parallel.cp, 1));
     x.ep = double(std::max<int64_t>(c.parallel.ep, 1));
+    x.etp = double(c.parallel.etp());
     x.micro_batch = double(std::max<int64_t>(c.training.micro_batch, 1));
     x.seq_len = double(std::max<int64_t>(c.training.seq_len, 1));
     x.s_q = x.seq_len / x.cp;

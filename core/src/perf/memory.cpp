@@ -156,9 +156,12 @@ double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute reco
     double mlp = T_sp * h * w + T_sp * h * w_in + T_sp * h;  // norm input, MLP input, dropout mask
     if (kind.moe) {
         // Routed tokens on the busiest EP rank (imbalance, capacity: Execution::expert_load).
-        const double k = double(std::max<int64_t>(m.moe.top_k, 1)) * x.expert_load, f = double(m.moe.expert_ffn_hidden) / t;
+        // Folded experts (expert_tp != tp) see etp / tp of the TP group's tokens at width f / etp.
+        const double fold = x.etp == t ? 1.0 : x.etp / t;
+        const double k = double(std::max<int64_t>(m.moe.top_k, 1)) * x.expert_load * fold, f = double(m.moe.expert_ffn_hidden) / x.etp;
         mlp += T * k * h * w_in + T * k * f * (up * w + w_in);  // permuted tokens, expert up output, activation output
-        if (m.moe.shared_experts > 0) mlp += T * f * double(m.moe.shared_experts) * (up * w + w_in);
+        const double f_shared = double(m.moe.expert_ffn_hidden) / t;
+        if (m.moe.shared_experts > 0) mlp += T * f_shared * double(m.moe.shared_experts) * (up * w + w_in);
         mlp += T * double(m.moe.experts) * 4;  // router probabilities (fp32)
     } else {
         const double f = double(m.ffn_hidden) / t;
@@ -224,7 +227,7 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         // churns each step.
         int communicators = 0;
         for (int g = 0; g < kGroupCount; ++g) {
-            const bool expert_group = Group(g) == Group::ep || Group(g) == Group::expert_dp;
+            const bool expert_group = Group(g) == Group::ep || Group(g) == Group::expert_dp || Group(g) == Group::etp;
             if (expert_group && !c.model.is_moe()) continue;  // dense models build no expert groups
             communicators += group_placement(c.parallel, Group(g)).size > 1 ? 1 : 0;
         }

@@ -286,14 +286,14 @@ void dropout_residual(const Execution& x, Target& out, Phase phase) {
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
 // GEMM; with sequence parallelism an all-gather before the block and a reduce-scatter after it
 // (Korthikanti et al. 2022, sec. 4.2.2). Backward mirrors them.
-void tp_block_comm(const Execution& x, Target& out, double tokens) {
-    if (x.tp <= 1) return;
+void tp_block_comm(const Execution& x, Target& out, double tokens, Group group = Group::tp) {
+    if ((group == Group::tp ? x.tp : x.etp) <= 1) return;
     const double bytes = tokens * x.hidden * x.ops.w_act;
-    if (x.sp) {
-        add_comm(out, "tp_all_gather", Collective::all_gather, Group::tp, bytes);
-        add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+    if (x.sp || group == Group::etp) {
+        add_comm(out, "tp_all_gather", Collective::all_gather, group, bytes);
+        add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, group, bytes);
     } else {
-        add_comm(out, "tp_all_reduce", Collective::all_reduce, Group::tp, bytes);
+        add_comm(out, "tp_all_reduce", Collective::all_reduce, group, bytes);
     }
 }
 
@@ -469,9 +469,13 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     const double E = double(std::max<int64_t>(moe.experts, 1));
     const double ep = x.ep;
     const double k = double(std::max<int64_t>(moe.top_k, 1));
-    const double routed = x.tokens * k;
-    const double f_local = double(moe.expert_ffn_hidden) / x.tp;  // expert tensor parallelism = TP
-    const DType router_dtype = x.ops.attention;                   // routers are not quantised to fp8
+    // Each rank routes its share of the TP group's tokens: all of them when etp = tp, etp / tp of them
+    // when the experts fold into their own etp x ep groups (Megatron-Core MoEAlltoAllTokenDispatcher:
+    // all-to-all over EP, then gather over the expert-TP group).
+    const double fold = x.etp / x.tp;
+    const double routed = x.tokens * k * fold;
+    const double f_local = double(moe.expert_ffn_hidden) / x.etp;  // expert columns over expert TP
+    const DType router_dtype = x.ops.attention;                    // routers are not quantised to fp8
     const double wr = dtype_storage_bytes(router_dtype);
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden,
@@ -494,8 +498,9 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     mlp_core(x, out, phase, rows, f_local, local_experts);
     for (int i = first; i < out.ops.size; ++i)  // the framework's grouped kernel (Calibration::grouped_gemm_rate)
         if (out.ops.items[size_t(i)].kind == OpKind::gemm) out.ops.items[size_t(i)].grouped = true;
-    out.ops.add(moe_unpermute_op(x.ops.activations, x.tokens, routed, x.hidden, x.ops.w_act));
-    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, f_local * double(moe.shared_experts), 1);
+    out.ops.add(moe_unpermute_op(x.ops.activations, x.tokens * fold, routed, x.hidden, x.ops.w_act));
+    // Shared experts are a dense MLP over the attention TP group (Megatron-Core SharedExpertMLP).
+    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, double(moe.expert_ffn_hidden) / x.tp * double(moe.shared_experts), 1);
 }
 
 void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
@@ -506,7 +511,11 @@ void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
         mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
-    tp_block_comm(x, out, x.tokens);
+    // Folded experts gather and scatter their tokens over the expert-TP group instead of TP.
+    if (moe && x.etp != x.tp)
+        tp_block_comm(x, out, x.tokens * x.etp / x.tp, Group::etp);
+    else
+        tp_block_comm(x, out, x.tokens);
 }
 
 void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
@@ -548,7 +557,7 @@ struct LinearShape {
     bool mlp;
     double parts = 1;
 };
-FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, double t, double ep) {
+FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, double t, double ep, double etp) {
     FixedList<LinearShape, 12> out;
     const double h = double(m.hidden), heads_l = double(m.heads) / t, hd = double(m.effective_head_dim());
     const double kv_l = std::max(double(m.kv_heads > 0 ? m.kv_heads : m.heads) / t, 1.0);
@@ -585,17 +594,17 @@ FixedList<LinearShape, 12> layer_linears(const ModelSpec& m, LayerKind kind, dou
     if (!kind.moe) {
         mlp(double(m.ffn_hidden) / t, 1);
     } else {
-        mlp(double(m.moe.expert_ffn_hidden) / t, double(m.moe.experts) / ep);
+        mlp(double(m.moe.expert_ffn_hidden) / etp, double(m.moe.experts) / ep);
         if (m.moe.shared_experts > 0) mlp(double(m.moe.expert_ffn_hidden * m.moe.shared_experts) / t, 1);
     }
     return out;
 }
 
-double adapter_params(const Config& c, LayerKind kind, double tp, double ep) {
+double adapter_params(const Config& c, LayerKind kind, double tp, double ep, double etp) {
     const FinetuneSpec& ft = c.training.finetune;
     if (!ft.adapters() || kind.frozen) return 0;
     double params = 0;
-    for (const LinearShape& l : layer_linears(c.model, kind, tp, ep))
+    for (const LinearShape& l : layer_linears(c.model, kind, tp, ep, etp))
         if (!l.mlp || ft.lora_targets == LoraTargets::all_linear) params += l.count * double(ft.lora_rank) * (l.parts * l.k + l.n);
     return params;
 }
@@ -606,13 +615,13 @@ double adapter_params(const Config& c, LayerKind kind, double tp, double ep) {
 
 }  // namespace
 
-double layer_adapter_params_local(const Execution& x, LayerKind kind) { return adapter_params(*x.config, kind, x.tp, x.ep); }
-double layer_adapter_params(const Config& c, LayerKind kind) { return adapter_params(c, kind, 1, 1); }
+double layer_adapter_params_local(const Execution& x, LayerKind kind) { return adapter_params(*x.config, kind, x.tp, x.ep, x.etp); }
+double layer_adapter_params(const Config& c, LayerKind kind) { return adapter_params(c, kind, 1, 1, 1); }
 
 double layer_nf4_params_local(const Execution& x, LayerKind kind) {
     if (!x.nf4) return 0;
     double params = 0;
-    for (const LinearShape& l : layer_linears(x.config->model, kind, x.tp, x.ep)) params += l.count * l.k * l.n;
+    for (const LinearShape& l : layer_linears(x.config->model, kind, x.tp, x.ep, x.etp)) params += l.count * l.k * l.n;
     return params;
 }
 
@@ -632,7 +641,12 @@ double layer_params_local(const Execution& x, LayerKind kind) {
     if (kind.moe) {
         const double ep = x.ep;
         const double expert = mats * h * double(m.moe.expert_ffn_hidden) / t;
-        mlp = h * double(m.moe.experts) + expert * (double(m.moe.experts) / ep + double(m.moe.shared_experts));
+        if (x.etp == t) {
+            mlp = h * double(m.moe.experts) + expert * (double(m.moe.experts) / ep + double(m.moe.shared_experts));
+        } else {  // routed experts over expert TP, shared experts over TP
+            const double routed = mats * h * double(m.moe.expert_ffn_hidden) / x.etp;
+            mlp = h * double(m.moe.experts) + routed * double(m.moe.experts) / ep + expert * double(m.moe.shared_experts);
+        }
     }
     const double norms = (m.norm == Norm::layernorm ? 2 : 1) * h * (kind.cross_attention ? 3 : 2);
     return attn * (kind.cross_attention ? 2 : 1) + mlp + norms;
@@ -641,8 +655,8 @@ double layer_params_local(const Execution& x, LayerKind kind) {
 double layer_expert_params_local(const Execution& x, LayerKind kind) {
     if (!kind.moe) return 0;
     const ModelSpec& m = x.config->model;
-    const double t = x.tp, ep = x.ep;
-    return double(mlp_matrices(m.activation)) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / t * double(m.moe.experts) / ep;
+    const double ep = x.ep;
+    return double(mlp_matrices(m.activation)) * double(m.hidden) * double(m.moe.expert_ffn_hidden) / x.etp * double(m.moe.experts) / ep;
 }
 
 namespace {

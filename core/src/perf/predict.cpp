@@ -64,7 +64,8 @@ Cost from_ops(const OpCost& oc) {
 
 StepPart comm_part(Group g) {
     switch (g) {
-    case Group::tp: return StepPart::tp_comm;
+    case Group::tp:
+    case Group::etp: return StepPart::tp_comm;
     case Group::cp: return StepPart::cp_comm;
     case Group::ep: return StepPart::ep_comm;
     case Group::pp: return StepPart::pp_comm;

@@ -166,8 +166,8 @@ std::vector<PrecisionSpec> pretraining_precisions_for_gpu(const GpuSpec& gpu) {
 namespace {
 
 auto layout_key(const SearchLayout& l) {
-    return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep, l.parallel.sequence_parallel,
-                           l.parallel.zero, static_cast<int>(l.parallel.schedule), l.parallel.virtual_stages,
+    return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep, l.parallel.expert_tp,
+                           l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule), l.parallel.virtual_stages,
                            l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
                            l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split, l.micro_batch,
                            static_cast<int>(l.recompute));
@@ -201,14 +201,14 @@ namespace {
 
 // First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
 std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp, int64_t cp, int64_t dp,
-                                       int64_t ep, int64_t v, const StageSplit& split) {
+                                       int64_t ep, int64_t etp, int64_t v, const StageSplit& split) {
     const ModelSpec& m = base.model;
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
-    if (tp_rule(m, tp)) return RejectReason::tp_split;
+    if (tp_rule(m, tp, etp)) return RejectReason::tp_split;
     if (pp_rule(m, pp, split)) return RejectReason::pp_layers;
     if (virtual_stages_rule(m, pp, v, v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b, split))
         return RejectReason::virtual_stages;
-    if (ep_rule(m, dp, ep)) return RejectReason::ep_experts;
+    if (ep_rule(m, tp, cp, dp, ep, etp)) return RejectReason::ep_experts;
     if (cp_rule(base.training.seq_len, cp)) return RejectReason::seq_split;
     if (gemm_shape_rule(m, precision.gemm, tp)) return RejectReason::gemm_shape;
     return std::nullopt;
@@ -322,9 +322,20 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     const int64_t per_mbs = int64_t(group.sequence_parallel.size()) * per_sp;
                     const int64_t subtree = per_mbs * (int64_t(group.micro_batch.size()) + batch_rejected);
 
-                    // EP (MoE only) is carved out of DP (Megatron expert parallelism).
-                    const std::vector<int64_t> eps =
-                        options.ep.empty() ? (base.model.is_moe() ? divisors(dp) : std::vector<int64_t>{1}) : options.ep;
+                    // EP (MoE only) out of CP x DP with expert TP = TP; with expert TP 1 (Megatron-Core
+                    // MoE parallel folding) out of the TP x CP x DP ranks. A base's own expert_tp is kept.
+                    std::vector<std::pair<int64_t, int64_t>> expert_layouts;  // (expert_tp, ep), expert_tp 0 = tp
+                    const int64_t base_etp = base.parallel.expert_tp;
+                    for (int64_t etp : {int64_t(0), int64_t(1)}) {
+                        if (base_etp != 0 && etp != 0) break;
+                        if (etp == 1 && (tp == 1 || !base.model.is_moe())) break;
+                        const int64_t e = etp == 0 ? base_etp : etp;
+                        const std::vector<int64_t> eps = !options.ep.empty()    ? options.ep
+                                                         : !base.model.is_moe() ? std::vector<int64_t>{1}
+                                                         : e == 0               ? divisors(cp * dp)
+                                                                                : divisors(tp * cp * dp / std::min(e, tp * cp * dp));
+                        for (int64_t ep : eps) expert_layouts.push_back({e, ep});
+                    }
                     // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
                     std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>> schedule_v;
                     // Where the layers do not divide into pp x v, the splits Megatron-Core makes
@@ -355,11 +366,11 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                         }
                     }
 
-                    for (int64_t ep : eps) {
+                    for (const auto& [etp, ep] : expert_layouts) {
                         for (const auto& [schedule, v, split] : schedule_v) {
-                            std::optional<RejectReason> reason =
-                                node_ok ? group_rule(base, d.precisions_[size_t(precision)], tp, pp, cp, dp, ep, v, split)
-                                        : RejectReason::node_fill;
+                            std::optional<RejectReason> reason = node_ok ? group_rule(base, d.precisions_[size_t(precision)], tp, pp, cp,
+                                                                                      dp, ep, etp == 0 ? tp : etp, v, split)
+                                                                         : RejectReason::node_fill;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
                                 reject(*reason, subtree);
@@ -368,6 +379,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                             reject(RejectReason::batch, per_mbs * batch_rejected);
                             SearchGroup g = group;
                             g.ep = ep;
+                            g.expert_tp = etp == tp ? 0 : etp;
                             g.schedule = schedule;
                             g.virtual_stages = v;
                             g.stage_split = split;
@@ -681,7 +693,8 @@ namespace {
 // Bounds of SearchSpace::create: TP, CP, EP <= num_gpus <= 2^20, micro-batch <= global batch <= 2^26.
 FloorKey floor_key(const SearchLayout& l) {
     return {(uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
-            (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch), (uint64_t(l.parallel.cp) << 32) | uint64_t(l.parallel.ep)};
+            (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch),
+            (uint64_t(l.parallel.cp) << 40) | (uint64_t(l.parallel.expert_tp) << 20) | uint64_t(l.parallel.ep)};
 }
 
 }  // namespace
@@ -778,6 +791,7 @@ void SearchSpaceData::run_pilot(int64_t steps) {
         l.parallel.dp = c.parallel.dp = g.dp;
         l.parallel.cp = c.parallel.cp = g.cp;
         l.parallel.ep = c.parallel.ep = g.ep;
+        l.parallel.expert_tp = c.parallel.expert_tp = g.expert_tp;
         l.parallel.stage_split = c.parallel.stage_split = g.stage_split;
         const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
         double best = std::numeric_limits<double>::infinity();
@@ -883,6 +897,7 @@ void SearchStateData::run_cell(const SearchGroup& g) {
     layout.parallel.dp = g.dp;
     layout.parallel.cp = g.cp;
     layout.parallel.ep = g.ep;
+    layout.parallel.expert_tp = g.expert_tp;
     layout.parallel.virtual_stages = g.virtual_stages;
     layout.parallel.stage_split = g.stage_split;
     layout.parallel.schedule = g.schedule;
@@ -1034,6 +1049,7 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
     std::string out =
         "TP=" + std::to_string(p.tp) + " PP=" + std::to_string(p.pp) + " CP=" + std::to_string(p.cp) + " DP=" + std::to_string(p.dp);
     if (p.ep > 1 || space.base().model.is_moe()) out += " EP=" + std::to_string(p.ep);
+    if (p.etp() != p.tp) out += " ETP=" + std::to_string(p.etp());
     if (p.sequence_parallel) out += " SP";
     out += " ZeRO-" + std::to_string(p.zero);
     if (p.pp > 1) {
@@ -1143,6 +1159,7 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.field("precision", space.precisions()[size_t(h.layout.precision)].name);
         out.key("layout").begin_object();
         out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);
+        if (p.expert_tp != 0) out.field("expert_tp", p.expert_tp);
         out.field("sequence_parallel", p.sequence_parallel).field("zero", p.zero);
         out.field("virtual_stages", p.virtual_stages).field("schedule", enum_name(p.schedule));
         out.field("first_stage_layers", p.stage_split.first_stage_layers).field("last_stage_layers", p.stage_split.last_stage_layers);

@@ -40,6 +40,7 @@ double cost_lower_bound_for_search_usd(const Config& config, double step_s);
 struct SearchGroup {
     int32_t precision = 0;
     int64_t tp = 1, pp = 1, cp = 1, dp = 1, ep = 1, virtual_stages = 1;
+    int64_t expert_tp = 0;  // parallel.expert_tp (0 = tp)
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
     StageSplit stage_split;              // Megatron's uneven split where the layers do not divide (stage_split.hpp)
     std::vector<int> sequence_parallel;  // values of the SP dimension

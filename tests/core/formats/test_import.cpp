@@ -131,6 +131,27 @@ TEST_CASE("encoder and encoder-decoder configs") {
     CHECK(bert.value().architecture == Architecture::encoder);
     CHECK(bert.value().norm == Norm::layernorm);
     CHECK(bert.value().tied_embeddings);
+    // HF BertModel's exact count (sum of its parameters' numel for bert-base-uncased): word 30522 x 768,
+    // positions 512 x 768, token types 2 x 768, embedding LayerNorm, 12 layers of 7,087,872 with
+    // their biases, pooler 768 x 768 + 768.
+    CHECK(bert.value().position_embeddings == 512);
+    CHECK(bert.value().token_types == 2);
+    CHECK(bert.value().pooler);
+    CHECK(bert.value().linear_bias);
+    const int64_t layer = 4 * 768 * 768 + 4 * 768 + 2 * 768 * 3072 + 3072 + 768 + 2 * 2 * 768;
+    CHECK(parameter_count(bert.value()) == 30522 * 768 + 512 * 768 + 2 * 768 + 2 * 768 + 12 * layer + 768 * 768 + 768);
+    CHECK(parameter_count(bert.value()) == 109482240);
+    // The cost model's matmul count leaves them out (no FLOPs from lookups, biases or the pooler).
+    ModelSpec bare = bert.value();
+    bare.position_embeddings = bare.token_types = 0;
+    bare.pooler = bare.linear_bias = false;
+    CHECK(active_matmul_parameter_count(bert.value()) == active_matmul_parameter_count(bare));
+    // Relative positions (position_embedding_type relative_key) have no absolute table.
+    std::string relative = hf_config("bert-base-uncased");
+    relative.replace(relative.find("\"absolute\""), 10, "\"relative_key\"");
+    auto rel = model_from_hf_config(relative);
+    REQUIRE(rel.ok());
+    CHECK(rel.value().position_embeddings == 0);
     auto t5 = model_from_hf_config(hf_config("t5-base"));
     REQUIRE(t5.ok());
     CHECK(t5.value().architecture == Architecture::encoder_decoder);
@@ -340,7 +361,8 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
         "--kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1 "
         "--num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 "
         "--moe-layer-freq '([0]*3+[1]*58)' --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 "
-        "--expert-model-parallel-size 64 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 1 "
+        "--expert-model-parallel-size 64 --expert-tensor-parallel-size 1 --decoder-first-pipeline-num-layers 4 "
+        "--decoder-last-pipeline-num-layers 1 "
         "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --bf16 --fp8-format e4m3 "
         "--fp8-recipe blockwise --seq-length 4096 --micro-batch-size 1 --global-batch-size 8192 --made-up-flag 3";
     auto imported = import_megatron(split_command_line(args));
@@ -352,6 +374,7 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK(has(json, R"("mtp_layers": 1)"));
     CHECK(has(json, R"("ffn_hidden": 18432)"));  // the 3 leading dense layers keep it
     CHECK(has(json, R"("first_stage_layers": 4, "last_stage_layers": 1)"));
+    CHECK(has(json, R"("expert_tp": 1)"));  // MoE parallel folding: EP 64 over TP 2 x DP
     CHECK(has(json, R"("recompute": "full")"));
     CHECK(has(json, R"("precision": {"preset": "fp8-mixed", "fp8_recipe": "blockwise"})"));
     CHECK(has(json, R"("vocab": 129280)"));  // already a multiple of 128 x tp 2
@@ -552,10 +575,32 @@ TEST_CASE("torchtitan: the Llama 3 70B job config imports and predicts") {
                                            "[training]\nlocal_batch_size = 1125899906842624\n");
     REQUIRE_FALSE(batch.ok());
     CHECK(batch.error().key == "training.local_batch_size");
+    // An array that never closes is a syntax error (toml++) on the line where the document ran out.
     auto open_array = import_torchtitan("[model]\nname = \"llama3\"\nconverters = [\n  \"float8\",\n  [\n]\n");
     REQUIRE_FALSE(open_array.ok());
-    CHECK(open_array.error().key == "line 3");
-    CHECK(open_array.error().message == "unterminated array");
+    CHECK(open_array.error().key.rfind("line ", 0) == 0);
+    CHECK(open_array.error().key != "line 1");
+}
+
+TEST_CASE("torchtitan: TOML inline tables and dotted keys read as [table] headers do (toml++)") {
+    const std::string tables = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 8\n"
+                               "[training]\nlocal_batch_size = 2\nseq_len = 4096\n";
+    const std::string inline_and_dotted = "model = { name = \"llama3\", flavor = \"8B\" }\nparallelism.data_parallel_shard_degree = 8\n"
+                                          "training.local_batch_size = 2\ntraining.seq_len = 4096\n";
+    auto a = import_torchtitan(tables);
+    auto b = import_torchtitan(inline_and_dotted);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(has(b.value().json, R"("seq_len": 4096)"));
+    CHECK(a.value().json == b.value().json);
+    // A syntax error names its line: the unclosed inline table on line 2.
+    auto bad = import_torchtitan("[job]\nmodel = { name = \"llama3\"\n[training]\nseq_len = 4096\n");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().key == "line 2");
+    // A key defined twice is a TOML error too (the hand-written reader kept the last).
+    auto twice = import_torchtitan("[training]\nseq_len = 4096\nseq_len = 8192\n");
+    REQUIRE_FALSE(twice.ok());
+    CHECK(twice.error().key == "line 3");
 }
 
 TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {

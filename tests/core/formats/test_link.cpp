@@ -106,6 +106,21 @@ TEST_CASE("uneven stages and whole-run keys travel through a link and the flags 
     CHECK(bad.key == "parallel.first_stage_layers");
 }
 
+TEST_CASE("expert_tp travels through a link (etp) and the flag --expert-tp") {
+    const Config config = load(R"({"model": "deepseek-v3", "gpu": "h100-sxm", "num_gpus": 512,
+        "parallel": {"tp": 2, "pp": 8, "ep": 64, "expert_tp": 1, "sequence_parallel": true}, "training": {"seq_len": 4096, "global_batch": 4096}})");
+    const std::string fragment = encode_config_link(config);
+    CHECK(fragment.find("&etp=1") != std::string::npos);
+    const auto decoded = decode_config_link(fragment);
+    REQUIRE(decoded.ok());
+    CHECK(decoded.value().parallel.expert_tp == 1);
+    CHECK(config_to_json(decoded.value()) == config_to_json(config));
+    CHECK(find_field_by_flag("--expert-tp")->path == "parallel.expert_tp");
+    // Left out when it is the default (expert TP = TP).
+    const Config plain = load(R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"tp": 2, "ep": 4}})");
+    CHECK(encode_config_link(plain).find("etp=") == std::string::npos);
+}
+
 TEST_CASE("cuda_graphs and compile travel through a link (cg, tc) and the flags of the same names") {
     const Config config = load(R"({"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 8,
         "training": {"seq_len": 4096, "global_batch": 64, "cuda_graphs": "layers", "compile": true}})");

@@ -330,6 +330,29 @@ TEST_CASE("expert parallelism needs a MoE model and divides experts and dp") {
           "parallel.ep");  // dp 4 % 8
 }
 
+TEST_CASE("MoE parallel folding: expert_tp x ep divides tp x cp x dp (Megatron-Core)") {
+    // TP 2 x DP 4 = 8 ranks: EP 8 fits with expert TP 1 (2*4 / (1*8) = 1 expert-DP rank), not with 2.
+    const char* folded = R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"tp": 2, "ep": 8, "expert_tp": 1}})";
+    const Result<Config> ok = load_config(folded);
+    REQUIRE(ok.ok());
+    CHECK(ok.value().parallel.expert_weight_replicas() == 1);
+    CHECK(ok.value().parallel.ep_folded());
+    const Error wide =
+        load_error(R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"tp": 2, "ep": 8, "expert_tp": 2}})");
+    CHECK(wide.key == "parallel.ep");
+    CHECK_THAT(wide.message, Catch::Contains("does not divide tp x cp x dp = 2 x 1 x 4"));
+    // EP over CP x DP with expert TP = TP: 2 x 4 ranks hold EP 8 although dp 4 alone does not.
+    CHECK(load_config(R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"cp": 2, "ep": 8},
+                          "training": {"seq_len": 4096}})")
+              .ok());
+    CHECK(load_error(config_with(R"(, "expert_tp": 1)")).key == "parallel.expert_tp");  // dense model
+    CHECK(load_error(R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"expert_tp": -1}})").key ==
+          "parallel.expert_tp");
+    // Expert TP splits the expert width: 14336 % 3 != 0 (TP 1 so the attention split is not at fault).
+    const Error width = load_error(R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 3, "parallel": {"expert_tp": 3}})");
+    CHECK(width.key == "parallel.expert_tp");
+}
+
 TEST_CASE("precisions the GPU cannot run are rejected") {
     const Error fp8 = load_error(R"({"model": "llama3-70b", "gpu": "a100-sxm4-80gb", "precision": "fp8-mixed"})");
     CHECK(fp8.key == "precision");

@@ -70,6 +70,48 @@ TEST_CASE("Groups in Megatron rank order land on the right tier", "[communicatio
     CHECK(group_placement(p, Group::expert_dp).stride == 4);
 }
 
+TEST_CASE("Folded MoE groups follow Megatron-Core's expert rank order tp-ep-dp-pp", "[communication]") {
+    // TP 2 x DP 32 with EP 64 and expert TP 1: the EP group is 64 adjacent ranks, no expert-DP, no
+    // expert-TP group; with expert TP 2 and EP 16 the EP members sit 2 apart and expert-DP 2 beyond.
+    ParallelSpec p;
+    p.tp = 2;
+    p.dp = 32;
+    p.ep = 64;
+    p.expert_tp = 1;
+    CHECK(p.ep_folded());
+    CHECK(group_placement(p, Group::ep).stride == 1);
+    CHECK(group_placement(p, Group::ep).size == 64);
+    CHECK(group_placement(p, Group::expert_dp).size == 1);
+    CHECK(group_placement(p, Group::etp).size == 1);
+    p.ep = 16;
+    p.expert_tp = 4;
+    CHECK(group_placement(p, Group::etp).size == 4);
+    CHECK(group_placement(p, Group::ep).stride == 4);
+    CHECK(group_placement(p, Group::expert_dp).size == 1);
+    p.expert_tp = 2;
+    CHECK(group_placement(p, Group::expert_dp).size == 2);
+    CHECK(group_placement(p, Group::expert_dp).stride == 32);
+    // Expert TP = TP with EP inside DP keeps the classic order (EP TP apart).
+    p.expert_tp = 0;
+    CHECK_FALSE(p.ep_folded());
+    CHECK(group_placement(p, Group::ep).stride == 2);
+    CHECK(group_placement(p, Group::etp).size == 1);
+}
+
+TEST_CASE("Nodes without peer-to-peer (GeForce) move NCCL traffic through host memory at half the link", "[communication]") {
+    const Calibration cal;
+    const NodeSpec with = node_preset("pcie-4").value();
+    const NodeSpec without = node_preset("pcie-4-no-p2p").value();
+    CHECK(with.peer_to_peer);
+    CHECK_FALSE(without.peer_to_peer);
+    CHECK(without.intra_bw_gbps == with.intra_bw_gbps);  // the same x16 links
+    ParallelSpec p;
+    p.dp = 4;
+    const GroupPlacement dp = group_placement(p, Group::dp);
+    CHECK(group_link(without, GpuSpec{}, cal, dp).bw_bytes_per_s == Approx(0.5 * group_link(with, GpuSpec{}, cal, dp).bw_bytes_per_s));
+    CHECK(fixtures::gpu("rtx-4090").default_node == "pcie-4-no-p2p");
+}
+
 TEST_CASE("Gradients reduce over the DP replicas and the CP ranks (the ranks holding the same weights)", "[communication]") {
     ParallelSpec p;
     p.tp = 2;

@@ -95,6 +95,22 @@ TEST_CASE("ZeRO shards over DP x CP: context-parallel ranks hold the same weight
     CHECK(dp4cp2[MemoryPart::master] == Approx(dp8[MemoryPart::master]));
 }
 
+TEST_CASE("MoE folding: expert TP 1 x EP 64 holds the same expert weights as expert TP 2 x EP 32, on half the tokens", "[memory]") {
+    // DeepSeek-V3 on TP 2 x PP 8 x DP 32 (NVIDIA's folded recipe shape): 256 experts over EP 64 at
+    // full width, or over EP 32 at half width, are the same bytes per GPU; the folded ranks route
+    // etp / tp = 1/2 of the TP group's tokens, so the expert activations halve.
+    const std::string base =
+        R"("model": "deepseek-v3", "gpu": "h100-sxm", "num_gpus": 512, "precision": "bf16-mixed", "training": {"seq_len": 4096, "global_batch": 4096, "micro_batch": 1}, "parallel": {"tp": 2, "pp": 8, "sequence_parallel": true, "zero": 1, )";
+    const PipelineShape shape{PipelineSchedule::one_f_one_b, 8, 128, 1};
+    const MemoryBreakdown folded = memory_of(fixtures::config(base + R"("ep": 64, "expert_tp": 1})"), shape);
+    const MemoryBreakdown classic = memory_of(fixtures::config(base + R"("ep": 32})"), shape);
+    CHECK(folded[MemoryPart::weights] == Approx(classic[MemoryPart::weights]));
+    CHECK(folded[MemoryPart::optimizer] == Approx(classic[MemoryPart::optimizer]));  // expert-DP 1 either way
+    CHECK(folded[MemoryPart::activations] < classic[MemoryPart::activations]);
+    // EP 64 cannot fold into TP 2 x DP 32 at expert TP 2 (2 x 64 > 64 ranks).
+    CHECK_FALSE(load_config(R"({"schema": "trainclock/config/v1", )" + base + R"("ep": 64}})").ok());
+}
+
 TEST_CASE("More GPUs never raise per-GPU weight memory, too big does not fit", "[memory]") {
     double last = 1e300;
     for (int tp : {1, 2, 4, 8}) {

@@ -159,7 +159,7 @@ TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
         {"gpt2-medium", "a100-sxm4-80gb", 16, 1024, 32, "bf16-mixed"},  // MHA, 16 heads, 24 layers
         {"llama3-8b", "h100-sxm", 16, 2048, 32, "fp8-mixed"},           // GQA 32/8 heads, FP8 shapes
         {"gpt3-13b", "h100-sxm", 8, 2048, 16, "fp8-mixed"},             // hidden 5140: no FP8 GEMMs
-        {"mixtral-8x7b", "h100-sxm", 8, 4096, 16, "bf16-mixed"},        // MoE: EP carved out of DP
+        {"mixtral-8x7b", "h100-sxm", 8, 4096, 16, "bf16-mixed"},        // MoE: EP over CP x DP, or folded over TP (expert TP 1)
         {"t5-base", "a100-sxm4-80gb", 16, 512, 32, "bf16-mixed"},       // encoder + decoder layers
         {"gpt2-medium", "a100-sxm4-80gb", 12, 1024, 24, "bf16-mixed"},  // 12 GPUs on 8-GPU nodes
         {"llama3-8b", "a100-sxm4-80gb", 8, 2048, 16, "fp8-mixed"},      // no FP8 on A100
@@ -188,33 +188,36 @@ TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
                     if (n % (tp * pp * cp) != 0) continue;  // not a split of the GPUs
                     const int64_t dp = n / (tp * pp * cp);
                     for (int64_t ep = 1; ep <= max_ep; ++ep)
-                        for (int schedule = 0; schedule < 3; ++schedule)
-                            for (int64_t v = 1; v <= layers; ++v)
-                                // Where the layers do not divide, the search tries Megatron's uneven splits.
-                                for (const StageSplit& split : layers % (pp * v) == 0 || pp == 1 ? std::vector<StageSplit>{StageSplit{}}
-                                                               : megatron_stage_splits(layers, pp, v).empty()
-                                                                   ? std::vector<StageSplit>{StageSplit{}}
-                                                                   : megatron_stage_splits(layers, pp, v))
-                                    for (int sp = 0; sp < 2; ++sp)
-                                        for (int64_t mbs = 1; mbs <= c.gbs; ++mbs) {
-                                            // Canonical forms (search.hpp): one schedule without a pipeline,
-                                            // interleaving only with v >= 2, SP only with TP > 1.
-                                            const auto sched = PipelineSchedule(schedule);
-                                            if (pp == 1 && sched != PipelineSchedule::one_f_one_b) continue;
-                                            if ((sched == PipelineSchedule::interleaved) != (v > 1)) continue;
-                                            if (sp == 1 && tp == 1) continue;
-                                            config.parallel.tp = tp;
-                                            config.parallel.pp = pp;
-                                            config.parallel.cp = cp;
-                                            config.parallel.dp = dp;
-                                            config.parallel.ep = ep;
-                                            config.parallel.schedule = sched;
-                                            config.parallel.virtual_stages = v;
-                                            config.parallel.stage_split = split;
-                                            config.parallel.sequence_parallel = sp == 1;
-                                            config.training.micro_batch = mbs;
-                                            if (validate_config(config).ok()) ++accepted;
-                                        }
+                        for (int64_t etp : {int64_t(0), int64_t(1)})  // expert TP = TP, or 1 (MoE folding)
+                            for (int schedule = 0; schedule < 3; ++schedule)
+                                for (int64_t v = 1; v <= layers; ++v)
+                                    // Where the layers do not divide, the search tries Megatron's uneven splits.
+                                    for (const StageSplit& split : layers % (pp * v) == 0 || pp == 1 ? std::vector<StageSplit>{StageSplit{}}
+                                                                   : megatron_stage_splits(layers, pp, v).empty()
+                                                                       ? std::vector<StageSplit>{StageSplit{}}
+                                                                       : megatron_stage_splits(layers, pp, v))
+                                        for (int sp = 0; sp < 2; ++sp)
+                                            for (int64_t mbs = 1; mbs <= c.gbs; ++mbs) {
+                                                // Canonical forms (search.hpp): one schedule without a pipeline,
+                                                // interleaving only with v >= 2, SP only with TP > 1.
+                                                const auto sched = PipelineSchedule(schedule);
+                                                if (pp == 1 && sched != PipelineSchedule::one_f_one_b) continue;
+                                                if ((sched == PipelineSchedule::interleaved) != (v > 1)) continue;
+                                                if (sp == 1 && tp == 1) continue;
+                                                if (etp == 1 && tp == 1) continue;
+                                                config.parallel.expert_tp = etp;
+                                                config.parallel.tp = tp;
+                                                config.parallel.pp = pp;
+                                                config.parallel.cp = cp;
+                                                config.parallel.dp = dp;
+                                                config.parallel.ep = ep;
+                                                config.parallel.schedule = sched;
+                                                config.parallel.virtual_stages = v;
+                                                config.parallel.stage_split = split;
+                                                config.parallel.sequence_parallel = sp == 1;
+                                                config.training.micro_batch = mbs;
+                                                if (validate_config(config).ok()) ++accepted;
+                                            }
                 }
         CHECK(report.stats.predicted == accepted);
         CHECK(report.stats.feasible + report.stats.rejected_total() == report.stats.layouts);
@@ -430,6 +433,7 @@ TEST_CASE("search: the step-time bound of rule 4 never exceeds the prediction", 
             layout.parallel.dp = g.dp;
             layout.parallel.cp = g.cp;
             layout.parallel.ep = g.ep;
+            layout.parallel.expert_tp = g.expert_tp;
             layout.parallel.sequence_parallel = g.sequence_parallel.back() != 0;
             layout.parallel.zero = g.zero.back();
             layout.parallel.virtual_stages = g.virtual_stages;
@@ -484,6 +488,7 @@ TEST_CASE("search: the compute-and-collective floor of rule 5 never exceeds the 
                     layout.parallel.dp = g.dp;
                     layout.parallel.cp = g.cp;
                     layout.parallel.ep = g.ep;
+                    layout.parallel.expert_tp = g.expert_tp;
                     layout.parallel.sequence_parallel = g.sequence_parallel.back() != 0;
                     layout.parallel.zero = g.zero[size_t(checked) % g.zero.size()];
                     layout.parallel.virtual_stages = g.virtual_stages;
@@ -614,7 +619,6 @@ TEST_CASE("search: pruned and exhaustive top K agree for every framework preset 
             Config base = base_config(g.model, g.gpu, g.gpus, 2048, 32, g.precision);
             base.framework = framework_preset(framework).value();
             base.training.tokens = 1e9;
-            int64_t predicted_by_time = 0;
             for (SearchObjective objective : {SearchObjective::time, SearchObjective::cost}) {
                 INFO(framework << ": " << g.model << " on " << g.gpus << " " << g.gpu << " by "
                                << (objective == SearchObjective::time ? "time" : "cost"));
@@ -634,9 +638,8 @@ TEST_CASE("search: pruned and exhaustive top K agree for every framework preset 
                 require_same_answer(pruned, brute);
                 CHECK(pruned.stats.predicted < brute.stats.predicted);
                 // By cost the bounds prune as by time (cost grows with the step time at a fixed count):
-                // before, cost predicted every layout that fit.
-                if (objective == SearchObjective::time) predicted_by_time = pruned.stats.predicted;
-                if (objective == SearchObjective::cost) CHECK(pruned.stats.predicted <= 2 * predicted_by_time + 8);
+                // before, cost predicted every layout that fit; now both predict a few percent of them.
+                CHECK(pruned.stats.predicted * 20 <= brute.stats.predicted);
                 ++spaces;
             }
         }

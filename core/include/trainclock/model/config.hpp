@@ -39,7 +39,8 @@ struct ParallelSpec {
     int64_t pp = 1;                  // pipeline stages
     int64_t dp = 1;                  // data parallel replicas (0 in JSON/flags = derive from num_gpus)
     int64_t cp = 1;                  // context parallel (sequence split for attention)
-    int64_t ep = 1;                  // expert parallel (MoE), carved out of dp
+    int64_t ep = 1;                  // expert parallel (MoE), over the folded tp x cp x dp ranks
+    int64_t expert_tp = 0;           // expert tensor parallel (MoE); 0 = tp, as Megatron-Core's default
     bool sequence_parallel = false;  // Megatron SP: norms/dropout split over TP, RS+AG instead of AR
     int64_t zero = 0;                // 0..3 (3 = FSDP full sharding)
     int64_t virtual_stages = 1;      // interleaved schedule: model chunks per stage
@@ -50,11 +51,19 @@ struct ParallelSpec {
 
     // Ranks holding the same weights: the DP replicas and, as CP splits only the sequence, the CP
     // ranks. Gradients are reduced and ZeRO shards over them (Megatron-Core's data-parallel group
-    // "with context parallel"); expert weights over dp / ep of them.
+    // "with context parallel"). Expert layers fold the same tp x cp x dp ranks into etp x ep x
+    // expert-dp (Megatron-Core MoE parallel folding, Liu et al. 2025, arXiv 2504.14960; parallel_state.py
+    // expert_data_parallel_size = world / (etp x ep x pp)): expert weights are replicated over
+    // tp cp dp / (etp ep) of them (dp cp / ep when etp = tp).
     int64_t weight_replicas() const { return std::max<int64_t>(dp, 1) * std::max<int64_t>(cp, 1); }
+    int64_t etp() const { return expert_tp > 0 ? expert_tp : std::max<int64_t>(tp, 1); }
     int64_t expert_weight_replicas() const {
-        return std::max<int64_t>(std::max<int64_t>(dp, 1) / std::max<int64_t>(ep, 1), 1) * std::max<int64_t>(cp, 1);
+        const int64_t folded = std::max<int64_t>(tp, 1) * weight_replicas();
+        return std::max<int64_t>(folded / (etp() * std::max<int64_t>(ep, 1)), 1);
     }
+    // EP inside DP with etp = tp: Megatron's classic tp-cp-ep-dp-pp rank order; otherwise the expert
+    // layers' own tp-ep-dp-pp order (parallel_state.py expert RankGenerator).
+    bool ep_folded() const { return etp() != std::max<int64_t>(tp, 1) || std::max<int64_t>(dp, 1) % std::max<int64_t>(ep, 1) != 0; }
 };
 
 // Fine-tuning (training.finetune). Frozen weights keep no gradients, master copy or optimizer states
@@ -184,12 +193,13 @@ inline constexpr int64_t kMaxSimulatedSlots = int64_t(1) << 18;
 
 // The layout and training rules of validate_config one by one, each with its message (the search
 // checks them per group of layouts and counts which one a group breaks).
-std::optional<Error> tp_rule(const ModelSpec& model, int64_t tp);                           // heads, KV heads, MLP and expert widths
+std::optional<Error> tp_rule(const ModelSpec& model, int64_t tp, int64_t etp);              // heads, KV heads, MLP and (etp) expert widths
 std::optional<Error> pp_rule(const ModelSpec& model, int64_t pp, const StageSplit& split);  // a layer (or embedding/loss slot) per stage
 std::optional<Error> virtual_stages_rule(const ModelSpec& model, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule,
-                                         const StageSplit& split);             // interleaved only; a split Megatron-Core can make
-std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);   // whole hosts beyond one
-std::optional<Error> ep_rule(const ModelSpec& model, int64_t dp, int64_t ep);  // EP divides experts and DP
+                                         const StageSplit& split);            // interleaved only; a split Megatron-Core can make
+std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);  // whole hosts beyond one
+// EP divides the experts; etp x ep divides tp x cp x dp (Megatron-Core folding); etp the expert width.
+std::optional<Error> ep_rule(const ModelSpec& model, int64_t tp, int64_t cp, int64_t dp, int64_t ep, int64_t etp);
 std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule);
 std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                             // 2*cp load-balanced chunks
 std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp);                 // each CP rank's tokens over TP

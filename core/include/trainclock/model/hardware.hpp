@@ -49,6 +49,9 @@ struct NodeSpec {
     double inter_bw_gbps = 0;  // per GPU, one direction, GB/s (node NIC total / gpus_per_node)
     double inter_latency_us = 0;
     double power_overhead = 1.0;  // node power / sum of GPU TDPs (CPUs, NICs, fans), for energy
+    // false: the GPUs cannot reach each other's memory (GeForce cards: the driver disables PCIe P2P),
+    // so NCCL's intra-node traffic goes through host memory (SHM transport) at intra_bw_gbps / 2.
+    bool peer_to_peer = true;
     std::string source;
 
     int64_t host_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }

@@ -66,7 +66,12 @@ struct ModelSpec {
     MlaSpec mla;                         // mla.kv_lora_rank == 0 for standard attention
     LocalAttentionSpec local_attention;  // kind none = every layer attends to the whole sequence
     int64_t mtp_layers = 0;              // DeepSeek-V3 multi-token-prediction modules (arXiv 2412.19437 sec. 2.2)
-    std::string source;                  // where the figures come from
+    // Counted in the parameter total only (each well under 1 % of the step's work; HF BertModel):
+    int64_t position_embeddings = 0;  // learned absolute positions (rows; BertEmbeddings.position_embeddings)
+    int64_t token_types = 0;          // token-type (segment) embedding rows (BertEmbeddings.token_type_embeddings)
+    bool pooler = false;              // BertPooler: a hidden x hidden dense + bias on the first token
+    bool linear_bias = false;         // biases of the attention and dense-MLP linear layers (nn.Linear bias=True)
+    std::string source;               // where the figures come from
 
     int64_t effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
     bool is_moe() const { return moe.experts > 0; }

@@ -14,8 +14,10 @@
 namespace trainclock {
 
 enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, p2p };
-enum class Group { tp, cp, ep, dp, expert_dp, pp };  // expert_dp: DP group of expert weights (dp / ep)
-inline constexpr int kGroupCount = 6;
+// expert_dp: DP group of expert weights (tp cp dp / (etp ep)); etp: the experts' own tensor-parallel
+// group where it differs from tp (MoE parallel folding, ParallelSpec::expert_tp).
+enum class Group { tp, cp, ep, dp, expert_dp, pp, etp };
+inline constexpr int kGroupCount = 7;
 
 // One collective of a layer or a step: `bytes` is the full (unsharded) buffer of one call, per GPU.
 // Plain aggregate (value-initialise: CommOp op{}).

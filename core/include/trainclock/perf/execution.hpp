@@ -101,6 +101,7 @@ public:
     // One micro-batch on one GPU: T = b s / cp tokens (context parallelism splits the queries; K/V
     // circulate), T / tp of them outside the TP regions with sequence parallelism.
     double tp = 1, cp = 1, ep = 1;
+    double etp = 1;  // expert tensor parallel (ParallelSpec::etp(): tp unless parallel.expert_tp)
     double micro_batch = 1, seq_len = 1, s_q = 1, tokens = 1, tokens_sp = 1;
     bool sp = false;  // sequence parallelism in effect (asked and tp > 1)
     // The model split over TP (Megatron-LM, Shoeybi et al. 2019): heads and vocabulary columns.

@@ -1,0 +1,94 @@
+// trainclock: TOML through toml++ (toml.hpp). The only translation unit that includes toml++; the
+// build defines TOML_HEADER_ONLY=1, TOML_EXCEPTIONS=0 and TOML_ENABLE_FORMATTERS=0
+// (cmake/Dependencies.cmake).
+#include "formats/toml.hpp"
+
+#include <toml++/toml.h>
+
+#include <cstdio>
+
+namespace trainclock {
+
+namespace {
+
+std::string quoted(std::string_view s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+// An array or table as TOML-like text (strings double-quoted), for the readers that look inside.
+std::string node_text(const toml::node& node) {
+    if (const auto* s = node.as_string()) return quoted(s->get());
+    if (const auto* i = node.as_integer()) return std::to_string(i->get());
+    if (const auto* f = node.as_floating_point()) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.17g", f->get());
+        return buffer;
+    }
+    if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
+    if (const auto* a = node.as_array()) {
+        std::string out = "[";
+        for (size_t i = 0; i < a->size(); ++i) out += (i ? ", " : "") + node_text(*a->get(i));
+        return out + "]";
+    }
+    if (const auto* t = node.as_table()) {
+        std::string out = "{";
+        bool first = true;
+        for (const auto& [key, value] : *t) {
+            out += (first ? "" : ", ") + std::string(key.str()) + " = " + node_text(value);
+            first = false;
+        }
+        return out + "}";
+    }
+    return "<date-time>";
+}
+
+void flatten(const toml::table& table, const std::string& prefix, std::map<std::string, TomlValue>& out) {
+    for (const auto& [key, node] : table) {
+        const std::string path = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+        if (const auto* t = node.as_table()) {
+            flatten(*t, path, out);
+            continue;
+        }
+        TomlValue v;
+        v.line = int64_t(node.source().begin.line);
+        if (const auto* s = node.as_string()) {
+            v.kind = TomlValue::string;
+            v.text = s->get();
+        } else if (const auto* i = node.as_integer()) {
+            v.kind = TomlValue::number;
+            v.value = double(i->get());
+        } else if (const auto* f = node.as_floating_point()) {
+            v.kind = TomlValue::number;
+            v.value = f->get();
+        } else if (const auto* b = node.as_boolean()) {
+            v.kind = TomlValue::boolean;
+            v.flag = b->get();
+        } else if (node.is_array()) {
+            v.kind = TomlValue::array;
+            v.text = node_text(node);
+        } else {
+            v.text = node_text(node);  // dates and times
+        }
+        out[path] = std::move(v);
+    }
+}
+
+}  // namespace
+
+Result<std::map<std::string, TomlValue>> parse_toml(std::string_view toml) {
+    toml::parse_result parsed = toml::parse(toml);
+    if (!parsed) {
+        const toml::parse_error& error = parsed.error();
+        return Error{"line " + std::to_string(error.source().begin.line), std::string(error.description())};
+    }
+    std::map<std::string, TomlValue> out;
+    flatten(parsed.table(), "", out);
+    return out;
+}
+
+}  // namespace trainclock
