@@ -459,8 +459,8 @@ std::string cross_source_report_json(const CrossSourceReport& report) {
     return out.take();
 }
 
-std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report) {
-    std::vector<std::pair<std::vector<std::string>, double>> residuals;
+std::vector<IntervalResidual> cross_source_residuals(const ValidationSuite& suite, const CrossSourceReport& report) {
+    std::vector<IntervalResidual> residuals;
     const std::vector<size_t> cases = fit_cases(suite);
     std::vector<bool> in_fit(suite.cases.size(), false);
     for (size_t i : cases) in_fit[i] = true;
@@ -469,9 +469,14 @@ std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, co
         const ValidationCase& c = suite.cases[r.case_index];
         // measured / predicted time: a throughput's ratio is the inverse.
         const double ratio = c.metric == MeasuredMetric::iteration_time_s ? c.measured / r.predicted : r.predicted / c.measured;
-        residuals.emplace_back(interval_groups(c.config), ratio);
+        if (!(ratio > 0) || !std::isfinite(ratio)) continue;
+        residuals.push_back({interval_groups(c.config), interval_axes(c.config), source_family(c.file), ratio});
     }
-    return interval_rows(residuals);
+    return residuals;
+}
+
+IntervalTable cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report) {
+    return interval_table(cross_source_residuals(suite, report));
 }
 
 }  // namespace trainclock

@@ -111,9 +111,11 @@ std::string cross_source_report_json(const CrossSourceReport& report);
 
 // [SECTION] Prediction intervals -----------------------------------------------------------------
 
-// The interval rows of a cross-source report (intervals.hpp): per case of the fits, measured /
-// predicted time at the constants fitted without its family.
-std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report);
+// The residuals of a cross-source report (intervals.hpp): per case of the fits, measured /
+// predicted time at the constants fitted without its family, with its groups, axes and family.
+std::vector<IntervalResidual> cross_source_residuals(const ValidationSuite& suite, const CrossSourceReport& report);
+// The interval table of those residuals (rows, widening calibrated on the folds, evidence).
+IntervalTable cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report);
 
 // [SECTION] calibrate ----------------------------------------------------------------------------
 
