@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "trainclock/validation/fit.hpp"
@@ -121,12 +122,12 @@ void print_coverage(const IntervalCoverage& coverage) {
     std::cout << "(cross-source: each case predicted at the constants fitted without its family, against the shipped\n"
                  "table; the point estimate is always inside its range, which is built around it: low <= 1 <= high)\n\n";
     for (const char* kind : {"group", "family"}) {
-        TextTable table({kind, "cases", "coverage", "median width", "held-out coverage", "held-out width"});
+        TextTable table({kind, "cases", "bias (median)", "coverage", "median width", "held-out coverage", "held-out width"});
         for (const CoverageGroup& g : coverage.cross_source) {
             if (g.kind != kind) continue;
             const CoverageGroup* h = coverage.find(coverage.held_out, kind, g.name);
-            table.add({g.name, std::to_string(g.cases), format_percent(g.coverage), format_percent(g.median_width),
-                       h ? format_percent(h->coverage) : "-", h ? format_percent(h->median_width) : "-"});
+            table.add({g.name, std::to_string(g.cases), time_bias(-g.bias / (1.0 + g.bias)), format_percent(g.coverage),
+                       format_percent(g.median_width), h ? format_percent(h->coverage) : "-", h ? format_percent(h->median_width) : "-"});
         }
         std::cout << "Coverage by " << (std::string_view(kind) == "group" ? "interval group (the row that answers)" : "source family")
                   << "\n"
@@ -205,14 +206,18 @@ int run(const Args& args) {
             return report_error(
                 {"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
         const CrossSourceReport cross = run_cross_source(suite);
+        // The interval table of this refit and the coverage of its 80 % range (intervals.hpp).
+        const std::vector<IntervalResidual> residuals = cross_source_residuals(suite, cross);
+        const IntervalTable intervals = interval_table(residuals);
+        const std::optional<IntervalCoverage> coverage =
+            args.has("--cross-source") ? std::optional(interval_coverage(residuals, intervals)) : std::nullopt;
         if (args.has("--json")) {
-            std::cout << cross_source_report_json(cross) << "\n";
+            std::cout << cross_source_report_json(cross, coverage ? &*coverage : nullptr) << "\n";
         } else {
             if (args.has("--refit")) print_refit_table(cross);
             if (args.has("--cross-source")) {
                 print_cross_source(cross);
-                const std::vector<IntervalResidual> residuals = cross_source_residuals(suite, cross);
-                print_coverage(interval_coverage(residuals, interval_table(residuals)));
+                print_coverage(*coverage);
             }
             // --worst N: the cases at the constants fitted without their own family, worst first.
             if (args.has("--cross-source") && args.has("--worst"))
@@ -220,7 +225,7 @@ int run(const Args& args) {
                             "\nCases cross-source (constants fitted without the case's family), worst first");
         }
         if (const auto out = args.value("--write-intervals")) {
-            const std::string json = interval_table_json(cross_source_intervals(suite, cross));
+            const std::string json = interval_table_json(intervals);
             std::ofstream file(*out);
             if (!(file << json)) return report_error({"--write-intervals", "cannot write '" + *out + "'"});
             std::cout << "Prediction intervals written to " << *out << "\n";

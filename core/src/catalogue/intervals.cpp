@@ -474,16 +474,17 @@ const CoverageGroup* IntervalCoverage::find(const std::vector<CoverageGroup>& gr
 IntervalCoverage interval_coverage(const std::vector<IntervalResidual>& residuals, const IntervalTable& table) {
     struct Tally {
         int64_t cases = 0, inside = 0;
-        std::vector<double> widths;
+        std::vector<double> widths, ratios;
         std::map<std::string, std::pair<int64_t, int64_t>> families;  // family -> cases, inside
     };
     using Tallies = std::map<std::pair<std::string, std::string>, Tally>;
-    const auto add = [](Tallies& tallies, const std::string& row, const std::string& family, bool in, double width) {
+    const auto add = [](Tallies& tallies, const std::string& row, const std::string& family, bool in, double width, double ratio) {
         for (const auto& key : {std::pair<std::string, std::string>{"all", "all"}, {"group", row}, {"family", family}}) {
             Tally& t = tallies[key];
             ++t.cases;
             t.inside += in;
             t.widths.push_back(width);
+            t.ratios.push_back(ratio);
             auto& f = t.families[family];
             ++f.first;
             f.second += in;
@@ -498,7 +499,7 @@ IntervalCoverage interval_coverage(const std::vector<IntervalResidual>& residual
                     for (const auto& [family, f] : t.families)
                         by_family += static_cast<double>(f.second) / static_cast<double>(f.first) / static_cast<double>(t.families.size());
                     out.push_back({key.first, key.second, t.cases, static_cast<double>(t.inside) / static_cast<double>(t.cases), by_family,
-                                   median(t.widths)});
+                                   median(t.widths), median(t.ratios) - 1.0});
                 }
         return out;
     };
@@ -507,7 +508,8 @@ IntervalCoverage interval_coverage(const std::vector<IntervalResidual>& residual
     for (const IntervalResidual& r : residuals) {
         const std::optional<LikelyInterval> interval = likely_interval(table, r.groups, r.axes);
         if (interval)
-            add(cross, interval->row.group, r.family, inside(r.ratio, interval->low, interval->high), interval->high - interval->low);
+            add(cross, interval->row.group, r.family, inside(r.ratio, interval->low, interval->high), interval->high - interval->low,
+                r.ratio);
     }
     std::array<double, kIntervalAxisCount> factors;
     factors.fill(1.0);
@@ -516,7 +518,7 @@ IntervalCoverage interval_coverage(const std::vector<IntervalResidual>& residual
         const double w = widening_of(c, factors);
         const IntervalResidual& r = residuals[c.index];
         const std::optional<LikelyInterval> own = likely_interval(table, r.groups, r.axes);  // group name as in cross
-        add(held, own ? own->row.group : "-", r.family, inside(c.ratio, c.low / w, c.high * w), c.high * w - c.low / w);
+        add(held, own ? own->row.group : "-", r.family, inside(c.ratio, c.low / w, c.high * w), c.high * w - c.low / w, r.ratio);
     }
     coverage.cross_source = finish(cross);
     coverage.held_out = finish(held);

@@ -430,7 +430,7 @@ CrossSourceReport run_cross_source(const ValidationSuite& suite, const FitOption
     return report;
 }
 
-std::string cross_source_report_json(const CrossSourceReport& report) {
+std::string cross_source_report_json(const CrossSourceReport& report, const IntervalCoverage* coverage) {
     JsonWriter out(2);
     out.begin_object();
     out.field("schema", "trainclock/cross-source/v1");
@@ -455,6 +455,17 @@ std::string cross_source_report_json(const CrossSourceReport& report) {
         out.field("in_sample", in ? in->mape : 0.0).field("refit", refit ? refit->mape : 0.0);
         out.field("cross_source", g.mape).field("bias", g.bias);
     });
+    if (coverage) {  // the 80 % likely range (intervals.hpp)
+        out.key("interval_coverage").begin_object();
+        for (const auto& [name, groups] :
+             {std::pair{"cross_source", &coverage->cross_source}, std::pair{"held_out", &coverage->held_out}}) {
+            out.object_array(name, *groups, [&](const CoverageGroup& g) {
+                out.field("kind", g.kind).field("name", g.name).field("cases", g.cases).field("coverage", g.coverage);
+                out.field("by_family", g.by_family).field("median_width", g.median_width).field("bias", g.bias);
+            });
+        }
+        out.end_object();
+    }
     out.end_object();
     return out.take();
 }

@@ -120,6 +120,7 @@ struct CoverageGroup {
     double coverage = 0;      // fraction of cases whose ratio is inside the range
     double by_family = 0;     // the same with each source family weighing as one witness (mean of its families' coverage)
     double median_width = 0;  // median of high - low (fraction of the estimate)
+    double bias = 0;          // median measured / predicted - 1 (> 0: predicted too fast), what the range is built around
 };
 struct IntervalCoverage {
     std::vector<CoverageGroup> cross_source;

@@ -106,8 +106,9 @@ struct CrossSourceReport {
 // Leave-one-source-family-out over fitted_constants() (validate --cross-source).
 CrossSourceReport run_cross_source(const ValidationSuite& suite, const FitOptions& options = {});
 // {"schema": "trainclock/cross-source/v1", "families", "constants": [{name, shipped, refit, fitted,
-//  sensitivity}], "groups": [{kind, name, count, in_sample, refit, cross_source, bias}]}
-std::string cross_source_report_json(const CrossSourceReport& report);
+//  sensitivity}], "groups": [{kind, name, count, in_sample, refit, cross_source, bias}]}, and with a
+// coverage "interval_coverage": {"cross_source"|"held_out": [{kind, name, cases, coverage, by_family, median_width, bias}]}
+std::string cross_source_report_json(const CrossSourceReport& report, const IntervalCoverage* coverage = nullptr);
 
 // [SECTION] Prediction intervals -----------------------------------------------------------------
 
