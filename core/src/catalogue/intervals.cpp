@@ -13,6 +13,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <simdjson.h>
 
@@ -94,40 +95,15 @@ struct Weighted {
     double by_case = 0, by_family = 0;
 };
 
-// Weighted quantile by linear interpolation between the midpoints of each value's weight (the
-// "type 5" rule of R, weighted); `points` sorted by value, weights summing to 1.
-double weighted_quantile(const std::vector<Weighted>& points, double t) {
-    double cumulative = 0, previous_mid = 0, previous_value = points.front().value;
-    for (size_t k = 0; k < points.size(); ++k) {
-        const double mid = cumulative + 0.5 * points[k].by_family;
-        if (t <= mid) {
-            if (k == 0) return points[0].value;
-            const double span = mid - previous_mid;
-            return span > 0 ? previous_value + (t - previous_mid) / span * (points[k].value - previous_value) : points[k].value;
-        }
-        cumulative += points[k].by_family;
-        previous_mid = mid;
-        previous_value = points[k].value;
-    }
-    return points.back().value;
-}
-
-std::pair<double, double> covered(const std::vector<Weighted>& points, double low, double high) {
-    double by_case = 0, by_family = 0;
-    for (const Weighted& p : points)
-        if (p.value >= low - 1e-12 && p.value <= high + 1e-12) {
-            by_case += p.by_case;
-            by_family += p.by_family;
-        }
-    return {by_case, by_family};
-}
-
 double round_down(double value) { return std::floor(value * 1000.0 + 1e-9) / 1000.0; }  // a stable file that
 double round_up(double value) { return std::ceil(value * 1000.0 - 1e-9) / 1000.0; }     // never narrows the range
 
-// A group's range of measured / predicted (low <= 1 <= high): the tails of the family-weighted
-// distribution (split conformal over families), as equal as the estimate allows, at the smallest
-// level that holds kIntervalCoverage of the cases both per case and per family.
+// A group's range of measured / predicted (low <= 1 <= high), a conformal-style choice over the
+// residuals with each family one witness: the shortest range around the estimate that holds
+// kIntervalCoverage of the group's cases both per case and per family (a case weighs 1 / its
+// family's cases, over the families); if every such range holds more than kIntervalCoverageCap of
+// the cases (a small family far off), the range holding 80-85 % of the cases that holds the most
+// per family (then the shortest). Ends are residuals or the estimate itself.
 std::pair<double, double> group_range(const std::vector<std::pair<double, std::string>>& residuals) {
     std::map<std::string, int64_t> per_family;
     for (const auto& [ratio, family] : residuals) ++per_family[family];
@@ -136,18 +112,56 @@ std::pair<double, double> group_range(const std::vector<std::pair<double, std::s
     for (const auto& [ratio, family] : residuals)
         points.push_back({std::log(ratio), 1.0 / n, 1.0 / (families * static_cast<double>(per_family[family]))});
     std::sort(points.begin(), points.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
-    double below = 0;  // family-weighted fraction under the estimate
-    for (const Weighted& p : points)
-        if (p.value < 0) below += p.by_family;
-    double low = 0, high = 0;
-    for (double level = kIntervalCoverage; level <= 1.0 + 1e-9; level += 0.0025) {
-        const double lo_tail = std::clamp((1.0 - level) / 2.0, std::max(0.0, below - level), std::min(below, 1.0 - level));
-        low = std::min(weighted_quantile(points, lo_tail), 0.0);
-        high = std::max(weighted_quantile(points, std::min(lo_tail + level, 1.0)), 0.0);
-        const auto [by_case, by_family] = covered(points, low, high);
-        if (by_case >= kIntervalCoverage - 1e-9 && by_family >= kIntervalCoverage - 1e-9) break;
+    const size_t count = points.size();
+    std::vector<double> by_case(count + 1, 0.0), by_family(count + 1, 0.0);  // prefix sums
+    for (size_t k = 0; k < count; ++k) {
+        by_case[k + 1] = by_case[k] + points[k].by_case;
+        by_family[k + 1] = by_family[k] + points[k].by_family;
     }
-    return {round_down(std::exp(low)), round_up(std::exp(high))};
+    // Lower ends: each distinct value <= 0 (from its first index) and the estimate (0); upper ends:
+    // each distinct value >= 0 (to its last index) and the estimate.
+    struct End {
+        double value;
+        size_t index;  // lower: first point inside; upper: one past the last point inside
+    };
+    std::vector<End> lows, highs;
+    size_t first_nonnegative = count, past_nonpositive = 0;
+    for (size_t k = 0; k < count; ++k) {
+        if (points[k].value >= 0 && first_nonnegative == count) first_nonnegative = k;
+        if (points[k].value <= 0) past_nonpositive = k + 1;
+        if (points[k].value <= 0 && (k == 0 || points[k - 1].value < points[k].value)) lows.push_back({points[k].value, k});
+        if (points[k].value >= 0 && (k + 1 == count || points[k + 1].value > points[k].value)) highs.push_back({points[k].value, k + 1});
+    }
+    lows.push_back({0.0, first_nonnegative});
+    highs.push_back({0.0, past_nonpositive});
+    const double cap = std::max(kIntervalCoverageCap, std::ceil(kIntervalCoverage * n - 1e-9) / n);  // one case's step
+    const double tolerance = 1e-9;
+    std::optional<std::pair<double, double>> best_full, best_capped;
+    double best_full_width = 0, best_capped_family = -1, best_capped_width = 0;
+    for (const End& lo : lows) {
+        for (const End& hi : highs) {
+            if (hi.index <= lo.index) continue;
+            const double cases = by_case[hi.index] - by_case[lo.index], family = by_family[hi.index] - by_family[lo.index];
+            if (cases < kIntervalCoverage - tolerance) continue;
+            const double width = hi.value - lo.value;
+            if (family >= kIntervalCoverage - tolerance && cases <= cap + tolerance && (!best_full || width < best_full_width)) {
+                best_full = std::pair{lo.value, hi.value};
+                best_full_width = width;
+            }
+            if (cases <= cap + tolerance && (family > best_capped_family + tolerance ||
+                                             (std::fabs(family - best_capped_family) <= tolerance && width < best_capped_width))) {
+                best_capped = std::pair{lo.value, hi.value};
+                best_capped_family = family;
+                best_capped_width = width;
+            }
+        }
+    }
+    std::pair<double, double> range{points.front().value, points.back().value};
+    if (best_full)
+        range = *best_full;
+    else if (best_capped)
+        range = *best_capped;
+    return {round_down(std::exp(std::min(range.first, 0.0))), round_up(std::exp(std::max(range.second, 0.0)))};
 }
 
 }  // namespace
@@ -184,9 +198,10 @@ std::string interval_table_json(const IntervalTable& table) {
                         "each case predicted at the constants refitted without its source family");
     out.field("notes", "rows: per group (framework|GPU generation|precision family; '*' = any; groups with fewer than 5 "
                        "cases left out), low/high = the ends of the likely range as multiples of the estimate (measured / "
-                       "predicted time), the tails of the cross-source residuals with each source family weighing as one "
-                       "witness, around the estimate (low <= 1 <= high), holding 80 % of the group's cases per case and per "
-                       "family. widening: per axis, the factor (low / factor, high * factor) that brought the cases of each "
+                       "predicted time): the shortest range around the estimate (low <= 1 <= high) holding 80 % of the "
+                       "group's cross-source residuals per case and with each source family weighing as one witness, at "
+                       "most 85 % of the cases (docs/DESIGN.md 3.1). widening: per axis, the factor (low / factor, high * factor) that "
+                       "brought the cases of each "
                        "left-out family that had no validation case with their value on that axis to 80 % coverage. "
                        "evidence: the validated cases per combination of axis values. Regenerate: trainclock validate "
                        "--cross-source --write-intervals presets/intervals/cross-source.json");

@@ -75,8 +75,9 @@ struct LikelyRange {
 inline LikelyRange likely_range(const IntervalRow& row, double value) { return {value * row.low, value * row.high}; }
 inline LikelyRange likely_range(const LikelyInterval& interval, double value) { return {value * interval.low, value * interval.high}; }
 
-inline constexpr int64_t kMinIntervalCases = 5;   // fewer residuals: the next coarser group answers
-inline constexpr double kIntervalCoverage = 0.8;  // the range's target: 10th-90th percentile
+inline constexpr int64_t kMinIntervalCases = 5;       // fewer residuals: the next coarser group answers
+inline constexpr double kIntervalCoverage = 0.8;      // the range's target: 10th-90th percentile
+inline constexpr double kIntervalCoverageCap = 0.85;  // of a group's cases: per-family coverage stretches a row no further
 
 // The groups of a config, most specific first: framework|generation|family, then "*" for framework,
 // generation, family in turn. Framework "" counts as the preset it equals (megatron-lm).
@@ -100,9 +101,10 @@ struct IntervalResidual {
     double ratio = 1;
 };
 
-// The rows of residuals (groups with >= kMinIntervalCases): per group, the shortest-tailed range
-// around 1 that holds kIntervalCoverage of the cases both weighted per case and weighted per family
-// (each family's cases weigh 1 / its cases in the group). The evidence: residuals per axis values.
+// The rows of residuals (groups with >= kMinIntervalCases): per group, the shortest range around 1
+// that holds kIntervalCoverage of the cases both weighted per case and weighted per family (each
+// family's cases weigh 1 / its cases in the group), at most kIntervalCoverageCap of the cases (then
+// the one holding the most per family). The evidence: residuals per axis values.
 IntervalTable interval_table_base(const std::vector<IntervalResidual>& residuals);
 // The whole table: the base table, and widening factors calibrated on the folds (each family
 // scored against the base table of the other families).
