@@ -335,10 +335,12 @@ std::optional<LikelyInterval> likely_interval(const IntervalTable& table, const 
     if (!row) return std::nullopt;
     LikelyInterval out;
     out.row = *row;
-    // The nearest evidence: the fewest differing axes, then the most cases (then the first).
+    // The nearest evidence (combinations of >= kMinIntervalCases cases): the fewest differing axes,
+    // then the most cases (then the first).
     const IntervalEvidence* nearest = nullptr;
     size_t nearest_distance = kIntervalAxisCount + 1;
     for (const IntervalEvidence& e : table.evidence) {
+        if (e.cases < kMinIntervalCases) continue;  // a combination of a handful of runs is no evidence yet
         size_t distance = 0;
         for (size_t a = 0; a < kIntervalAxisCount; ++a) distance += e.axes[a] != axes[a];
         if (distance < nearest_distance || (distance == nearest_distance && nearest && e.cases > nearest->cases)) {
