@@ -13,7 +13,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include <simdjson.h>
 
