@@ -56,7 +56,7 @@ void print_table(const Config& c, const Prediction& r) {
 
     TextTable speed({"throughput", ""});
     speed.add({"step time", format_seconds(r.iteration_time_s)});
-    const IntervalRow* interval = find_interval(c);
+    const std::optional<LikelyInterval> interval = likely_interval(c);
     auto band = [&](double value) { return format_seconds(value * interval->low) + " .. " + format_seconds(value * interval->high); };
     if (interval) speed.add({"  likely range", band(r.iteration_time_s)});
     speed.add({"tokens/s", format_count(r.tokens_per_s, "tokens/s")});
@@ -67,9 +67,7 @@ void print_table(const Config& c, const Prediction& r) {
     speed.add({"MFU (dense BF16 peak)", format_percent(r.mfu)});
     speed.add({"MFU (" + std::string(dtype_name(c.precision.gemm)) + " peak)", format_percent(r.mfu_precision_peak)});
     std::cout << speed.render();
-    if (interval)
-        std::cout << "likely range: 10th-90th percentile of the cross-source errors of " << interval->cases << " published runs (group "
-                  << interval->group << ", trainclock validate --cross-source)\n";
+    if (interval) std::cout << "likely range: " << interval->reason << " (trainclock validate --cross-source)\n";
     std::cout << "\n";
 
     if (c.training.tokens > 0) {

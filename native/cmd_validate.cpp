@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "trainclock/validation/components.hpp"
@@ -104,6 +105,35 @@ void print_cross_source(const CrossSourceReport& r) {
     std::cout << "MAPE by precision\n" << comparison_table(r, "precision", "cases") << "\n";
     std::cout << "MAPE by GPU generation\n" << comparison_table(r, "gpu_generation", "cases") << "\n";
     std::cout << "Precision speed-ups\n" << comparison_table(r, "pairs", "pairs") << "\n";
+}
+
+// Coverage of the 80 % likely range (intervals.hpp): each case against the table of every family
+// (cross-source) and against the table built without its own family, widened (held-out family).
+void print_coverage(const IntervalCoverage& coverage) {
+    const CoverageGroup* all = coverage.find(coverage.cross_source, "all", "all");
+    const CoverageGroup* held = coverage.find(coverage.held_out, "all", "all");
+    if (!all) return;
+    std::cout << "Likely range (80 %): cross-source coverage " << format_percent(all->coverage) << " of " << all->cases << " cases ("
+              << format_percent(all->by_family) << " with each source family one witness), median width "
+              << format_percent(all->median_width) << " of the estimate\n";
+    if (held)
+        std::cout << "held-out family (the table rebuilt without the case's family, widened by the distance to its evidence): "
+                  << format_percent(held->coverage) << " of the cases, " << format_percent(held->by_family)
+                  << " with each family one witness, median width " << format_percent(held->median_width) << "\n";
+    std::cout << "(cross-source: each case predicted at the constants fitted without its family, against the shipped\n"
+                 "table; the point estimate is always inside its range, which is built around it: low <= 1 <= high)\n\n";
+    for (const char* kind : {"group", "family"}) {
+        TextTable table({kind, "cases", "bias (median)", "coverage", "median width", "held-out coverage", "held-out width"});
+        for (const CoverageGroup& g : coverage.cross_source) {
+            if (g.kind != kind) continue;
+            const CoverageGroup* h = coverage.find(coverage.held_out, kind, g.name);
+            table.add({g.name, std::to_string(g.cases), time_bias(-g.bias / (1.0 + g.bias)), format_percent(g.coverage),
+                       format_percent(g.median_width), h ? format_percent(h->coverage) : "-", h ? format_percent(h->median_width) : "-"});
+        }
+        std::cout << "Coverage by " << (std::string_view(kind) == "group" ? "interval group (the row that answers)" : "source family")
+                  << "\n"
+                  << table.render("  ") << "\n";
+    }
 }
 
 void print_refit_table(const CrossSourceReport& r) {
@@ -224,18 +254,26 @@ int run(const Args& args) {
             return report_error(
                 {"--cross-source", "refits the shipped constants on every source: not with --calibration, --precision-blind or --source"});
         const CrossSourceReport cross = run_cross_source(suite);
+        // The interval table of this refit and the coverage of its 80 % range (intervals.hpp).
+        const std::vector<IntervalResidual> residuals = cross_source_residuals(suite, cross);
+        const IntervalTable intervals = interval_table(residuals);
+        const std::optional<IntervalCoverage> coverage =
+            args.has("--cross-source") ? std::optional(interval_coverage(residuals, intervals)) : std::nullopt;
         if (args.has("--json")) {
-            std::cout << cross_source_report_json(cross) << "\n";
+            std::cout << cross_source_report_json(cross, coverage ? &*coverage : nullptr) << "\n";
         } else {
             if (args.has("--refit")) print_refit_table(cross);
-            if (args.has("--cross-source")) print_cross_source(cross);
+            if (args.has("--cross-source")) {
+                print_cross_source(cross);
+                print_coverage(*coverage);
+            }
             // --worst N: the cases at the constants fitted without their own family, worst first.
             if (args.has("--cross-source") && args.has("--worst"))
                 print_cases(suite, cross.cross_source, worst,
                             "\nCases cross-source (constants fitted without the case's family), worst first");
         }
         if (const auto out = args.value("--write-intervals")) {
-            const std::string json = interval_table_json(cross_source_intervals(suite, cross));
+            const std::string json = interval_table_json(intervals);
             std::ofstream file(*out);
             if (!(file << json)) return report_error({"--write-intervals", "cannot write '" + *out + "'"});
             std::cout << "Prediction intervals written to " << *out << "\n";

@@ -98,7 +98,7 @@ const Metric kMetrics[] = {
 // The likely range of a point's metric; nullopt when the metric has none or no interval row applies.
 std::optional<LikelyRange> range_of(const Metric& metric, const PrecisionRow& row) {
     if (!metric.ranged || row.error) return std::nullopt;
-    const IntervalRow* interval = find_interval(row.config);
+    const std::optional<LikelyInterval> interval = likely_interval(row.config);  // widened by the distance to the evidence
     if (!interval) return std::nullopt;
     return likely_range(*interval, metric.value(row.prediction));
 }

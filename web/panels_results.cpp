@@ -116,13 +116,16 @@ void App::draw_summary() {
     draw_interval();
 }
 
-// The likely range of the step and total time: the 10th-90th percentile of measured / predicted
-// over the cross-source validation cases of the config's group (intervals.hpp), as whiskers.
+// The likely range of the step and total time: 80 % of measured / predicted over the cross-source
+// validation cases of the config's group, each source family one witness, widened by the distance
+// to the validated cases (intervals.hpp), as whiskers, with its reason beside it.
 void App::draw_interval() {
-    const IntervalRow* interval = find_interval(valid_);
+    const std::optional<LikelyInterval> interval = likely_interval(valid_);
     if (!interval) return;
-    ImGui::TextDisabled("likely range: 10th-90th percentile of measured/predicted over %lld validation cases (%s)",
-                        static_cast<long long>(interval->cases), interval->group.c_str());
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("likely range: %s", interval->reason.c_str());
+    ImGui::PopTextWrapPos();
+    annotate("interval.reason");
     const Prediction& r = result_;
     const float width = ImGui::GetContentRegionAvail().x, line = ImGui::GetTextLineHeight();
     const auto whisker = [&](const char* key, const char* label, double value) {

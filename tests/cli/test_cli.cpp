@@ -46,6 +46,14 @@ TEST_CASE("predict prints a readable table with units") {
     CHECK(has(run.out, "tp 8 x pp 4 x cp 1 x dp 32"));
 }
 
+TEST_CASE("predict prints the likely range with its reason, naming the axis that widened it") {
+    const Run run = trainclock("predict --model llama3-70b --gpu gb300 --gpus 512 --precision bf16-mixed --framework torchtitan");
+    REQUIRE(run.exit_code == 0);
+    CHECK(has(run.out, "likely range: 80 % range from"));
+    CHECK(has(run.out, "no validation case"));
+    CHECK(has(run.out, "widened x"));
+}
+
 TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Blackwell Ultra, the whole run") {
     const std::string l405 = "predict --model llama3.1-405b --gpu h100-sxm --gpus 16384 --tp 8 --sp --zero 1 --seq 8192 --gbs 2048 "
                              "--recompute full --tokens 15.6e12";

@@ -120,14 +120,24 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     for (const auto& warning : p.warnings) out.value(warning);
     out.end_array();
     if (config) {
-        // Likely range from the cross-source residuals of the config's group (intervals.hpp).
-        if (const IntervalRow* interval = find_interval(*config)) {
+        // Likely range from the cross-source residuals of the config's group, widened by its distance
+        // to the validated cases (intervals.hpp).
+        if (const std::optional<LikelyInterval> interval = likely_interval(*config)) {
             const LikelyRange step = likely_range(*interval, p.iteration_time_s), total = likely_range(*interval, p.total_time_s),
                               cost = likely_range(*interval, p.cost_usd);
             out.field("iteration_time_s_low", step.low).field("iteration_time_s_high", step.high);
             out.field("total_time_s_low", total.low).field("total_time_s_high", total.high);
             out.field("cost_usd_low", cost.low).field("cost_usd_high", cost.high);
-            out.field("interval_cases", interval->cases).field("interval_group", interval->group);
+            out.field("interval_cases", interval->row.cases).field("interval_group", interval->row.group);
+            out.field("interval_families", interval->row.families).field("interval_widening", interval->widening);
+            out.key("interval_widened_by").begin_array();
+            for (const std::string& axis : interval->widened_by) out.value(axis);
+            out.end_array();
+            out.field("interval_nearest_cases", interval->nearest_cases);
+            out.key("interval_nearest_families").begin_array();
+            for (const std::string& family : interval->nearest_families) out.value(family);
+            out.end_array();
+            out.field("interval_reason", interval->reason);
         }
         out.key("config");
         write_config(out, *config);

@@ -431,7 +431,7 @@ CrossSourceReport run_cross_source(const ValidationSuite& suite, const FitOption
     return report;
 }
 
-std::string cross_source_report_json(const CrossSourceReport& report) {
+std::string cross_source_report_json(const CrossSourceReport& report, const IntervalCoverage* coverage) {
     JsonWriter out(2);
     out.begin_object();
     out.field("schema", "trainclock/cross-source/v1");
@@ -456,12 +456,23 @@ std::string cross_source_report_json(const CrossSourceReport& report) {
         out.field("in_sample", in ? in->mape : 0.0).field("refit", refit ? refit->mape : 0.0);
         out.field("cross_source", g.mape).field("bias", g.bias);
     });
+    if (coverage) {  // the 80 % likely range (intervals.hpp)
+        out.key("interval_coverage").begin_object();
+        for (const auto& [name, groups] :
+             {std::pair{"cross_source", &coverage->cross_source}, std::pair{"held_out", &coverage->held_out}}) {
+            out.object_array(name, *groups, [&](const CoverageGroup& g) {
+                out.field("kind", g.kind).field("name", g.name).field("cases", g.cases).field("coverage", g.coverage);
+                out.field("by_family", g.by_family).field("median_width", g.median_width).field("bias", g.bias);
+            });
+        }
+        out.end_object();
+    }
     out.end_object();
     return out.take();
 }
 
-std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report) {
-    std::vector<std::pair<std::vector<std::string>, double>> residuals;
+std::vector<IntervalResidual> cross_source_residuals(const ValidationSuite& suite, const CrossSourceReport& report) {
+    std::vector<IntervalResidual> residuals;
     const std::vector<size_t> cases = fit_cases(suite);
     std::vector<bool> in_fit(suite.cases.size(), false);
     for (size_t i : cases) in_fit[i] = true;
@@ -470,9 +481,14 @@ std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, co
         const ValidationCase& c = suite.cases[r.case_index];
         // measured / predicted time: a throughput's ratio is the inverse.
         const double ratio = c.metric == MeasuredMetric::iteration_time_s ? c.measured / r.predicted : r.predicted / c.measured;
-        residuals.emplace_back(interval_groups(c.config), ratio);
+        if (!(ratio > 0) || !std::isfinite(ratio)) continue;
+        residuals.push_back({interval_groups(c.config), interval_axes(c.config), source_family(c.file), ratio});
     }
-    return interval_rows(residuals);
+    return residuals;
+}
+
+IntervalTable cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report) {
+    return interval_table(cross_source_residuals(suite, report));
 }
 
 }  // namespace trainclock

@@ -106,14 +106,17 @@ struct CrossSourceReport {
 // Leave-one-source-family-out over fitted_constants() (validate --cross-source).
 CrossSourceReport run_cross_source(const ValidationSuite& suite, const FitOptions& options = {});
 // {"schema": "trainclock/cross-source/v1", "families", "constants": [{name, shipped, refit, fitted,
-//  sensitivity}], "groups": [{kind, name, count, in_sample, refit, cross_source, bias}]}
-std::string cross_source_report_json(const CrossSourceReport& report);
+//  sensitivity}], "groups": [{kind, name, count, in_sample, refit, cross_source, bias}]}, and with a
+// coverage "interval_coverage": {"cross_source"|"held_out": [{kind, name, cases, coverage, by_family, median_width, bias}]}
+std::string cross_source_report_json(const CrossSourceReport& report, const IntervalCoverage* coverage = nullptr);
 
 // [SECTION] Prediction intervals -----------------------------------------------------------------
 
-// The interval rows of a cross-source report (intervals.hpp): per case of the fits, measured /
-// predicted time at the constants fitted without its family.
-std::vector<IntervalRow> cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report);
+// The residuals of a cross-source report (intervals.hpp): per case of the fits, measured /
+// predicted time at the constants fitted without its family, with its groups, axes and family.
+std::vector<IntervalResidual> cross_source_residuals(const ValidationSuite& suite, const CrossSourceReport& report);
+// The interval table of those residuals (rows, widening calibrated on the folds, evidence).
+IntervalTable cross_source_intervals(const ValidationSuite& suite, const CrossSourceReport& report);
 
 // [SECTION] calibrate ----------------------------------------------------------------------------
 
