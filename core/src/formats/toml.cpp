@@ -11,7 +11,7 @@ namespace trainclock {
 
 namespace {
 
-std::string quoted(std::string_view s) {
+std::string double_quoted(std::string_view s) {
     std::string out = "\"";
     for (const char c : s) {
         if (c == '"' || c == '\\') out += '\\';
@@ -22,7 +22,7 @@ std::string quoted(std::string_view s) {
 
 // An array or table as TOML-like text (strings double-quoted), for the readers that look inside.
 std::string node_text(const toml::node& node) {
-    if (const auto* s = node.as_string()) return quoted(s->get());
+    if (const auto* s = node.as_string()) return double_quoted(s->get());
     if (const auto* i = node.as_integer()) return std::to_string(i->get());
     if (const auto* f = node.as_floating_point()) {
         char buffer[32];
