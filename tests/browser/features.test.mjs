@@ -142,15 +142,18 @@ describe('search plot', () => {
     const [fx0, fx1, fy0, fy1] = [Math.max(0, t0 - padT), t1 + padT, Math.max(0, c0 - padC), c1 + padC];
     const fastest = [...points].sort((a, b) => a.iteration_time_s - b.iteration_time_s || a.cost_usd - b.cost_usd)[0];
     const [left, right, top, bottom] = [x0 + 62, x1 - 6, y0 + 13 + 4, y1 - 13 - 4];
-    const px = left + (fastest.iteration_time_s - fx0) / (fx1 - fx0) * (right - left);
-    const py = bottom - (fastest.cost_usd - fy0) / (fy1 - fy0) * (bottom - top);
+    const pixel = (p) => [left + (p.iteration_time_s - fx0) / (fx1 - fx0) * (right - left),
+                          bottom - (p.cost_usd - fy0) / (fy1 - fy0) * (bottom - top)];
+    const [px, py] = pixel(fastest);
     await page.mouse.move(px, py);
     await frames(page);
     await page.mouse.click(px, py);
     await page.waitForFunction((f) => window.trainclockView.fragment !== f, before);
-    const applied = true;
-    assert.ok(applied, 'a click on the fastest point applies its layout');
-    assert.equal((await view(page)).result.iteration_time_s, fastest.iteration_time_s);
+    // Points within a marker's radius of the click share its pixel (bf16 and fp16 a few 1e-4 apart):
+    // the page applies one of them.
+    const underClick = points.filter((p) => Math.hypot(pixel(p)[0] - px, pixel(p)[1] - py) <= 3)
+      .map((p) => p.iteration_time_s);
+    assert.ok(underClick.includes((await view(page)).result.iteration_time_s), 'the applied layout is a point under the click');
     assert.deepEqual(errors, []);
     await page.close();
   });

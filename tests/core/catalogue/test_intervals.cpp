@@ -159,7 +159,7 @@ TEST_CASE("a config's interval groups go from framework x generation x precision
         CHECK(out.find(key) != std::string::npos);
 }
 
-TEST_CASE("the estimate is inside its likely range for every model x GPU x precision x framework preset", "[intervals]") {
+TEST_CASE("the estimate is inside its likely range for every model x GPU x precision x framework preset", "[intervals][exhaustive]") {
     std::vector<ModelSpec> models;
     std::vector<GpuSpec> gpus;
     std::vector<PrecisionSpec> precisions;

@@ -238,7 +238,7 @@ TEST_CASE("LoRA of Llama 3.1 8B on one A100 40GB predicts and fits, the frozen b
     CHECK(lora.params_total == Approx(full.params_total));
 }
 
-TEST_CASE("FLOP and MFU invariants hold for every model x GPU x precision preset, even at efficiency 1") {
+TEST_CASE("FLOP and MFU invariants hold for every model x GPU x precision preset, even at efficiency 1", "[exhaustive]") {
     // Model FLOPs (6N + causal attention, no recompute) never exceed the FLOPs executed, MFU never
     // exceeds the precision's own peak, and the executed FLOP/s never exceed the fastest unit's peak,
     // also when every calibrated efficiency is set to its upper bound of 1.

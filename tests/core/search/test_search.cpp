@@ -148,7 +148,7 @@ TEST_CASE("search: the answer does not depend on slicing, merge order or pruning
 // number it accepts must equal the number the search predicts (prune off, one ZeRO stage and one
 // recompute level, so each rule-passing layout reaches predict exactly once), and validate_config
 // must never reject a layout the cheap rules let through.
-TEST_CASE("search: the cheap rules agree with validate_config", "[search]") {
+TEST_CASE("search: the cheap rules agree with validate_config", "[search][exhaustive]") {
     struct Case {
         const char* model;
         const char* gpu;
@@ -551,7 +551,7 @@ TEST_CASE("search: validate_config's verdict on a layout does not depend on ZeRO
 // Pruning (rules 1-5) against prune = false where memory is tight (most layouts do not fit, so
 // rule 1's bisection decides many), on an MoE model (EP, expert collectives in rule 5's floor)
 // and with every precision the GPU runs.
-TEST_CASE("search: pruning agrees with exhaustive prediction on tight-memory and MoE spaces", "[search]") {
+TEST_CASE("search: pruning agrees with exhaustive prediction on tight-memory and MoE spaces", "[search][exhaustive]") {
     const SpaceCase cases[] = {
         {"llama3-8b", "a100-sxm4-40gb", 16, 4096, 64, 5},
         {"mixtral-8x7b", "h100-sxm", 32, 4096, 64, 3},
@@ -600,7 +600,7 @@ TEST_CASE("the default precision set holds the recipes used to pretrain, all hol
 // objectives (by cost with a run length, so the whole run's checkpoints and restarts price it), on a
 // grid of dense and MoE models, two GPU generations and two counts. Before the fix the search pruned
 // every layout under megatron-core (its floors were those of a stack without TP overlap).
-TEST_CASE("search: pruned and exhaustive top K agree for every framework preset and objective", "[search]") {
+TEST_CASE("search: pruned and exhaustive top K agree for every framework preset and objective", "[search][exhaustive]") {
     struct GridCase {
         const char* model;
         const char* gpu;
