@@ -5,7 +5,9 @@
 
 #include <toml++/toml.h>
 
+#include <cctype>
 #include <cstdio>
+#include <optional>
 
 namespace trainclock {
 
@@ -78,9 +80,40 @@ void flatten(const toml::table& table, const std::string& prefix, std::map<std::
     }
 }
 
+// toml++ 3.3 asserts (a debug abort; __builtin_assume under clang release builds) when a table
+// header's key starts with a character no key can start with ("[,"): such a header is refused here
+// first. Lines inside multi-line strings are skipped; a nested array starting a line with one of those
+// characters (a "{" or "+") is refused too, which no torchtitan config writes.
+std::optional<Error> check_table_headers(std::string_view toml) {
+    bool in_multiline_string = false;
+    size_t line = 0;
+    for (size_t start = 0; start < toml.size();) {
+        const size_t end = std::min(toml.find('\n', start), toml.size());
+        const std::string_view text = toml.substr(start, end - start);
+        ++line;
+        start = end + 1;
+        const bool was_inside = in_multiline_string;
+        for (const std::string_view fence : {std::string_view("\"\"\""), std::string_view("'''")})
+            for (size_t at = text.find(fence); at != std::string_view::npos; at = text.find(fence, at + 3))
+                in_multiline_string = !in_multiline_string;
+        if (was_inside) continue;
+        size_t i = text.find_first_not_of(" \t");
+        if (i == std::string_view::npos || text[i] != '[') continue;
+        i = text.find_first_not_of(" \t[", i);
+        if (i == std::string_view::npos) continue;  // toml++ reports the unterminated header
+        const char c = text[i];
+        const bool key_start = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '"' || c == '\'' || c == ']';
+        if (!key_start)
+            return Error{"line " + std::to_string(line), std::string("a table header's key cannot start with '") + c +
+                                                             "' (a bare key is letters, digits, '_' and '-', or a quoted string)"};
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Result<std::map<std::string, TomlValue>> parse_toml(std::string_view toml) {
+    if (auto error = check_table_headers(toml)) return *error;
     toml::parse_result parsed = toml::parse(toml);
     if (!parsed) {
         const toml::parse_error& error = parsed.error();

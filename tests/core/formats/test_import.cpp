@@ -601,6 +601,15 @@ TEST_CASE("torchtitan: TOML inline tables and dotted keys read as [table] header
     auto twice = import_torchtitan("[training]\nseq_len = 4096\nseq_len = 8192\n");
     REQUIRE_FALSE(twice.ok());
     CHECK(twice.error().key == "line 3");
+    // A header key starting with ',' aborted toml++ 3.3 (its parse_key assertion; found by fuzz_import_torchtitan).
+    for (const char* header : {"[,", "[training]\nseq_len = 1\n[ ,]\n", "[[,"}) {
+        INFO(header);
+        auto refused = import_torchtitan(header);
+        REQUIRE_FALSE(refused.ok());
+        CHECK(has(refused.error().message, "table header's key cannot start with ','"));
+    }
+    // A line starting with '[' inside a multi-line string is text, not a header.
+    CHECK(import_torchtitan("[job]\ndescription = \"\"\"\n[,\n\"\"\"\n" + tables).ok());
 }
 
 TEST_CASE("DeepSpeed: ZeRO stage, offload, fp16 and the batch triple") {
