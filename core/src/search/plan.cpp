@@ -405,11 +405,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
     out.field("layouts_predicted", report.layouts_predicted);
     if (report.wall_s >= 0) out.field("wall_s", report.wall_s);
     out.end_object();
-    out.key("explanation");
-    if (report.explanation.empty())
-        out.null();
-    else
-        out.value(report.explanation);
+    out.text_or_null("explanation", report.explanation);
     out.end_object();
     return out.take();
 }
