@@ -410,11 +410,11 @@ TEST_CASE("plan lists the Pareto front, and predict reproduces an option to the 
     std::vector<std::string> f;
     std::stringstream cells(rows.back());
     for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 22);
-    const std::string flags = "--model gpt2 --tokens 1e9 --seq 1024 --gbs 32 --gpu " + f[1] + " --gpus " + f[2] + " --precision " + f[3] +
-                              " --tp " + f[11] + " --pp " + f[12] + " --cp " + f[13] + " --ep " + f[15] + " --sp " +
-                              (f[16] == "true" ? "1" : "0") + " --zero " + f[17] + " --schedule " + f[18] + " --vpp " + f[19] + " --mbs " +
-                              f[20] + " --recompute " + f[21];
+    REQUIRE(f.size() == 23);
+    const std::string flags = "--model gpt2 --tokens 1e9 --seq 1024 --gbs " + f[22] + " --gpu " + f[1] + " --gpus " + f[2] +
+                              " --precision " + f[3] + " --tp " + f[11] + " --pp " + f[12] + " --cp " + f[13] + " --ep " + f[15] +
+                              " --sp " + (f[16] == "true" ? "1" : "0") + " --zero " + f[17] + " --schedule " + f[18] + " --vpp " + f[19] +
+                              " --mbs " + f[20] + " --recompute " + f[21];
     const Run predicted = trainclock("predict " + flags + " --json");
     REQUIRE(predicted.exit_code == 0);
     CHECK(json_number(predicted.out, "total_time_s") / 86400 == std::strtod(f[4].c_str(), nullptr));

@@ -39,6 +39,23 @@ const char* plan_drop_text(PlanDrop drop) {
     return "unknown";
 }
 
+int64_t plan_global_batch(const Config& base, int64_t num_gpus) {
+    const int64_t gbs = std::max<int64_t>(base.training.global_batch, 1);
+    const double seq = double(std::max<int64_t>(base.training.seq_len, 1));
+    const double target = std::min(kPlanTokensPerGpu * double(num_gpus), kPlanMaxStepTokens);
+    int64_t out = gbs;
+    while (double(out) * seq < target && double(out * 2) * seq <= kPlanMaxStepTokens && out <= (int64_t(1) << 25)) out *= 2;
+    return out;
+}
+
+std::string plan_batch_rule(const Config& base, const PlanOptions& o) {
+    const std::string gbs = std::to_string(base.training.global_batch);
+    if (o.fixed_batch) return "global batch " + gbs + " x " + std::to_string(base.training.seq_len) + " tokens at every count (fixed)";
+    return "global batch " + gbs +
+           " doubled until a step holds 1024 tokens per GPU, at most 16M tokens (Llama 3 405B's steps on 8K-16K GPUs, "
+           "arXiv 2407.21783 Table 4)";
+}
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -322,11 +339,13 @@ Result<PlanRun> PlanRun::start(const Config& base_config, const PlanOptions& o) 
             c.precision = p;
             const double peak = gpu.peak_flops(compute_dtype(gpu, p.gemm));
             if (!(peak > 0)) continue;
-            const double step_flops = model_flops_per_token(c) * double(c.training.global_batch) * double(c.training.seq_len);
             for (int64_t n : plan_counts(c.node, o.max_gpus)) {
                 Candidate k;
                 k.config = c;
                 k.config.num_gpus = n;
+                if (!o.fixed_batch) k.config.training.global_batch = plan_global_batch(c, n);
+                const double step_flops =
+                    model_flops_per_token(k.config) * double(k.config.training.global_batch) * double(k.config.training.seq_len);
                 // MFU <= 1 against the peak of the dtype the GEMMs run in (tests/core/search/test_plan.cpp).
                 k.step_lb_s = step_flops / (double(n) * peak);
                 k.wall_lb_s = wall_lower_bound_s(k.config, k.step_lb_s);
@@ -430,6 +449,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
     else
         out.null();
     out.field("max_gpus", o.max_gpus);
+    out.field("batch_rule", plan_batch_rule(base, o));
     out.key("gpus").begin_array();
     for (const std::string& g : report.gpus) out.value(g);
     out.end_array();
@@ -441,6 +461,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
         const ParallelSpec& p = f.config.parallel;
         out.begin_object();
         out.field("gpu", f.gpu).field("num_gpus", f.num_gpus).field("precision", f.precision);
+        out.field("global_batch", f.config.training.global_batch);
         out.field("days", f.days).field("cost_usd", f.cost_usd).field("gpu_hours", f.gpu_hours);
         out.key("energy_kwh");
         if (f.prediction.energy_known)
@@ -478,11 +499,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
     out.field("layouts_predicted", report.layouts_predicted);
     if (report.wall_s >= 0) out.field("wall_s", report.wall_s);
     out.end_object();
-    out.key("explanation");
-    if (report.explanation.empty())
-        out.null();
-    else
-        out.value(report.explanation);
+    out.text_or_null("explanation", report.explanation);
     out.end_object();
     return out.take();
 }

@@ -50,6 +50,7 @@ std::vector<Point> brute_force(const Config& base, const PlanOptions& o) {
             for (int64_t n = 1; n <= o.max_gpus; n *= 2) {
                 if (n > c.node.host_gpus() && n % c.node.host_gpus() != 0) continue;
                 c.num_gpus = n;
+                c.training.global_batch = o.fixed_batch ? base.training.global_batch : plan_global_batch(base, n);
                 SearchOptions so;
                 so.precisions = {p};
                 so.top_k = 1;
@@ -199,4 +200,44 @@ TEST_CASE("plan: PlanRun in slices of 1 and 7 units gives plan()'s report (the p
     }
     o.tokens = 0;
     CHECK(PlanRun::start(base, o).error().key == "tokens");
+}
+
+TEST_CASE("plan: the global batch doubles with the count up to the tokens-per-GPU floor and the step cap", "[plan]") {
+    for (int64_t seq : {int64_t(1024), int64_t(2048), int64_t(8192)}) {
+        for (int64_t gbs : {int64_t(1), int64_t(48), int64_t(512), int64_t(4096)}) {
+            const Config base = plan_base("gpt2", seq, gbs);
+            for (int64_t n = 1; n <= (int64_t(1) << 20); n *= 2) {
+                INFO("seq " << seq << " gbs " << gbs << " n " << n);
+                const int64_t b = plan_global_batch(base, n);
+                REQUIRE(b >= gbs);
+                CHECK(b % gbs == 0);
+                CHECK(((b / gbs) & (b / gbs - 1)) == 0);  // the base times a power of two
+                const double tokens = double(b) * double(seq);
+                if (b > gbs) {
+                    CHECK(tokens <= kPlanMaxStepTokens);
+                    CHECK(tokens / 2 < kPlanTokensPerGpu * double(n));  // the least doubling that reaches the floor
+                }
+                if (double(gbs) * double(seq) * 2 <= kPlanMaxStepTokens && kPlanTokensPerGpu * double(n) <= kPlanMaxStepTokens / 2)
+                    CHECK(tokens >= kPlanTokensPerGpu * double(n));
+            }
+        }
+    }
+    // The plan's options carry it; fixed_batch keeps the base's.
+    const Config base = plan_base("gpt2", 1024, 8);
+    PlanOptions o;
+    o.tokens = 1e9;
+    o.gpus = {gpu_preset("h100-sxm").value()};
+    o.precisions = {precision_preset("bf16-mixed").value()};
+    o.max_gpus = 64;
+    o.top = 100;
+    for (bool fixed : {false, true}) {
+        o.fixed_batch = fixed;
+        Result<PlanReport> report = plan(base, o);
+        REQUIRE(report.ok());
+        REQUIRE_FALSE(report.value().options.empty());
+        for (const PlanOption& f : report.value().options)
+            CHECK(f.config.training.global_batch == (fixed ? 8 : plan_global_batch(base, f.num_gpus)));
+        CHECK(std::any_of(report.value().options.begin(), report.value().options.end(),
+                          [&](const PlanOption& f) { return f.config.training.global_batch != 8; }) == !fixed);
+    }
 }
