@@ -169,3 +169,34 @@ TEST_CASE("plan: bad options are errors naming the key", "[plan]") {
     o.prices = {{"rtx-4090", -1}};
     CHECK(plan(base, o).error().key == "price");
 }
+
+TEST_CASE("plan: PlanRun in slices of 1 and 7 units gives plan()'s report (the page computes it a frame at a time)", "[plan]") {
+    Config base = plan_base("llama3.1-8b", 4096, 512);
+    PlanOptions o;
+    o.tokens = 1e12;
+    o.deadline_days = 30;
+    o.budget_usd = 2e5;
+    o.max_gpus = 64;
+    o.gpus = {gpu_preset("h100-sxm").value(), gpu_preset("mi300x").value()};
+    Result<PlanReport> whole = plan(base, o);
+    REQUIRE(whole.ok());
+    REQUIRE(whole.value().searched >= 2);
+    const std::string expected = plan_report_to_json(base, o, whole.value());
+    for (const int64_t units : {int64_t(1), int64_t(7)}) {
+        INFO("units " << units);
+        Result<PlanRun> run = PlanRun::start(base, o);
+        REQUIRE(run.ok());
+        int64_t slices = 0;
+        while (!run.value().done()) {
+            const int64_t before = run.value().decided();
+            run.value().step(units);
+            CHECK(run.value().decided() >= before);
+            ++slices;
+        }
+        CHECK(run.value().decided() == run.value().candidates());
+        CHECK(slices > run.value().candidates());  // searches span several slices
+        CHECK(plan_report_to_json(base, o, run.value().finish()) == expected);
+    }
+    o.tokens = 0;
+    CHECK(PlanRun::start(base, o).error().key == "tokens");
+}

@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -83,6 +84,29 @@ struct PlanReport {
 // precision and layout are replaced per candidate. Fails on bad options (tokens <= 0, an unknown or
 // unpriced GPU with no price given, max_gpus < 1).
 Result<PlanReport> plan(const Config& base, const PlanOptions& options);
+
+// plan() in slices, for a caller that must return between them (the page computes it a frame at a
+// time): start() checks the options and lists the candidates, step(n) does n units of work (a
+// candidate's bounds, a step of its search's pilot, or a cell of its search), finish() gives the
+// report once done(). plan() is start, step until done, finish: any slicing gives the same report.
+struct PlanRunData;
+class PlanRun {
+public:
+    static Result<PlanRun> start(const Config& base, const PlanOptions& options);
+    PlanRun(PlanRun&&) noexcept;
+    PlanRun& operator=(PlanRun&&) noexcept;
+    ~PlanRun();
+
+    bool done() const;
+    void step(int64_t units);
+    int64_t candidates() const;  // in all
+    int64_t decided() const;     // candidates decided so far (kept, dropped or searched)
+    PlanReport finish();         // once done(); the run is spent
+
+private:
+    PlanRun();
+    std::unique_ptr<PlanRunData> data_;
+};
 
 // {"schema": "trainclock/plan/v1", "model", "tokens", "deadline_days", "budget_usd", "max_gpus",
 //  "gpus": [...], "unpriced": [...], "options": [{"gpu", "num_gpus", "precision", "days", "cost_usd",
