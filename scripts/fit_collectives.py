@@ -20,6 +20,7 @@ import os
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 EFF = 0.8  # intra_node_efficiency, inter_node_efficiency (constants.json)
+RCCL_XGMI_EFF = 0.705  # rccl_xgmi_efficiency: intra-node on AMD GPUs (constants.json)
 KERNEL_LAUNCH_US = 10.0  # kernel_launch_s: predict charges it per collective
 BASE = {"tree": [6.8, 14.0, 8.4], "ring": [6.6, 14.0, 8.4]}
 HW = {"nvl": {"tree": [.6, 1.25, 4.0], "ring": [.6, 1.9, 3.4]}, "pci": {"tree": [1.0, 1.9, 4.0], "ring": [1.0, 2.5, 5.7]},
@@ -55,13 +56,14 @@ def arch(gpu):  # NCCL compCapIndex; the GPU presets' generation by name is enou
 def predict(r, node, P):
     n, N, S, op = r["num_gpus"], r["nodes"], r["size_bytes"], r["op"]
     ppn, g = n / N, arch(r["gpu"])
-    intra = node["intra_bw_gbps"] * EFF
+    intra_eff = RCCL_XGMI_EFF if r["gpu"].startswith("mi") else EFF
+    intra = node["intra_bw_gbps"] * intra_eff
     groups = node.get("intra_group_bw_gbps") or []
     items = sorted((int(k), v) for k, v in (groups.items() if isinstance(groups, dict) else groups))
     if N == 1:
         for k, bw in items:
             if n <= k:
-                intra = bw * EFF
+                intra = bw * intra_eff
                 break
     node_nic = ppn * (r.get("inter_bw_gbps") or node["inter_bw_gbps"]) * EFF
     ih = "pci" if "PCIe" in node["intra_link"] else "nvl"

@@ -36,6 +36,10 @@ void read_framework_preset(ObjectReader& reader, FrameworkSpec& spec, bool requi
                                        [&](const auto& source) { return source.first == key && !source.second.empty(); });
         if (!cited) reader.fail("sources", std::string("no citation for ") + key);
     }
+    // Optional: a stack without a fused attention kernel says so with its source.
+    const bool flash_cited = std::any_of(spec.sources.begin(), spec.sources.end(),
+                                         [](const auto& source) { return source.first == "flash_attention" && !source.second.empty(); });
+    if (!spec.flash_attention && !flash_cited) reader.fail("sources", "no citation for flash_attention");
 }
 
 // One preset file: the kind's keys plus "schema_version": 1 and "name" equal to the file stem

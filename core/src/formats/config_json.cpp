@@ -211,6 +211,7 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         TrainingSpec& s = config.training;
         t.read_fields("seq_len", s.seq_len, "global_batch", s.global_batch, "micro_batch", s.micro_batch);
         t.read_enum("recompute", kRecomputeNames, s.recompute);
+        if (t.has("flash_attention")) config.explicit_knobs.flash_attention = true;
         t.read("flash_attention", s.flash_attention);
         if (t.has("attention_kernel")) config.explicit_knobs.attention_kernel = true;
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
@@ -305,7 +306,9 @@ void write_config(JsonWriter& out, const Config& c) {
     const TrainingSpec& t = c.training;
     out.key("training").begin_object();
     out.field("seq_len", t.seq_len).field("global_batch", t.global_batch).field("micro_batch", t.micro_batch);
-    out.field("recompute", enum_name(t.recompute)).field("flash_attention", t.flash_attention);
+    out.field("recompute", enum_name(t.recompute));
+    // Left out where the framework turned it off (no fused kernel) and the config did not name it.
+    if (!framework || c.explicit_knobs.flash_attention || c.framework.flash_attention) out.field("flash_attention", t.flash_attention);
     if (!framework || c.explicit_knobs.attention_kernel) out.field("attention_kernel", enum_name(t.attention_kernel));
     // Without a framework only when set, so configs without them keep their canonical text.
     if (framework ? c.explicit_knobs.cuda_graphs : t.cuda_graphs != CudaGraphs::none) out.field("cuda_graphs", enum_name(t.cuda_graphs));

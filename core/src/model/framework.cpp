@@ -50,6 +50,12 @@ void apply_framework_defaults(Config& c) {
         c.training.cuda_graphs = f.cuda_graphs;
         c.framework_defaults.push_back("training.cuda_graphs = " + std::string(enum_name(f.cuda_graphs)));
     }
+    // A stack without a fused attention kernel (XLA without cuDNN FMHA) materialises the scores
+    // unless the config asks for fused attention; stacks that have one leave the config's choice.
+    if (!c.explicit_knobs.flash_attention && !f.flash_attention) {
+        c.training.flash_attention = false;
+        c.framework_defaults.push_back("training.flash_attention = false");
+    }
     if (!c.explicit_knobs.compile) {
         c.training.compile = f.compile;
         c.framework_defaults.push_back(std::string("training.compile = ") + (f.compile ? "true" : "false"));

@@ -128,13 +128,19 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // several framework kernels per op of our lists) reach less: one global factor, fitted on the
     // public set and vTrain (fit.cpp fitted_constants, `trainclock validate --refit`).
     const double training_kernels_of_stream = constant(Constant::training_kernels_of_stream);
-    c.memory_stream_efficiency = gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency : constant(Constant::hbm_stream);
+    // AMD Instinct streams reach less of their HBM peak: MI300X STREAM-like kernels 0.78 (amd_hbm_stream,
+    // Azure AI-benchmarking-guide rows AZ-188..192).
+    c.memory_stream_efficiency = gpu.measured_memory_efficiency > 0 ? gpu.measured_memory_efficiency
+                                 : gpu.vendor == "AMD"              ? constant(Constant::amd_hbm_stream)
+                                                                    : constant(Constant::hbm_stream);
     c.memory_efficiency = c.memory_stream_efficiency * training_kernels_of_stream;
     // One kernel alone pays its own device latency (the launch and gap of training are kernel_launch_s).
     c.kernel_device_latency_s = constant(Constant::kernel_device_latency_s);
     // NCCL ring busbw / line rate: 370 of 450 GB/s on H100 NVLink (sjeaugey, nccl-tests #212), 235 of
     // 300 on A100 (stas00/ml-engineering); "expect ~80 % of advertised" inter-node (same).
-    c.intra_node_efficiency = constant(Constant::intra_node_efficiency);
+    // RCCL over xGMI (AMD) plateaus lower: MI300X all_reduce busbw 316 of 448 GB/s on 8 GPUs, 47.7 of
+    // 64 on 2 (rccl_xgmi_efficiency, Azure AI-benchmarking-guide and stas00/ml-engineering rows).
+    c.intra_node_efficiency = gpu.vendor == "AMD" ? constant(Constant::rccl_xgmi_efficiency) : constant(Constant::intra_node_efficiency);
     c.inter_node_efficiency = constant(Constant::inter_node_efficiency);
     // Per-kernel fixed GPU cost: launch latency plus the idle gap between dependent kernels; a few us
     // on CUDA (DESIGN.md 5: fixed costs dominate small models); 10 us fits vTrain's single-node rows.

@@ -2,6 +2,8 @@
 // the GPU generations they pick kernels by, and their round trips through JSON and links.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
@@ -570,4 +572,31 @@ TEST_CASE("torch_grouped_mm: torchtitan's routed experts run at the torch._group
     const GpuSpec b200 = gpu_preset("b200").value();
     CHECK(resolve_calibration(b200, {}, AttentionKernel::flash2, &torchtitan).grouped_gemm_rate < 1.0);
     CHECK(resolve_calibration(b200, {}, AttentionKernel::flash2, &megatron).grouped_gemm_rate == 1.0);
+}
+
+TEST_CASE("flash_attention false: tensorflow materialises the scores unless the config names fused attention") {
+    const Config tf = load(layout("a100-sxm4-80gb", "\"tensorflow\""));
+    CHECK_FALSE(tf.framework.flash_attention);
+    CHECK_FALSE(tf.training.flash_attention);
+    CHECK(std::find(tf.framework_defaults.begin(), tf.framework_defaults.end(), "training.flash_attention = false") !=
+          tf.framework_defaults.end());
+    const Config named = load(R"({"model": "llama3-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "framework": "tensorflow",
+                                 "parallel": {"tp": 2, "sequence_parallel": true},
+                                 "training": {"seq_len": 4096, "global_batch": 64, "flash_attention": true}})");
+    CHECK(named.training.flash_attention);
+    // s x s scores through HBM at seq 4096 cost more than the fused kernel
+    CHECK(predict(tf).iteration_time_s > predict(named).iteration_time_s);
+    // the config's text keeps the difference: the default is left out, the named key stays (JSON and link)
+    CHECK(config_to_json(tf).find("flash_attention") == std::string::npos);
+    auto linked = decode_config_link(encode_config_link(named));
+    REQUIRE(linked.ok());
+    CHECK(linked.value().training.flash_attention);
+    // stacks with a fused kernel leave the config's choice
+    for (const std::string& name : preset_names(PresetKind::framework)) {
+        if (name == "tensorflow") continue;
+        INFO(name);
+        const Config c = load(layout("a100-sxm4-80gb", "\"" + name + "\""));
+        CHECK(c.framework.flash_attention);
+        CHECK(c.training.flash_attention);
+    }
 }

@@ -177,6 +177,7 @@ struct ExplicitKnobs {
     bool attention_kernel = false;  // training.attention_kernel given
     bool cuda_graphs = false;       // training.cuda_graphs given
     bool compile = false;           // training.compile given
+    bool flash_attention = false;   // training.flash_attention given
     bool fp8_recipe = false;        // precision.fp8_recipe given (inline precision object)
 };
 

@@ -55,6 +55,7 @@ struct FrameworkSpec {
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
     CudaGraphs cuda_graphs = CudaGraphs::none;  // what it captures into CUDA graphs by default
     bool compile = false;                       // torch.compile (Inductor) of the model by default
+    bool flash_attention = true;                // a fused attention kernel by default (XLA without cuDNN FMHA: none)
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
