@@ -33,8 +33,9 @@ struct MemoryBreakdown {
     std::array<double, kMemoryPartCount> gib{};  // by part
     double per_gpu_gib = 0;                      // sum of the parts on the most loaded GPU (first pipeline stage)
     double capacity_gib = 0;
-    bool fits = false;
-    double host_gib = 0;  // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
+    bool fits = false;        // per_gpu_gib <= capacity_gib - headroom_gib
+    double headroom_gib = 0;  // left free by training.memory_headroom_gib / _pct (issue 25 item 9)
+    double host_gib = 0;      // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
     double& operator[](MemoryPart part) { return gib[size_t(part)]; }
     double operator[](MemoryPart part) const { return gib[size_t(part)]; }
 };
