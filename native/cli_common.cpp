@@ -23,6 +23,7 @@
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/link.hpp"
+#include "trainclock/perf/calibration.hpp"
 
 namespace trainclock::cli {
 
@@ -64,7 +65,8 @@ std::optional<std::string> Args::value(std::string_view flag) const {
 }
 
 std::vector<FlagSpec> config_flag_specs() {
-    std::vector<FlagSpec> specs = {{"--config", "FILE|-", "config/v1 JSON file (- = stdin); the flags below override it"}};
+    std::vector<FlagSpec> specs = {{"--config", "FILE|-", "config/v1 JSON file (- = stdin); the flags below override it"},
+                                   {"--memory-headroom", "GiB|%", "memory a layout must leave free to fit: 8 (GiB) or 10% (of the GPU's)"}};
     for (const ConfigField& field : config_fields()) {
         std::string value_name;
         switch (field.type) {
@@ -236,8 +238,18 @@ Result<Config> config_draft_from_args(const Args& args, const std::optional<std:
     }
     // --fp8-recipe changes the precision, so it applies after --precision wherever it is given.
     std::vector<std::pair<std::string, std::string>> flags;
-    for (const auto& [flag, value] : args.flags())
-        if (flag != "--fp8-recipe") flags.emplace_back(flag, value);
+    for (const auto& [flag, value] : args.flags()) {
+        if (flag == "--memory-headroom") {  // "10%" is memory_headroom_pct, "8" memory_headroom_gib (issue 25 item 9)
+            const bool percent = !value.empty() && value.back() == '%';
+            if (args.has("--memory-headroom-pct") || args.has("--memory-headroom-gib"))
+                return Error{"--memory-headroom", "given with --memory-headroom-" +
+                                                      std::string(args.has("--memory-headroom-pct") ? "pct" : "gib") + ": give one"};
+            flags.emplace_back(percent ? "--memory-headroom-pct" : "--memory-headroom-gib",
+                               percent ? value.substr(0, value.size() - 1) : value);
+        } else if (flag != "--fp8-recipe") {
+            flags.emplace_back(flag, value);
+        }
+    }
     for (const auto& [flag, value] : args.flags())
         if (flag == "--fp8-recipe") flags.emplace_back(flag, value);
     for (const auto& [flag, value] : flags) {
@@ -255,8 +267,24 @@ Result<Config> config_draft_from_args(const Args& args, const std::optional<std:
         auto updated = set_config_field(std::move(config), *field, text, flag);
         if (!updated) return updated.error();
         config = std::move(updated).value();
+        // A calibration read from a file is named by it in every output (issue 25 item 4), unless it names itself.
+        if (field->path == "calibration" && config.calibration.name.empty())
+            config.calibration.name = inline_text ? "--calibration (inline)" : value == "-" ? "<stdin>" : value;
+        if (field->path == "calibration.precision_blind" && config.calibration.name.empty() && config.calibration.precision_blind)
+            config.calibration.name = "--precision-blind";
     }
     return config;
+}
+
+std::string framework_text(const Config& c) {
+    return c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name;
+}
+
+std::string calibration_lines(const Config& c) {
+    std::string out = calibration_summary(c) + "\n";
+    if (const std::optional<CalibrationUse> use = calibration_use(c))
+        for (const std::string& warning : use->warnings) out += "  warning: " + warning + "\n";
+    return out;
 }
 
 // [SECTION] Errors and files -----------------------------------------------------------------------
@@ -354,6 +382,15 @@ std::string format_count(double value, std::string_view unit) {
 }
 
 std::string format_percent(double fraction) { return format_fixed(fraction * 100, 1) + " %"; }
+std::string format_usd(double usd) {
+    if (!std::isfinite(usd)) return "n/a";
+    if (usd != 0 && std::fabs(usd) < 0.01) {  // a step's cost: two significant digits, not "$0.00"
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "$%.2g", usd);
+        return buffer;
+    }
+    return "$" + format_count(usd, "");
+}
 std::string format_signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
 
 std::string TextTable::render(std::string_view indent) const {

@@ -83,6 +83,13 @@ inline constexpr size_t kMaxInputBytes = size_t(16) << 20;    // the largest fil
 Result<std::string> read_text_file(const std::string& path);  // "-" reads stdin; larger than kMaxInputBytes: an error
 bool names_file(std::string_view value);                      // "-", a path with '/', or a name ending in .json (not a preset id)
 
+// The framework as outputs name it: its preset id, or "none (megatron-lm defaults)".
+std::string framework_text(const Config& config);
+
+// The calibration line (perf/calibration.hpp calibration_summary) and, one per line below it, the
+// ways the config is outside its scope: for the tables without predict's warnings (search, compare, plan).
+std::string calibration_lines(const Config& config);
+
 // Human-readable numbers.
 std::string format_seconds(double seconds);                     // "812 ms", "3.42 s", "5.1 min", "2.30 h", "41.7 days"
 std::string format_si(double value, std::string_view unit);     // SI prefix on the unit: "6.31 GWh", "412 TFLOP/s"
@@ -90,6 +97,7 @@ std::string format_count(double value, std::string_view unit);  // counts: "862 
 std::string format_fixed(double value, int decimals);           // "12.35"
 std::string format_percent(double fraction);                    // "41.7 %"
 std::string format_signed_percent(double fraction);             // "+4.2 %", "-11.0 %"
+std::string format_usd(double usd);                             // every cost printed: "$17.4 M", "$412 k", "$0.05", "$0.0031"
 
 // Column-aligned text table: first column left-aligned, the others right-aligned.
 class TextTable {

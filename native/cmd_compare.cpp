@@ -6,6 +6,7 @@
 #include "trainclock/api/api.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/formats/prediction_json.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/compare.hpp"
 
 namespace trainclock::cli {
@@ -24,6 +25,8 @@ int run(const Args& args) {
     if (!config) return report_error(config.error());
     const Config& c = config.value();
     const PrecisionComparison comparison = compare_precisions(c);
+    Config compared = c;  // every precision is a row: the calibration's precision scope is said below the table
+    compared.precision.name.clear();
     if (args.has("--json")) {
         std::cout << compare_json(config_to_json(c)) << "\n";
         return kExitOk;
@@ -41,9 +44,14 @@ int run(const Args& args) {
     }
     std::cout << c.model.name << " on " << c.num_gpus << " x " << c.gpu.name << " (tp " << c.parallel.tp << ", pp " << c.parallel.pp
               << ", dp " << c.parallel.dp << "), " << c.training.global_batch << " x " << c.training.seq_len
-              << " tokens per step; speed-up vs " << comparison.baseline << "\n\n";
-    TextTable table({"precision", "gemm", "step", "speed-up", "tokens/s", "MFU", "mem/GPU", "fits", "gemm", "attention", "elementwise",
-                     "prec.ovh", "optimizer", "comm", "bubble", "overhead"});
+              << " tokens per step, framework " << framework_text(c) << "; speed-up vs " << comparison.baseline << "\n"
+              << calibration_lines(compared) << "\n";
+    // With --tokens, the whole run's time and cost after MFU (issue 25 item 13), as predict prints them.
+    const bool run_length = c.training.tokens > 0;
+    std::vector<std::string> header = {"precision", "gemm",      "step",        "speed-up", "tokens/s",  "MFU",  "mem/GPU", "fits",
+                                       "gemm",      "attention", "elementwise", "prec.ovh", "optimizer", "comm", "bubble",  "overhead"};
+    if (run_length) header.insert(header.begin() + 6, {"total", "cost"});
+    TextTable table(header);
     for (const PrecisionRow& row : comparison.rows) {
         const std::string name = row.config.precision.name;
         const std::string gemm(dtype_name(row.config.precision.gemm));
@@ -53,14 +61,33 @@ int run(const Args& args) {
         }
         const Prediction& r = row.prediction;
         const StepBreakdown& b = r.breakdown_s;
-        table.add({name, gemm, format_seconds(r.iteration_time_s), format_fixed(row.speedup, 2) + "x", format_count(r.tokens_per_s, ""),
-                   format_percent(r.mfu), format_fixed(r.memory.per_gpu_gib, 1) + " GiB", r.memory.fits ? "yes" : "NO",
-                   format_seconds(b[StepPart::gemm]), format_seconds(b[StepPart::attention]), format_seconds(b[StepPart::elementwise]),
-                   format_seconds(b[StepPart::precision_overhead]), format_seconds(b[StepPart::optimizer]),
-                   format_seconds(b.exposed_comm_s()), format_seconds(b[StepPart::pipeline_bubble]),
-                   format_seconds(b[StepPart::overhead])});
+        std::vector<std::string> cells = {name,
+                                          gemm,
+                                          format_seconds(r.iteration_time_s),
+                                          format_fixed(row.speedup, 2) + "x",
+                                          format_count(r.tokens_per_s, ""),
+                                          format_percent(r.mfu),
+                                          format_fixed(r.memory.per_gpu_gib, 1) + " GiB",
+                                          r.memory.fits ? "yes" : "NO",
+                                          format_seconds(b[StepPart::gemm]),
+                                          format_seconds(b[StepPart::attention]),
+                                          format_seconds(b[StepPart::elementwise]),
+                                          format_seconds(b[StepPart::precision_overhead]),
+                                          format_seconds(b[StepPart::optimizer]),
+                                          format_seconds(b.exposed_comm_s()),
+                                          format_seconds(b[StepPart::pipeline_bubble]),
+                                          format_seconds(b[StepPart::overhead])};
+        if (run_length) cells.insert(cells.begin() + 6, {format_seconds(r.total_time_s), r.cost_known ? format_usd(r.cost_usd) : "n/a"});
+        table.add(cells);
     }
     std::cout << table.render();
+    if (const auto& scope = c.calibration.fitted_on; scope && !scope->precisions.empty()) {
+        std::string fitted;
+        for (const std::string& p : scope->precisions) fitted += (fitted.empty() ? "" : ", ") + p;
+        std::cout << "\ncalibration fitted on precision " << fitted
+                  << " only: the other rows are calibrated in part (their own GEMM efficiency as shipped), so their speed-ups mix "
+                     "calibrated and shipped figures\n";
+    }
     if (!comparison.unsupported.empty()) {
         std::cout << "\nnot supported by " << c.gpu.name << ":";
         for (const std::string& name : comparison.unsupported) std::cout << " " << name;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/model/spellings.hpp"
@@ -54,7 +55,9 @@ void print_table(const PlanOptions& o, const PlanReport& r, const Config& base) 
     std::cout << "plan for " << base.model.name << ", " << format_count(o.tokens, "tokens");
     if (o.deadline_days > 0) std::cout << ", deadline " << format_fixed(o.deadline_days, o.deadline_days < 10 ? 1 : 0) << " days";
     if (o.budget_usd > 0) std::cout << ", budget $" << format_count(o.budget_usd, "");
-    std::cout << ": " << r.gpus.size() << " GPU type" << (r.gpus.size() == 1 ? "" : "s") << ", up to " << o.max_gpus << " GPUs\n";
+    std::cout << ": " << r.gpus.size() << " GPU type" << (r.gpus.size() == 1 ? "" : "s") << ", up to " << o.max_gpus << " GPUs, framework "
+              << framework_text(base) << "\n"
+              << calibration_lines(base);
     if (!r.options.empty()) {
         TextTable table({"#", "gpu", "GPUs", "precision", "gbs", "days", "cost", "GPU-h", "energy", "MFU", "layout", "front"});
         for (size_t i = 0; i < r.options.size(); ++i) {
@@ -64,7 +67,7 @@ void print_table(const PlanOptions& o, const PlanReport& r, const Config& base) 
             if (r.cheapest_within_deadline == i) mark += " cheapest";
             table.add({std::to_string(i + 1), f.gpu, std::to_string(f.num_gpus), f.precision,
                        std::to_string(f.config.training.global_batch), format_fixed(f.days, f.days < 10 ? 2 : 1),
-                       "$" + format_count(f.cost_usd, ""), format_count(f.gpu_hours, ""),
+                       format_usd(f.cost_usd), format_count(f.gpu_hours, ""),
                        f.prediction.energy_known ? format_si(f.energy_kwh * 1e3, "Wh") : "n/a", format_percent(f.prediction.mfu),
                        layout_text(f.config), mark});
         }

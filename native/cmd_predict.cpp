@@ -9,6 +9,7 @@
 #include "trainclock/catalogue/intervals.hpp"
 #include "trainclock/model/model.hpp"
 #include "trainclock/model/spellings.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/prediction.hpp"
 
 namespace trainclock::cli {
@@ -44,15 +45,18 @@ std::string layout_line(const Config& c) {
 }
 
 void print_table(const Config& c, const Prediction& r) {
+    // Fit second, before any time (issue 25 item 9): a layout that does not fit has no step time to
+    // run, said in the first line too.
+    const MemoryBreakdown& fit = r.memory;
     std::cout << c.model.name << " (" << format_count(r.params_total, "params")
               << (r.params_active < r.params_total ? ", " + format_count(r.params_active, "active per token") : std::string()) << ") on "
               << c.num_gpus << " x " << c.gpu.name << " (" << c.node.name << "), precision " << c.precision.name << ", framework "
-              << (c.framework.name.empty() ? "none (" + std::string(kDefaultFrameworkEquivalent) + " defaults)" : c.framework.name) << "\n"
-              << "layout: " << layout_line(c) << "\n";
-    // Fit first, before any time (issue 25 item 9): a layout that does not fit has no step time to run.
-    const MemoryBreakdown& fit = r.memory;
-    std::cout << "memory: " << format_fixed(fit.per_gpu_gib, 1) << " GiB per GPU of " << format_fixed(fit.capacity_gib, 0)
-              << " GiB: " << (fit.fits ? "fits" : "DOES NOT FIT (the times below are for a run that cannot start)") << "\n\n";
+              << framework_text(c) << (fit.fits ? "" : ": DOES NOT FIT in memory") << "\n";
+    std::cout << "memory: " << format_fixed(fit.per_gpu_gib, 1) << " GiB per GPU of " << format_fixed(fit.capacity_gib, 0) << " GiB"
+              << (fit.headroom_gib > 0 ? " with " + format_fixed(fit.headroom_gib, 1) + " GiB headroom" : std::string()) << ": "
+              << (fit.fits ? "fits" : "DOES NOT FIT (the times below are for a run that cannot start)") << "\n"
+              << calibration_summary(c) << "\n"
+              << "layout: " << layout_line(c) << "\n\n";
 
     TextTable speed({"throughput", ""});
     speed.add({"step time", format_seconds(r.iteration_time_s)});
@@ -82,11 +86,10 @@ void print_table(const Config& c, const Prediction& r) {
         }
         if (interval) run.add({"  likely range", band(r.total_time_s)});
         run.add({"GPU-hours", format_count(r.gpu_hours, "GPU-h")});
-        run.add({"cost", r.cost_known ? "$" + format_count(r.cost_usd, "") + " at $" + format_fixed(price, 2) + "/GPU-h"
+        run.add({"cost", r.cost_known ? format_usd(r.cost_usd) + " at $" + format_fixed(price, 2) + "/GPU-h"
                                       : "n/a (no price for " + c.gpu.name + ": give --price USD per GPU-hour)"});
         if (interval && r.cost_known)
-            run.add({"  likely range",
-                     "$" + format_count(r.cost_usd * interval->low, "") + " .. $" + format_count(r.cost_usd * interval->high, "")});
+            run.add({"  likely range", format_usd(r.cost_usd * interval->low) + " .. " + format_usd(r.cost_usd * interval->high)});
         run.add({"energy", format_si(r.energy_kwh * 1e3, "Wh")});
         std::cout << run.render() << "\n";
     } else {

@@ -17,6 +17,7 @@
 #include "trainclock/base/names.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/model/spellings.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/search/search.hpp"
 
 namespace trainclock::cli {
@@ -94,25 +95,13 @@ std::string dimension_value(const Config& c, SearchDimension dimension) {
     return "";
 }
 
-// The dimensions the config file sets: merged over two drafts that differ in every dimension,
-// exactly those the file sets come out equal (no second JSON reader of the config keys).
+// The dimensions the config file sets (search.hpp dimensions_set_by), by their --widen name.
 std::vector<std::string_view> dimensions_in_file(const std::optional<std::string>& text) {
-    if (!text) return {};
-    Config a = config_draft(), b = config_draft();
-    ParallelSpec& q = b.parallel;
-    q.tp = q.pp = q.cp = q.ep = 2;
-    q.sequence_parallel = true;
-    q.zero = 1;
-    q.virtual_stages = 2;
-    q.schedule = PipelineSchedule::gpipe;
-    b.training.micro_batch = 2;
-    b.training.recompute = Recompute::full;
-    const Result<Config> from_a = merge_config_json(a, *text), from_b = merge_config_json(b, *text);
     std::vector<std::string_view> set;
-    if (!from_a || !from_b) return set;  // the draft reported the file's error already
-    for (const Dimension& d : dimensions()) {
-        if (dimension_value(from_a.value(), d.dimension) == dimension_value(from_b.value(), d.dimension)) set.push_back(d.name);
-    }
+    if (!text) return set;
+    const std::vector<SearchDimension> in_file = dimensions_set_by(*text);
+    for (const Dimension& d : dimensions())
+        if (std::find(in_file.begin(), in_file.end(), d.dimension) != in_file.end()) set.push_back(d.name);
     return set;
 }
 
@@ -182,6 +171,15 @@ std::optional<Error> check_base(const Config& draft) {
     return valid.error();
 }
 
+// "llama2-7b on 64 x h100-sxm, seq 4096, global batch 512, framework megatron-core".
+std::string base_line(const Config& c) {
+    return c.model.name + " on " + std::to_string(c.num_gpus) + " x " + c.gpu.name + ", seq " + std::to_string(c.training.seq_len) +
+           ", global batch " + std::to_string(c.training.global_batch) + ", framework " + framework_text(c) +
+           (c.training.memory_headroom_gib > 0   ? ", fit with " + format_fixed(c.training.memory_headroom_gib, 1) + " GiB free"
+            : c.training.memory_headroom_pct > 0 ? ", fit with " + format_fixed(c.training.memory_headroom_pct, 1) + " % free"
+                                                 : "");
+}
+
 void print_table(const SearchSpace& space, const SearchReport& report) {
     const Config& base = space.base();
     const bool run_length = base.training.tokens > 0;
@@ -214,7 +212,7 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
         // Without a run length the objective pair holds the cost of one step (search.hpp).
         const double cost = run_length ? r.cost_usd : space.options().objective == SearchObjective::cost ? h.objective : h.secondary;
         const bool priced = base.training.price_per_gpu_hour_usd >= 0 || base.gpu.price_per_gpu_hour_usd > 0;  // 0 = unknown
-        const std::string cost_text = !priced || !std::isfinite(cost) ? "n/a" : "$" + format_fixed(cost, cost < 100 ? 2 : 0);
+        const std::string cost_text = !priced || !std::isfinite(cost) ? "n/a" : format_usd(cost);
         std::vector<std::string> row = {std::to_string(i + 1),
                                         space.precisions()[size_t(h.layout.precision)].name,
                                         std::to_string(p.tp),
@@ -321,7 +319,10 @@ int run(const Args& args) {
         if (!report.top.empty()) break;
     }
     report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (args.has("--smallest") && !report.top.empty() && !args.has("--json") && !args.has("--csv"))
+    const bool table = !args.has("--json") && !args.has("--csv");
+    if (table)  // the stack and calibration first (issue 25 items 4, 9), as predict's table names them
+        std::cout << base_line(draft.value()) << "\n" << calibration_lines(draft.value());
+    if (args.has("--smallest") && !report.top.empty() && table)
         std::cout << "smallest setup that fits: " << draft.value().num_gpus << " x " << draft.value().gpu.name << "\n";
 
     const int exit_code = report.top.empty() ? kExitInternal : kExitOk;  // 1: nothing fits or passes the rules

@@ -42,6 +42,23 @@ def test_predict_is_bit_identical_to_the_cli():
     assert mine["timeline"]  # the API adds the pipeline timeline
 
 
+def test_search_agrees_with_the_cli_search_config():
+    # issue 25 item 6: the same precisions searched and the same layout keys pinned as `search --config`.
+    config = {"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 16, "parallel": {"tp": 2},
+              "training": {"seq_len": 4096, "global_batch": 256}}
+    theirs = json.loads(cli("search", "--config", "-", "--top", "5", "--json", stdin=json.dumps(config)).stdout)
+    mine = trainclock.search(config, top=5)
+    assert [hit["result"]["iteration_time_s"] for hit in mine["top"]] == [hit["result"]["iteration_time_s"] for hit in theirs["top"]]
+    assert [hit["precision"] for hit in mine["top"]] == [hit["precision"] for hit in theirs["top"]]
+    assert mine["top"][0]["precision"] == "fp8-mixed"  # the pretraining set, not the default bf16-mixed alone
+    assert all(hit["layout"]["tp"] == 2 for hit in mine["top"])  # the config's tp pins it, as --config does
+    widened = trainclock.search(config, top=5, widen=["tp"])
+    cli_widened = json.loads(cli("search", "--config", "-", "--widen", "tp", "--top", "5", "--json", stdin=json.dumps(config)).stdout)
+    assert [hit["layout"] for hit in widened["top"]] == [hit["layout"] for hit in cli_widened["top"]]
+    with pytest.raises(ValueError, match="widen"):
+        trainclock.search(config, widen=["nosuchkey"])
+
+
 def test_errors_raise_valueerror_with_the_cli_message():
     bad = dict(CONFIG, parallel={"tp": 3})
     with pytest.raises(ValueError) as raised:
@@ -59,7 +76,7 @@ def test_errors_raise_valueerror_with_the_cli_message():
 def test_compare_search_validate_presets():
     rows = trainclock.compare(CONFIG)["rows"]
     assert {row["precision"] for row in rows} >= {"bf16-mixed", "fp8-mixed", "fp32"}
-    found = trainclock.search(dict(CONFIG, num_gpus=8), top=3, pin=["tp"])
+    found = trainclock.search(dict(CONFIG, num_gpus=8), top=3, pin=["tp"], widen="all")
     assert found["schema"] == "trainclock/search/v1" and len(found["top"]) == 3
     assert all(hit["layout"]["tp"] == 2 for hit in found["top"])
     cli_run = cli("search", "--config", "-", "--tp", "2", "--widen", "all", "--gpus", "8", "--top", "3", "--json", stdin=json.dumps(CONFIG))

@@ -48,14 +48,17 @@ def compare(config):
     return _reply(_trainclock.compare_json(_text(config)))
 
 
-def search(config, top=10, objective="time", all_precisions=False, pin=()):
+def search(config, top=10, objective="time", all_precisions=False, pin=(), widen=()):
     """Fastest (objective="cost": cheapest) layouts of config["num_gpus"] GPUs that fit.
 
-    pin: layout keys that keep the config's value ("tp", "pp", "cp", "ep", "zero", "virtual_stages",
-    "schedule", "sequence_parallel", "micro_batch", "recompute"); the others are searched.
+    As `trainclock search --config`: the layout keys the config sets ("tp", "pp", "cp", "ep", "zero",
+    "virtual_stages", "schedule", "sequence_parallel", "micro_batch", "recompute") keep its value
+    unless widen names them (widen="all": every one); pin keeps more; the others are searched. A
+    config without a precision searches the pretraining precisions (all_precisions: every one).
     Returns the trainclock/search/v1 dict (single-threaded: the same top layouts as the CLI).
     """
-    options = {"top": top, "objective": objective, "all_precisions": bool(all_precisions), "pin": list(pin)}
+    options = {"top": top, "objective": objective, "all_precisions": bool(all_precisions), "pin": list(pin),
+               "widen": widen if widen == "all" else list(widen)}
     return _reply(_trainclock.search_json(_text(config), json.dumps(options)))
 
 

@@ -206,6 +206,36 @@ std::string search_json(std::string_view config_json, std::string_view options_j
     if (objective != "time" && objective != "cost") reader.fail("objective", "expected time or cost, got '" + objective + "'");
     options.objective = objective == "cost" ? SearchObjective::cost : SearchObjective::time;
     if (options.top_k < 1) reader.fail("top", "must be at least 1");
+    // As `trainclock search --config` (issue 25 item 6): the layout keys the config sets pin the
+    // search, except those "widen" names ("all": every one); "pin" pins more.
+    std::vector<SearchDimension> widened;
+    auto dimension_named = [](std::string_view key) {
+        return std::find_if(std::begin(kSearchDimensionPaths), std::end(kSearchDimensionPaths),
+                            [&](std::string_view path) { return path.substr(path.rfind('.') + 1) == key; });
+    };
+    if (const auto widen = reader.find("widen")) {
+        std::string_view all;
+        simdjson::dom::array array;
+        if (widen->get_string().get(all) == simdjson::SUCCESS) {
+            if (all != "all") reader.fail("widen", "expected \"all\" or an array of layout keys, got '" + std::string(all) + "'");
+            for (size_t d = 0; d < std::size(kSearchDimensionPaths); ++d) widened.push_back(SearchDimension(d));
+        } else if (widen->get_array().get(array) == simdjson::SUCCESS) {
+            for (const auto item : array) {
+                std::string_view key;
+                const auto* at = item.get_string().get(key) == simdjson::SUCCESS ? dimension_named(key) : std::end(kSearchDimensionPaths);
+                if (at == std::end(kSearchDimensionPaths)) {
+                    reader.fail("widen", "expected layout keys (tp, pp, cp, ep, zero, virtual_stages, schedule, sequence_parallel, "
+                                         "micro_batch, recompute) or \"all\"");
+                    break;
+                }
+                widened.push_back(SearchDimension(at - std::begin(kSearchDimensionPaths)));
+            }
+        } else {
+            reader.fail("widen", "expected \"all\" or an array of layout keys");
+        }
+    }
+    for (const SearchDimension d : dimensions_set_by(config_json))
+        if (std::find(widened.begin(), widened.end(), d) == widened.end()) pin_dimension(options, c, d);
     if (const auto pins = reader.find("pin")) {
         simdjson::dom::array array;
         if (pins->get_array().get(array) != simdjson::SUCCESS) reader.fail("pin", "expected an array of layout keys");
@@ -225,7 +255,11 @@ std::string search_json(std::string_view config_json, std::string_view options_j
         }
     }
     if (auto error = reader.finish()) return error_json(*error);
-    if (all_precisions) options.precisions = precisions_for_gpu(c.gpu);
+    // No precision in the config: the pretraining recipes the GPU runs, as the CLI searches.
+    if (all_precisions)
+        options.precisions = precisions_for_gpu(c.gpu);
+    else if (c.precision.name.empty())
+        options.precisions = pretraining_precisions_for_gpu(c.gpu);
     auto space = SearchSpace::create(c, options);
     if (!space) return error_json(space.error());
     SearchState state(space.value());

@@ -283,7 +283,44 @@ void read_overrides(ObjectReader& reader, CalibrationOverrides& spec) {
 
 }  // namespace
 
+namespace {
+
+// An array of strings (fitted_on's lists).
+void read_strings(ObjectReader& reader, std::string_view key, std::vector<std::string>& out) {
+    const auto value = reader.find(key);
+    if (!value) return;
+    simdjson::dom::array array;
+    if (value->get_array().get(array) != simdjson::SUCCESS)
+        return reader.fail(key, "expected an array of strings, got " + json_type_phrase(*value));
+    out.clear();
+    for (const auto item : array) {
+        std::string_view text;
+        if (item.get_string().get(text) != simdjson::SUCCESS)
+            return reader.fail(key, "expected an array of strings, got an item that is " + json_type_phrase(item));
+        out.emplace_back(text);
+    }
+}
+
+void read_scope(ObjectReader& reader, CalibrationScope& scope) {
+    read_strings(reader, "frameworks", scope.frameworks);
+    read_strings(reader, "gpus", scope.gpus);
+    read_strings(reader, "precisions", scope.precisions);
+    reader.read("cases", scope.cases);
+    if (scope.cases < 0) reader.fail("cases", "must be >= 0, got " + std::to_string(scope.cases));
+    read_strings(reader, "factors", scope.factors);
+}
+
+}  // namespace
+
 void read_calibration(ObjectReader& reader, CalibrationSpec& spec) {
+    reader.read("name", spec.name);
+    if (const auto fitted_on = reader.read_object("fitted_on")) {
+        ObjectReader scope(*fitted_on, join_key(reader.path(), "fitted_on"));
+        CalibrationScope read;
+        read_scope(scope, read);
+        reader.adopt(scope.finish());
+        spec.fitted_on = std::move(read);
+    }
     reader.read("precision_blind", spec.precision_blind);
     read_overrides(reader, spec);
     // "gpus": {"<GPU preset>": {overrides}}: a misspelt GPU would silently calibrate nothing, so
@@ -452,7 +489,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
 }
 
 bool calibration_is_default(const CalibrationSpec& spec) {
-    bool any = spec.precision_blind || !spec.per_gpu.empty();
+    bool any = spec.precision_blind || !spec.per_gpu.empty() || !spec.name.empty() || spec.fitted_on.has_value();
     for (const auto& scalar : calibration_scalars(spec)) any = any || scalar.value->has_value();
     for (const auto& efficiency : spec.gemm_efficiency) any = any || efficiency.has_value();
     return !any;
@@ -474,6 +511,23 @@ void write_overrides(JsonWriter& out, const CalibrationOverrides& spec) {
 
 void write_calibration(JsonWriter& out, const CalibrationSpec& spec) {
     out.begin_object();
+    if (!spec.name.empty()) out.field("name", spec.name);
+    if (spec.fitted_on) {
+        const CalibrationScope& f = *spec.fitted_on;
+        out.key("fitted_on").begin_object();
+        for (const auto& [key, list] : {std::pair<const char*, const std::vector<std::string>*>{"frameworks", &f.frameworks},
+                                        {"gpus", &f.gpus},
+                                        {"precisions", &f.precisions}}) {
+            out.key(key).begin_array();
+            for (const std::string& item : *list) out.value(item);
+            out.end_array();
+        }
+        out.field("cases", f.cases);
+        out.key("factors").begin_array();
+        for (const std::string& item : f.factors) out.value(item);
+        out.end_array();
+        out.end_object();
+    }
     if (spec.precision_blind) out.field("precision_blind", true);
     write_overrides(out, spec);
     if (!spec.per_gpu.empty()) {

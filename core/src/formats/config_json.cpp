@@ -243,6 +243,8 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("checkpoint_interval_s", s.checkpoint_interval_s);
         t.read("checkpoint_interval_steps", s.checkpoint_interval_steps);
         t.read("storage_bw_gbps", s.storage_bw_gbps);
+        t.read("memory_headroom_gib", s.memory_headroom_gib);
+        t.read("memory_headroom_pct", s.memory_headroom_pct);
         // Present = given: 0 GB/s writes no checkpoint, it is not the default (omit the key for that).
         if (t.find("storage_bw_gbps") && s.storage_bw_gbps == 0)
             t.fail("storage_bw_gbps",
@@ -332,6 +334,8 @@ void write_config(JsonWriter& out, const Config& c) {
     if (t.checkpoint_interval_s > 0) out.field("checkpoint_interval_s", t.checkpoint_interval_s);
     if (t.checkpoint_interval_steps > 0) out.field("checkpoint_interval_steps", t.checkpoint_interval_steps);
     if (t.storage_bw_gbps > 0) out.field("storage_bw_gbps", t.storage_bw_gbps);
+    if (t.memory_headroom_gib > 0) out.field("memory_headroom_gib", t.memory_headroom_gib);
+    if (t.memory_headroom_pct > 0) out.field("memory_headroom_pct", t.memory_headroom_pct);
     if (t.restart_s >= 0) out.field("restart_s", t.restart_s);
     if (t.failure_rate_per_gpu_hour >= 0) out.field("failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour);
     if (t.ideal) out.field("ideal", true);

@@ -224,6 +224,14 @@ Result<MeasuredCalibration> calibration_from_microbenchmarks(std::string_view js
     o.inter_node_efficiency = inter;
     CalibrationSpec spec;
     spec.per_gpu.emplace_back(out.gpu, o);
+    // Its scope (issue 25 item 4): this GPU, any framework and precision (micro-benchmarks are framework-independent).
+    CalibrationScope scope;
+    scope.gpus = {out.gpu};
+    for (int i = 0; i < kDTypeCount; ++i)
+        if (o.gemm_efficiency[i]) scope.factors.push_back(out.gpu + " gemm_efficiency." + std::string(dtype_name(DType(i))));
+    for (const auto& scalar : calibration_scalars(o))
+        if (*scalar.value) scope.factors.push_back(out.gpu + " " + std::string(scalar.key));
+    spec.fitted_on = scope;
     if (d.lines.empty()) return Error{"measurements", "no GEMM, memory, attention or collective figure to calibrate with"};
 
     JsonWriter calibration(2);

@@ -1,14 +1,18 @@
 // trainclock: the result JSON of DESIGN.md 3 ("trainclock/result/v1") and its CSV form.
 // The key lists (kScalars here, kMemoryPartKeys and kStepPartKeys in the public headers) drive both,
 // so the two never disagree on names or order.
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "formats/config_json.hpp"
 #include "formats/prediction_json.hpp"
 #include "catalogue/spec_json.hpp"
 #include "trainclock/formats/prediction_json.hpp"
 #include "trainclock/catalogue/intervals.hpp"
+#include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/prediction.hpp"
 
 namespace trainclock {
@@ -94,6 +98,37 @@ const char* const kConfigColumns[] = {"model",
 
 }  // namespace
 
+void write_calibration_use(JsonWriter& out, const Config& config) {
+    const std::optional<CalibrationUse> use = calibration_use(config);
+    if (!use) {
+        out.null();
+        return;
+    }
+    out.begin_object().field("name", use->name);
+    out.key("fitted_on");
+    if (const auto& scope = config.calibration.fitted_on) {
+        out.begin_object();
+        for (const auto& [key, list] : {std::pair<const char*, const std::vector<std::string>*>{"frameworks", &scope->frameworks},
+                                        {"gpus", &scope->gpus},
+                                        {"precisions", &scope->precisions},
+                                        {"factors", &scope->factors}}) {
+            out.key(key).begin_array();
+            for (const std::string& item : *list) out.value(item);
+            out.end_array();
+        }
+        out.field("cases", scope->cases).end_object();
+    } else {
+        out.null();
+    }
+    out.key("applied").begin_array();
+    for (const std::string& key : use->applied) out.value(key);
+    out.end_array();
+    out.key("outside_scope").begin_array();  // the warnings, one per way the config is outside it
+    for (const std::string& warning : use->warnings) out.value(warning);
+    out.end_array();
+    out.end_object();
+}
+
 void write_prediction_members(JsonWriter& out, const Prediction& p, const Config* config) {
     out.field("schema", kResultSchema);
     write_scalars(out, p);
@@ -112,6 +147,7 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     out.key("memory").begin_object();
     for_each_memory_number(p.memory, [&](std::string_view key, double gib) { out.field(key, gib); });
     out.field("fits", p.memory.fits);
+    if (p.memory.headroom_gib > 0) out.field("headroom_gib", p.memory.headroom_gib);
     out.end_object();
     out.key("breakdown_s").begin_object();
     for (size_t part = 0; part < kStepPartCount; ++part) out.field(kStepPartKeys[part], p.breakdown_s.seconds[part]);
@@ -146,6 +182,8 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
             out.end_array();
             out.field("interval_reason", interval->reason);
         }
+        out.key("calibration");  // the calibration in use (issue 25 item 4)
+        write_calibration_use(out, *config);
         out.key("config");
         write_config(out, *config);
     }

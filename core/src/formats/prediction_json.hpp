@@ -11,4 +11,8 @@ namespace trainclock {
 // "config" when given and "timeline" when non-empty. prediction_to_json wraps them in an object.
 void write_prediction_members(JsonWriter& out, const Prediction& prediction, const Config* config);
 
+// The value of a result's "calibration" key (issue 25 item 4): null (the shipped constants) or
+// {"name", "fitted_on": {frameworks, gpus, precisions, factors, cases} | null, "applied", "outside_scope"}.
+void write_calibration_use(JsonWriter& out, const Config& config);
+
 }  // namespace trainclock

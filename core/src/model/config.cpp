@@ -450,6 +450,10 @@ std::optional<Error> check_training(const Config& c) {
         return Error{"training.checkpoint_interval_steps", "give training.checkpoint_interval_s or checkpoint_interval_steps, not both"};
     }
     TRAINCLOCK_TRY(out_of_range("training.storage_bw_gbps", t.storage_bw_gbps, 0.0, 1e9));
+    TRAINCLOCK_TRY(out_of_range("training.memory_headroom_gib", t.memory_headroom_gib, 0.0, 1e6));
+    TRAINCLOCK_TRY(out_of_range("training.memory_headroom_pct", t.memory_headroom_pct, 0.0, 99.0));
+    if (t.memory_headroom_gib > 0 && t.memory_headroom_pct > 0)
+        return Error{"training.memory_headroom_pct", "give training.memory_headroom_gib or memory_headroom_pct, not both"};
     if (t.restart_s >= 0) TRAINCLOCK_TRY(out_of_range("training.restart_s", t.restart_s, 0.0, 1e8));
     if (t.failure_rate_per_gpu_hour >= 0)
         TRAINCLOCK_TRY(out_of_range("training.failure_rate_per_gpu_hour", t.failure_rate_per_gpu_hour, 0.0, 1.0));

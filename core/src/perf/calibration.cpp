@@ -186,4 +186,94 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     return c;
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+    return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+// The keys one overrides object sets, with a prefix.
+void keys_set(const CalibrationOverrides& o, const std::string& prefix, std::vector<std::string>& out) {
+    for (int d = 0; d < kDTypeCount; ++d)
+        if (o.gemm_efficiency[d]) out.push_back(prefix + "gemm_efficiency." + std::string(dtype_name(DType(d))));
+    for (const auto& scalar : calibration_scalars(o))
+        if (*scalar.value) out.push_back(prefix + std::string(scalar.key));
+}
+
+}  // namespace
+
+std::optional<CalibrationUse> calibration_use(const Config& c) {
+    const CalibrationSpec& spec = c.calibration;
+    CalibrationUse use;
+    keys_set(spec, "", use.applied);
+    std::vector<std::string> sections;
+    for (const auto& [gpu, overrides] : spec.per_gpu) {
+        sections.push_back(gpu);
+        if (gpu == c.gpu.name) keys_set(overrides, "gpus." + gpu + ".", use.applied);
+    }
+    if (spec.precision_blind) use.applied.push_back("precision_blind");
+    if (use.applied.empty() && sections.empty() && spec.name.empty() && !spec.fitted_on) return std::nullopt;
+    use.name = spec.name.empty() ? "unnamed" : spec.name;
+    const std::string who = "calibration " + use.name;
+    if (use.applied.empty())
+        use.warnings.push_back(who + " has no keys for gpu " + c.gpu.name +
+                               (sections.empty() ? std::string() : " (its sections: " + joined(sections) + ")") +
+                               ": nothing of it applies, the shipped constants predict");
+    if (!spec.fitted_on) {
+        const bool overrides = use.applied.size() > (spec.precision_blind ? 1u : 0u);  // --precision-blind alone is a mode, not a fit
+        if (overrides) use.warnings.push_back(who + " states no scope (no fitted_on, as trainclock calibrate writes): applied unchecked");
+        return use;
+    }
+    const CalibrationScope& scope = *spec.fitted_on;
+    const std::string framework = c.framework.name.empty() ? "none" : c.framework.name;  // as calibrate --framework none
+    if (!scope.gpus.empty() && !contains(scope.gpus, c.gpu.name))
+        use.warnings.push_back(who + " was fitted on gpu " + joined(scope.gpus) + ": gpu " + c.gpu.name + " is outside it");
+    if (!scope.frameworks.empty() && !contains(scope.frameworks, framework))
+        use.warnings.push_back(who + " was fitted on framework " + joined(scope.frameworks) + ": framework " + framework +
+                               " is outside it (its factors absorb that stack's kernels, overlap and dispatch)");
+    // (A search's base has no precision when it searches several: each hit's own prediction says it.)
+    if (!scope.precisions.empty() && !c.precision.name.empty() && !contains(scope.precisions, c.precision.name)) {
+        // A partial fit: the factors shared across dtypes (attention, memory, links, fixed costs) move
+        // this precision, its own GEMM efficiency stays as shipped unless a fitted run used its dtype.
+        const std::string gemm = "gemm_efficiency." + std::string(dtype_name(c.precision.gemm));
+        bool own_gemm = false;
+        std::vector<std::string> fitted;  // this GPU's fitted factors
+        for (const std::string& factor : scope.factors) {
+            if (factor.rfind(c.gpu.name + " ", 0) != 0) continue;
+            fitted.push_back(factor.substr(c.gpu.name.size() + 1));
+            own_gemm = own_gemm || fitted.back() == gemm;
+        }
+        use.warnings.push_back(who + " was fitted on precision " + joined(scope.precisions) + " only: " + c.precision.name +
+                               " is calibrated in part (" +
+                               (own_gemm ? gemm + " fitted on runs of another precision" : gemm + " as shipped") +
+                               (fitted.empty() ? std::string() : "; fitted factors: " + joined(fitted)) +
+                               "), so a speed-up between the two mixes calibrated and shipped figures");
+    }
+    return use;
+}
+
+std::string calibration_summary(const Config& c) {
+    const std::optional<CalibrationUse> use = calibration_use(c);
+    if (!use) return "calibration: none (the shipped constants)";
+    std::string line = "calibration: " + use->name;
+    if (const auto& scope = c.calibration.fitted_on)
+        line +=
+            ", fitted on " +
+            (scope->cases > 0 ? std::to_string(scope->cases) + " run" + (scope->cases == 1 ? "" : "s") : std::string("micro-benchmarks")) +
+            " (gpu " + (scope->gpus.empty() ? "any" : joined(scope->gpus)) + ", framework " +
+            (scope->frameworks.empty() ? "any" : joined(scope->frameworks)) + ", precision " +
+            (scope->precisions.empty() ? "any" : joined(scope->precisions)) + ")";
+    else
+        line += " (scope not stated)";
+    line += ": " + std::to_string(use->applied.size()) + (use->applied.size() == 1 ? " key applies" : " keys apply") + " to " + c.gpu.name;
+    if (!use->warnings.empty()) line += "; OUTSIDE its scope (warnings)";
+    return line;
+}
+
 }  // namespace trainclock

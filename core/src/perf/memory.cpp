@@ -302,7 +302,9 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         if (mem.per_gpu_gib > best.per_gpu_gib) best = mem;
     }
     best.capacity_gib = c.gpu.memory_gib;
-    best.fits = best.per_gpu_gib <= best.capacity_gib;
+    // The user's headroom (fragmentation, a larger batch later, another process): a layout fits only with it left free.
+    best.headroom_gib = std::max(c.training.memory_headroom_gib, c.training.memory_headroom_pct / 100 * best.capacity_gib);
+    best.fits = best.per_gpu_gib <= best.capacity_gib - best.headroom_gib;
     return best;
 }
 

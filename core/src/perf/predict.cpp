@@ -575,7 +575,10 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
     out.params_total = double(parameter_count(m));
     out.params_active = double(active_parameter_count(m));
     out.memory = memory_per_gpu(x);
-    if (!out.memory.fits)
+    if (!out.memory.fits && out.memory.headroom_gib > 0)
+        out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib) + " less the " +
+                               format("%.1f GiB headroom", out.memory.headroom_gib));
+    else if (!out.memory.fits)
         out.warnings.push_back(format("does not fit: %.1f GiB > %.0f GiB", out.memory.per_gpu_gib, out.memory.capacity_gib));
     if (bubble_s > 0.1 * iteration_s)
         out.warnings.push_back(format("pipeline bubble is %.0f %% of the step", 100.0 * bubble_s / iteration_s));
@@ -628,6 +631,8 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
         out.warnings.push_back(text);
     }
     if (!c.precision_default_note.empty()) out.warnings.push_back(c.precision_default_note);
+    if (const std::optional<CalibrationUse> use = calibration_use(c))  // a calibration outside its scope is said (issue 25 item 4)
+        for (const std::string& warning : use->warnings) out.warnings.push_back(warning);
     if (m.max_seq_len > 0 && c.training.seq_len > m.max_seq_len)
         out.warnings.push_back("training.seq_len " + std::to_string(c.training.seq_len) + " is above the " + m.name + " context length (" +
                                "model.max_seq_len " + std::to_string(m.max_seq_len) + "): positions beyond it were never trained");

@@ -25,9 +25,11 @@
 #include "base/json_writer.hpp"
 #include "catalogue/spec_json.hpp"
 #include "perf/phases.hpp"
+#include "formats/prediction_json.hpp"
 #include "search/search_internal.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/catalogue/resolve.hpp"
+#include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/framework.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/execution.hpp"
@@ -133,6 +135,47 @@ void pin_dimension(SearchOptions& o, const Config& c, SearchDimension dimension)
     case SearchDimension::micro_batch: o.micro_batch = {c.training.micro_batch}; break;
     case SearchDimension::recompute: o.recompute = {c.training.recompute}; break;
     }
+}
+
+namespace {
+// A dimension's value in a config, comparable across configs.
+int64_t dimension_key(const Config& c, SearchDimension dimension) {
+    const ParallelSpec& p = c.parallel;
+    switch (dimension) {
+    case SearchDimension::tp: return p.tp;
+    case SearchDimension::pp: return p.pp;
+    case SearchDimension::cp: return p.cp;
+    case SearchDimension::ep: return p.ep;
+    case SearchDimension::zero: return p.zero;
+    case SearchDimension::virtual_stages: return p.virtual_stages;
+    case SearchDimension::schedule: return int64_t(p.schedule);
+    case SearchDimension::sequence_parallel: return p.sequence_parallel ? 1 : 0;
+    case SearchDimension::micro_batch: return c.training.micro_batch;
+    case SearchDimension::recompute: return int64_t(c.training.recompute);
+    }
+    return 0;
+}
+}  // namespace
+
+std::vector<SearchDimension> dimensions_set_by(std::string_view config_json) {
+    // Merged over two drafts that differ in every dimension, exactly those the text sets come out
+    // equal (no second reader of the config keys).
+    Config a = config_draft(), b = config_draft();
+    ParallelSpec& q = b.parallel;
+    q.tp = q.pp = q.cp = q.ep = 2;
+    q.sequence_parallel = !a.parallel.sequence_parallel;
+    q.zero = a.parallel.zero == 1 ? 2 : 1;
+    q.virtual_stages = 2;
+    q.schedule = a.parallel.schedule == PipelineSchedule::gpipe ? PipelineSchedule::interleaved : PipelineSchedule::gpipe;
+    b.training.micro_batch = 2;
+    b.training.recompute = a.training.recompute == Recompute::full ? Recompute::none : Recompute::full;
+    const Result<Config> from_a = merge_config_json(a, config_json), from_b = merge_config_json(b, config_json);
+    std::vector<SearchDimension> set;
+    if (!from_a || !from_b) return set;  // parsing the config reports its error
+    for (size_t d = 0; d < std::size(kSearchDimensionPaths); ++d)
+        if (dimension_key(from_a.value(), SearchDimension(d)) == dimension_key(from_b.value(), SearchDimension(d)))
+            set.push_back(SearchDimension(d));
+    return set;
 }
 
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu) {
@@ -1081,7 +1124,8 @@ std::string explain(const SearchSpace& space, const SearchReport& report) {
     if (report.smallest_memory) {
         const MemoryNeed& m = *report.smallest_memory;
         return "no layout fits in memory: the smallest memory need is " + format_gib(m.memory.per_gpu_gib) + " GiB per GPU at " +
-               describe_layout(space, m.layout) + "; " + base.gpu.name + " has " + format_gib(base.gpu.memory_gib) + " GiB";
+               describe_layout(space, m.layout) + "; " + base.gpu.name + " has " + format_gib(base.gpu.memory_gib) + " GiB" +
+               (m.memory.headroom_gib > 0 ? " less the " + format_gib(m.memory.headroom_gib) + " GiB headroom asked" : "");
     }
     if (report.stats.rejected[size_t(RejectReason::node_fill)] == report.stats.layouts)
         return std::to_string(base.num_gpus) + " GPUs is not a multiple of the " + std::to_string(base.node.host_gpus()) +
@@ -1141,6 +1185,10 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
     out.begin_object();
     out.field("schema", "trainclock/search/v1");
     out.field("objective", space.options().objective == SearchObjective::time ? "time" : "cost");
+    out.key("calibration");  // the calibration every layout predicts with (issue 25 item 4)
+    write_calibration_use(out, space.base());
+    if (const double headroom = space.base().training.memory_headroom_gib) out.field("memory_headroom_gib", headroom);
+    if (const double headroom = space.base().training.memory_headroom_pct) out.field("memory_headroom_pct", headroom);
     out.key("stats").begin_object();
     out.field("layouts", s.layouts).field("predicted", s.predicted).field("feasible", s.feasible);
     out.field("pruned", s.pruned).field("cannot_beat_top_k", s.cannot_beat_top_k).field("rejected", s.rejected_total());

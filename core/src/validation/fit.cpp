@@ -651,6 +651,20 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
                                          ": contradictory, no calibration fits both (remove the wrong one)"};
         }
     }
+    // A run the cost model says does not fit in memory (issue 25): its time would calibrate the
+    // factors of a layout the model says cannot run, so the config (or the memory model) is wrong.
+    for (const size_t i : cases) {
+        const ValidationCase& c = measurements.cases[i];
+        const Prediction p = predict(c.config);
+        if (!p.memory.fits) {
+            char text[200];
+            std::snprintf(text, sizeof text, "needs %.1f GiB per GPU of the %.0f GiB of %s", p.memory.per_gpu_gib, p.memory.capacity_gib,
+                          c.config.gpu.name.c_str());
+            return Error{"measured", "run " + c.id + " does not fit in memory as configured (" + text +
+                                         "): its time cannot calibrate this layout; give the run's recompute, zero, offload or "
+                                         "micro-batch, or remove it"};
+        }
+    }
     CalibrateReport report;
     report.parameters = calibration_candidates(measurements, cases);
     FitProblem problem(measurements, report.parameters);
@@ -660,17 +674,83 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
     o.min_sensitivity = std::max(o.min_sensitivity, kCalibrateMinSensitivity);
     o.equal_source_weight = false;                      // the user's runs: each counts once
     o.max_fitted = static_cast<int64_t>(cases.size());  // never more factors than runs
+    // Identifiability (issue 25): a factor whose effect on the runs is (nearly) a combination of the
+    // effects of more sensitive factors cannot be told apart from them (runs that differ only in the
+    // batch move GEMM, attention and memory-bound time in proportion): it is not fitted, and said so.
+    const size_t P = report.parameters.size();
+    std::vector<std::string> not_identified(P);
+    {
+        const std::vector<double> ones(P, 1.0);
+        std::vector<double> base(cases.size());
+        for (size_t k = 0; k < cases.size(); ++k) base[k] = problem.log_error(cases[k], ones);
+        constexpr double kStep = 1.05;  // a 5 % change of one factor
+        std::vector<std::vector<double>> column(P, std::vector<double>(cases.size()));
+        std::vector<double> sensitivity(P, 0.0);
+        for (size_t j = 0; j < P; ++j) {
+            std::vector<double> m = ones;
+            m[j] = kStep;
+            for (size_t k = 0; k < cases.size(); ++k) {
+                column[j][k] = (problem.log_error(cases[k], m) - base[k]) / std::log(kStep);
+                sensitivity[j] += std::fabs(column[j][k]) / double(cases.size());
+            }
+        }
+        std::vector<size_t> order(P);
+        for (size_t j = 0; j < P; ++j) order[j] = j;
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sensitivity[a] > sensitivity[b]; });
+        std::vector<std::vector<double>> basis;  // orthonormal effects of the identified factors (Gram-Schmidt)
+        std::vector<size_t> chosen;
+        auto dot = [](const std::vector<double>& a, const std::vector<double>& b) {
+            double sum = 0;
+            for (size_t k = 0; k < a.size(); ++k) sum += a[k] * b[k];
+            return sum;
+        };
+        constexpr double kIndependent = 0.1;  // the part of a factor's effect no chosen factor explains, below this: not identified
+        for (const size_t j : order) {
+            if (sensitivity[j] < o.min_sensitivity) continue;  // the fit refuses it as not constrained
+            std::vector<double> rest = column[j];
+            for (const auto& q : basis) {
+                const double along = dot(q, rest);
+                for (size_t k = 0; k < rest.size(); ++k) rest[k] -= along * q[k];
+            }
+            const double norm = std::sqrt(dot(column[j], column[j])), left = std::sqrt(dot(rest, rest));
+            if (left <= kIndependent * norm) {
+                size_t like = chosen.front();  // the chosen factor whose effect is most like this one's
+                double best = -1;
+                for (const size_t c : chosen) {
+                    const double cosine = std::fabs(dot(column[c], column[j])) / std::sqrt(dot(column[c], column[c])) / norm;
+                    if (cosine > best) best = cosine, like = c;
+                }
+                not_identified[j] = "not identified by these runs: its effect on them is that of " + report.parameters[like].name +
+                                    (chosen.size() > 1 ? " and the other fitted factors" : "") + " (" +
+                                    fixed_text(100 * (1 - left / norm), 1) +
+                                    " % alike: these runs do not tell them apart; runs of other sequence lengths, layouts or "
+                                    "micro-batches do): kept as shipped";
+                continue;
+            }
+            for (double& x : rest) x /= left;
+            basis.push_back(rest);
+            chosen.push_back(j);
+        }
+        o.candidates.assign(P, true);
+        for (size_t j = 0; j < P; ++j) o.candidates[j] = not_identified[j].empty();
+    }
     report.fit = problem.fit(cases, o);
     for (size_t j = 0; j < report.parameters.size(); ++j) {
         if (report.fit.fitted[j]) continue;
         const FitParameter& p = report.parameters[j];
         const bool weak = report.fit.sensitivity[j] < o.min_sensitivity;
         report.refused.push_back(p.gpu + " " + p.name + ": " +
-                                 (weak ? "not constrained by these runs (sensitivity " + fixed_text(report.fit.sensitivity[j], 4) + " < " +
-                                             fixed_text(o.min_sensitivity, 2) + "): kept as shipped"
-                                       : "only " + std::to_string(cases.size()) + " runs: the " + std::to_string(cases.size()) +
-                                             " most sensitive factors were fitted, this one kept as shipped"));
+                                 (!not_identified[j].empty() ? not_identified[j]
+                                  : weak ? "not constrained by these runs (sensitivity " + fixed_text(report.fit.sensitivity[j], 4) +
+                                               " < " + fixed_text(o.min_sensitivity, 2) + "): kept as shipped"
+                                         : "only " + std::to_string(cases.size()) + " runs: the " + std::to_string(cases.size()) +
+                                               " most sensitive factors were fitted, this one kept as shipped"));
     }
+    if (std::none_of(report.fit.fitted.begin(), report.fit.fitted.end(), [](bool f) { return f; }))
+        return Error{"measurements", "these runs constrain no factor (every factor moves them less than " +
+                                         fixed_text(100 * o.min_sensitivity, 0) +
+                                         " % per unit, or not independently): no calibration to write; measure runs that differ in "
+                                         "sequence, layout or GPU count"};
     const std::vector<double> shipped(report.parameters.size(), 1.0);
     // Leave-one-out refits: one Gauss-Newton step from the fit on every run, over the factors it
     // fitted (the usual one-step approximation; 100 runs stay well under a second).
@@ -694,6 +774,21 @@ Result<CalibrateReport> calibrate(const ValidationSuite& measurements, const Fit
     report.mape_after = mean_abs(report.cases, &CalibrateCase::after);
     report.mape_leave_one_out = mean_abs(report.cases, &CalibrateCase::leave_one_out);
     report.calibration = problem.calibration(report.fit.multipliers);
+    // What it was fitted on, which every prediction that uses it states (issue 25 item 4).
+    CalibrationScope scope;
+    auto add = [](std::vector<std::string>& list, const std::string& item) {
+        if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+    };
+    for (const size_t i : cases) {
+        const Config& c = measurements.cases[i].config;
+        add(scope.frameworks, c.framework.name.empty() ? "none" : c.framework.name);
+        add(scope.gpus, c.gpu.name);
+        add(scope.precisions, c.precision.name);
+    }
+    scope.cases = static_cast<int64_t>(cases.size());
+    for (size_t j = 0; j < report.parameters.size(); ++j)
+        if (report.fit.fitted[j]) scope.factors.push_back(report.parameters[j].gpu + " " + report.parameters[j].name);
+    report.calibration.fitted_on = scope;
     return report;
 }
 

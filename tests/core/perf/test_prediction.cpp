@@ -3,10 +3,14 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <map>
+#include <string>
+#include <vector>
 #include <numeric>
 #include <utility>
 
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/perf/prediction.hpp"
 
@@ -322,4 +326,61 @@ TEST_CASE("Every GPU preset predicts a 7B model on one node, with its default pr
                                         [](const std::string& w) { return w.find("no SM count") != std::string::npos; });
         CHECK(stated == (config.value().gpu.sm_count == 0));
     }
+}
+
+TEST_CASE("every model x GPU x precision x framework preset predicts or is refused with a reason naming what breaks", "[exhaustive]") {
+    // Issue 25 (done when): each combination the rules allow predicts a finite step (what `predict`
+    // exits 0 on); each they refuse names the key and a reason that names the part of the config at fault.
+    std::vector<ModelSpec> models;
+    std::vector<GpuSpec> gpus;
+    std::vector<PrecisionSpec> precisions;
+    std::vector<FrameworkSpec> frameworks{FrameworkSpec{}};  // and no framework
+    for (const auto& name : preset_names(PresetKind::model)) models.push_back(model_preset(name).value());
+    for (const auto& name : preset_names(PresetKind::gpu)) gpus.push_back(gpu_preset(name).value());
+    for (const auto& name : preset_names(PresetKind::precision)) precisions.push_back(precision_preset(name).value());
+    for (const auto& name : preset_names(PresetKind::framework)) frameworks.push_back(framework_preset(name).value());
+    int64_t predicted = 0, refused = 0;
+    std::map<std::string, int64_t> refused_by_key;
+    for (const ModelSpec& model : models) {
+        for (const GpuSpec& gpu : gpus) {
+            for (const PrecisionSpec& precision : precisions) {
+                for (const FrameworkSpec& framework : frameworks) {
+                    Config c = config_draft();
+                    c.model = model;
+                    c.gpu = gpu;
+                    c.precision = precision;
+                    c.framework = framework;
+                    c.num_gpus = 1;
+                    c.training.seq_len = 512;
+                    c.training.global_batch = 2;
+                    c.training.micro_batch = 1;
+                    Result<Config> valid = validate_config(c);
+                    if (!valid) {
+                        const Error& e = valid.error();
+                        INFO(model.name << " on " << gpu.name << " in " << precision.name << " with " << framework.name << ": "
+                                        << e.to_string());
+                        CHECK(!e.key.empty());
+                        const bool names_part = e.message.find(gpu.name) != std::string::npos ||
+                                                e.message.find(precision.name) != std::string::npos ||
+                                                e.message.find(model.name) != std::string::npos || e.key.rfind("model", 0) == 0;
+                        CHECK(names_part);
+                        ++refused;
+                        ++refused_by_key[e.key];
+                        continue;
+                    }
+                    const Prediction p = predict(valid.value());
+                    if (!(std::isfinite(p.iteration_time_s) && p.iteration_time_s > 0 && p.tokens_per_s > 0 && p.memory.per_gpu_gib > 0)) {
+                        INFO(model.name << " on " << gpu.name << " in " << precision.name << " with " << framework.name);
+                        CHECK(p.iteration_time_s > 0);
+                    }
+                    ++predicted;
+                }
+            }
+        }
+    }
+    std::string keys;
+    for (const auto& [key, n] : refused_by_key) keys += key + " " + std::to_string(n) + "; ";
+    INFO(predicted << " predicted, " << refused << " refused: " << keys);
+    CHECK(predicted > 2 * refused);  // 196k predicted, 77k refused (a GPU without the precision's dtype; FP8 shapes)
+    CHECK(predicted + refused == int64_t(models.size() * gpus.size() * precisions.size() * frameworks.size()));
 }

@@ -20,7 +20,9 @@ std::string import_hf_json(std::string_view hf_json);    // {"model": {...}, "wa
 std::string import_launch_json(std::string_view kind, std::string_view text, std::string_view overrides_json);
 // trainclock/search/v1 JSON of a single-threaded search. options: {"top": 10, "objective": "time" | "cost",
 // "all_precisions": false, "pin": ["tp", "pp", "cp", "ep", "zero", "virtual_stages", "schedule",
-// "sequence_parallel", "micro_batch", "recompute"]}: pinned dimensions keep the config's value.
+// "sequence_parallel", "micro_batch", "recompute"], "widen": [...] | "all"}: pinned dimensions keep the
+// config's value. As `trainclock search --config`: the layout keys the config sets are pinned unless
+// "widen" names them, and a config without a precision searches the pretraining precisions.
 std::string search_json(std::string_view config_json, std::string_view options_json);
 // trainclock/plan/v1 JSON (search/plan.hpp) of a config/v1 draft (model, training with tokens, framework;
 // its gpu, num_gpus, precision and layout are chosen by the plan). options: {"days": 0, "budget_usd": 0,

@@ -114,6 +114,9 @@ struct TrainingSpec {
     double restart_s = -1;                  // interruption -> training again, before the checkpoint load, s (< 0 = default)
     double failure_rate_per_gpu_hour = -1;  // unexpected interruptions per GPU-hour (< 0 = Llama 3's rate)
     bool ideal = false;                     // no checkpoints, interruptions or restarts: total_time_s = steps x step time
+    // Memory a layout must leave free to fit (issue 25 item 9): GiB, or percent of the GPU's memory (one of the two; 0 = none).
+    double memory_headroom_gib = 0;
+    double memory_headroom_pct = 0;
 };
 
 // The scalar parameters of the cost model, one list for the overrides (T = std::optional<double>)
@@ -164,10 +167,22 @@ struct CalibrationOverrides : CalibrationScalars<std::optional<double>> {
     std::array<std::optional<double>, 7> gemm_efficiency{};  // large-GEMM fraction of peak, per DType
 };
 
+// What a calibration was fitted on ("fitted_on", written by calibrate): every prediction that uses it
+// states it, and warns where the config is outside it (issue 25 item 4).
+struct CalibrationScope {
+    std::vector<std::string> frameworks;  // framework presets of the runs ("none" = runs naming none)
+    std::vector<std::string> gpus;        // GPU presets
+    std::vector<std::string> precisions;  // precision presets
+    int64_t cases = 0;                    // runs fitted on
+    std::vector<std::string> factors;     // factors fitted, "GPU key" ("h100-sxm gemm_efficiency.bf16")
+};
+
 // A calibration: overrides for every GPU, then per GPU preset ("gpus": {"h100-sxm": {...}}) on top.
 struct CalibrationSpec : CalibrationOverrides {
     bool precision_blind = false;                                       // cost every op at one reference dtype (static-graph baseline)
     std::vector<std::pair<std::string, CalibrationOverrides>> per_gpu;  // GPU preset name -> its overrides (last wins)
+    std::string name;                           // "name": where it came from (the CLI: the --calibration file); "" = unnamed
+    std::optional<CalibrationScope> fitted_on;  // "fitted_on": the runs it was fitted on (none: not stated)
 };
 
 // Which framework-defaulted knobs the config set itself (explicit key > framework preset > default).

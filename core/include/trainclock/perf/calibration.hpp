@@ -6,7 +6,10 @@
 #include <array>
 #include <cstddef>
 #include <iterator>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "trainclock/model/config.hpp"
 #include "trainclock/model/hardware.hpp"
@@ -40,6 +43,20 @@ static_assert(std::size(kFitKnobNames) == static_cast<size_t>(FitKnob::fp8_rowwi
 // defaults, then the framework's (host cost per op), then the user's overrides.
 Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overrides,
                                 AttentionKernel attention_kernel = AttentionKernel::flash2, const FrameworkSpec* framework = nullptr);
+
+// The calibration a config predicts with, stated (issue 25 item 4): its name and scope, the keys that
+// apply to the config's GPU, and a warning for each way the config lies outside the runs it was
+// fitted on (another framework, GPU or precision, or a fit that covers the precision only in part).
+struct CalibrationUse {
+    std::string name;                   // the calibration's "name" ("unnamed" when it has none)
+    std::vector<std::string> applied;   // keys that apply to the config's GPU ("gemm_efficiency.bf16", ...)
+    std::vector<std::string> warnings;  // outside its scope; empty = inside it
+};
+// nullopt when the config carries no calibration (the shipped constants).
+std::optional<CalibrationUse> calibration_use(const Config& config);
+// One line for tables: "calibration: NAME, fitted on 6 runs (gpu h100-sxm, framework megatron-core,
+// precision bf16-mixed): 3 keys apply" or "calibration: none (the shipped constants)".
+std::string calibration_summary(const Config& config);
 
 // Reference dtype of the precision-blind baseline: bf16 where the GPU has it, else fp16 (V100, T4).
 DType reference_dtype(const GpuSpec& gpu);

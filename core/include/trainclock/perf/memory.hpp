@@ -33,7 +33,8 @@ struct MemoryBreakdown {
     std::array<double, kMemoryPartCount> gib{};  // by part
     double per_gpu_gib = 0;                      // sum of the parts on the most loaded GPU (first pipeline stage)
     double capacity_gib = 0;
-    bool fits = false;
+    bool fits = false;                     // per_gpu_gib <= capacity_gib - headroom_gib
+    double headroom_gib = 0;               // left free by training.memory_headroom_gib / _pct (issue 25 item 9)
     double host_gib = 0;                   // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
     double paged_gib = 0;                  // of host_gib: optimizer states a paged optimizer keeps in CPU memory (training.paged_optimizer)
     double activations_offloaded_gib = 0;  // of host_gib: saved activations in CPU memory (training.offload_activations)

@@ -101,6 +101,9 @@ inline constexpr std::string_view kSearchDimensionPaths[] = {"parallel.tp",     
                                                              "training.micro_batch", "training.recompute"};
 static_assert(std::size(kSearchDimensionPaths) == static_cast<size_t>(SearchDimension::recompute) + 1, "one config key per dimension");
 void pin_dimension(SearchOptions& options, const Config& config, SearchDimension dimension);
+// The dimensions a config/v1 JSON text sets (the CLI's --config file, the API's config): both pin
+// them unless widened (issue 25 item 6: the CLI and Python search the same layouts).
+std::vector<SearchDimension> dimensions_set_by(std::string_view config_json);
 
 // Every precision preset whose gemm, activation and weight dtypes the GPU runs (sorted by name).
 std::vector<PrecisionSpec> precisions_for_gpu(const GpuSpec& gpu);
