@@ -216,7 +216,7 @@ std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& 
 
 // validate_config's micro-batch rules (slots simulated, interleaving) on M of one micro-batch size.
 bool micro_batches_ok(const SearchGroup& g, int64_t global_batch, int64_t micro_batch) {
-    return !micro_batch_rule(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
+    return micro_batch_rule_passes(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
 }
 
 // Node, precision and framework defaults as check_config fills them, so every layout, the pilot's
@@ -726,8 +726,18 @@ size_t FloorKeyHash::operator()(const FloorKey& k) const {
     return size_t(h ^ (h >> 32));
 }
 
+uint64_t SearchStateData::floor_domains(const ParallelSpec& p) {
+    if (!space_->shared_floors_) return 0;
+    const std::array<int64_t, 4> of{p.tp, p.cp, p.ep, p.expert_tp};  // (the count is the space's)
+    if (of != domains_of_) {
+        domains_of_ = of;
+        domains_ = trainclock::floor_domains(*space_, p);
+    }
+    return domains_;
+}
+
 const MicroBatchFloor& SearchStateData::floor_of(const SearchLayout& l) {
-    auto [it, inserted] = floors().try_emplace(floor_key(l, floor_domains(*space_, l.parallel)));
+    auto [it, inserted] = floors().try_emplace(floor_key(l, floor_domains(l.parallel)));
     if (inserted) it->second = micro_batch_floor(scratch_, space_->calibration());
     return it->second;
 }

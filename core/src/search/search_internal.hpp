@@ -129,6 +129,9 @@ struct SearchStateData {
     const SearchSpaceData* space_;
     FloorCache floor_cache_;  // starts as the space's floors (unused with the space's shared_floors_)
     FloorCache& floors() { return space_->shared_floors_ ? *space_->shared_floors_ : floor_cache_; }
+    uint64_t floor_domains(const ParallelSpec& p);  // search.cpp floor_domains, for the last (TP, CP, EP, expert TP) asked
+    std::array<int64_t, 4> domains_of_{-1, -1, -1, -1};
+    uint64_t domains_ = 0;
     bool fixed_ = false;  // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
     SearchHit fixed_cutoff_;
     bool external_ = false;  // SearchOptions::max_step_s given: external_cutoff_ prunes too (cutoff())
