@@ -286,7 +286,12 @@ std::optional<Error> ep_rule(const ModelSpec& m, int64_t tp, int64_t cp, int64_t
     return std::nullopt;
 }
 
+bool micro_batch_rule_passes(int64_t micro_batches, int64_t pp, int64_t v, PipelineSchedule schedule) {
+    return micro_batches * pp * v <= kMaxSimulatedSlots && !(schedule == PipelineSchedule::interleaved && v > 1 && micro_batches % pp != 0);
+}
+
 std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t v, PipelineSchedule schedule) {
+    if (micro_batch_rule_passes(micro_batches, pp, v, schedule)) return std::nullopt;
     if (micro_batches * pp * v > kMaxSimulatedSlots) {
         return Error{"training.global_batch", str(micro_batches) + " micro-batches x " + str(pp * v) +
                                                   " pipeline chunks per step exceed the " + str(kMaxSimulatedSlots) +

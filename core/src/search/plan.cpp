@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include "base/json_writer.hpp"
 #include "formats/config_json.hpp"
@@ -125,6 +127,7 @@ struct PlanRunData {
     std::vector<PlanOption> found;
     double fastest_bound_s = kInf;  // for the explanation
     double deadline_s = kInf, budget = kInf;
+    std::map<std::pair<std::string, std::string>, std::shared_ptr<FloorCache>> shared_floors;  // by (GPU, precision)
 
     // The search of candidates[next], once its bounds left it in play.
     enum class Phase { bounds, estimates, pilot, cells } phase = Phase::bounds;
@@ -178,6 +181,9 @@ void PlanRunData::bounds() {
             if (t < max_step_s) max_step_s = t, binding = PlanDrop::budget;
         }
         for (const PlanOption& f : found) {
+            // Both bounds below are at least the step where the wall bound passes f's time: when it
+            // has not passed it at max_step_s yet, neither is below max_step_s (no bisection needed).
+            if (max_step_s < kInf && !(wall(max_step_s) > f.prediction.total_time_s)) continue;
             if (f.cost_usd < k.cost_lb_usd) {  // the cost bound alone: beyond its wall, worse on both
                 const double t = step_beyond_s(wall, f.prediction.total_time_s, k.step_lb_s);
                 if (t < max_step_s) max_step_s = t, binding = PlanDrop::dominated;
@@ -198,6 +204,13 @@ void PlanRunData::bounds() {
     if (!created) return decide(PlanDrop::no_layout);
     space = std::make_unique<SearchSpace>(std::move(created).value());
     if (space->data().groups().empty()) return decide(PlanDrop::no_layout);
+    // Floors shared across the counts of one GPU and precision (not in the exhaustive plan, which
+    // the tests compare with).
+    if (!o.exhaustive) {
+        std::shared_ptr<FloorCache>& floors = shared_floors[{c.gpu.name, c.precision.name}];
+        if (!floors) floors = std::make_shared<FloorCache>();
+        space->data().shared_floors_ = floors;
+    }
     // The search's own bound over every layout (rule 5's floors, the pilot's estimates): tighter
     // than the compute-only one; the candidate is dropped when it already exceeds max_step_s.
     estimates_left = space->data().groups().size();

@@ -259,7 +259,7 @@ std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& 
 
 // validate_config's micro-batch rules (slots simulated, interleaving) on M of one micro-batch size.
 bool micro_batches_ok(const SearchGroup& g, int64_t global_batch, int64_t micro_batch) {
-    return !micro_batch_rule(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
+    return micro_batch_rule_passes(global_batch / (micro_batch * g.dp), g.pp, g.virtual_stages, g.schedule);
 }
 
 // Node, precision and framework defaults as check_config fills them, so every layout, the pilot's
@@ -487,7 +487,8 @@ double cost_lower_bound_usd(const Config& c, double step_s) {
 }  // namespace
 
 SearchStateData::SearchStateData(const SearchSpaceData& space)
-    : space_(&space), floor_cache_(space.floors()), scratch_(space.base()), base_checked_(space.precisions().size(), 0) {
+    : space_(&space), floor_cache_(space.shared_floors_ ? FloorCache{} : space.floors()), scratch_(space.base()),
+      base_checked_(space.precisions().size(), 0) {
     if (space.pilot_cutoff()) {
         fixed_ = true;
         fixed_cutoff_ = *space.pilot_cutoff();
@@ -733,9 +734,23 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
 
 namespace {
 
+// Whether the TP, CP, EP and expert-TP groups each stay within one node (group_link's first case):
+// the links of the floor's collectives depend on the GPU count through this alone (communication.cpp
+// group_placement's world reaches only group_in_one_domain). Bit 0 marks the key as shared.
+uint64_t floor_domains(const SearchSpaceData& space, const ParallelSpec& p) {
+    if (!space.shared_floors_) return 0;
+    const int64_t per_node = std::max<int64_t>(space.base().node.gpus_per_node, 1);
+    uint64_t bits = 1, bit = 2;
+    for (Group g : {Group::tp, Group::cp, Group::ep, Group::etp}) {
+        if (group_in_one_domain(group_placement(p, g), per_node)) bits |= bit;
+        bit <<= 1;
+    }
+    return bits;
+}
+
 // Bounds of SearchSpace::create: TP, CP, EP <= num_gpus <= 2^20, micro-batch <= global batch <= 2^26.
-FloorKey floor_key(const SearchLayout& l) {
-    return {(uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
+FloorKey floor_key(const SearchLayout& l, uint64_t domains) {
+    return {(domains << 16) | (uint64_t(l.precision) << 3) | (uint64_t(l.recompute) << 1) | (l.parallel.sequence_parallel ? 1u : 0u),
             (uint64_t(l.parallel.tp) << 32) | uint64_t(l.micro_batch),
             (uint64_t(l.parallel.cp) << 40) | (uint64_t(l.parallel.expert_tp) << 20) | uint64_t(l.parallel.ep)};
 }
@@ -754,8 +769,18 @@ size_t FloorKeyHash::operator()(const FloorKey& k) const {
     return size_t(h ^ (h >> 32));
 }
 
+uint64_t SearchStateData::floor_domains(const ParallelSpec& p) {
+    if (!space_->shared_floors_) return 0;
+    const std::array<int64_t, 4> of{p.tp, p.cp, p.ep, p.expert_tp};  // (the count is the space's)
+    if (of != domains_of_) {
+        domains_of_ = of;
+        domains_ = trainclock::floor_domains(*space_, p);
+    }
+    return domains_;
+}
+
 const MicroBatchFloor& SearchStateData::floor_of(const SearchLayout& l) {
-    auto [it, inserted] = floor_cache_.try_emplace(floor_key(l));
+    auto [it, inserted] = floors().try_emplace(floor_key(l, floor_domains(l.parallel)));
     if (inserted) it->second = micro_batch_floor(scratch_, space_->calibration());
     return it->second;
 }
@@ -836,6 +861,8 @@ void SearchSpaceData::run_pilot(int64_t steps) {
         l.parallel.ep = c.parallel.ep = g.ep;
         l.parallel.expert_tp = c.parallel.expert_tp = g.expert_tp;
         l.parallel.stage_split = c.parallel.stage_split = g.stage_split;
+        FloorCache& floors = shared_floors_ ? *shared_floors_ : floors_;
+        const uint64_t domains = floor_domains(*this, l.parallel);
         const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
         double best = std::numeric_limits<double>::infinity();
         for (int sp : g.sequence_parallel) {
@@ -843,7 +870,7 @@ void SearchSpaceData::run_pilot(int64_t steps) {
             for (int64_t mbs : g.micro_batch) {
                 if (!micro_batches_ok(g, c.training.global_batch, mbs)) continue;
                 l.micro_batch = c.training.micro_batch = mbs;
-                auto [it, inserted] = floors_.try_emplace(floor_key(l));
+                auto [it, inserted] = floors.try_emplace(floor_key(l, domains));
                 if (inserted) it->second = micro_batch_floor(c, cal_);
                 const double m = double(micro_batch_count(c));
                 const double bound_s = bound_from_floor_s(c, cal_, it->second, false);

@@ -75,7 +75,11 @@ struct SearchSpaceData {
     int64_t layouts_ = 0;
     SearchStats enumeration_;  // rejections found while enumerating
     Calibration cal_;
-    FloorCache floors_;                         // found by the pilot (every state starts with them)
+    FloorCache floors_;  // found by the pilot (every state starts with them)
+    // The plan's floors of one GPU and precision, shared by its spaces of every count (null: each state
+    // keeps its own). The floor then keys on whether each TP, CP, EP and expert-TP group stays within
+    // one node at the count too (group_in_one_domain: the only way a floor depends on the GPU count).
+    std::shared_ptr<FloorCache> shared_floors_;
     std::optional<SearchHit> pilot_cutoff_;     // the K-th best of the pilot
     struct Pilot;                               // the pilot in progress (search.cpp)
     std::shared_ptr<Pilot> pilot_;              // null once done (or when not pruning)
@@ -123,8 +127,12 @@ struct SearchStateData {
     bool below_cutoff(const SearchLayout& layout, const SearchHit& cut, double* bound_objective, double* bound_secondary);
 
     const SearchSpaceData* space_;
-    FloorCache floor_cache_;  // starts as the space's floors
-    bool fixed_ = false;      // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
+    FloorCache floor_cache_;  // starts as the space's floors (unused with the space's shared_floors_)
+    FloorCache& floors() { return space_->shared_floors_ ? *space_->shared_floors_ : floor_cache_; }
+    uint64_t floor_domains(const ParallelSpec& p);  // search.cpp floor_domains, for the last (TP, CP, EP, expert TP) asked
+    std::array<int64_t, 4> domains_of_{-1, -1, -1, -1};
+    uint64_t domains_ = 0;
+    bool fixed_ = false;  // fixed_cutoff_ (the pilot's) replaces top_.back() for pruning
     SearchHit fixed_cutoff_;
     bool external_ = false;  // SearchOptions::max_step_s given: external_cutoff_ prunes too (cutoff())
     SearchHit external_cutoff_;

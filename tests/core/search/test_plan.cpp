@@ -241,3 +241,50 @@ TEST_CASE("plan: the global batch doubles with the count up to the tokens-per-GP
                           [&](const PlanOption& f) { return f.config.training.global_batch != 8; }) == !fixed);
     }
 }
+
+// The bounds, the floors shared across counts (keyed on whether each group stays in one node: NVL72's
+// 72-GPU domain makes that depend on the count) and the batch per count leave the answer as the
+// exhaustive plan's (every candidate searched in full, each space with its own floors).
+TEST_CASE("plan: the bounded plan equals the exhaustive plan on a small grid", "[plan][exhaustive]") {
+    const Config base = plan_base("llama3.2-1b", 2048, 64);
+    PlanOptions o;
+    o.tokens = 2e10;
+    o.gpus = {gpu_preset("h100-sxm").value(), gpu_preset("gb200").value(), gpu_preset("mi300x").value()};
+    o.precisions = {precision_preset("bf16-mixed").value(), precision_preset("fp8-mixed").value()};
+    o.max_gpus = 256;
+    o.top = 1000;
+    PlanOptions all = o;
+    all.exhaustive = true;
+    Result<PlanReport> full = plan(base, all);
+    REQUIRE(full.ok());
+    REQUIRE(full.value().options.size() > 10);
+    std::vector<double> days;
+    for (const PlanOption& f : full.value().options) days.push_back(f.days);
+    std::sort(days.begin(), days.end());
+    auto front = [](const PlanReport& r) {
+        std::vector<std::tuple<std::string, int64_t, std::string, double, double, int64_t, int64_t, int64_t, int64_t, int64_t>> out;
+        for (const PlanOption& f : r.options)
+            if (f.pareto)
+                out.emplace_back(f.gpu, f.num_gpus, f.precision, f.prediction.total_time_s, f.cost_usd, f.config.parallel.tp,
+                                 f.config.parallel.pp, f.config.parallel.cp, f.config.training.micro_batch, f.config.training.global_batch);
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    for (int constraint = 0; constraint < 2; ++constraint) {
+        INFO("constraint " << constraint);
+        PlanOptions oc = o, ac = all;
+        if (constraint == 1) oc.deadline_days = ac.deadline_days = days[days.size() / 2];
+        Result<PlanReport> bounded = plan(base, oc);
+        Result<PlanReport> exhaustive = constraint == 0 ? full : plan(base, ac);
+        REQUIRE(bounded.ok());
+        REQUIRE(exhaustive.ok());
+        CHECK(front(bounded.value()) == front(exhaustive.value()));
+        CHECK(bounded.value().searched < exhaustive.value().searched);
+        const PlanReport& b = bounded.value();
+        const PlanReport& e = exhaustive.value();
+        REQUIRE(b.cheapest_within_deadline.has_value());
+        REQUIRE(e.cheapest_within_deadline.has_value());
+        CHECK(b.options[*b.cheapest_within_deadline].cost_usd == e.options[*e.cheapest_within_deadline].cost_usd);
+        CHECK(b.options[*b.fastest_within_budget].prediction.total_time_s == e.options[*e.fastest_within_budget].prediction.total_time_s);
+    }
+}

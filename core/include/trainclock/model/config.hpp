@@ -226,6 +226,8 @@ std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node);  //
 // EP divides the experts; etp x ep divides tp x cp x dp (Megatron-Core folding); etp the expert width.
 std::optional<Error> ep_rule(const ModelSpec& model, int64_t tp, int64_t cp, int64_t dp, int64_t ep, int64_t etp);
 std::optional<Error> micro_batch_rule(int64_t micro_batches, int64_t pp, int64_t virtual_stages, PipelineSchedule schedule);
+bool micro_batch_rule_passes(int64_t micro_batches, int64_t pp, int64_t virtual_stages,
+                             PipelineSchedule schedule);                               // no message (the search)
 std::optional<Error> cp_rule(int64_t seq_len, int64_t cp);                             // 2*cp load-balanced chunks
 std::optional<Error> sp_rule(int64_t seq_len, int64_t tp, int64_t cp);                 // each CP rank's tokens over TP
 std::optional<Error> gemm_shape_rule(const ModelSpec& model, DType gemm, int64_t tp);  // FP8/FP4: multiples of 16

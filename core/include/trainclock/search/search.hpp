@@ -169,6 +169,7 @@ public:
     void run_pilot(int64_t steps);  // `steps` group estimates or pilot cells
 
     const SearchSpaceData& data() const { return *data_; }  // the internals (opaque outside the core)
+    SearchSpaceData& data() { return *data_; }              // (the plan shares floors across spaces)
 
 private:
     SearchSpace();
