@@ -343,7 +343,8 @@ std::string encode_config_link(const Config& config) {
                                                                    (field.path == "parallel.overlap_tp_comm" && knobs.overlap_tp_comm) ||
                                                                    (field.path == "training.attention_kernel" && knobs.attention_kernel) ||
                                                                    (field.path == "training.cuda_graphs" && knobs.cuda_graphs) ||
-                                                                   (field.path == "training.compile" && knobs.compile));
+                                                                   (field.path == "training.compile" && knobs.compile) ||
+                                                                   (field.path == "training.moe_dispatcher" && knobs.moe_dispatcher));
         if (named_knob) {
         } else if (field.link_key == "n") {
             if (text == config.gpu.default_node) continue;

@@ -50,6 +50,11 @@ void apply_framework_defaults(Config& c) {
         c.training.cuda_graphs = f.cuda_graphs;
         c.framework_defaults.push_back("training.cuda_graphs = " + std::string(enum_name(f.cuda_graphs)));
     }
+    if (!c.explicit_knobs.moe_dispatcher) {
+        c.training.moe_dispatcher = f.moe_dispatcher;
+        // Stated only where it matters (routed experts), so dense configs keep their warnings.
+        if (c.model.is_moe()) c.framework_defaults.push_back("training.moe_dispatcher = " + std::string(enum_name(f.moe_dispatcher)));
+    }
     if (!c.explicit_knobs.compile) {
         c.training.compile = f.compile;
         c.framework_defaults.push_back(std::string("training.compile = ") + (f.compile ? "true" : "false"));

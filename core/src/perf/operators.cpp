@@ -490,7 +490,18 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     out.ops.add(moe_permute_op(x.ops.activations, routed, x.hidden, x.ops.w_act));
     // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
     const double load = x.expert_load;
-    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
+    // Dispatch and combine in the activation dtype (Megatron-Core fused_a2a.py: DeepEP and HybridEP
+    // dispatch the bf16 hidden states, fp8_dispatch off), by the dispatcher's pattern (moe_exchange).
+    const MoeDispatcher dispatcher = x.config->training.moe_dispatcher;
+    if (dispatcher == MoeDispatcher::allgather) {
+        const MoeExchange d = moe_exchange(dispatcher, false, x.tokens * fold, routed, x.hidden, ep, x.ops.w_act);
+        const MoeExchange c = moe_exchange(dispatcher, true, x.tokens * fold, routed, x.hidden, ep, x.ops.w_act);
+        add_comm(out, "ep_all_gather", d.collective, Group::ep, d.bytes);
+        add_comm(out, "ep_reduce_scatter", c.collective, Group::ep, c.bytes);
+    } else {
+        const MoeExchange d = moe_exchange(dispatcher, false, load * x.tokens * fold, load * routed, x.hidden, ep, x.ops.w_act);
+        add_comm(out, "ep_all_to_all", d.collective, Group::ep, d.bytes, 2);  // dispatch + combine
+    }
     // The local experts run as one grouped GEMM, each group padded to the M tile (expert_group_rows).
     const double local_experts = E / ep;
     const double rows = expert_group_rows(load * routed * ep / E, local_experts);

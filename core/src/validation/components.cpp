@@ -196,11 +196,13 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     } else if (row.op == "reduce_scatter") {
         collective = Collective::reduce_scatter;
     } else if (row.op == "alltoall_dispatch" || row.op == "alltoall_combine") {
-        // DeepEP: each rank sends its tokens to top_k experts; dispatch in FP8 (1 byte + a scale per
-        // 128 values), combine in BF16 (DeepEP README).
-        collective = Collective::all_to_all;
-        const double width = row.op == "alltoall_dispatch" ? 1.0 + 4.0 / 128 : 2.0;
-        bytes = row.tokens * row.hidden * std::max(row.top_k, 1.0) * width;
+        // DeepEP's benchmark: dispatch in FP8 (a scale per 128 values), combine in BF16 (DeepEP
+        // README), costed as predict costs the deepep dispatcher (communication.hpp moe_exchange).
+        const bool combine = row.op == "alltoall_combine";
+        const MoeExchange exchange = moe_exchange(MoeDispatcher::deepep, combine, row.tokens, row.tokens * std::max(row.top_k, 1.0),
+                                                  row.hidden, double(ranks), combine ? 2.0 : kDeepEpFp8DispatchBytes);
+        collective = exchange.collective;
+        bytes = exchange.bytes;
     } else if (row.op != "all_reduce") {
         return Error{row.id + ".op", "no collective model for '" + row.op + "'"};
     }
