@@ -938,8 +938,15 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
     // sharing (calibration.cpp); alone they run at the large-GEMM (MAMF) figure. CUDA-core SGEMM's
     // efficiency is a sustained measurement already.
     const DType d = compute_dtype(gpu, op.dtype);
-    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained) *
-                        (op.grouped ? cal.grouped_gemm_rate : 1.0);
+    double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained) *
+                  (op.grouped ? cal.grouped_gemm_rate : 1.0);
+    // A grouped kernel's fixed work per group (its weights' tiles, the group's scheduling) over the
+    // group's token rows (K of a weight gradient, M otherwise): m / (m + m_half), fitted per kernel
+    // class on the VeOmni component rows (constants.json torch_grouped_mm_m_half_rows).
+    if (op.grouped && cal.grouped_m_half_rows > 0) {
+        const double rows = op.name && std::strcmp(op.name, "wgrad") == 0 ? op.k : op.m;
+        if (rows > 0) base *= rows / (rows + cal.grouped_m_half_rows);
+    }
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
     // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
     // extent (the K that halves it, per dtype: calibration.cpp).

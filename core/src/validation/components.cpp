@@ -251,7 +251,9 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
     FrameworkSpec library;
     library.name = row.library;
     library.torch_grouped_mm = row.library == "torch-grouped-mm" || row.library == "torchao-mxfp8";
-    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{}, AttentionKernel::flash2, &library);
+    Calibration cal = resolve_calibration(gpu, CalibrationSpec{}, AttentionKernel::flash2, &library);
+    // Triton's fused-MoE kernel (VeOmni): its own small-group curve at the dense rate (constants.json).
+    if (row.library == "triton-fused-moe") cal.grouped_m_half_rows = constant(Constant::triton_fused_moe_m_half_rows);
     const double w = dtype_storage_bytes(d), wo = out_width(d);
     OpList ops;
     double flops = 0;

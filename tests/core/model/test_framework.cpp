@@ -572,6 +572,32 @@ TEST_CASE("torch_grouped_mm: torchtitan's routed experts run at the torch._group
     CHECK(resolve_calibration(b200, {}, AttentionKernel::flash2, &megatron).grouped_gemm_rate == 1.0);
 }
 
+TEST_CASE("torch_grouped_mm: few rows per group lose m / (m + m_half) of the grouped rate, CUTLASS-class kernels only tile rounding") {
+    const FrameworkSpec torchtitan = framework_preset("torchtitan").value(), megatron = framework_preset("megatron-core").value();
+    const GpuSpec h100 = gpu_preset("h100-sxm").value();
+    const Calibration titan = resolve_calibration(h100, {}, AttentionKernel::flash2, &torchtitan);
+    const Calibration mcore = resolve_calibration(h100, {}, AttentionKernel::flash2, &megatron);
+    REQUIRE(titan.grouped_m_half_rows > 0);
+    CHECK(mcore.grouped_m_half_rows == 0);
+    Calibration flat = titan;
+    flat.grouped_m_half_rows = 0;
+    // Qwen3-30B-A3B's up projection per expert: 704 and 2112 rows (VeOmni rows), 128 groups.
+    for (const double rows : {704.0, 2112.0}) {
+        Op up = linear_fprop_op("mlp_up", DType::bf16, rows, 2048, 1536, 2, 2, 128);
+        up.grouped = true;
+        const double h = titan.grouped_m_half_rows;
+        CHECK(gemm_efficiency(up, h100, titan, kAlone) == Approx(gemm_efficiency(up, h100, flat, kAlone) * rows / (rows + h)));
+        // The weight gradient's token rows are its K.
+        Op wgrad = linear_wgrad_op(DType::bf16, rows, 2048, 1536, 2, 4, 128);
+        wgrad.grouped = true;
+        CHECK(gemm_efficiency(wgrad, h100, titan, kAlone) == Approx(gemm_efficiency(wgrad, h100, flat, kAlone) * rows / (rows + h)));
+        // A dense GEMM of the same shape is untouched.
+        Op dense = up;
+        dense.grouped = false;
+        CHECK(gemm_efficiency(dense, h100, titan, kAlone) == gemm_efficiency(dense, h100, flat, kAlone));
+    }
+}
+
 TEST_CASE("moe_dispatcher: framework defaults with sources for MoE models, explicit keys win, the pattern changes the EP traffic") {
     const std::string moe = R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 16, "precision": "bf16-mixed",
         "parallel": {"tp": 1, "pp": 1, "dp": 16, "ep": 8}, "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1)";
