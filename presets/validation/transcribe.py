@@ -501,6 +501,8 @@ def simumax(rows, unrep):
                      dp=dp, cp=cp, ep=ep, sp=tp > 1, zero=1, vstages=vst, seq=seq, gbs=gbs,
                      mbs=mbs, recompute="none", flash=True, attention_kernel="flash3",
                      framework=SIMUMAX_LAUNCHER)
+        if ep > 1:  # the row's notes: "MoE alltoall dispatcher" (Megatron-Core's default is allgather)
+            cfg["training"]["moe_dispatcher"] = "alltoall"
         if reason:
             unrep.append((r, reason, cfg))
             continue

@@ -82,6 +82,19 @@ TEST_CASE("issue 10 layouts predict from the CLI: uneven stages, NVL72 trays, Bl
     CHECK(has(gb300.out, "cost unknown"));
 }
 
+TEST_CASE("the moe-dispatcher flag sets training.moe_dispatcher, and a bad value exits 2 naming the key") {
+    const std::string base =
+        "predict --model mixtral-8x7b --gpu h100-sxm --gpus 16 --ep 8 --framework megatron-core --seq 4096 --gbs 64 --json";
+    const Run dflt = trainclock(base);
+    const Run a2a = trainclock(base + " --moe-dispatcher alltoall");
+    REQUIRE(dflt.exit_code == 0);
+    REQUIRE(a2a.exit_code == 0);
+    CHECK(has(dflt.out, "training.moe_dispatcher = allgather"));  // Megatron-Core's default, stated
+    CHECK(has(a2a.out, "\"moe_dispatcher\": \"alltoall\""));
+    CHECK(dflt.out != a2a.out);
+    check_rejected(base + " --moe-dispatcher flex", "training.moe_dispatcher");
+}
+
 TEST_CASE("the cuda-graphs and compile flags set the training keys, and a bad value exits 2 naming the key") {
     const std::string base = "predict --model gpt2 --gpu h100-sxm --gpus 8 --framework torchtitan --seq 1024 --gbs 8 --json";
     const Run eager = trainclock(base);

@@ -255,6 +255,7 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     }
     reader.read_enum("gather_prefetch", kGatherPrefetchNames, spec.gather_prefetch);
     reader.read_enum("cuda_graphs", kCudaGraphsNames, spec.cuda_graphs);
+    reader.read_enum("moe_dispatcher", kMoeDispatcherNames, spec.moe_dispatcher);
     if (const auto sources = reader.read_object("sources")) {
         spec.sources.clear();
         for (const auto field : *sources) {
@@ -476,6 +477,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("host_op_s", spec.host_op_s);
     out.field("gather_prefetch", enum_name(spec.gather_prefetch));
     out.field("cuda_graphs", enum_name(spec.cuda_graphs)).field("compile", spec.compile);
+    if (spec.moe_dispatcher != MoeDispatcher::alltoall) out.field("moe_dispatcher", enum_name(spec.moe_dispatcher));
     if (spec.op_level_sac) out.field("op_level_sac", true);
     if (!spec.quantize_layouts_one_pass) out.field("quantize_layouts_one_pass", false);
     if (spec.torch_grouped_mm) out.field("torch_grouped_mm", true);

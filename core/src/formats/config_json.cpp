@@ -217,6 +217,8 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read_enum("attention_kernel", kAttentionKernelNames, s.attention_kernel);
         if (t.has("cuda_graphs")) config.explicit_knobs.cuda_graphs = true;
         t.read_enum("cuda_graphs", kCudaGraphsNames, s.cuda_graphs);
+        if (t.has("moe_dispatcher")) config.explicit_knobs.moe_dispatcher = true;
+        t.read_enum("moe_dispatcher", kMoeDispatcherNames, s.moe_dispatcher);
         if (t.has("compile")) config.explicit_knobs.compile = true;
         t.read("compile", s.compile);
         t.read_enum("optimizer", kOptimizerNames, s.optimizer);
@@ -315,6 +317,8 @@ void write_config(JsonWriter& out, const Config& c) {
     // Without a framework only when set, so configs without them keep their canonical text.
     if (framework ? c.explicit_knobs.cuda_graphs : t.cuda_graphs != CudaGraphs::none) out.field("cuda_graphs", enum_name(t.cuda_graphs));
     if (framework ? c.explicit_knobs.compile : t.compile) out.field("compile", t.compile);
+    if (framework ? c.explicit_knobs.moe_dispatcher : t.moe_dispatcher != MoeDispatcher::alltoall)
+        out.field("moe_dispatcher", enum_name(t.moe_dispatcher));
     out.field("optimizer", enum_name(t.optimizer)).field("tokens", t.tokens);
     if (t.price_per_gpu_hour_usd >= 0) out.field("price_per_gpu_hour", t.price_per_gpu_hour_usd);
     if (!t.finetune.is_default()) {

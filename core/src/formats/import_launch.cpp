@@ -247,6 +247,7 @@ constexpr std::string_view kMegatronSwitches[] = {"swiglu",
                                                   "overlap-p2p-communication",
                                                   "defer-embedding-wgrad-compute",
                                                   "moe-permute-fusion",
+                                                  "moe-enable-deepep",
                                                   "qk-layernorm",
                                                   "distribute-saved-activations",
                                                   "check-for-nan-in-loss-and-grad",
@@ -270,16 +271,15 @@ constexpr std::string_view kMegatronHarmless[] = {
     "ckpt-", "timing-", "manual-gc", "manual-gc-", "profile-", "use-mcore-models", "mock-data", "num-workers", "dataloader-type",
     "master-addr", "master-port", "node-rank", "rdzv-", "standalone", "max-restarts", "position-embedding-type",
     "use-rotary-position-embeddings", "initial-loss-scale", "loss-scale", "loss-scale-window", "min-loss-scale", "hysteresis",
-    "accumulate-allreduce-grads-in-fp32", "moe-aux-loss-coeff", "moe-z-loss-coeff", "moe-router-", "moe-token-dispatcher-type",
-    "moe-grouped-gemm", "moe-permute-fusion", "cross-entropy-", "fp8-amax-", "fp8-margin", "fp8-interval", "fp8-param-gather",
-    "overlap-param-gather", "overlap-p2p-communication", "defer-embedding-wgrad-compute", "tp-comm-", "wgrad-deferral-limit", "align-",
-    "ddp-", "check-for-", "decoupled-", "calculate-per-token-loss", "empty-unused-memory-level", "tiktoken-", "apply-layernorm-1p",
-    "disable-bias-linear", "add-bias-linear", "add-qkv-bias", "bias-", "attention-softmax-in-fp32", "log-throughput", "profile",
-    "qk-layernorm", "use-dist-ckpt", "dist-ckpt-", "eod-mask-loss", "reset-", "mmap-bin-files", "create-attention-mask-in-dataloader",
-    "num-dataset-builder-threads", "object-storage-", "nccl-", "use-legacy-models", "moe-pad-expert-input-to-capacity",
-    "pretrained-checkpoint", "finetune", "use-checkpoint-", "async-save", "distribute-saved-activations", "transformer-impl",
-    "attention-backend", "use-flash-attn", "make-vocab-size-divisible-by", "train-iters", "train-samples", "node_rank", "max-tokens-to-oom",
-    "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec",
+    "accumulate-allreduce-grads-in-fp32", "moe-aux-loss-coeff", "moe-z-loss-coeff", "moe-router-", "moe-grouped-gemm", "moe-permute-fusion",
+    "cross-entropy-", "fp8-amax-", "fp8-margin", "fp8-interval", "fp8-param-gather", "overlap-param-gather", "overlap-p2p-communication",
+    "defer-embedding-wgrad-compute", "tp-comm-", "wgrad-deferral-limit", "align-", "ddp-", "check-for-", "decoupled-",
+    "calculate-per-token-loss", "empty-unused-memory-level", "tiktoken-", "apply-layernorm-1p", "disable-bias-linear", "add-bias-linear",
+    "add-qkv-bias", "bias-", "attention-softmax-in-fp32", "log-throughput", "profile", "qk-layernorm", "use-dist-ckpt", "dist-ckpt-",
+    "eod-mask-loss", "reset-", "mmap-bin-files", "create-attention-mask-in-dataloader", "num-dataset-builder-threads", "object-storage-",
+    "nccl-", "use-legacy-models", "moe-pad-expert-input-to-capacity", "pretrained-checkpoint", "finetune", "use-checkpoint-", "async-save",
+    "distribute-saved-activations", "transformer-impl", "attention-backend", "use-flash-attn", "make-vocab-size-divisible-by",
+    "train-iters", "train-samples", "node_rank", "max-tokens-to-oom", "micro-batch-size", "te-rng-tracker", "inference-", "retro-", "spec",
     // NeMo's (Hydra keys, dashed): runtime, logging and the nested data/optimizer/tokenizer settings
     "nemo:model.data.", "nemo:model.optim.", "nemo:model.tokenizer.", "nemo:model.peft.", "nemo:tied", "nemo:activation", "mcore-gpt",
     "transformer-engine", "megatron-amp-O2", "max-epochs", "val-check-interval", "log-every-n-steps", "limit-val-batches",
@@ -770,6 +770,29 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
             a.fail("cuda-graph-impl", "'" + *impl + "' is not understood (none, local, transformer_engine, full_iteration)");
     }
     if (graphs != "none") d.training.set("cuda_graphs", json_text(graphs));
+    // MoE token dispatcher (NVIDIA/Megatron-LM@d98e8a64 transformer_config.py moe_token_dispatcher_type
+    // allgather | alltoall | flex, flex with moe_flex_dispatcher_backend deepep (its default) | hybridep
+    // | ncclep; --moe-enable-deepep is the deprecated spelling of flex with deepep).
+    std::string dispatcher;
+    if (const auto type = a.text("moe-token-dispatcher-type")) {
+        if (*type == "alltoall" || *type == "allgather")
+            dispatcher = *type;
+        else if (*type == "alltoall_seq")  // earlier Megatron-Core: the all-to-all over the sequence-parallel split
+            dispatcher = "alltoall";
+        else if (*type == "flex")
+            dispatcher = "deepep";
+        else
+            a.fail("moe-token-dispatcher-type", "'" + *type + "' is not understood (allgather, alltoall, flex)");
+    }
+    if (a.flag("moe-enable-deepep")) dispatcher = "deepep";
+    if (const auto backend = a.text("moe-flex-dispatcher-backend")) {
+        if (*backend != "deepep" && *backend != "hybridep" && *backend != "ncclep")
+            a.fail("moe-flex-dispatcher-backend", "'" + *backend + "' is not understood (deepep, hybridep, ncclep)");
+        else if (*backend != "deepep" && dispatcher == "deepep")
+            d.warn("--moe-flex-dispatcher-backend " + *backend +
+                   ": costed as DeepEP's fused dispatch and combine (training.moe_dispatcher deepep)");
+    }
+    if (!dispatcher.empty() && d.moe.has("experts")) d.training.set("moe_dispatcher", json_text(dispatcher));
     const std::string optimizer = a.text("optimizer").value_or("adam");
     // Megatron's "adam" is AdamW (decoupled weight decay: TE/apex FusedAdam with adam_w_mode).
     if (optimizer != "adam" && optimizer != "sgd") a.fail("optimizer", "'" + optimizer + "' is not understood (adam, sgd)");

@@ -344,7 +344,8 @@ std::string encode_config_link(const Config& config) {
                                                                    (field.path == "training.attention_kernel" && knobs.attention_kernel) ||
                                                                    (field.path == "training.cuda_graphs" && knobs.cuda_graphs) ||
                                                                    (field.path == "training.compile" && knobs.compile) ||
-                                                                   (field.path == "training.flash_attention" && knobs.flash_attention));
+                                                                   (field.path == "training.flash_attention" && knobs.flash_attention) ||
+                                                                   (field.path == "training.moe_dispatcher" && knobs.moe_dispatcher));
         if (named_knob) {
         } else if (field.link_key == "n") {
             if (text == config.gpu.default_node) continue;

@@ -56,6 +56,11 @@ void apply_framework_defaults(Config& c) {
         c.training.flash_attention = false;
         c.framework_defaults.push_back("training.flash_attention = false");
     }
+    if (!c.explicit_knobs.moe_dispatcher) {
+        c.training.moe_dispatcher = f.moe_dispatcher;
+        // Stated only where it matters (routed experts), so dense configs keep their warnings.
+        if (c.model.is_moe()) c.framework_defaults.push_back("training.moe_dispatcher = " + std::string(enum_name(f.moe_dispatcher)));
+    }
     if (!c.explicit_knobs.compile) {
         c.training.compile = f.compile;
         c.framework_defaults.push_back(std::string("training.compile = ") + (f.compile ? "true" : "false"));

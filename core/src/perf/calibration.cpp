@@ -176,6 +176,8 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     // README: contiguous grouped FP8 at the dense FP8 TFLOP/s, the DGEMM component rows);
     // torch._grouped_mm and torchao's _scaled_grouped_mm at torch_grouped_mm_of_dense of it (TAO rows).
     if (framework && framework->torch_grouped_mm) c.grouped_gemm_rate = constant(Constant::torch_grouped_mm_of_dense);
+    // ... and lose more at few rows per group (the VeOmni rows: 704 vs 2112 rows per expert).
+    if (framework && framework->torch_grouped_mm) c.grouped_m_half_rows = constant(Constant::torch_grouped_mm_m_half_rows);
     // The framework's own dispatch cost (presets/frameworks host_op_s, with its source) replaces it.
     if (framework && !framework->name.empty()) c.host_op_s = framework->host_op_s;
 

@@ -246,4 +246,15 @@ double cp_exposed_s(double comm_s, double attention_s, double cp, bool overlap) 
     return steps * std::max(0.0, comm_s / steps - attention_s / cp);
 }
 
+MoeExchange moe_exchange(MoeDispatcher dispatcher, bool combine, double tokens, double routed, double hidden, double ep, double width) {
+    // All-gather dispatcher (Megatron-Core MoEAllGatherTokenDispatcher): every rank gathers all the
+    // group's tokens (gather_from_sequence_parallel_region over tp_ep_group), keeps its experts' rows,
+    // and the combine reduce-scatters the full buffer back (reduce_scatter_to_sequence_parallel_region).
+    if (dispatcher == MoeDispatcher::allgather)
+        return {combine ? Collective::reduce_scatter : Collective::all_gather, std::max(ep, 1.0) * tokens * hidden * width};
+    // All-to-all (MoEAlltoAllTokenDispatcher) and DeepEP (Megatron-Core flex dispatcher; DeepEP
+    // README): each rank sends one copy of a token per routed expert, top_k rows per token.
+    return {Collective::all_to_all, routed * hidden * width};
+}
+
 }  // namespace trainclock

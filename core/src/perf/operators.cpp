@@ -490,7 +490,18 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     out.ops.add(moe_permute_op(x.ops.activations, routed, x.hidden, x.ops.w_act));
     // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
     const double load = x.expert_load;
-    add_comm(out, "ep_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.hidden * x.ops.w_act, 2);  // dispatch + combine
+    // Dispatch and combine in the activation dtype (Megatron-Core fused_a2a.py: DeepEP and HybridEP
+    // dispatch the bf16 hidden states, fp8_dispatch off), by the dispatcher's pattern (moe_exchange).
+    const MoeDispatcher dispatcher = x.config->training.moe_dispatcher;
+    if (dispatcher == MoeDispatcher::allgather) {
+        const MoeExchange d = moe_exchange(dispatcher, false, x.tokens * fold, routed, x.hidden, ep, x.ops.w_act);
+        const MoeExchange c = moe_exchange(dispatcher, true, x.tokens * fold, routed, x.hidden, ep, x.ops.w_act);
+        add_comm(out, "ep_all_gather", d.collective, Group::ep, d.bytes);
+        add_comm(out, "ep_reduce_scatter", c.collective, Group::ep, c.bytes);
+    } else {
+        const MoeExchange d = moe_exchange(dispatcher, false, load * x.tokens * fold, load * routed, x.hidden, ep, x.ops.w_act);
+        add_comm(out, "ep_all_to_all", d.collective, Group::ep, d.bytes, 2);  // dispatch + combine
+    }
     // The local experts run as one grouped GEMM, each group padded to the M tile (expert_group_rows).
     const double local_experts = E / ep;
     const double rows = expert_group_rows(load * routed * ep / E, local_experts);
@@ -927,8 +938,15 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
     // sharing (calibration.cpp); alone they run at the large-GEMM (MAMF) figure. CUDA-core SGEMM's
     // efficiency is a sustained measurement already.
     const DType d = compute_dtype(gpu, op.dtype);
-    const double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained) *
-                        (op.grouped ? cal.grouped_gemm_rate : 1.0);
+    double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained) *
+                  (op.grouped ? cal.grouped_gemm_rate : 1.0);
+    // A grouped kernel's fixed work per group (its weights' tiles, the group's scheduling) over the
+    // group's token rows (K of a weight gradient, M otherwise): m / (m + m_half), fitted per kernel
+    // class on the VeOmni component rows (constants.json torch_grouped_mm_m_half_rows).
+    if (op.grouped && cal.grouped_m_half_rows > 0) {
+        const double rows = op.name && std::strcmp(op.name, "wgrad") == 0 ? op.k : op.m;
+        if (rows > 0) base *= rows / (rows + cal.grouped_m_half_rows);
+    }
     if (op.m <= 0 || op.n <= 0 || op.k <= 0) return base;
     // Short K: each tile's prologue (pipeline fill) and epilogue (write C) are amortised over its K
     // extent (the K that halves it, per dtype: calibration.cpp).

@@ -196,11 +196,13 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     } else if (row.op == "reduce_scatter") {
         collective = Collective::reduce_scatter;
     } else if (row.op == "alltoall_dispatch" || row.op == "alltoall_combine") {
-        // DeepEP: each rank sends its tokens to top_k experts; dispatch in FP8 (1 byte + a scale per
-        // 128 values), combine in BF16 (DeepEP README).
-        collective = Collective::all_to_all;
-        const double width = row.op == "alltoall_dispatch" ? 1.0 + 4.0 / 128 : 2.0;
-        bytes = row.tokens * row.hidden * std::max(row.top_k, 1.0) * width;
+        // DeepEP's benchmark: dispatch in FP8 (a scale per 128 values), combine in BF16 (DeepEP
+        // README), costed as predict costs the deepep dispatcher (communication.hpp moe_exchange).
+        const bool combine = row.op == "alltoall_combine";
+        const MoeExchange exchange = moe_exchange(MoeDispatcher::deepep, combine, row.tokens, row.tokens * std::max(row.top_k, 1.0),
+                                                  row.hidden, double(ranks), combine ? 2.0 : kDeepEpFp8DispatchBytes);
+        collective = exchange.collective;
+        bytes = exchange.bytes;
     } else if (row.op != "all_reduce") {
         return Error{row.id + ".op", "no collective model for '" + row.op + "'"};
     }
@@ -249,7 +251,9 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
     FrameworkSpec library;
     library.name = row.library;
     library.torch_grouped_mm = row.library == "torch-grouped-mm" || row.library == "torchao-mxfp8";
-    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{}, AttentionKernel::flash2, &library);
+    Calibration cal = resolve_calibration(gpu, CalibrationSpec{}, AttentionKernel::flash2, &library);
+    // Triton's fused-MoE kernel (VeOmni): its own small-group curve at the dense rate (constants.json).
+    if (row.library == "triton-fused-moe") cal.grouped_m_half_rows = constant(Constant::triton_fused_moe_m_half_rows);
     const double w = dtype_storage_bytes(d), wo = out_width(d);
     OpList ops;
     double flops = 0;

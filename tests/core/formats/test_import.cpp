@@ -476,6 +476,25 @@ TEST_CASE("Megatron arguments: MoE, MLA, uneven stages, interleaving, recompute 
     CHECK_THAT(graphs("--enable-cuda-graph").value().json, Catch::Contains(R"("cuda_graphs": "layers")"));
     CHECK_FALSE(graphs("").value().json.find("cuda_graphs") != std::string::npos);
     CHECK(graphs("--cuda-graph-impl everything").error().key == "--cuda-graph-impl");
+
+    // The MoE token dispatcher: --moe-token-dispatcher-type (flex: DeepEP), --moe-enable-deepep.
+    const auto moe = [](const std::string& flags) {
+        return import_megatron(split_command_line("--num-layers 4 --hidden-size 64 --num-attention-heads 2 --vocab-size 128 "
+                                                  "--num-experts 8 --moe-router-topk 2 " +
+                                                  flags));
+    };
+    CHECK_THAT(moe("--moe-token-dispatcher-type alltoall").value().json, Catch::Contains(R"("moe_dispatcher": "alltoall")"));
+    CHECK_THAT(moe("--moe-token-dispatcher-type allgather").value().json, Catch::Contains(R"("moe_dispatcher": "allgather")"));
+    CHECK_THAT(moe("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep").value().json,
+               Catch::Contains(R"("moe_dispatcher": "deepep")"));
+    CHECK_THAT(moe("--moe-token-dispatcher-type flex --moe-enable-deepep").value().json, Catch::Contains(R"("moe_dispatcher": "deepep")"));
+    CHECK(moe("").value().json.find("moe_dispatcher") == std::string::npos);  // the framework's default then
+    const auto read = moe("--moe-token-dispatcher-type alltoall");
+    REQUIRE(read.ok());
+    for (const std::string& w : read.value().warnings)
+        CHECK(w.find("moe-token-dispatcher-type") == std::string::npos);  // read, not "ignored"
+    CHECK(moe("--moe-token-dispatcher-type ring").error().key == "--moe-token-dispatcher-type");
+    CHECK(graphs("--moe-token-dispatcher-type alltoall").value().json.find("moe_dispatcher") == std::string::npos);  // dense: no key
 }
 
 TEST_CASE("NeMo: Hydra overrides of the NeMo launcher's GPT-3 20B example") {

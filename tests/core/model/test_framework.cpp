@@ -600,3 +600,68 @@ TEST_CASE("flash_attention false: tensorflow materialises the scores unless the 
         CHECK(c.training.flash_attention);
     }
 }
+
+TEST_CASE("torch_grouped_mm: few rows per group lose m / (m + m_half) of the grouped rate, CUTLASS-class kernels only tile rounding") {
+    const FrameworkSpec torchtitan = framework_preset("torchtitan").value(), megatron = framework_preset("megatron-core").value();
+    const GpuSpec h100 = gpu_preset("h100-sxm").value();
+    const Calibration titan = resolve_calibration(h100, {}, AttentionKernel::flash2, &torchtitan);
+    const Calibration mcore = resolve_calibration(h100, {}, AttentionKernel::flash2, &megatron);
+    REQUIRE(titan.grouped_m_half_rows > 0);
+    CHECK(mcore.grouped_m_half_rows == 0);
+    Calibration flat = titan;
+    flat.grouped_m_half_rows = 0;
+    // Qwen3-30B-A3B's up projection per expert: 704 and 2112 rows (VeOmni rows), 128 groups.
+    for (const double rows : {704.0, 2112.0}) {
+        Op up = linear_fprop_op("mlp_up", DType::bf16, rows, 2048, 1536, 2, 2, 128);
+        up.grouped = true;
+        const double h = titan.grouped_m_half_rows;
+        CHECK(gemm_efficiency(up, h100, titan, kAlone) == Approx(gemm_efficiency(up, h100, flat, kAlone) * rows / (rows + h)));
+        // The weight gradient's token rows are its K.
+        Op wgrad = linear_wgrad_op(DType::bf16, rows, 2048, 1536, 2, 4, 128);
+        wgrad.grouped = true;
+        CHECK(gemm_efficiency(wgrad, h100, titan, kAlone) == Approx(gemm_efficiency(wgrad, h100, flat, kAlone) * rows / (rows + h)));
+        // A dense GEMM of the same shape is untouched.
+        Op dense = up;
+        dense.grouped = false;
+        CHECK(gemm_efficiency(dense, h100, titan, kAlone) == gemm_efficiency(dense, h100, flat, kAlone));
+    }
+}
+
+TEST_CASE("moe_dispatcher: framework defaults with sources for MoE models, explicit keys win, the pattern changes the EP traffic") {
+    const std::string moe = R"({"model": "mixtral-8x7b", "gpu": "h100-sxm", "num_gpus": 16, "precision": "bf16-mixed",
+        "parallel": {"tp": 1, "pp": 1, "dp": 16, "ep": 8}, "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1)";
+    for (const std::string& name : preset_names(PresetKind::framework)) {
+        INFO(name);
+        const FrameworkSpec f = framework_preset(name).value();
+        const Config c = load(moe + R"(}, "framework": ")" + name + "\"}");
+        CHECK(c.training.moe_dispatcher == f.moe_dispatcher);
+        bool stated = false;
+        for (const std::string& d : c.framework_defaults)
+            stated = stated || d == "training.moe_dispatcher = " + std::string(enum_name(f.moe_dispatcher));
+        CHECK(stated);
+        // A dense model does not state it (its warnings stay as they were).
+        for (const std::string& d : load(layout("h100-sxm", "\"" + name + "\"")).framework_defaults)
+            CHECK(d.find("training.moe_dispatcher") != 0);
+    }
+    // Megatron-Core's TransformerConfig default is the all-gather dispatcher; torchtitan's EP is all-to-all.
+    CHECK(framework_preset("megatron-core").value().moe_dispatcher == MoeDispatcher::allgather);
+    CHECK(framework_preset("torchtitan").value().moe_dispatcher == MoeDispatcher::alltoall);
+    const Config a2a = load(moe + R"(, "moe_dispatcher": "alltoall"}, "framework": "megatron-core"})");
+    const Config ag = load(moe + R"(, "moe_dispatcher": "allgather"}, "framework": "megatron-core"})");
+    CHECK(a2a.training.moe_dispatcher == MoeDispatcher::alltoall);
+    for (const std::string& d : a2a.framework_defaults) CHECK(d.find("training.moe_dispatcher") != 0);
+    const std::string text = config_to_json(a2a);
+    CHECK(text.find("\"moe_dispatcher\": \"alltoall\"") != std::string::npos);
+    auto reread = load_config(text);
+    REQUIRE(reread.ok());
+    CHECK(reread.value().training.moe_dispatcher == MoeDispatcher::alltoall);
+    // Mixtral routes each token to 2 of 8 experts: the all-gather moves all ep x tokens, the
+    // all-to-all top_k copies, so the all-gather dispatcher spends longer on EP traffic at ep 8.
+    CHECK(predict(ag).breakdown_s[StepPart::ep_comm] > predict(a2a).breakdown_s[StepPart::ep_comm]);
+    auto bad = load_config(moe + R"(, "moe_dispatcher": "flex"}})");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().key == "training.moe_dispatcher");
+    auto bad_preset = load_config(layout("h100-sxm", R"({"preset": "jax", "moe_dispatcher": "ring"})"));
+    REQUIRE_FALSE(bad_preset.ok());
+    CHECK(bad_preset.error().key == "framework.moe_dispatcher");
+}

@@ -227,3 +227,22 @@ TEST_CASE("NCCL's choice: LL for small messages, Simple for large, NVLS on Hoppe
         previous = t;
     }
 }
+
+TEST_CASE("moe_exchange: all-to-all and DeepEP move the top_k routed copies, all-gather every token of the EP group and back") {
+    const double tokens = 4096, routed = 4096 * 8, hidden = 7168, ep = 8, w = 2;
+    for (const MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep}) {
+        for (const bool combine : {false, true}) {
+            const MoeExchange e = moe_exchange(d, combine, tokens, routed, hidden, ep, w);
+            CHECK(e.collective == Collective::all_to_all);
+            CHECK(e.bytes == Approx(routed * hidden * w));
+        }
+    }
+    const MoeExchange gather = moe_exchange(MoeDispatcher::allgather, false, tokens, routed, hidden, ep, w);
+    const MoeExchange scatter = moe_exchange(MoeDispatcher::allgather, true, tokens, routed, hidden, ep, w);
+    CHECK(gather.collective == Collective::all_gather);
+    CHECK(scatter.collective == Collective::reduce_scatter);
+    // The gathered buffer holds the tokens of all ep ranks, whatever top_k is.
+    CHECK(gather.bytes == Approx(ep * tokens * hidden * w));
+    CHECK(scatter.bytes == gather.bytes);
+    CHECK(moe_exchange(MoeDispatcher::allgather, false, tokens, 2 * routed, hidden, ep, w).bytes == gather.bytes);
+}

@@ -128,3 +128,25 @@ TEST_CASE("components: a bad row is reported by file, index and key, the others 
     parse_component_file("broken", "{", suite);
     CHECK(suite.issues.size() == 2);
 }
+
+TEST_CASE("components: a DeepEP time row is the deepep dispatcher's exchange (moe_exchange) on the group's link, as predict costs it") {
+    const ComponentRow* row = find_row(shipped(), [](const ComponentRow& r) {
+        return r.library == "deepep" && r.op == "alltoall_dispatch" && r.metric == "time_us" && r.nodes > 1;
+    });
+    REQUIRE(row != nullptr);
+    const GpuSpec gpu = gpu_preset(row->gpu).value();
+    NodeSpec node = node_preset(row->node).value();
+    node.gpus_per_node = row->gpus_per_node;
+    if (row->inter_bw_gbps > 0) node.inter_bw_gbps = row->inter_bw_gbps;
+    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
+    const Link link = group_link(node, gpu, cal, GroupPlacement{row->num_gpus, 1, row->num_gpus});
+    // FP8 dispatch: one byte and a scale per 128 values, every routed copy of a token (DeepEP README).
+    const MoeExchange exchange = moe_exchange(MoeDispatcher::deepep, false, row->tokens, row->tokens * row->top_k, row->hidden,
+                                              double(row->num_gpus), kDeepEpFp8DispatchBytes);
+    CHECK(exchange.collective == Collective::all_to_all);
+    CHECK(exchange.bytes == Approx(row->tokens * row->top_k * row->hidden * (1 + 4.0 / 128)));
+    const double t = collective_time_s(exchange.collective, exchange.bytes, row->num_gpus, link) + cal.kernel_launch_s;
+    const auto predicted = predict_component(*row);
+    REQUIRE(predicted.ok());
+    CHECK(predicted.value() == Approx(t * 1e6).epsilon(1e-12));
+}

@@ -91,6 +91,7 @@ struct TrainingSpec {
     bool flash_attention = true;                                 // fused attention (only taken when the gemm dtype has a kernel)
     AttentionKernel attention_kernel = AttentionKernel::flash2;  // which fused kernel (flash3 needs Hopper or newer)
     CudaGraphs cuda_graphs = CudaGraphs::none;                   // what runs as CUDA graph replays (no per-op host dispatch)
+    MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;      // how routed tokens reach other EP ranks' experts
     bool compile = false;                    // torch.compile: Inductor fuses norms, elementwise chains and fp8 casts into fewer kernels
     Optimizer optimizer = Optimizer::adamw;  // adamw | adamw8bit (bitsandbytes, 1-byte states) | adam | lamb | lamb-per-tensor | sgd
     double tokens = 0;                       // training tokens of the whole run (0 = report one step only)
@@ -193,6 +194,7 @@ struct ExplicitKnobs {
     bool cuda_graphs = false;       // training.cuda_graphs given
     bool compile = false;           // training.compile given
     bool flash_attention = false;   // training.flash_attention given
+    bool moe_dispatcher = false;    // training.moe_dispatcher given
     bool fp8_recipe = false;        // precision.fp8_recipe given (inline precision object)
 };
 

@@ -38,6 +38,12 @@ enum class GatherPrefetch {
 // forward-backward of an iteration, optimizer step excluded (Megatron-Core "full_iteration").
 enum class CudaGraphs { none, layers, full };
 
+// How routed tokens reach the experts of other EP ranks (Megatron-Core moe_token_dispatcher_type):
+// an all-to-all of the top_k routed copies (alltoall); an all-gather of every token over the EP group,
+// each rank keeping its experts' tokens, and a reduce-scatter back (allgather); DeepEP's fused
+// dispatch and combine kernels (Megatron-Core "flex" with the deepep backend; deepep).
+enum class MoeDispatcher { alltoall, allgather, deepep };
+
 struct FrameworkSpec {
     std::string name;  // preset id ("megatron-core") or "custom"; "" = no framework given
     std::string display_name;
@@ -56,6 +62,7 @@ struct FrameworkSpec {
     CudaGraphs cuda_graphs = CudaGraphs::none;  // what it captures into CUDA graphs by default
     bool compile = false;                       // torch.compile (Inductor) of the model by default
     bool flash_attention = true;                // a fused attention kernel by default (XLA without cuDNN FMHA: none)
+    MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;  // the MoE token dispatcher it runs by default
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read

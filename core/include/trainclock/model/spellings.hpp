@@ -27,6 +27,8 @@ inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {{"flash2",
                                                                       {"flash3", AttentionKernel::flash3}};
 inline constexpr EnumName<CudaGraphs> kCudaGraphsNames[] = {
     {"none", CudaGraphs::none}, {"layers", CudaGraphs::layers}, {"full", CudaGraphs::full}};
+inline constexpr EnumName<MoeDispatcher> kMoeDispatcherNames[] = {
+    {"alltoall", MoeDispatcher::alltoall}, {"allgather", MoeDispatcher::allgather}, {"deepep", MoeDispatcher::deepep}};
 inline constexpr EnumName<FinetuneMethod> kFinetuneMethodNames[] = {
     {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
 inline constexpr EnumName<LoraTargets> kLoraTargetsNames[] = {{"attention", LoraTargets::attention},
@@ -81,6 +83,7 @@ inline constexpr std::tuple kSpellings{Spellings{"parallel.schedule", kScheduleN
                                        Spellings{"training.recompute", kRecomputeNames},
                                        Spellings{"training.attention_kernel", kAttentionKernelNames},
                                        Spellings{"training.cuda_graphs", kCudaGraphsNames},
+                                       Spellings{"training.moe_dispatcher", kMoeDispatcherNames},
                                        Spellings{"training.finetune.method", kFinetuneMethodNames},
                                        Spellings{"training.finetune.lora_targets", kLoraTargetsNames},
                                        Spellings{"training.optimizer", kOptimizerNames},

@@ -72,6 +72,18 @@ double collective_wire_bytes(Collective collective, double bytes, int64_t ranks)
 enum class NcclAlgo { ring, tree, nvls, nvls_tree };
 double collective_time_s(Collective collective, double bytes, int64_t ranks, const Link& link, const NcclAlgo* only = nullptr);
 
+// One direction of an MoE layer's token exchange over the EP group (training.moe_dispatcher): each of
+// the `ep` ranks holds `tokens` tokens of `hidden` values at `width` bytes each, `routed` rows once
+// each token is copied to its top_k experts. The collective and its bytes in collective_time_s's convention; predict
+// (operators.cpp moe_mlp) and validate --components (the DeepEP rows) cost it the same way.
+struct MoeExchange {
+    Collective collective;
+    double bytes;
+};
+MoeExchange moe_exchange(MoeDispatcher dispatcher, bool combine, double tokens, double routed, double hidden, double ep, double width);
+// Bytes per value of DeepEP's FP8 dispatch: e4m3 plus one fp32 scale per 128 values (DeepEP README).
+inline constexpr double kDeepEpFp8DispatchBytes = 1.0 + 4.0 / 128;
+
 enum class NcclProto { ll, ll128, simple };
 struct NcclChoice {
     double seconds = 0;  // NCCL's estimate, latency scaled (nccl_latency_scale), call overhead excluded
