@@ -143,7 +143,7 @@ void App::step_plan() {
 
 void App::draw_plan() {
     ImGui::SetNextItemOpen(plan_.open);
-    const bool open = ImGui::CollapsingHeader("Plan: which GPUs, how many, how long and at what cost");
+    const bool open = ImGui::CollapsingHeader("Plan: which GPUs, how many, days, cost");
     annotate("plan");
     if (open != plan_.open) {
         plan_.open = open;
