@@ -44,9 +44,9 @@ std::string format_money(double usd) { return widgets::money(usd); }
 std::string describe_parallel(const Config& c) {
     const ParallelSpec& p = c.parallel;
     char text[160];
-    std::snprintf(text, sizeof text, "TP%lld PP%lld CP%lld DP%lld EP%lld%s ZeRO-%d v%lld mbs%lld recompute %s", static_cast<long long>(p.tp),
-                  static_cast<long long>(p.pp), static_cast<long long>(p.cp), static_cast<long long>(p.dp), static_cast<long long>(p.ep),
-                  p.sequence_parallel ? " SP" : "", int(p.zero), static_cast<long long>(p.virtual_stages),
+    std::snprintf(text, sizeof text, "TP%lld PP%lld CP%lld DP%lld EP%lld%s ZeRO-%d v%lld mbs%lld recompute %s",
+                  static_cast<long long>(p.tp), static_cast<long long>(p.pp), static_cast<long long>(p.cp), static_cast<long long>(p.dp),
+                  static_cast<long long>(p.ep), p.sequence_parallel ? " SP" : "", int(p.zero), static_cast<long long>(p.virtual_stages),
                   static_cast<long long>(c.training.micro_batch), std::string(enum_name(c.training.recompute)).c_str());
     return text;
 }
@@ -137,13 +137,13 @@ void App::step_plan() {
     plan_.report_json = plan_report_to_json(plan_.base, plan_.options, report);
     plan_.report = std::move(report);
     // What the panel shows, with the config it planned from (tests run `trainclock plan --config` on it).
-    publish_data("plan", "{\"link\": \"" + plan_link() + "\", \"config\": " + config_to_json(plan_.base) + ", \"report\": " +
-                             plan_.report_json + "}");
+    publish_data("plan", "{\"link\": \"" + plan_link() + "\", \"config\": " + config_to_json(plan_.base) +
+                             ", \"report\": " + plan_.report_json + "}");
 }
 
 void App::draw_plan() {
     ImGui::SetNextItemOpen(plan_.open);
-    const bool open = ImGui::CollapsingHeader("Plan: which GPUs, how many, how long and at what cost");
+    const bool open = ImGui::CollapsingHeader("Plan: which GPUs, how many, days, cost");
     annotate("plan");
     if (open != plan_.open) {
         plan_.open = open;
@@ -268,9 +268,7 @@ void App::draw_plan_plot() {
     annotate("plan.plot");
     const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    auto gpu_index = [&r](const std::string& gpu) {
-        return int(std::find(r.gpus.begin(), r.gpus.end(), gpu) - r.gpus.begin());
-    };
+    auto gpu_index = [&r](const std::string& gpu) { return int(std::find(r.gpus.begin(), r.gpus.end(), gpu) - r.gpus.begin()); };
     // The front as a line in time order (options are by days), then every option as its GPU's mark:
     // filled on the front, hollow off it.
     ImVec2 previous;
@@ -306,7 +304,8 @@ void App::draw_plan_plot() {
     for (size_t g = 0; g < r.gpus.size(); ++g) {
         if (std::none_of(r.options.begin(), r.options.end(), [&](const PlanOption& o) { return o.gpu == r.gpus[g]; })) continue;
         const float line = ImGui::GetTextLineHeight();
-        if (!first && ImGui::GetItemRectMax().x + 110.0f < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+        if (!first && ImGui::GetItemRectMax().x + 110.0f < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+            ImGui::SameLine();
         first = false;
         const ImVec2 q = ImGui::GetCursorScreenPos();
         draw_mark(draw, ImVec2(q.x + line / 2, q.y + line / 2), int(g), 4.0f, true);

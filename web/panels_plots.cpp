@@ -339,7 +339,7 @@ void App::draw_search_plot() {
         const Prediction& a = search_points_[search_front_[k - 1]].prediction;
         const Prediction& b = search_points_[search_front_[k]].prediction;
         draw->AddLine(ImVec2(f.sx(a.iteration_time_s), f.sy(a.cost_usd)), ImVec2(f.sx(b.iteration_time_s), f.sy(b.cost_usd)),
-                      widgets::palette(5), 2.0f);
+                      widgets::palette(1), 2.0f);
     }
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     float best_d = 64.0f;
@@ -349,7 +349,7 @@ void App::draw_search_plot() {
         const bool front = std::find(search_front_.begin(), search_front_.end(), i) != search_front_.end();
         const ImVec2 s(f.sx(p.prediction.iteration_time_s), f.sy(p.prediction.cost_usd));
         if (front)
-            draw->AddCircleFilled(s, 5.0f, widgets::palette(5));
+            draw->AddCircleFilled(s, 5.0f, widgets::palette(1));
         else
             draw->AddCircleFilled(s, 3.0f, widgets::palette(0));
         if (p.config.num_gpus == valid_.num_gpus && config_to_json(p.config) == config_to_json(valid_))

@@ -151,7 +151,7 @@ void App::draw_interval() {
         const double lo = std::min(low, value) * 0.9, hi = std::max(high, value) * 1.1;
         const auto x = [&](double v) { return origin.x + label_w + float((v - lo) / (hi - lo)) * bar_w; };
         const float y = origin.y + line * 0.5f + 2.0f;
-        const ImU32 band = widgets::palette(0), point = widgets::palette(5);
+        const ImU32 band = widgets::palette(0), point = widgets::palette(1);
         draw->AddRectFilled(ImVec2(x(low), y - 3.0f), ImVec2(x(high), y + 3.0f), (band & 0x00FFFFFF) | 0x60000000);
         draw->AddLine(ImVec2(x(low), y - 6.0f), ImVec2(x(low), y + 6.0f), band, 2.0f);
         draw->AddLine(ImVec2(x(high), y - 6.0f), ImVec2(x(high), y + 6.0f), band, 2.0f);
@@ -244,7 +244,7 @@ void App::draw_comparison() {
         } else if (!row.error && slowest > 0) {
             const float w = float(row.prediction.iteration_time_s / slowest) * bar_w;
             const ImU32 color = !row.prediction.memory.fits ? IM_COL32(200, 30, 30, 200)
-                                : current                   ? widgets::palette(5)
+                                : current                   ? widgets::palette(1)
                                                             : widgets::palette(0);
             draw->AddRectFilled(p, ImVec2(p.x + std::max(w, 1.0f), p.y + height), color);
             ImGui::SameLine();

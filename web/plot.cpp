@@ -85,8 +85,8 @@ Frame plot_frame(const char* id, const std::string& title, float width, float he
     draw->AddText(ImVec2(origin.x, origin.y), ImGui::GetColorU32(ImGuiCol_Text), heading.c_str());
     const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled), grid = IM_COL32(255, 255, 255, 200);
     auto axis_json = [](const Axis& a, const std::vector<std::string>& labels) {
-        std::string json = "{\"title\": " + quoted(a.title) + ", \"log\": " + (a.log ? "true" : "false") + ", \"range\": [" +
-                           number(a.lo) + ", " + number(a.hi) + "], \"ticks\": [";
+        std::string json = "{\"title\": " + quoted(a.title) + ", \"log\": " + (a.log ? "true" : "false") + ", \"range\": [" + number(a.lo) +
+                           ", " + number(a.hi) + "], \"ticks\": [";
         for (size_t i = 0; i < labels.size(); ++i) json += (i ? ", " : "") + quoted(labels[i]);
         return json + "]}";
     };
@@ -117,8 +117,8 @@ Frame plot_frame(const char* id, const std::string& title, float width, float he
     const std::string x_title = x.title + (x.log ? " (log scale)" : "");
     const float x_title_w = ImGui::CalcTextSize(x_title.c_str()).x;
     draw->AddText(ImVec2((f.min.x + f.max.x - x_title_w) / 2, f.max.y + line + 4.0f), grey, x_title.c_str());
-    published += std::string(published.empty() ? "" : ", ") + quoted(key) + ": {\"title\": " + quoted(heading) +
-                 ", \"area\": [" + number(f.min.x) + ", " + number(f.min.y) + ", " + number(f.max.x) + ", " + number(f.max.y) + "]" +
+    published += std::string(published.empty() ? "" : ", ") + quoted(key) + ": {\"title\": " + quoted(heading) + ", \"area\": [" +
+                 number(f.min.x) + ", " + number(f.min.y) + ", " + number(f.max.x) + ", " + number(f.max.y) + "]" +
                  ", \"x\": " + axis_json(x, x_labels) + ", \"y\": " + axis_json(y, y_labels) + "}";
     return f;
 }

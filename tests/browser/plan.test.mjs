@@ -161,7 +161,7 @@ describe('issue 25: the page', () => {
       const sliders = await data(page, 'sliders');
       assert.ok(sliders.length >= 6, JSON.stringify(sliders));
       for (const s of sliders)
-        assert.ok(s.handle < s.text[0] - 4 || s.handle > s.text[1] + 4, `${s.label}: handle ${s.handle} in ${s.text}`);
+        assert.ok(s.handle < s.text[0] - 6 || s.handle > s.text[1] + 6, `${s.label}: handle ${s.handle} in ${s.text}`);
       await page.close();
     });
   }
