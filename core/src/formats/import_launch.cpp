@@ -1054,7 +1054,7 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     const auto last_less = t.integer({"parallelism.pipeline_parallel_last_stage_less_layers"});
     const bool looped = schedule == "Interleaved1F1B" || schedule == "LoopedBFS" || schedule == "InterleavedZeroBubble";
     bool laid_out = false;
-    if (t.find("parallelism.module_fqns_per_model_part")) {
+    if (t.find("parallelism.module_fqns_per_model_part") && pp > 1) {  // without PP torchtitan ignores it
         t.fail("parallelism.module_fqns_per_model_part",
                "module lists per stage are not read: give the split as --pipeline-layout (Megatron-Core's layout string) instead");
     }
