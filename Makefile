@@ -114,7 +114,7 @@ test-wasm: web
 	@ctest --preset web
 
 test-browser: web build
-	@cd tests/browser && node --test --test-concurrency=1 site.test.mjs features.test.mjs
+	@cd tests/browser && node --test --test-concurrency=1 site.test.mjs features.test.mjs plan.test.mjs
 
 test-gui: build setup-web
 	@cd tests/browser && node --test desktop.test.mjs

@@ -56,13 +56,14 @@ void print_table(const PlanOptions& o, const PlanReport& r, const Config& base) 
     if (o.budget_usd > 0) std::cout << ", budget $" << format_count(o.budget_usd, "");
     std::cout << ": " << r.gpus.size() << " GPU type" << (r.gpus.size() == 1 ? "" : "s") << ", up to " << o.max_gpus << " GPUs\n";
     if (!r.options.empty()) {
-        TextTable table({"#", "gpu", "GPUs", "precision", "days", "cost", "GPU-h", "energy", "MFU", "layout", "front"});
+        TextTable table({"#", "gpu", "GPUs", "precision", "gbs", "days", "cost", "GPU-h", "energy", "MFU", "layout", "front"});
         for (size_t i = 0; i < r.options.size(); ++i) {
             const PlanOption& f = r.options[i];
             std::string mark = f.pareto ? "*" : "";
             if (r.fastest_within_budget == i) mark += " fastest";
             if (r.cheapest_within_deadline == i) mark += " cheapest";
-            table.add({std::to_string(i + 1), f.gpu, std::to_string(f.num_gpus), f.precision, format_fixed(f.days, f.days < 10 ? 2 : 1),
+            table.add({std::to_string(i + 1), f.gpu, std::to_string(f.num_gpus), f.precision,
+                       std::to_string(f.config.training.global_batch), format_fixed(f.days, f.days < 10 ? 2 : 1),
                        "$" + format_count(f.cost_usd, ""), format_count(f.gpu_hours, ""),
                        f.prediction.energy_known ? format_si(f.energy_kwh * 1e3, "Wh") : "n/a", format_percent(f.prediction.mfu),
                        layout_text(f.config), mark});
@@ -75,6 +76,7 @@ void print_table(const PlanOptions& o, const PlanReport& r, const Config& base) 
             std::cout << "; cheapest" << (o.deadline_days > 0 ? " within the deadline" : "") << ": #" << *r.cheapest_within_deadline + 1;
         std::cout << "\n";
     }
+    std::cout << "batch: " << plan_batch_rule(base, o) << (o.fixed_batch ? "" : "; --fixed-batch keeps it") << "\n";
     std::cout << r.candidates << " candidates (GPU x count x precision), " << r.searched << " searched";
     if (r.wall_s >= 0) std::cout << " in " << format_seconds(r.wall_s);
     std::string dropped;
@@ -119,6 +121,8 @@ int run(const Args& args) {
                     if (!p) return report_error({"--precision", p.error().message});
                     o.precisions.push_back(p.value());
                 }
+        } else if (flag == "--fixed-batch") {
+            o.fixed_batch = true;
         } else if (flag == "--gpus" || flag == "--num-gpus") {
             return report_error({flag, "plan chooses the GPU count: give --max-gpus N instead"});
         } else {
@@ -186,7 +190,8 @@ int run(const Args& args) {
             return std::string(buffer);
         };
         std::cout << "index,gpu,num_gpus,precision,days,cost_usd,gpu_hours,energy_kwh,pareto,fastest_within_budget,"
-                     "cheapest_within_deadline,tp,pp,cp,dp,ep,sequence_parallel,zero,schedule,virtual_stages,micro_batch,recompute\n";
+                     "cheapest_within_deadline,tp,pp,cp,dp,ep,sequence_parallel,zero,schedule,virtual_stages,micro_batch,recompute,"
+                     "global_batch\n";  // global_batch: appended (CSV readers by position)
         for (size_t i = 0; i < r.options.size(); ++i) {
             const PlanOption& f = r.options[i];
             const ParallelSpec& p = f.config.parallel;
@@ -196,7 +201,7 @@ int run(const Args& args) {
                       << (r.cheapest_within_deadline == i ? "true" : "false") << "," << p.tp << "," << p.pp << "," << p.cp << "," << p.dp
                       << "," << p.ep << "," << (p.sequence_parallel ? "true" : "false") << "," << p.zero << "," << enum_name(p.schedule)
                       << "," << p.virtual_stages << "," << f.config.training.micro_batch << "," << enum_name(f.config.training.recompute)
-                      << "\n";
+                      << "," << f.config.training.global_batch << "\n";
         }
     } else {
         print_table(o, r, base);
@@ -210,7 +215,7 @@ const CommandRegistrar registrar({
     "which GPUs, how many and in which precision: days vs cost for a token budget",
     "trainclock plan --model M --tokens T [--days D] [--budget USD] [--gpu ID[,ID...] | all] [--max-gpus N]\n"
     "                [--precision P[,P...] | all] [--framework F] [--seq S --gbs B] [--price ID=USD ...]\n"
-    "                [--top K] [--json | --csv]",
+    "                [--fixed-batch] [--top K] [--json | --csv]",
     "For every GPU preset with a price (or those of --gpu), every GPU count its node allows up to\n"
     "--max-gpus (powers of two within a node, then whole nodes times powers of two) and every\n"
     "pretraining precision the GPU runs, the fastest layout (search's rules and pruning) and its whole\n"
@@ -218,11 +223,14 @@ const CommandRegistrar registrar({
     "Pareto front of days vs cost (*), the fastest option within --budget and the cheapest within\n"
     "--days, and why the other candidates were dropped. A candidate whose compute-only bound (model\n"
     "FLOPs at the GPU's peak) misses the deadline or the budget, or is dominated by an option already\n"
-    "found, is not searched. Each option's config (--json: options[i].config) reproduces with\n"
+    "found, is not searched. The global batch (--gbs, default 512) is doubled with the count until a\n"
+    "step holds 1024 tokens per GPU, up to 16M tokens per step (Llama 3 405B's batch on 16K GPUs);\n"
+    "--fixed-batch keeps it at every count. Each option's config (--json: options[i].config) reproduces with\n"
     "`trainclock predict --config`. Exit code 1 when no option is left (the reason on stderr).",
     {{"--days", "D", "deadline in days (wall clock with goodput)"},
      {"--budget", "USD", "budget in US dollars"},
      {"--max-gpus", "N", "the largest GPU count to consider (default 16384)"},
+     {"--fixed-batch", "", "the global batch of --gbs at every count (default: scaled with the count)"},
      {"--top", "K", "options listed: the whole Pareto front, then the cheapest others up to K (default 20)"},
      {"--json", "", "print the trainclock/plan/v1 JSON"},
      {"--csv", "", "print the options as CSV"}},

@@ -115,6 +115,14 @@ void print_table(const Config& c, const Prediction& r) {
         std::replace(name.begin(), name.end(), '_', ' ');
         const double seconds = b.seconds[part];
         breakdown.add({name, format_seconds(seconds), r.iteration_time_s > 0 ? format_percent(seconds / r.iteration_time_s) : "n/a"});
+        // Host work inside a part, on its own line (only when there is some).
+        const double host_s = StepPart(part) == StepPart::optimizer  ? r.cpu_optimizer_s
+                              : StepPart(part) == StepPart::overhead ? r.activation_offload_s
+                                                                     : 0.0;
+        const char* host_name = StepPart(part) == StepPart::optimizer ? "  of which CPU step" : "  of which activation offload";
+        if (host_s > 0)
+            breakdown.add(
+                {host_name, format_seconds(host_s), r.iteration_time_s > 0 ? format_percent(host_s / r.iteration_time_s) : "n/a"});
     }
     breakdown.add({"step", format_seconds(r.iteration_time_s), "100.0 %"});
     std::cout << breakdown.render();

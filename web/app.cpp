@@ -104,19 +104,31 @@ App::App(const std::string& initial_fragment) : catalogue_(Catalogue::load()) {
 }
 
 void App::open_link(const std::string& link) {
-    // "&pin=" carries the pinned A/B state (panels_compare.cpp); the rest is the core's fragment.
+    // "&pin=" carries the pinned A/B state (panels_compare.cpp), "&plan=" the plan panel's inputs
+    // before it (panels_plan.cpp); the rest is the core's fragment. A link refused stays in the
+    // address bar (platform::keep_address): the user's link is not replaced by the state kept.
     const size_t pin_at = link.find("&pin=");
-    const std::string fragment = link.substr(0, pin_at);
+    const std::string head = link.substr(0, pin_at);
+    const size_t plan_at = head.find("&plan=");
+    const std::string fragment = head.substr(0, plan_at);
     auto config = config_of(fragment);
     if (!config) {
         link_error_ = "This link cannot be opened (" + config.error().to_string() + "); showing the last valid state.";
+        platform::keep_address();
         return;
     }
     auto valid = validate_config(config.value());
     if (!valid) {
         link_error_ = "This link holds an invalid combination (" + valid.error().to_string() + "); showing the last valid state.";
+        platform::keep_address();
         return;
     }
+    if (plan_at != std::string::npos && !open_plan(head.substr(plan_at + 6))) {
+        link_error_ = "This link's plan part cannot be opened (plan: expected DAYS,BUDGET_USD,MAX_GPUS); showing the last valid state.";
+        platform::keep_address();
+        return;
+    }
+    if (plan_at == std::string::npos) plan_.open = false;
     edit_ = config.value();
     // A field still being typed into would write its text over the opened state when it loses focus.
     if (ImGui::GetCurrentContext()) ImGui::ClearActiveID();
@@ -278,6 +290,12 @@ void App::frame() {
     // The control being edited (a field typed into), for tests that drive the keyboard; the command
     // "Copy CLI command" copies.
     publish_data("focus", "{\"active\": \"" + active_key_ + "\"}");
+    // The axes of the plots and the messages drawn this frame (tests: tick labels, scales, colours).
+    if (!plots_json_.empty()) publish_data("plots", "{" + plots_json_ + "}");
+    plots_json_.clear();
+    publish_data("messages", widgets::take_messages());
+    publish_data("combos", widgets::take_combos());
+    publish_data("sliders", widgets::take_sliders());
     publish_data("cli", "{\"command\": \"" + json_escaped(cli_command()) + "\"}");
     publish();
 }
@@ -307,9 +325,10 @@ void App::draw_header() {
     annotate("copy_cli");
     // The headline numbers stay in view whatever the layout (a narrow window scrolls the panels).
     const MemoryBreakdown& m = result_.memory;
-    ImGui::Text("step %s | run %s | %s | MFU %.1f %% | %s / %s per GPU", widgets::duration(result_.iteration_time_s).c_str(),
-                widgets::duration(result_.total_time_s).c_str(), widgets::money(result_.cost_usd).c_str(), 100.0 * result_.mfu,
-                widgets::gib(m.per_gpu_gib).c_str(), widgets::gib(m.capacity_gib).c_str());
+    ImGui::Text("step %s | run %s | %s | MFU %.1f %% (dense BF16 peak) | %s / %s per GPU",
+                widgets::duration(result_.iteration_time_s).c_str(), widgets::duration(result_.total_time_s).c_str(),
+                widgets::money(result_.cost_usd).c_str(), 100.0 * result_.mfu, widgets::gib(m.per_gpu_gib).c_str(),
+                widgets::gib(m.capacity_gib).c_str());
     if (!m.fits) {
         ImGui::SameLine();
         widgets::error_text("does not fit");

@@ -17,6 +17,7 @@
 #include "trainclock/perf/prediction.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/perf/compare.hpp"
+#include "trainclock/search/plan.hpp"
 #include "trainclock/search/scaling.hpp"
 #include "trainclock/search/search.hpp"
 
@@ -26,6 +27,9 @@ namespace trainclock::gui {
 // points one at a time): with the drawing, a frame stays under 16 ms (make web-report measures it:
 // at 2 ms the longest frame holds 4-6 ms of CPU time on a shared 2-core machine; ~0.1 ms per prediction).
 inline constexpr double kFrameComputeBudgetS = 0.002;
+
+// What the page's MFU is (Prediction::mfu, prediction.hpp: model FLOP/s over the dense 16-bit peak).
+inline constexpr const char* kMfuBasis = "MFU (model FLOP/s / dense BF16 peak)";
 
 // The embedded preset names, read once.
 struct Catalogue {
@@ -53,6 +57,24 @@ struct ScalingRun {
     size_t json_counts = 0;
     bool published = false;  // every count computed and its points published
     int metric = 0;          // which plot the narrow layout shows
+};
+
+// The capacity planner (panels_plan.cpp): its inputs (with training.tokens; in the link as
+// "&plan=DAYS,BUDGET,MAX_GPUS" while the panel is open), the core's PlanRun stepped within a time
+// budget per frame, and its report.
+struct PlanPanel {
+    double days = 90, budget_usd = 0;  // 0 = none
+    int64_t max_gpus = 16384;
+    bool open = false;           // the panel is open: the link carries its inputs
+    bool start_pending = false;  // a link opened it: plan once the state is valid
+    std::unique_ptr<PlanRun> run;
+    Config base;  // the draft planned from (model, training, framework)
+    PlanOptions options;
+    std::string base_json;  // the controls' state it was started from
+    std::optional<PlanReport> report;
+    std::string report_json;  // trainclock/plan/v1
+    std::string error;        // the plan could not start
+    double wall_s = 0;
 };
 
 // Earlier searches of the same run (model, GPU, training) at other GPU counts, for the time/cost
@@ -119,6 +141,12 @@ private:
     void step_scaling();
     void draw_search_plot();
     void note_search_points();
+    void draw_plan();  // panels_plan.cpp
+    void start_plan();
+    void step_plan();
+    void draw_plan_plot();
+    std::string plan_link() const;            // "&plan=..." while the panel is open, else ""
+    bool open_plan(const std::string& text);  // the "plan" part of a link
     void draw_ab();
     void pin_current();
     void draw_export();
@@ -170,6 +198,10 @@ private:
     std::vector<std::string> import_warnings_;   // the importer's notes on the last import
     char import_buffer_[16384] = "";
     std::map<std::string, std::string> published_data_;
+    PlanPanel plan_;
+    std::string plots_json_;      // the axes of the plots drawn this frame (plot.hpp), published as "plots"
+    std::string messages_json_;   // the notes and errors shown this frame with their colours, published as "messages"
+    bool link_rejected_ = false;  // the last link opened was refused: the address bar keeps it
 };
 
 }  // namespace trainclock::gui

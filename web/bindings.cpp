@@ -14,6 +14,12 @@ std::string scaling(const std::string& config_json) { return trainclock::scaling
 std::string presets(const std::string& kind) { return trainclock::presets_json(kind); }
 std::string encode_link(const std::string& config_json) { return trainclock::encode_link(config_json); }
 std::string decode_link(const std::string& fragment) { return trainclock::decode_link(fragment); }
+std::string search(const std::string& config_json, const std::string& options_json) {
+    return trainclock::search_json(config_json, options_json);
+}
+std::string plan(const std::string& config_json, const std::string& options_json) {
+    return trainclock::plan_json(config_json, options_json);
+}
 
 }  // namespace
 
@@ -24,4 +30,6 @@ EMSCRIPTEN_BINDINGS(trainclock) {
     emscripten::function("presets", &presets);
     emscripten::function("encodeLink", &encode_link);
     emscripten::function("decodeLink", &decode_link);
+    emscripten::function("search", &search);
+    emscripten::function("plan", &plan);  // trainclock/plan/v1 in one call; the page's Plan panel steps the core's PlanRun per frame
 }

@@ -46,7 +46,9 @@ const std::string* value_of(const std::vector<std::pair<std::string, std::string
 
 // [SECTION] Pinned state in the link -------------------------------------------------------------
 
-std::string App::link_fragment() const { return pinned_ ? fragment_ + "&pin=" + base64url_encode(pinned_->fragment) : fragment_; }
+std::string App::link_fragment() const {
+    return fragment_ + plan_link() + (pinned_ ? "&pin=" + base64url_encode(pinned_->fragment) : std::string());
+}
 
 bool App::open_pinned(const std::string& encoded) {
     auto fragment = base64url_decode(encoded);

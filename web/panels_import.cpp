@@ -116,6 +116,30 @@ void App::import_text(const std::string& text) {
         return;
     }
     auto valid = validate_config(next.value());
+    if (!valid && kind == ImportKind::hf_config) {
+        // A new model under the current layout: a TP that does not divide its heads (or KV heads,
+        // hidden size, ...) is the layout's fault, not the model's. The nearest TP that validates
+        // (the smaller of two as near; DP derived again) replaces it, and a note says so.
+        Config fixed = next.value();
+        const int64_t tp = fixed.parallel.tp;
+        fixed.parallel.dp = 0;
+        for (int64_t d = 1; d <= 1024 && !valid; ++d)
+            for (const int64_t t : {tp - d, tp + d}) {
+                if (t < 1) continue;
+                fixed.parallel.tp = t;
+                if (fixed.parallel.expert_tp == tp) fixed.parallel.expert_tp = 0;
+                if (t == 1) fixed.parallel.sequence_parallel = false;
+                if (validate_config(fixed)) {
+                    import_warnings_.push_back("TP " + std::to_string(tp) + " does not fit the imported model (" +
+                                               valid.error().to_string() + "): TP set to " + std::to_string(t) +
+                                               ", the nearest that does; DP derived again");
+                    next = fixed;
+                    valid = validate_config(fixed);
+                    break;
+                }
+                fixed.parallel.sequence_parallel = next.value().parallel.sequence_parallel;
+            }
+    }
     if (!valid) {
         import_error_ =
             "The imported " + what + " gives an invalid combination (" + valid.error().to_string() + "); showing the last valid state.";
@@ -125,8 +149,19 @@ void App::import_text(const std::string& text) {
     if (edit_.node.name.empty()) fill_node_default(edit_);  // named, so links carry its id
     recompute_if_changed();
     import_error_.clear();
-    notice_ = "Imported the " + what;
+    notice_ = "Imported the " + what + (import_warnings_.empty() ? "" : " (notes under Import)");
     notice_until_s_ = ImGui::GetTime() + 3.0;
+    // What was imported, with the importer's notes (tests: a layout fixed on import is stated).
+    std::string notes;
+    for (const std::string& warning : import_warnings_) {
+        std::string text;
+        for (char c : warning) {
+            if (c == '"' || c == '\\') text += '\\';
+            text += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+        }
+        notes += std::string(notes.empty() ? "" : ", ") + "\"" + text + "\"";
+    }
+    publish_data("import", "{\"kind\": \"" + what + "\", \"warnings\": [" + notes + "]}");
 }
 
 // [SECTION] Import panel -------------------------------------------------------------------------
@@ -149,11 +184,7 @@ void App::draw_import() {
         ImGui::TextDisabled("last: %s", import_kind_name(import_kind_));
     }
     if (!import_error_.empty()) widgets::error_text(import_error_);
-    for (const std::string& warning : import_warnings_) {
-        ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextDisabled("%s", warning.c_str());
-        ImGui::PopTextWrapPos();
-    }
+    for (const std::string& warning : import_warnings_) widgets::info_text(warning);
 }
 
 }  // namespace trainclock::gui

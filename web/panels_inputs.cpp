@@ -214,6 +214,21 @@ void App::draw_system_inputs() {
         if (preset) edit_.node = preset.value();
     }
     annotate("node");
+    // The node's PCIe peer-to-peer (node key peer_to_peer; false on GeForce cards): without it NCCL's
+    // intra-node traffic goes through host memory at half the link's bandwidth. Editing it makes the
+    // node a custom one (its preset named as the base in the link).
+    bool p2p = edit_.node.name.empty() ? valid_.node.peer_to_peer : edit_.node.peer_to_peer;
+    if (ImGui::Checkbox("GPU peer-to-peer (PCIe P2P / NVLink)", &p2p)) {
+        if (edit_.node.name.empty()) edit_.node = valid_.node;  // the GPU's default node, made explicit
+        edit_.node.peer_to_peer = p2p;
+        if (edit_.node.name != "custom") {
+            edit_.node.display_name = "Custom (from " + edit_.node.name + ")";
+            edit_.node.name = "custom";
+        }
+    }
+    annotate("node.peer_to_peer");
+    help("off: the GPUs cannot read each other's memory (GeForce cards: the driver disables P2P), so intra-node collectives go "
+         "through host memory at half the intra-node bandwidth");
     widgets::slider_int("GPUs", edit_.num_gpus, 1, 65536);
     annotate("num_gpus");
 }

@@ -4,7 +4,6 @@
 // time carry the likely range of each point (intervals.hpp) as a band around the current precision.
 //
 // Index
-// [SECTION] Plot frame (axes, scales, hover)
 // [SECTION] Scaling plots
 // [SECTION] Search time/cost plot
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "app.hpp"
 #include "imgui.h"
+#include "plot.hpp"
 #include "toolkit/platform.hpp"
 #include "trainclock/catalogue/intervals.hpp"
 #include "toolkit/widgets.hpp"
@@ -31,46 +31,6 @@ std::string number(double value) {
     return text;
 }
 
-// [SECTION] Plot frame ---------------------------------------------------------------------------
-
-// A rectangle with x and y ranges (log or linear) mapping data to screen.
-struct Frame {
-    ImVec2 min, max;  // plot area on screen (inside the axis labels)
-    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-    bool log_x = false, log_y = false;
-
-    float sx(double x) const {
-        const double a = log_x ? std::log(x0) : x0, b = log_x ? std::log(x1) : x1, v = log_x ? std::log(x) : x;
-        return min.x + float((v - a) / (b - a == 0 ? 1 : b - a)) * (max.x - min.x);
-    }
-    float sy(double y) const {
-        const double a = log_y ? std::log(y0) : y0, b = log_y ? std::log(y1) : y1, v = log_y ? std::log(y) : y;
-        return max.y - float((v - a) / (b - a == 0 ? 1 : b - a)) * (max.y - min.y);
-    }
-};
-
-// Reserves the plot's space (an invisible button, so it is hoverable and clickable), draws the
-// background, the y range labels and the title; returns the frame.
-Frame plot_frame(const char* id, const char* title, float width, float height, double y0, double y1, bool log_y,
-                 std::string (*format)(double)) {
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    ImGui::InvisibleButton(id, ImVec2(width, height));
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    const float label_w = 62.0f, line = ImGui::GetTextLineHeight();
-    Frame f;
-    f.min = ImVec2(origin.x + label_w, origin.y + line + 4.0f);
-    f.max = ImVec2(origin.x + width - 6.0f, origin.y + height - line - 4.0f);
-    f.y0 = y0;
-    f.y1 = y1;
-    f.log_y = log_y;
-    draw->AddRectFilled(f.min, f.max, ImGui::GetColorU32(ImGuiCol_FrameBg));
-    draw->AddText(ImVec2(origin.x, origin.y), ImGui::GetColorU32(ImGuiCol_Text), title);
-    const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    draw->AddText(ImVec2(origin.x, f.min.y), grey, format(y1).c_str());
-    draw->AddText(ImVec2(origin.x, f.max.y - line), grey, format(y0).c_str());
-    return f;
-}
-
 std::string format_duration(double s) { return widgets::duration(s); }
 std::string format_money(double usd) { return widgets::money(usd); }
 std::string format_percent(double v) {
@@ -78,21 +38,27 @@ std::string format_percent(double v) {
     std::snprintf(text, sizeof text, "%.0f %%", 100.0 * v);
     return text;
 }
+std::string format_count(double n) {
+    char text[24];
+    std::snprintf(text, sizeof text, "%.0f", n);
+    return text;
+}
 
 // One scaling metric: its title, the value of a prediction, the axis kind and format, and whether
 // it is a time with a likely range (the result's *_low/*_high, prediction_json.cpp).
 struct Metric {
-    const char* title;
+    const char* title;       // also the key of the published points and the export's column
+    const char* axis_title;  // the y axis: the quantity with its basis
     double (*value)(const Prediction&);
     bool log;
     std::string (*format)(double);
     bool ranged;
 };
 const Metric kMetrics[] = {
-    {"step time", [](const Prediction& p) { return p.iteration_time_s; }, true, format_duration, true},
-    {"total time", [](const Prediction& p) { return p.total_time_s; }, true, format_duration, true},
-    {"cost", [](const Prediction& p) { return p.cost_usd; }, true, format_money, false},
-    {"MFU", [](const Prediction& p) { return p.mfu; }, false, format_percent, false},
+    {"step time", "step time", [](const Prediction& p) { return p.iteration_time_s; }, true, format_duration, true},
+    {"total time", "total time (wall, with goodput)", [](const Prediction& p) { return p.total_time_s; }, true, format_duration, true},
+    {"cost", "cost (USD)", [](const Prediction& p) { return p.cost_usd; }, true, format_money, false},
+    {"MFU", kMfuBasis, [](const Prediction& p) { return p.mfu; }, false, format_percent, false},
 };
 
 // The likely range of a point's metric; nullopt when the metric has none or no interval row applies.
@@ -142,7 +108,17 @@ void App::step_scaling() {
         } else if (!sweep.done()) {
             run_scaling_rows(sweep, 1);  // after the precision chart's rows
         } else {
-            publish_data("scaling", "{\"fragment\": \"" + fragment_ + "\", \"points\": [" + scaling_.points_json + "]}");
+            // The colour each precision's line is drawn in (the legend's), for tests of the palette.
+            std::string colors;
+            for (size_t r = 0; sweep.at.size() > 0 && r < sweep.at.front().rows.size(); ++r) {
+                const ImU32 c = widgets::palette(int(r));
+                char hex[16];
+                std::snprintf(hex, sizeof hex, "#%02x%02x%02x", unsigned(c & 0xFF), unsigned((c >> 8) & 0xFF), unsigned((c >> 16) & 0xFF));
+                colors +=
+                    std::string(colors.empty() ? "" : ", ") + "\"" + sweep.at.front().rows[r].config.precision.name + "\": \"" + hex + "\"";
+            }
+            publish_data("scaling",
+                         "{\"fragment\": \"" + fragment_ + "\", \"points\": [" + scaling_.points_json + "], \"colors\": {" + colors + "}}");
             scaling_.published = true;
             return;
         }
@@ -168,7 +144,7 @@ void App::draw_scaling() {
         annotate("scaling.metric");
     }
     const float width = grid ? (avail - ImGui::GetStyle().ItemSpacing.x) / 2.0f : avail;
-    const float height = 190.0f;
+    const float height = 204.0f;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     for (int m = 0; m < 4; ++m) {
@@ -188,21 +164,14 @@ void App::draw_scaling() {
         if (!metric.log) lo = 0;
         if (grid && m % 2 == 1) ImGui::SameLine();
         ImGui::PushID(m);
-        char title[64];
-        std::snprintf(title, sizeof title, "%s vs GPUs", metric.title);
-        Frame f = plot_frame("plot", title, width, height, lo, hi * (metric.log ? 1.0 : 1.05), metric.log, metric.format);
+        const Axis x{double(counts.front()), double(counts.back()), true, format_count, "GPUs"};
+        const Axis y{lo, hi * (metric.log ? 1.0 : 1.05), metric.log, metric.format, metric.axis_title};
+        std::vector<double> ticks;
+        for (int64_t n : counts) ticks.push_back(double(n));
+        Frame f = plot_frame("plot", std::string(metric.axis_title) + " vs GPUs", width, height, x, y,
+                             std::string("scaling.") + metric.title, plots_json_, &ticks);
         const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
         annotate(std::string("scaling.") + metric.title);
-        f.x0 = double(counts.front());
-        f.x1 = double(counts.back());
-        f.log_x = true;
-        const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-        for (size_t i = 0; i<counts.size(); i += counts.size()> 6 ? 2 : 1) {
-            const std::string label = std::to_string(counts[i]);
-            const float x = f.sx(double(counts[i]));
-            draw->AddLine(ImVec2(x, f.min.y), ImVec2(x, f.max.y), IM_COL32(255, 255, 255, 200));
-            draw->AddText(ImVec2(x - ImGui::CalcTextSize(label.c_str()).x / 2, f.max.y + 2.0f), grey, label.c_str());
-        }
         // Lines, the current precision's last (over the others, which often coincide with it) with its
         // likely range under it as a band with edges (clipped to the plot: the scale is the points');
         // then the hovered point (nearest within 8 px) and the current configuration.
@@ -358,17 +327,13 @@ void App::draw_search_plot() {
         c1 = 1;
     }
     const double pad_c = (c1 - c0) * 0.08 + c1 * 0.01, pad_t = (t1 - t0) * 0.08 + t1 * 0.01;
-    Frame f = plot_frame("search_plot", "cost (y) vs step time (x)", ImGui::GetContentRegionAvail().x, 220.0f, std::max(0.0, c0 - pad_c),
-                         c1 + pad_c, false, format_money);
+    const Axis x{std::max(0.0, t0 - pad_t), t1 + pad_t, false, format_duration, "step time"};
+    const Axis y{std::max(0.0, c0 - pad_c), c1 + pad_c, false, format_money, "cost (USD)"};
+    Frame f =
+        plot_frame("search_plot", "cost (USD) vs step time", ImGui::GetContentRegionAvail().x, 220.0f, x, y, "search.plot", plots_json_);
     annotate("search.plot");
     const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
-    f.x0 = std::max(0.0, t0 - pad_t);
-    f.x1 = t1 + pad_t;
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImU32 grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    draw->AddText(ImVec2(f.min.x, f.max.y + 2.0f), grey, widgets::duration(f.x0).c_str());
-    const std::string right = widgets::duration(f.x1);
-    draw->AddText(ImVec2(f.max.x - ImGui::CalcTextSize(right.c_str()).x, f.max.y + 2.0f), grey, right.c_str());
     // The front as a line in time order, then every point (front ones larger, in the accent colour).
     for (size_t k = 1; k < search_front_.size(); ++k) {
         const Prediction& a = search_points_[search_front_[k - 1]].prediction;

@@ -47,6 +47,7 @@ void App::draw_results() {
         ImGui::EndGroup();
         annotate(key);
     };
+    panel("panel.plan", &App::draw_plan);
     panel("panel.ab", &App::draw_ab);
     draw_memory();
     draw_breakdown();
@@ -57,8 +58,8 @@ void App::draw_results() {
     panel("panel.search_plot", &App::draw_search_plot);
     draw_export();
     if (!result_.warnings.empty()) {
-        heading("Warnings");
-        for (const std::string& warning : result_.warnings) widgets::error_text(warning);
+        heading("Notes");  // the defaults and assumptions the prediction used: stated, not errors
+        for (const std::string& warning : result_.warnings) widgets::info_text(warning);
     }
 }
 
@@ -90,7 +91,7 @@ void App::draw_summary() {
          }()},
         {"throughput", widgets::si(r.tokens_per_s, "tok/s")},
         {"per GPU", widgets::si(r.tokens_per_s_per_gpu, "tok/s")},
-        {"MFU",
+        {kMfuBasis,
          [&] {
              char text[32];
              std::snprintf(text, sizeof text, "%.1f %%", 100.0 * r.mfu);
@@ -106,12 +107,17 @@ void App::draw_summary() {
     };
     const int columns = std::max(1, std::min(5, int(ImGui::GetContentRegionAvail().x / 150.0f)));
     if (ImGui::BeginTable("summary", columns, ImGuiTableFlags_SizingStretchSame)) {
+        std::string json;
         for (const auto& cell : cells) {
             ImGui::TableNextColumn();
-            ImGui::TextDisabled("%s", cell.label);
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("%s", cell.label);  // wrapped: a label with its basis is wider than a column
+            ImGui::PopStyleColor();
             ImGui::Text("%s", cell.value.c_str());
+            json += std::string(json.empty() ? "" : ", ") + "\"" + cell.label + "\": \"" + cell.value + "\"";
         }
         ImGui::EndTable();
+        publish_data("summary", "{" + json + "}");  // the cells as shown (labels with units and basis)
     }
     draw_interval();
 }

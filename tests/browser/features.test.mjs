@@ -75,20 +75,19 @@ describe('scaling plot', () => {
     await page.setViewportSize({ width: 1280, height: 1800 });
     const before = await view(page);
     await scalingFor(page, before.fragment);
-    // The bf16-mixed point at the fewest GPUs, placed as panels_plots.cpp places it: the plot area
-    // is the plot's rectangle less 62 px of labels on the left, 6 px on the right and a 13 px text
-    // line + 4 px above and below; log scales over the valid points.
+    // The bf16-mixed point at the fewest GPUs, placed by the plot's published area and ranges
+    // (plot.hpp: log scales over the valid points).
     const scaling = await data(page, 'scaling');
-    const [x0, y0, x1, y1] = await controlRect(page, 'scaling.step time');
-    const values = scaling.points.filter((p) => !p.error && p['step time'] > 0).map((p) => p['step time']);
-    const [lo, hi] = [Math.min(...values), Math.max(...values)];
+    const [x0, , x1] = await controlRect(page, 'scaling.step time');
+    const plot = (await data(page, 'plots'))['scaling.step time'];
+    const [left, top, , bottom] = plot.area;
+    const [lo, hi] = plot.y.range;
     const target = scaling.points.find((p) => p.num_gpus === 32 && p.precision === 'bf16-mixed');
     assert.ok(target && !target.error);
-    const [top, bottom] = [y0 + 13 + 4, y1 - 13 - 4];
     const y = bottom - Math.log(target['step time'] / lo) / Math.log(hi / lo) * (bottom - top);
-    await page.mouse.move(x0 + 62, y);
+    await page.mouse.move(left, y);
     await frames(page);
-    await page.mouse.click(x0 + 62, y);
+    await page.mouse.click(left, y);
     await page.waitForFunction((f) => window.trainclockView.fragment !== f, before.fragment);
     const changed = await view(page);
     assert.ok(x1 > x0);
@@ -132,16 +131,14 @@ describe('search plot', () => {
     const shot = writeTemp('search.png', await page.locator('#canvas').screenshot());
     assert.ok(colourCount(shot) > 50);
 
-    // Click the fastest point, placed as panels_plots.cpp places it (62 px of labels, 13 px text
-    // lines, 8 % + 1 % padding); the tooltip names its layout.
-    const [x0, y0, x1, y1] = await controlRect(page, 'search.plot');
+    // Click the fastest point, placed by the plot's published area and ranges (plot.hpp); the
+    // tooltip names its layout.
     const before = (await view(page)).fragment;
-    const times = points.map((p) => p.iteration_time_s), costs = points.map((p) => p.cost_usd);
-    const [t0, t1, c0, c1] = [Math.min(...times), Math.max(...times), Math.min(...costs), Math.max(...costs)];
-    const padT = (t1 - t0) * 0.08 + t1 * 0.01, padC = (c1 - c0) * 0.08 + c1 * 0.01;
-    const [fx0, fx1, fy0, fy1] = [Math.max(0, t0 - padT), t1 + padT, Math.max(0, c0 - padC), c1 + padC];
+    await controlRect(page, 'search.plot');  // in place (stayed put for two frames)
+    const plot = (await data(page, 'plots'))['search.plot'];
+    const [left, top, right, bottom] = plot.area;
+    const [[fx0, fx1], [fy0, fy1]] = [plot.x.range, plot.y.range];
     const fastest = [...points].sort((a, b) => a.iteration_time_s - b.iteration_time_s || a.cost_usd - b.cost_usd)[0];
-    const [left, right, top, bottom] = [x0 + 62, x1 - 6, y0 + 13 + 4, y1 - 13 - 4];
     const pixel = (p) => [left + (p.iteration_time_s - fx0) / (fx1 - fx0) * (right - left),
                           bottom - (p.cost_usd - fy0) / (fy1 - fy0) * (bottom - top)];
     const [px, py] = pixel(fastest);

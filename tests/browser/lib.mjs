@@ -105,7 +105,7 @@ export async function frames(page, count = 1) {
 export async function settled(page, timeout = 60000) {
   await page.waitForFunction(() => {
     const shown = window.trainclockView?.fragment, done = window.trainclockData?.scaling?.fragment;
-    return shown !== undefined && done !== undefined && (shown === done || shown.startsWith(done + '&pin='));
+    return shown !== undefined && done !== undefined && (shown === done || shown.startsWith(done + '&pin=') || shown.startsWith(done + '&plan='));
   }, null, { timeout, polling: 'raf' });
 }
 

@@ -331,6 +331,29 @@ TEST_CASE("fine-tuning: LoRA flags predict, link round-trip, and search --smalle
     CHECK(has(small.out, "smallest setup that fits: 1 x a100-sxm4-40gb"));
 }
 
+TEST_CASE("fine-tuning with FSDP CPU offload on 8 A100: the CPU optimizer step has its own line, table and JSON") {
+    const std::string offload = "--model llama3.1-8b --gpu a100-sxm4-80gb --gpus 8 --framework torchtune --precision bf16 --zero 3 "
+                                "--offload-params --offload-optimizer --seq 2048 --gbs 64 --mbs 2 --recompute full";
+    const Run table = trainclock("predict " + offload);
+    REQUIRE(table.exit_code == 0);
+    CHECK(has(table.out, "of which CPU step"));
+    const Run json = trainclock("predict --json " + offload);
+    REQUIRE(json.exit_code == 0);
+    CHECK(has(json.out, "\"cpu_optimizer_s\""));
+    // New switches round-trip through a link, and bad combinations name their key.
+    const std::string qlora = "--model llama3.1-8b --gpu rtx-4090 --gpus 1 --precision bf16 --finetune qlora --lora-rank 8 --gbs 2 --mbs 2 "
+                              "--paged-optimizer --optimizer-in-backward --offload-activations";
+    const Run encoded = trainclock("link encode " + qlora);
+    REQUIRE(encoded.exit_code == 0);
+    const std::string fragment = encoded.out.substr(0, encoded.out.find('\n'));
+    CHECK(has(fragment, "&pgo=1"));
+    const Run decoded = trainclock("link decode '" + fragment + "'");
+    REQUIRE(decoded.exit_code == 0);
+    CHECK(trainclock("predict --json --config -", decoded.out).out == trainclock("predict --json " + qlora).out);
+    check_rejected("predict --model llama3.1-8b --gpu rtx-4090 --gpus 1 --gbs 8 --mbs 2 --optimizer-in-backward",
+                   "training.optimizer_in_backward");
+}
+
 TEST_CASE("calibrate: measured runs in, a calibration that predict and validate read out") {
     const std::string runs = R"({"schema_version":1,"name":"runs","set":"public","source":"test","cases":[
 {"id":"R-1","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":1,"training":{"seq_len":1024,"global_batch":8,"micro_batch":8}},"measured":{"metric":"iteration_time_s","value":0.9},"citation":"test"},
@@ -410,11 +433,11 @@ TEST_CASE("plan lists the Pareto front, and predict reproduces an option to the 
     std::vector<std::string> f;
     std::stringstream cells(rows.back());
     for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 22);
-    const std::string flags = "--model gpt2 --tokens 1e9 --seq 1024 --gbs 32 --gpu " + f[1] + " --gpus " + f[2] + " --precision " + f[3] +
-                              " --tp " + f[11] + " --pp " + f[12] + " --cp " + f[13] + " --ep " + f[15] + " --sp " +
-                              (f[16] == "true" ? "1" : "0") + " --zero " + f[17] + " --schedule " + f[18] + " --vpp " + f[19] + " --mbs " +
-                              f[20] + " --recompute " + f[21];
+    REQUIRE(f.size() == 23);
+    const std::string flags = "--model gpt2 --tokens 1e9 --seq 1024 --gbs " + f[22] + " --gpu " + f[1] + " --gpus " + f[2] +
+                              " --precision " + f[3] + " --tp " + f[11] + " --pp " + f[12] + " --cp " + f[13] + " --ep " + f[15] +
+                              " --sp " + (f[16] == "true" ? "1" : "0") + " --zero " + f[17] + " --schedule " + f[18] + " --vpp " + f[19] +
+                              " --mbs " + f[20] + " --recompute " + f[21];
     const Run predicted = trainclock("predict " + flags + " --json");
     REQUIRE(predicted.exit_code == 0);
     CHECK(json_number(predicted.out, "total_time_s") / 86400 == std::strtod(f[4].c_str(), nullptr));

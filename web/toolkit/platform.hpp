@@ -51,6 +51,10 @@ std::string save_file(const std::string& name, const std::string& mime, const st
 // Message shown outside the canvas too ("" hides it): a corrupt link, an invalid combination.
 void show_banner(const std::string& message);
 
+// The link just opened was refused: the next publish_state leaves the address bar as the user
+// wrote it (the state kept is shown, the user's link is not replaced).
+void keep_address();
+
 void copy_to_clipboard(const std::string& text);
 
 }  // namespace trainclock::gui::platform

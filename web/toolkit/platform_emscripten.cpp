@@ -100,9 +100,11 @@ EM_JS(char*, js_page_string, (int which), {
 // invalid one is replaced by the state kept), not otherwise: a fragment set on the page whose
 // hashchange event has not fired yet stays for the event (replaceState also costs 1-20 ms in
 // headless chromium on a loaded machine). result_utf8 0: the result is the one published before.
+// A link the app refused (js_keep_address) stays in the address bar: the user's link is not lost.
 EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, const char* controls_utf8), {
     const fragment = UTF8ToString(fragment_utf8);
-    const changed = fragment !== Module.trainclockPublished || Module.trainclockLinkTaken;
+    const changed = (fragment !== Module.trainclockPublished || Module.trainclockLinkTaken) && !Module.trainclockKeepAddress;
+    Module.trainclockKeepAddress = false;
     if (changed && location.hash.replace(/^#/, "") !== fragment)
         history.replaceState(null, "", location.pathname + location.search + '#' + fragment);
     Module.trainclockPublished = fragment;
@@ -113,6 +115,8 @@ EM_JS(void, js_publish, (const char* fragment_utf8, const char* result_utf8, con
         controls: JSON.parse(UTF8ToString(controls_utf8)),
     };
 });
+
+EM_JS(void, js_keep_address, (), { Module.trainclockKeepAddress = true; });
 
 EM_JS(void, js_publish_data, (const char* name_utf8, const char* json_utf8), {
     window.trainclockData = window.trainclockData || {};
@@ -210,6 +214,8 @@ void publish_state(const std::string& fragment, const std::string& result_json, 
 }
 
 void publish_data(const std::string& name, const std::string& json) { js_publish_data(name.c_str(), json.c_str()); }
+
+void keep_address() { js_keep_address(); }
 
 std::string save_file(const std::string& name, const std::string& mime, const std::string& text) {
     js_download(name.c_str(), mime.c_str(), text.c_str());

@@ -36,6 +36,8 @@ void publish_state(const std::string&, const std::string&, const std::string&) {
 
 void publish_data(const std::string&, const std::string&) {}
 
+void keep_address() {}
+
 std::string save_file(const std::string& name, const std::string&, const std::string& text) {
     std::ofstream out(name, std::ios::binary);
     out << text;

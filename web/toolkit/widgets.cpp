@@ -1,9 +1,12 @@
 // trainclock GUI: drawing helpers (see widgets.hpp).
 #include "widgets.hpp"
 
+#include "imgui_internal.h"  // TempInputIsActive, FindRenderedTextEnd: the slider draws its own value
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace trainclock::gui::widgets {
 
@@ -60,12 +63,28 @@ std::string money(double usd) {
 
 std::string gib(double value) { return printf_string("%.1f%s", value, " GiB"); }
 
+namespace {
+std::string drawn_combos;  // {"label", "preview", "preview_w", "room_w"} of the combos drawn since take_combos
+}
+
+std::string take_combos() { return "[" + std::exchange(drawn_combos, std::string()) + "]"; }
+
 bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices, ItemRects* items) {
-    std::string preview = current;
+    // The id and its name when both fit in the box, else the id alone (the name in a tooltip): a
+    // preview is never cut.
+    std::string preview = current, name;
     for (const Choice& choice : choices)
-        if (choice.id == current && !choice.display_name.empty()) preview = choice.id + "  (" + choice.display_name + ")";
+        if (choice.id == current && !choice.display_name.empty()) name = choice.display_name;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float room = ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2.0f * style.FramePadding.x;
+    if (!name.empty() && ImGui::CalcTextSize((current + "  (" + name + ")").c_str()).x <= room) preview = current + "  (" + name + ")";
+    drawn_combos += std::string(drawn_combos.empty() ? "" : ", ") + "{\"label\": \"" + label + "\", \"preview\": \"" + preview +
+                    "\", \"preview_w\": " + std::to_string(ImGui::CalcTextSize(preview.c_str()).x) +
+                    ", \"room_w\": " + std::to_string(room) + "}";
     bool changed = false;
-    if (ImGui::BeginCombo(label, preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+    const bool open = ImGui::BeginCombo(label, preview.c_str(), ImGuiComboFlags_HeightLarge);
+    if (!open && !name.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
+    if (open) {
         static ImGuiTextFilter filter;  // case-insensitive; one combo is open at a time
         if (ImGui::IsWindowAppearing()) {
             filter.Clear();
@@ -93,19 +112,81 @@ ImVec4 item_rect() {
     return ImVec4(min.x, min.y, max.x, max.y);
 }
 
-bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max) {
-    const ImGuiSliderFlags flags =
-        ImGuiSliderFlags_AlwaysClamp | (max / std::max<int64_t>(min, 1) > 100 ? ImGuiSliderFlags_Logarithmic : ImGuiSliderFlags_None);
-    return ImGui::SliderScalar(label, ImGuiDataType_S64, &value, &min, &max, "%lld", flags);
+namespace {
+std::string drawn_sliders;  // {"label", "frame": [x0, x1], "text": [x0, x1], "handle": x} since take_sliders
 }
 
-void error_text(const std::string& message) {
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(200, 30, 30, 255));
+std::string take_sliders() { return "[" + std::exchange(drawn_sliders, std::string()) + "]"; }
+
+bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max) {
+    const bool log = max / std::max<int64_t>(min, 1) > 100;
+    const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (log ? ImGuiSliderFlags_Logarithmic : ImGuiSliderFlags_None);
+    // ImGui centres a slider's value, where a handle in the middle covered its first digit: the value
+    // is drawn here instead, in the half of the box away from the handle (ImGui's own text is
+    // transparent, except while Ctrl+click types a value). One group: the box and the label.
+    ImGui::BeginGroup();
+    ImGui::PushID(label);
+    const ImGuiID id = ImGui::GetID("##value");
+    const bool typing = ImGui::TempInputIsActive(id);
+    if (!typing) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(0, 0, 0, 0));
+    const bool changed = ImGui::SliderScalar("##value", ImGuiDataType_S64, &value, &min, &max, "%lld", flags);
+    if (!typing) ImGui::PopStyleColor();
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ImGui::PopID();
+    if (!typing) {
+        // Where ImGui puts the handle: the value's place in [min, max] (log scale when logarithmic).
+        const double v = double(std::clamp(value, min, max)), lo = double(min), hi = double(std::max(max, min + 1));
+        const double t = log && lo > 0 ? std::log(v / lo) / std::log(hi / lo) : (v - lo) / (hi - lo);
+        const ImGuiStyle& style = ImGui::GetStyle();
+        const float handle = a.x + style.FramePadding.x + float(t) * (b.x - a.x - 2.0f * style.FramePadding.x);
+        char text[32];
+        std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
+        const float w = ImGui::CalcTextSize(text).x, pad = style.FramePadding.x + style.GrabMinSize;
+        const float x = t < 0.5 ? b.x - pad - w : a.x + pad;
+        ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
+        ImGui::GetWindowDrawList()->AddText(ImVec2(x, a.y + style.FramePadding.y), ink, text);
+        char json[256];
+        std::snprintf(json, sizeof json, "{\"label\": \"%s\", \"frame\": [%.1f, %.1f], \"text\": [%.1f, %.1f], \"handle\": %.1f}", label,
+                      a.x, b.x, x, x + w, handle);
+        drawn_sliders += std::string(drawn_sliders.empty() ? "" : ", ") + json;
+    }
+    const char* label_end = ImGui::FindRenderedTextEnd(label);
+    if (label_end != label) {
+        ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+        ImGui::TextUnformatted(label, label_end);
+    }
+    ImGui::EndGroup();
+    return changed;
+}
+
+namespace {
+
+std::string drawn_messages;  // {"kind", "color", "text"} of the messages drawn since take_messages
+
+void message_text(const char* kind, ImU32 color, const std::string& message) {
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(message.c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "#%02x%02x%02x", unsigned(color & 0xFF), unsigned((color >> 8) & 0xFF), unsigned((color >> 16) & 0xFF));
+    std::string text;
+    for (char c : message) {
+        if (c == '"' || c == '\\') text += '\\';
+        text += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+    drawn_messages += std::string(drawn_messages.empty() ? "" : ", ") + "{\"kind\": \"" + kind + "\", \"color\": \"" + hex +
+                      "\", \"text\": \"" + text + "\"}";
 }
+
+}  // namespace
+
+void error_text(const std::string& message) { message_text("error", IM_COL32(200, 30, 30, 255), message); }
+
+void info_text(const std::string& message) { message_text("note", IM_COL32(40, 70, 110, 255), message); }
+
+std::string take_messages() { return "[" + std::exchange(drawn_messages, std::string()) + "]"; }
 
 void stacked_bar(const char* id, const std::vector<Segment>& segments, double scale, double marker, std::string (*format)(double),
                  float height) {
@@ -163,10 +244,12 @@ void legend(const std::vector<Segment>& segments, double total, std::string (*fo
 }
 
 ImU32 palette(int index) {
-    static const ImU32 colors[] = {IM_COL32(0, 114, 178, 255),   IM_COL32(230, 159, 0, 255),   IM_COL32(0, 158, 115, 255),
-                                   IM_COL32(204, 121, 167, 255), IM_COL32(86, 180, 233, 255),  IM_COL32(213, 94, 0, 255),
-                                   IM_COL32(240, 228, 66, 255),  IM_COL32(120, 120, 120, 255), IM_COL32(0, 70, 110, 255),
-                                   IM_COL32(150, 100, 0, 255),   IM_COL32(0, 100, 70, 255),    IM_COL32(140, 70, 110, 255)};
+    // Tableau 10 (Tableau's colour-blind-aware default): ten hues that stay apart, so the nine
+    // precisions of one GPU are nine colours (Okabe-Ito has eight; its 0, 4 and 8 were three blues).
+    static const ImU32 colors[] = {IM_COL32(78, 121, 167, 255),  IM_COL32(242, 142, 43, 255),  IM_COL32(225, 87, 89, 255),
+                                   IM_COL32(118, 183, 178, 255), IM_COL32(89, 161, 79, 255),   IM_COL32(237, 201, 72, 255),
+                                   IM_COL32(176, 122, 161, 255), IM_COL32(255, 157, 167, 255), IM_COL32(156, 117, 95, 255),
+                                   IM_COL32(186, 176, 172, 255)};
     return colors[index % int(sizeof colors / sizeof colors[0])];
 }
 

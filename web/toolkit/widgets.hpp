@@ -35,12 +35,22 @@ ImVec4 item_rect();  // of the last item
 // true when the selection changed; `current` is the selected id (may be "custom"). While open, the
 // shown items' rectangles go to `items` (when given).
 bool search_combo(const char* label, std::string& current, const std::vector<Choice>& choices, ItemRects* items = nullptr);
+// The search combos drawn since the last call: [{"label", "preview", "preview_w", "room_w"}] (tests: no preview is cut).
+std::string take_combos();
 
 // Integer slider, logarithmic when the range spans more than two decades. Ctrl+click types a value.
+// The value is drawn in the half of the box away from the handle (never under it).
 bool slider_int(const char* label, int64_t& value, int64_t min, int64_t max);
+// The sliders drawn since the last call: [{"label", "frame": [x0, x1], "text": [x0, x1], "handle": x}].
+std::string take_sliders();
 
-// Red wrapped text under the last control.
+// Red wrapped text under the last control: an error.
 void error_text(const std::string& message);
+// Wrapped text in a neutral ink (slate blue, not red): a note or an assumption stated, not an error.
+void info_text(const std::string& message);
+// The messages drawn by error_text and info_text since the last call, as a JSON array of
+// {"kind": "error" | "note", "color": "#rrggbb", "text"} (the page publishes it for tests).
+std::string take_messages();
 
 // One part of a stacked bar.
 struct Segment {
@@ -62,7 +72,7 @@ void legend(const std::vector<Segment>& segments, double total, std::string (*fo
 void heading(const char* title);
 void note(const char* text);
 
-// Palette (colour-blind friendly, Okabe-Ito order), by index.
+// Palette (colour-blind aware, Tableau 10), by index.
 ImU32 palette(int index);
 
 }  // namespace trainclock::gui::widgets

@@ -247,6 +247,7 @@ std::string plan_json(std::string_view config_json, std::string_view options_jso
     reader.read("budget_usd", o.budget_usd);
     reader.read("max_gpus", o.max_gpus);
     reader.read("top", o.top);
+    reader.read("fixed_batch", o.fixed_batch);
     if (const auto gpus = reader.find("gpus")) {
         simdjson::dom::array array;
         if (gpus->get_array().get(array) != simdjson::SUCCESS) reader.fail("gpus", "expected an array of GPU preset ids");

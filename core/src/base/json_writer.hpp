@@ -34,6 +34,11 @@ public:
     JsonWriter& value(int number) { return value(static_cast<int64_t>(number)); }
     JsonWriter& value(bool flag);
     JsonWriter& null();
+    // name: text, or null where text is empty (a report's explanation, present only on failure).
+    JsonWriter& text_or_null(std::string_view name, std::string_view text) {
+        key(name);
+        return text.empty() ? null() : value(text);
+    }
     template <class T>
     JsonWriter& field(std::string_view name, const T& v) {
         key(name);

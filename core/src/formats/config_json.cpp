@@ -231,6 +231,9 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         }
         t.read("offload_optimizer", s.offload_optimizer);
         t.read("offload_params", s.offload_params);
+        t.read("paged_optimizer", s.paged_optimizer);
+        t.read("optimizer_in_backward", s.optimizer_in_backward);
+        t.read("offload_activations", s.offload_activations);
         if (t.find("price_per_gpu_hour")) {
             double price = 0;
             t.read("price_per_gpu_hour", price);
@@ -242,7 +245,8 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         t.read("storage_bw_gbps", s.storage_bw_gbps);
         // Present = given: 0 GB/s writes no checkpoint, it is not the default (omit the key for that).
         if (t.find("storage_bw_gbps") && s.storage_bw_gbps == 0)
-            t.fail("storage_bw_gbps", "must be > 0 GB/s (omit it for the default, Llama 3's 2 TB/s over 16K GPUs per GPU)");
+            t.fail("storage_bw_gbps",
+                   "must be > 0 GB/s (omit it for the default: a local NVMe SSD on one host, else Llama 3's 2 TB/s over 16K GPUs per GPU)");
         // Present = given: 0 is a valid restart time and failure rate (their defaults are < 0).
         for (auto [key, value] :
              {std::pair<const char*, double*>{"restart_s", &s.restart_s}, {"failure_rate_per_gpu_hour", &s.failure_rate_per_gpu_hour}}) {
@@ -320,6 +324,9 @@ void write_config(JsonWriter& out, const Config& c) {
     }
     if (t.offload_optimizer) out.field("offload_optimizer", true);
     if (t.offload_params) out.field("offload_params", true);
+    if (t.paged_optimizer) out.field("paged_optimizer", true);
+    if (t.optimizer_in_backward) out.field("optimizer_in_backward", true);
+    if (t.offload_activations) out.field("offload_activations", true);
     // Whole-run keys only when set, so configs without them keep their canonical text.
     if (t.checkpoint_interval_s > 0) out.field("checkpoint_interval_s", t.checkpoint_interval_s);
     if (t.checkpoint_interval_steps > 0) out.field("checkpoint_interval_steps", t.checkpoint_interval_steps);

@@ -116,6 +116,13 @@ void write_prediction_members(JsonWriter& out, const Prediction& p, const Config
     out.key("breakdown_s").begin_object();
     for (size_t part = 0; part < kStepPartCount; ++part) out.field(kStepPartKeys[part], p.breakdown_s.seconds[part]);
     out.end_object();
+    if (p.memory.host_gib > 0 || p.cpu_optimizer_s > 0 || p.activation_offload_s > 0) {
+        // Only when something lives in CPU memory: the parts of the breakdown that are host work.
+        out.key("offload").begin_object();
+        out.field("cpu_optimizer_s", p.cpu_optimizer_s).field("activation_offload_s", p.activation_offload_s);
+        out.field("paged_optimizer_gib", p.memory.paged_gib).field("activations_gib", p.memory.activations_offloaded_gib);
+        out.end_object();
+    }
     out.key("warnings").begin_array();
     for (const auto& warning : p.warnings) out.value(warning);
     out.end_array();

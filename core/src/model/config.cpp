@@ -170,6 +170,7 @@ std::optional<Error> check_node(const NodeSpec& n) {
     TRAINCLOCK_TRY(out_of_range("node.inter_bw_gbps", n.inter_bw_gbps, 1e-3, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.inter_latency_us", n.inter_latency_us, 0.0, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.power_overhead", n.power_overhead, 1.0, 10.0));
+    TRAINCLOCK_TRY(out_of_range("node.host_memory_bw_gbps", n.host_memory_bw_gbps, 0.0, 1e6));
     return std::nullopt;
 }
 
@@ -401,13 +402,30 @@ std::optional<Error> check_finetune(const Config& c) {
     } else if (f.lora_rank != 0) {
         return Error{"training.finetune.lora_rank", "only with method lora or qlora (method is full)"};
     }
-    if ((c.training.offload_optimizer || c.training.offload_params) && c.gpu.host_link_gbps <= 0)
+    const TrainingSpec& t = c.training;
+    if ((t.offload_optimizer || t.offload_params || t.offload_activations) && c.gpu.host_link_gbps <= 0)
         return Error{"gpu.host_link_gbps", "unknown for " + c.gpu.name +
                                                ", which offloading to CPU memory needs (the GPU's PCIe / NVLink-C2C "
                                                "bandwidth per direction, GB/s: PCIe Gen4 x16 32, Gen5 x16 64)"};
     if (c.training.offload_params && c.parallel.zero < 3 && c.parallel.weight_replicas() > 1)
         return Error{"training.offload_params",
                      "needs parallel.zero 3 with data parallelism (ZeRO-Infinity / FSDP offload the sharded weights)"};
+    // bitsandbytes pages Adam-family states (bnb.optim PagedAdam, PagedAdamW, PagedAdamW8bit, PagedAdamW32bit).
+    if (t.paged_optimizer && t.optimizer != Optimizer::adamw && t.optimizer != Optimizer::adamw8bit && t.optimizer != Optimizer::adam)
+        return Error{"training.paged_optimizer", "needs optimizer adamw, adamw8bit or adam (bitsandbytes' paged optimizers), not " +
+                                                     std::string(enum_name(t.optimizer))};
+    if (t.paged_optimizer && t.offload_optimizer)
+        return Error{"training.paged_optimizer", "and training.offload_optimizer both move the optimizer states to CPU memory: choose one"};
+    // torchtune refuses it with gradient accumulation: the hooks step each parameter after every backward
+    // (recipes/full_finetune_single_device.py: "Gradient accumulation is not supported with optimizer in bwd").
+    const int64_t per_step = std::max<int64_t>(t.micro_batch, 1) * std::max<int64_t>(c.parallel.dp, 1);
+    if (t.optimizer_in_backward && t.global_batch / per_step > 1)
+        return Error{"training.optimizer_in_backward",
+                     "needs one micro-batch per step (global_batch = micro_batch x dp): gradient accumulation is not possible when each "
+                     "parameter steps as soon as its gradient is ready (torchtune optimizer_in_bwd)"};
+    if (t.optimizer_in_backward && t.offload_optimizer)
+        return Error{"training.optimizer_in_backward",
+                     "with training.offload_optimizer: the step runs on the CPU after backward, not in it"};
     return std::nullopt;
 }
 

@@ -21,7 +21,10 @@ struct StageState {
     double trainable_dense = 0, trainable_expert = 0;  // of which get gradients and optimizer states (+ LoRA adapters)
     double nf4_params = 0;                             // of which stored as NF4 (QLoRA)
     double activations = 0;
-    double zero3_gather = 0;  // largest gathered layer (ZeRO-3 prefetch buffer)
+    double layer_activations = 0;   // one layer's saved activations of one micro-batch (the largest kind)
+    double logits_activations = 0;  // the last stage's logits and softmax (kept on the GPU by activation offload)
+    double recompute_buffer = 0;    // the layer being recomputed, whole, during its backward
+    double zero3_gather = 0;        // largest gathered layer (ZeRO-3 prefetch buffer)
 };
 
 StageState stage_state(const Execution& x, int64_t stage) {
@@ -64,6 +67,7 @@ StageState stage_state(const Execution& x, int64_t stage) {
             const PerKind& k = per_kind(kind);
             add_layers(k, n);
             st.zero3_gather = std::max(st.zero3_gather, k.params);
+            st.layer_activations = std::max(st.layer_activations, k.activations);
             act_per_chunk += n * k.activations;
             layer_count += n;
         });
@@ -84,7 +88,8 @@ StageState stage_state(const Execution& x, int64_t stage) {
     st.activations = units * act_per_chunk;
     if ((x.recompute == Recompute::full || x.op_level_sac) && layer_count > 0) {
         // The layer being recomputed holds its full activations during its backward.
-        st.activations += layer_activation_bytes(x, layer_kind_at(m, 0), Recompute::none);
+        st.recompute_buffer = layer_activation_bytes(x, layer_kind_at(m, 0), Recompute::none);
+        st.activations += st.recompute_buffer;
     }
     const double vocab_l = x.vocab_local;
     if (stage == 0) {  // embedding output + dropout mask per in-flight micro-batch
@@ -100,6 +105,7 @@ StageState stage_state(const Execution& x, int64_t stage) {
             if (head_trains(*x.config)) st.trainable_dense += vocab_l * double(m.hidden);
         }
         st.activations += tokens * x.logits_local * (4.0 + w_act);
+        st.logits_activations = tokens * x.logits_local * (4.0 + w_act);
     }
     const bool mtp_here = stage == mtp_stage(x);
     if (m.mtp_layers > 0 && (stage == p - 1 || mtp_here)) {
@@ -179,14 +185,48 @@ double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute reco
     return attention(false) + (kind.cross_attention ? attention(true) : 0) + mlp;
 }
 
+// The largest trainable tensor one GPU holds: the (vocab-parallel) embedding or LM head when it trains,
+// else the biggest linear weight (TP-sharded; an expert's under MoE), or under LoRA the biggest adapter
+// matrix (r x the wider side).
+double largest_trainable_tensor(const Execution& x) {
+    const Config& c = *x.config;
+    const ModelSpec& m = c.model;
+    const double h = x.hidden;
+    const double ffn = std::max(double(m.ffn_hidden) / x.tp, m.is_moe() ? double(m.moe.expert_ffn_hidden) / x.etp : 0.0);
+    const double widest = std::max({h, ffn, x.heads_local * x.head_dim_qk});
+    if (c.training.finetune.adapters()) return x.lora_rank * widest;
+    double largest = h * widest;
+    if (embedding_trains(c) || head_trains(c)) largest = std::max(largest, x.vocab_local * h);
+    return largest;
+}
+
 }  // namespace
 
 double activation_bytes_per_layer(const Execution& x, LayerKind kind) { return layer_activation_bytes(x, kind, x.recompute); }
 
 double checkpoint_bytes(const Config& c) {
     const PrecisionSpec& p = c.precision;
-    const double per_param = dtype_storage_bytes(p.params) + (keeps_master(p) ? 4.0 : 0.0) + optimizer_state_bytes_per_param(c.training, p);
-    return double(parameter_count(c.model)) * per_param;
+    const double state = (keeps_master(p) ? 4.0 : 0.0) + optimizer_state_bytes_per_param(c.training, p);
+    const double per_param = dtype_storage_bytes(p.params) + state;
+    const FinetuneSpec& ft = c.training.finetune;
+    if (ft.is_default()) return double(parameter_count(c.model)) * per_param;
+    const ModelSpec& m = c.model;
+    const double embedding = double(m.vocab) * double(m.hidden);
+    if (ft.adapters()) {
+        // LoRA / QLoRA: what a resume needs, the adapters and their optimizer states; the frozen base is
+        // the published checkpoint the run started from (PEFT PeftModel.save_pretrained writes only the
+        // adapter weights; torchtune LoRA recipes with save_adapter_weights_only: True, the optimizer
+        // state in the recipe state; torchtune's default also writes the merged model once per epoch,
+        // not modelled here).
+        double adapters = 0;
+        for (int64_t i = 0; i < total_layers(m); ++i) adapters += layer_adapter_params(c, layer_kind_at(c, i));
+        adapters += double(m.mtp_layers) * layer_adapter_params(c, layer_kind_at(m, m.layers - 1));
+        return adapters * per_param;
+    }
+    // Full fine-tuning with frozen leading layers: every weight, optimizer states for those that train.
+    double frozen = ft.frozen_layers > 0 && !m.tied_embeddings ? embedding : 0.0;
+    for (int64_t i = 0; i < std::min(ft.frozen_layers, total_layers(m)); ++i) frozen += double(layer_parameter_count(m, i, false));
+    return double(parameter_count(m)) * dtype_storage_bytes(p.params) + std::max(double(parameter_count(m)) - frozen, 0.0) * state;
 }
 
 MemoryBreakdown memory_per_gpu(const Execution& x) {
@@ -234,6 +274,19 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
             mem.host_gib += mem[MemoryPart::weights];
             mem[MemoryPart::weights] = 0;
         }
+        // Optimizer in backward (torchtune optimizer_in_bwd; PyTorch register_post_accumulate_grad_hook):
+        // each parameter steps as its gradient is complete and frees it, one parameter's gradient at a time.
+        if (c.training.optimizer_in_backward)
+            mem[MemoryPart::grads] = std::min(mem[MemoryPart::grads], largest_trainable_tensor(x) * dtype_storage_bytes(p.grads) / kGiB);
+        // Activation offload (torchtune OffloadActivations: each saved tensor goes to pinned CPU memory on
+        // a side stream in forward and is prefetched back one layer ahead in backward): the GPU holds the
+        // layer being computed and the one in flight; the last stage's logits stay (the output is not offloaded).
+        if (c.training.offload_activations && st.layer_activations > 0) {
+            const double kept = std::min(st.activations, 2 * st.layer_activations + st.logits_activations + st.recompute_buffer) / kGiB;
+            mem.activations_offloaded_gib = mem[MemoryPart::activations] - kept;
+            mem.host_gib += mem.activations_offloaded_gib;
+            mem[MemoryPart::activations] = kept;
+        }
         // CUDA context, one NCCL communicator per process group of more than one rank, ZeRO-3's (and
         // streamed weights') two gathered layers (current + prefetch), and the allocator reserve on what
         // churns each step.
@@ -250,6 +303,14 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
         mem[MemoryPart::other] = constant(Constant::cuda_context_gib) + communicators * constant(Constant::nccl_communicator_gib) +
                                  gathered_gib + constant(Constant::allocator_reserve) * churn_gib;
         mem.per_gpu_gib = std::accumulate(mem.gib.begin(), mem.gib.end(), 0.0);
+        // Paged optimizer (QLoRA sec. 3: NVIDIA unified memory, pages evicted to CPU RAM when the GPU runs
+        // out and paged back for the update): states beyond the capacity live in host memory.
+        if (c.training.paged_optimizer && mem.per_gpu_gib > c.gpu.memory_gib) {
+            mem.paged_gib = std::min(mem.per_gpu_gib - c.gpu.memory_gib, mem[MemoryPart::optimizer]);
+            mem[MemoryPart::optimizer] -= mem.paged_gib;
+            mem.host_gib += mem.paged_gib;
+            mem.per_gpu_gib -= mem.paged_gib;
+        }
         if (mem.per_gpu_gib > best.per_gpu_gib) best = mem;
     }
     best.capacity_gib = c.gpu.memory_gib;

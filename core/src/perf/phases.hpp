@@ -32,4 +32,8 @@ double step_cost_usd(const Config& config, double iteration_time_s);
 // search's and the plan's cost bounds).
 double run_cost_usd(const Config& config, double total_time_s);
 
+// Seconds of the optimizer step on the host's CPUs (training.offload_optimizer) for `shard` weights
+// updated per GPU; 0 without offload or when the node has no host_memory_bw_gbps.
+double cpu_optimizer_step_s(const Execution& x, double shard);
+
 }  // namespace trainclock::phases

@@ -379,27 +379,73 @@ double dp_sync_phase(const Execution& x, const Stages& st, const Network& net) {
     return dp_exposed;
 }
 
+double host_link_bytes_per_s(const Config& c) { return c.gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency); }
+
+// The weights one GPU updates per step on the stage holding the most (its ZeRO shard).
+double updated_shard(const Execution& x, const Stages& st) {
+    double most = 0;
+    for (const StageParams& sp : st.params) most = std::max(most, sp.dense + sp.expert);
+    const ParallelSpec& par = x.config->parallel;
+    if (par.zero < 1) return most;
+    const StageParams* heavy = &st.params[0];
+    for (const StageParams& sp : st.params)
+        if (sp.dense + sp.expert >= heavy->dense + heavy->expert) heavy = &sp;
+    return heavy->dense / double(par.weight_replicas()) + heavy->expert / double(par.expert_weight_replicas());
+}
+
+}  // namespace
+
+// The optimizer step on the CPU (training.offload_optimizer): the host's CPUs update the shards of all
+// its GPUs' ranks, streaming gradient, weight (or fp32 master) and states through DRAM; a vectorised
+// Adam does ~10 FLOPs per 30 bytes, so DRAM bandwidth bounds it (ZeRO-Offload, Ren et al. 2021 arXiv
+// 2101.06840 sec. 4.2 CPU-Adam; FSDP CPUOffload runs torch.optim on the CPU shard). Not overlapped:
+// FSDP and ZeRO-Offload (without its optional delayed parameter update) step after the backward and the
+// next forward needs the updated weights. 0 when the node has no host_memory_bw_gbps.
+double phases::cpu_optimizer_step_s(const Execution& x, double shard) {
+    const Config& c = *x.config;
+    if (!c.training.offload_optimizer || c.node.host_memory_bw_gbps <= 0) return 0;
+    const PrecisionSpec& p = x.precision();
+    const bool master = keeps_master(p);
+    const double wp = dtype_storage_bytes(p.params), wu = master ? 4.0 : wp;
+    // Read the gradient, read and write the updated copy and the states; with a master copy also write
+    // the half weights that go back to the GPU (fused Adam's traffic, as step_ops).
+    const double bytes =
+        shard * (dtype_storage_bytes(p.grads) + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p) + (master ? wp : 0.0));
+    const double ranks = double(std::min<int64_t>(std::max<int64_t>(c.num_gpus, 1), c.node.host_gpus()));
+    return ranks * bytes / (c.node.host_memory_bw_gbps * 1e9 * constant(Constant::cpu_adam_memory_efficiency));
+}
+
+namespace {
+
 // Optimizer step and per-step precision ops on the stage holding the most weights.
 Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     double most = 0;
     for (const StageParams& sp : st.params) most = std::max(most, sp.dense + sp.expert);
-    double shard = most;
+    const double shard = updated_shard(x, st);
     const ParallelSpec& par = x.config->parallel;
-    if (par.zero >= 1) {
-        const StageParams* heavy = &st.params[0];
-        for (const StageParams& sp : st.params)
-            if (sp.dense + sp.expert >= heavy->dense + heavy->expert) heavy = &sp;
-        shard = heavy->dense / double(par.weight_replicas()) + heavy->expert / double(par.expert_weight_replicas());
-    }
     Cost cost = from_ops(cost_ops(step_ops(x, most, shard), x.config->gpu, x.cal));
     const Config& c = *x.config;
     if (c.training.offload_optimizer) {
         // ZeRO-Offload (Ren et al. 2021 sec. 4): the reduced gradient shard goes to the host and the
-        // updated weights come back, over the host link, once per step; the GPU-side step is gone
-        // (the CPU's Adam itself is not costed: a warning says so).
+        // updated weights come back, over the host link, once per step; the GPU-side step is gone, the
+        // CPU's runs instead. Gradients leave as they are reduced, behind the backward (ZeRO-Offload
+        // sec. 4.1; FSDP2 CPUOffloadPolicy copies each reduce-scattered gradient to the CPU on its own
+        // stream): the last layer's, or what the last micro-batch's backward cannot hide, is exposed.
+        // Streamed weights (offload_params) stay on the host: the next forward fetches them per layer.
         const PrecisionSpec& p = x.precision();
-        const double bytes = shard * (dtype_storage_bytes(p.grad_reduce) + dtype_storage_bytes(p.params));
-        cost.s[StepPart::optimizer] = bytes / (c.gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency));
+        const double down_s = shard * dtype_storage_bytes(p.grad_reduce) / host_link_bytes_per_s(c);
+        const double up_s = c.training.offload_params ? 0.0 : shard * dtype_storage_bytes(p.params) / host_link_bytes_per_s(c);
+        double b1 = 0;  // one micro-batch's backward on the busiest stage
+        for (int64_t ch = 0; ch < x.chunks; ++ch) b1 += st.bwd_s[size_t(st.busiest * x.chunks + ch)];
+        const double layers = std::max(double(x.layers) / double(x.stages), 1.0);
+        const double down_exposed = c.parallel.overlap_dp_comm ? std::max(down_s / layers, down_s - b1) : down_s;
+        cost.s[StepPart::optimizer] = down_exposed + up_s + phases::cpu_optimizer_step_s(x, shard);
+    }
+    if (c.training.paged_optimizer) {
+        // Paged-out optimizer states come back for the update and go out again when the next forward
+        // needs the memory (CUDA unified memory page migration over the host link, both ways).
+        const double paged = memory_per_gpu(x).paged_gib * 1024.0 * 1024.0 * 1024.0;
+        cost.s[StepPart::optimizer] += 2 * paged / host_link_bytes_per_s(c);
     }
     if (c.training.offload_params) {
         // Weights streamed from host memory per micro-batch, for the forward and again for the
@@ -424,6 +470,24 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s) + graph_launch_s;
     if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
     return cost;
+}
+
+// Activation offload (training.offload_activations): each micro-batch's saved activations of the busiest
+// stage go to the host during its forward and come back during its backward on a side stream
+// (torchtune OffloadActivations use_streams: "communications get overlapped with the computation");
+// what a direction's transfer takes beyond the phase it hides behind is exposed, every micro-batch.
+double activation_offload_exposed_s(const Execution& x, const Stages& st) {
+    const Config& c = *x.config;
+    if (!c.training.offload_activations) return 0;
+    const double layers = double(x.layers) / double(x.stages);
+    const double bytes = layers * activation_bytes_per_layer(x, layer_kind_at(c, int64_t(0)));
+    const double transfer_s = bytes / host_link_bytes_per_s(c);
+    double f1 = 0, b1 = 0;
+    for (int64_t ch = 0; ch < x.chunks; ++ch) {
+        f1 += st.fwd_s[size_t(st.busiest * x.chunks + ch)];
+        b1 += st.bwd_s[size_t(st.busiest * x.chunks + ch)];
+    }
+    return double(x.micro_batches) * (std::max(0.0, transfer_s - f1) + std::max(0.0, transfer_s - b1));
 }
 
 }  // namespace
@@ -532,10 +596,26 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
             out.warnings.push_back("flash attention needs fp16/bf16: " + std::string(dtype_name(g)) +
                                    " runs materialised attention (s x s scores)");
     }
-    if (c.training.offload_optimizer || c.training.offload_params)
-        out.warnings.push_back(
-            format("%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed, the CPU optimizer step is not",
-                   out.memory.host_gib));
+    if (c.training.offload_optimizer || c.training.offload_params || c.training.offload_activations || out.memory.host_gib > 0) {
+        char text[400];
+        if (c.training.offload_optimizer && c.node.host_memory_bw_gbps <= 0)
+            std::snprintf(
+                text, sizeof text,
+                "%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed, the CPU optimizer step is not: node %s "
+                "has no host_memory_bw_gbps (the host CPUs' DRAM bandwidth, GB/s; give an inline --node)",
+                out.memory.host_gib, c.node.name.c_str());
+        else if (c.training.offload_optimizer)
+            std::snprintf(
+                text, sizeof text,
+                "%.1f GiB per GPU offloaded to CPU memory; the optimizer step runs on the host's CPUs, %.3g s per step at %.2g of "
+                "node %s's %.0f GB/s DRAM bandwidth (cpu_adam_memory_efficiency, assumed)",
+                out.memory.host_gib, out.cpu_optimizer_s, constant(Constant::cpu_adam_memory_efficiency), c.node.name.c_str(),
+                c.node.host_memory_bw_gbps);
+        else
+            std::snprintf(text, sizeof text, "%.1f GiB per GPU offloaded to CPU memory; host-link transfers are costed",
+                          out.memory.host_gib);
+        out.warnings.push_back(text);
+    }
     if (m.is_moe() && m.moe.imbalance == 1 && c.parallel.ep > 1)
         out.warnings.push_back(
             "expert load assumed balanced across the ep ranks (set model.moe.imbalance: the busiest expert's load over the mean)");
@@ -626,11 +706,12 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     for (int64_t j = 0; j < x.virtual_stages; ++j) stage_flops_sum += st.fwd[size_t(j)].flops + st.bwd[size_t(j)].flops;
     const double dp_exposed = dp_sync_phase(x, st, net);
     const Cost step_ops_cost = optimizer_step_phase(x, st);
+    const double offload_s = activation_offload_exposed_s(x, st);
 
     // A search only needs layouts that can beat its current K-th best: the busiest stage works
     // M x busiest_s serially, so the pipeline takes at least that (less 1e-9 relative: the steady-state
     // skip of pipeline.cpp is exact to that); above the cutoff the simulation is skipped.
-    const double rest_s = dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s;
+    const double rest_s = dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s + offload_s;
     const double bound_s = double(x.micro_batches) * st.busiest_s * (1.0 - 1e-9) + rest_s;
     if (bound_s > options.bound_above_s && !options.timeline) {
         out.bounded = true;
@@ -640,10 +721,12 @@ Prediction predict(const Config& c, const PredictOptions& options) {
 
     const double pipe_s = simulate_phase(x, st, options.timeline ? &out.timeline : nullptr);
     const double bubble_s = std::max(0.0, pipe_s - double(x.micro_batches) * st.busiest_s);
-    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s;
+    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s + offload_s;
     step.add(step_ops_cost);
     step.s[StepPart::dp_comm] += dp_exposed;
-    step.s[StepPart::overhead] += x.cal.step_overhead_s;
+    step.s[StepPart::overhead] += x.cal.step_overhead_s + offload_s;
+    out.cpu_optimizer_s = phases::cpu_optimizer_step_s(x, updated_shard(x, st));
+    out.activation_offload_s = offload_s;
     summarise_phase(x, step, stage_flops_sum, iteration_s, bubble_s, out);
     return out;
 }

@@ -15,7 +15,9 @@ WholeRun whole_run(const Config& c, double step_s, double steps) {
     r.ideal_time_s = steps * step_s;
     const double gpus = double(std::max<int64_t>(c.num_gpus, 1));
     r.failure_rate_per_gpu_hour = t.failure_rate_per_gpu_hour >= 0 ? t.failure_rate_per_gpu_hour : kLlama3FailuresPerGpuHour;
-    r.storage_bw_gbps = t.storage_bw_gbps > 0 ? t.storage_bw_gbps : kLlama3StorageGbpsPerGpu * gpus;
+    // Default storage: one host writes to its local disk; more than one share a cluster file system.
+    r.storage_local = t.storage_bw_gbps <= 0 && c.num_gpus <= c.node.host_gpus();
+    r.storage_bw_gbps = t.storage_bw_gbps > 0 ? t.storage_bw_gbps : r.storage_local ? kLocalNvmeWriteGbps : kLlama3StorageGbpsPerGpu * gpus;
     r.restart_s = t.restart_s >= 0 ? t.restart_s : kDefaultRestartS;
     r.checkpoint_bytes = checkpoint_bytes(c);
     r.checkpoint_write_s = r.checkpoint_bytes / (r.storage_bw_gbps * 1e9);
@@ -63,7 +65,11 @@ std::string whole_run_note(const WholeRun& r) {
                           r.failure_rate_per_gpu_hour);
             defaults += buf;
         } else if (key == "training.storage_bw_gbps") {
-            std::snprintf(buf, sizeof buf, "checkpoint storage %.4g GB/s (Llama 3's 2 TB/s over 16K GPUs, per GPU)", r.storage_bw_gbps);
+            if (r.storage_local)
+                std::snprintf(buf, sizeof buf, "checkpoint storage %.4g GB/s (one host: a local PCIe 4.0 NVMe SSD's sequential write)",
+                              r.storage_bw_gbps);
+            else
+                std::snprintf(buf, sizeof buf, "checkpoint storage %.4g GB/s (Llama 3's 2 TB/s over 16K GPUs, per GPU)", r.storage_bw_gbps);
             defaults += buf;
         } else if (key == "training.restart_s") {
             std::snprintf(buf, sizeof buf, "restart %.0f s (assumed)", r.restart_s);

@@ -39,6 +39,23 @@ const char* plan_drop_text(PlanDrop drop) {
     return "unknown";
 }
 
+int64_t plan_global_batch(const Config& base, int64_t num_gpus) {
+    const int64_t gbs = std::max<int64_t>(base.training.global_batch, 1);
+    const double seq = double(std::max<int64_t>(base.training.seq_len, 1));
+    const double target = std::min(kPlanTokensPerGpu * double(num_gpus), kPlanMaxStepTokens);
+    int64_t out = gbs;
+    while (double(out) * seq < target && double(out * 2) * seq <= kPlanMaxStepTokens && out <= (int64_t(1) << 25)) out *= 2;
+    return out;
+}
+
+std::string plan_batch_rule(const Config& base, const PlanOptions& o) {
+    const std::string gbs = std::to_string(base.training.global_batch);
+    if (o.fixed_batch) return "global batch " + gbs + " x " + std::to_string(base.training.seq_len) + " tokens at every count (fixed)";
+    return "global batch " + gbs +
+           " doubled until a step holds 1024 tokens per GPU, at most 16M tokens (Llama 3 405B's steps on 8K-16K GPUs, "
+           "arXiv 2407.21783 Table 4)";
+}
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -96,32 +113,177 @@ std::optional<double> price_for(const PlanOptions& o, const std::string& gpu) {
     return price;
 }
 
-// The search's top (its counts are not needed): the cells the pilot did not search, merged with the
-// pilot's own state, so that the most promising cells are not searched twice.
-SearchReport search_top(const SearchSpace& space) {
-    const SearchSpaceData& d = space.data();
-    SearchState state(space);
-    if (!d.pilot_state_) {
-        state.run(0, space.cells());
-        return finish(space, state);
-    }
-    SearchStateData main(d);
-    int64_t begin = 0;
-    for (int64_t cell : d.pilot_cells_) {
-        main.run(begin, cell);
-        begin = cell + 1;
-    }
-    main.run(begin, space.cells());
-    main.merge(*d.pilot_state_);
-    SearchReport report;
-    report.top = main.top_;
-    report.stats = main.stats_;
-    return report;
-}
-
 }  // namespace
 
-Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
+// The state of a plan between slices (PlanRun): the candidates by ascending cost bound, the next one
+// to decide, the options found, and the search of the candidate in progress.
+struct PlanRunData {
+    PlanOptions o;
+    PlanReport report;
+    std::vector<Candidate> candidates;
+    size_t next = 0;  // candidates [0, next) are decided
+    std::vector<PlanOption> found;
+    double fastest_bound_s = kInf;  // for the explanation
+    double deadline_s = kInf, budget = kInf;
+
+    // The search of candidates[next], once its bounds left it in play.
+    enum class Phase { bounds, estimates, pilot, cells } phase = Phase::bounds;
+    std::unique_ptr<SearchSpace> space;
+    double max_step_s = kInf;
+    PlanDrop binding = PlanDrop::dominated;
+    size_t estimates_left = 0;              // group estimates of the pilot still to run
+    std::unique_ptr<SearchState> state;     // the space had no pilot state: every cell
+    std::unique_ptr<SearchStateData> main;  // else the cells the pilot did not search, merged with its state
+    size_t pilot_index = 0;                 // the next of the space's pilot_cells_ to skip
+    int64_t cell = 0;                       // the next cell to run
+
+    void decide(PlanDrop drop) {
+        ++report.dropped[size_t(drop)];
+        end_candidate();
+    }
+    void end_candidate() {
+        state.reset();
+        main.reset();
+        space.reset();
+        phase = Phase::bounds;
+        ++next;
+    }
+    void bounds();    // Phase::bounds: drop the candidate by its bounds, or start its search
+    void searched();  // its search is done: record the option, or drop it
+    void step(int64_t& units);
+    PlanReport finish();
+};
+
+void PlanRunData::bounds() {
+    const Candidate& k = candidates[next];
+    fastest_bound_s = std::min(fastest_bound_s, k.wall_lb_s);
+    const Config& c = k.config;
+    max_step_s = kInf;
+    binding = PlanDrop::dominated;
+    if (!o.exhaustive) {
+        if (k.wall_lb_s > deadline_s) return decide(PlanDrop::deadline);
+        if (k.cost_lb_usd > budget) return decide(PlanDrop::budget);
+        auto wall = [&c](double step_s) { return wall_lower_bound_s(c, step_s); };
+        auto cost = [&c](double step_s) { return phases::run_cost_usd(c, wall_lower_bound_s(c, step_s)); };
+        for (const PlanOption& f : found) {
+            const double f_wall_s = f.prediction.total_time_s;
+            if (f_wall_s <= k.wall_lb_s && f.cost_usd <= k.cost_lb_usd && (f_wall_s < k.wall_lb_s || f.cost_usd < k.cost_lb_usd))
+                return decide(PlanDrop::dominated);
+        }
+        // Beyond max_step_s a layout misses the deadline or the budget, or is slower and costlier
+        // than an option found: of no interest (the search prunes it by its lower bounds).
+        if (deadline_s < kInf) max_step_s = step_beyond_s(wall, deadline_s, k.step_lb_s), binding = PlanDrop::deadline;
+        if (budget < kInf) {
+            const double t = step_beyond_s(cost, budget, k.step_lb_s);
+            if (t < max_step_s) max_step_s = t, binding = PlanDrop::budget;
+        }
+        for (const PlanOption& f : found) {
+            if (f.cost_usd < k.cost_lb_usd) {  // the cost bound alone: beyond its wall, worse on both
+                const double t = step_beyond_s(wall, f.prediction.total_time_s, k.step_lb_s);
+                if (t < max_step_s) max_step_s = t, binding = PlanDrop::dominated;
+                continue;
+            }
+            const double t =
+                std::max(step_beyond_s(wall, f.prediction.total_time_s, k.step_lb_s), step_beyond_s(cost, f.cost_usd, k.step_lb_s));
+            if (t < max_step_s) max_step_s = t, binding = PlanDrop::dominated;
+        }
+        if (max_step_s < k.step_lb_s) return decide(binding);
+    }
+    SearchOptions so;
+    so.precisions = {c.precision};
+    so.top_k = 1;
+    so.max_step_s = max_step_s;
+    so.deferred_pilot = true;
+    Result<SearchSpace> created = SearchSpace::create(c, so);
+    if (!created) return decide(PlanDrop::no_layout);
+    space = std::make_unique<SearchSpace>(std::move(created).value());
+    if (space->data().groups().empty()) return decide(PlanDrop::no_layout);
+    // The search's own bound over every layout (rule 5's floors, the pilot's estimates): tighter
+    // than the compute-only one; the candidate is dropped when it already exceeds max_step_s.
+    estimates_left = space->data().groups().size();
+    phase = Phase::estimates;
+}
+
+void PlanRunData::searched() {
+    SearchReport r;
+    if (state) {
+        r = trainclock::finish(*space, *state);
+    } else {
+        main->merge(*space->data().pilot_state_);
+        r.top = main->top_;
+        r.stats = main->stats_;
+    }
+    ++report.searched;
+    report.layouts_predicted += r.stats.predicted;
+    if (r.top.empty()) return decide(r.stats.feasible == 0 ? PlanDrop::no_layout : binding);
+    const Config& c = candidates[next].config;
+    PlanOption option;
+    option.config = space->config_for(r.top[0].layout);
+    option.prediction = r.top[0].prediction;
+    const Prediction& p = option.prediction;
+    if (p.total_time_s > deadline_s) return decide(PlanDrop::deadline);
+    if (p.cost_usd > budget) return decide(PlanDrop::budget);
+    option.gpu = c.gpu.name;
+    option.num_gpus = c.num_gpus;
+    option.precision = c.precision.name;
+    option.days = p.total_time_s / kSecondsPerDay;
+    option.cost_usd = p.cost_usd;
+    option.gpu_hours = p.gpu_hours;
+    option.energy_kwh = p.energy_kwh;
+    found.push_back(std::move(option));
+    end_candidate();
+}
+
+void PlanRunData::step(int64_t& units) {
+    switch (phase) {
+    case Phase::bounds: bounds(); break;
+    case Phase::estimates: {
+        const int64_t n = std::min<int64_t>(units + 1, int64_t(estimates_left));  // this unit and the caller's others
+        space->run_pilot(n);
+        estimates_left -= size_t(n);
+        units -= n - 1;
+        if (estimates_left > 0) break;
+        if (!o.exhaustive && space->data().min_bound_s_ > max_step_s) return decide(binding);
+        phase = Phase::pilot;
+        break;
+    }
+    case Phase::pilot:
+        if (!space->pilot_done()) {
+            space->run_pilot(1);
+            break;
+        }
+        if (space->data().pilot_state_)
+            main = std::make_unique<SearchStateData>(space->data());
+        else
+            state = std::make_unique<SearchState>(*space);
+        pilot_index = 0;
+        cell = 0;
+        phase = Phase::cells;
+        break;
+    case Phase::cells: {
+        const int64_t cells = space->cells();
+        if (cell >= cells) return searched();
+        if (state) {
+            state->run(cell, cell + 1);
+            ++cell;
+            break;
+        }
+        // The cells the pilot did not search: [cell, the next pilot cell), then past it.
+        const std::vector<int64_t>& skip = space->data().pilot_cells_;
+        const int64_t end = pilot_index < skip.size() ? skip[pilot_index] : cells;
+        if (cell < end) {
+            main->run(cell, cell + 1);
+            ++cell;
+        } else {
+            ++pilot_index;
+            cell = end + 1;
+        }
+        break;
+    }
+    }
+}
+
+Result<PlanRun> PlanRun::start(const Config& base_config, const PlanOptions& o) {
     if (!(o.tokens > 0) || !std::isfinite(o.tokens)) return Error{"tokens", "must be a positive number of training tokens"};
     if (o.deadline_days < 0 || !std::isfinite(o.deadline_days)) return Error{"days", "must be a positive number of days"};
     if (o.budget_usd < 0 || !std::isfinite(o.budget_usd)) return Error{"budget", "must be a positive number of US dollars"};
@@ -132,7 +294,10 @@ Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
         if (!id.empty() && !gpu_preset(id)) return Error{"price", gpu_preset(id).error().message};
     }
 
-    PlanReport report;
+    PlanRun run;
+    PlanRunData& d = *run.data_;
+    d.o = o;
+    PlanReport& report = d.report;
     std::vector<GpuSpec> gpus = o.gpus;
     if (gpus.empty()) {
         for (const std::string& name : preset_names(PresetKind::gpu)) {
@@ -143,11 +308,11 @@ Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
                 report.unpriced.push_back(name);
         }
     }
-    const double deadline_s = o.deadline_days > 0 ? o.deadline_days * kSecondsPerDay : kInf;
-    const double budget = o.budget_usd > 0 ? o.budget_usd : kInf;
+    d.deadline_s = o.deadline_days > 0 ? o.deadline_days * kSecondsPerDay : kInf;
+    d.budget = o.budget_usd > 0 ? o.budget_usd : kInf;
 
     // Every candidate with its compute-only bounds.
-    std::vector<Candidate> candidates;
+    std::vector<Candidate>& candidates = d.candidates;
     for (const GpuSpec& gpu : gpus) {
         const std::optional<double> price = price_for(o, gpu.name);
         if (!price && !(gpu.price_per_gpu_hour_usd > 0))
@@ -174,11 +339,13 @@ Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
             c.precision = p;
             const double peak = gpu.peak_flops(compute_dtype(gpu, p.gemm));
             if (!(peak > 0)) continue;
-            const double step_flops = model_flops_per_token(c) * double(c.training.global_batch) * double(c.training.seq_len);
             for (int64_t n : plan_counts(c.node, o.max_gpus)) {
                 Candidate k;
                 k.config = c;
                 k.config.num_gpus = n;
+                if (!o.fixed_batch) k.config.training.global_batch = plan_global_batch(c, n);
+                const double step_flops =
+                    model_flops_per_token(k.config) * double(k.config.training.global_batch) * double(k.config.training.seq_len);
                 // MFU <= 1 against the peak of the dtype the GEMMs run in (tests/core/search/test_plan.cpp).
                 k.step_lb_s = step_flops / (double(n) * peak);
                 k.wall_lb_s = wall_lower_bound_s(k.config, k.step_lb_s);
@@ -194,110 +361,28 @@ Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
         if (a.cost_lb_usd != b.cost_lb_usd) return a.cost_lb_usd < b.cost_lb_usd;
         return a.wall_lb_s < b.wall_lb_s;
     });
+    return run;
+}
 
-    std::vector<PlanOption> found;
-    double fastest_bound_s = kInf;  // for the explanation
-    for (const Candidate& k : candidates) {
-        fastest_bound_s = std::min(fastest_bound_s, k.wall_lb_s);
-        const Config& c = k.config;
-        double max_step_s = kInf;
-        PlanDrop binding = PlanDrop::dominated;
-        if (!o.exhaustive) {
-            if (k.wall_lb_s > deadline_s) {
-                ++report.dropped[size_t(PlanDrop::deadline)];
-                continue;
-            }
-            if (k.cost_lb_usd > budget) {
-                ++report.dropped[size_t(PlanDrop::budget)];
-                continue;
-            }
-            auto wall = [&c](double step_s) { return wall_lower_bound_s(c, step_s); };
-            auto cost = [&c](double step_s) { return phases::run_cost_usd(c, wall_lower_bound_s(c, step_s)); };
-            bool dominated = false;
-            for (const PlanOption& f : found) {
-                const double f_wall_s = f.prediction.total_time_s;
-                if (f_wall_s <= k.wall_lb_s && f.cost_usd <= k.cost_lb_usd && (f_wall_s < k.wall_lb_s || f.cost_usd < k.cost_lb_usd)) {
-                    dominated = true;
-                    break;
-                }
-            }
-            if (dominated) {
-                ++report.dropped[size_t(PlanDrop::dominated)];
-                continue;
-            }
-            // Beyond max_step_s a layout misses the deadline or the budget, or is slower and costlier
-            // than an option found: of no interest (the search prunes it by its lower bounds).
-            if (deadline_s < kInf) max_step_s = step_beyond_s(wall, deadline_s, k.step_lb_s), binding = PlanDrop::deadline;
-            if (budget < kInf) {
-                const double t = step_beyond_s(cost, budget, k.step_lb_s);
-                if (t < max_step_s) max_step_s = t, binding = PlanDrop::budget;
-            }
-            for (const PlanOption& f : found) {
-                if (f.cost_usd < k.cost_lb_usd) {  // the cost bound alone: beyond its wall, worse on both
-                    const double t = step_beyond_s(wall, f.prediction.total_time_s, k.step_lb_s);
-                    if (t < max_step_s) max_step_s = t, binding = PlanDrop::dominated;
-                    continue;
-                }
-                const double t =
-                    std::max(step_beyond_s(wall, f.prediction.total_time_s, k.step_lb_s), step_beyond_s(cost, f.cost_usd, k.step_lb_s));
-                if (t < max_step_s) max_step_s = t, binding = PlanDrop::dominated;
-            }
-            if (max_step_s < k.step_lb_s) {
-                ++report.dropped[size_t(binding)];
-                continue;
-            }
-        }
-        SearchOptions so;
-        so.precisions = {c.precision};
-        so.top_k = 1;
-        so.max_step_s = max_step_s;
-        so.deferred_pilot = true;
-        Result<SearchSpace> space = SearchSpace::create(c, so);
-        if (!space) {
-            ++report.dropped[size_t(PlanDrop::no_layout)];
-            continue;
-        }
-        // The search's own bound over every layout (rule 5's floors, the pilot's estimates): tighter
-        // than the compute-only one; the candidate is dropped when it already exceeds max_step_s.
-        space.value().run_pilot(int64_t(space.value().data().groups().size()));
-        if (space.value().data().groups().empty()) {
-            ++report.dropped[size_t(PlanDrop::no_layout)];
-            continue;
-        }
-        if (!o.exhaustive && space.value().data().min_bound_s_ > max_step_s) {
-            ++report.dropped[size_t(binding)];
-            continue;
-        }
-        space.value().run_pilot(std::numeric_limits<int64_t>::max());
-        const SearchReport r = search_top(space.value());
-        ++report.searched;
-        report.layouts_predicted += r.stats.predicted;
-        if (r.top.empty()) {
-            ++report.dropped[size_t(r.stats.feasible == 0 ? PlanDrop::no_layout : binding)];
-            continue;
-        }
-        PlanOption option;
-        option.config = space.value().config_for(r.top[0].layout);
-        option.prediction = r.top[0].prediction;
-        const Prediction& p = option.prediction;
-        if (p.total_time_s > deadline_s) {
-            ++report.dropped[size_t(PlanDrop::deadline)];
-            continue;
-        }
-        if (p.cost_usd > budget) {
-            ++report.dropped[size_t(PlanDrop::budget)];
-            continue;
-        }
-        option.gpu = c.gpu.name;
-        option.num_gpus = c.num_gpus;
-        option.precision = c.precision.name;
-        option.days = p.total_time_s / kSecondsPerDay;
-        option.cost_usd = p.cost_usd;
-        option.gpu_hours = p.gpu_hours;
-        option.energy_kwh = p.energy_kwh;
-        found.push_back(std::move(option));
+PlanRun::PlanRun() : data_(std::make_unique<PlanRunData>()) {}
+PlanRun::PlanRun(PlanRun&&) noexcept = default;
+PlanRun& PlanRun::operator=(PlanRun&&) noexcept = default;
+PlanRun::~PlanRun() = default;
+
+bool PlanRun::done() const { return data_->next >= data_->candidates.size(); }
+int64_t PlanRun::candidates() const { return int64_t(data_->candidates.size()); }
+int64_t PlanRun::decided() const { return int64_t(data_->next); }
+
+void PlanRun::step(int64_t units) {
+    while (units > 0 && !done()) {
+        --units;
+        data_->step(units);  // may take more of the units (the pilot's estimates)
     }
+}
 
+PlanReport PlanRun::finish() { return data_->finish(); }
+
+PlanReport PlanRunData::finish() {
     // The front of (wall time, cost); the whole front is listed, then the cheapest others up to `top`.
     std::vector<std::pair<double, double>> points;
     for (const PlanOption& f : found) points.emplace_back(f.prediction.total_time_s, f.cost_usd);
@@ -337,7 +422,14 @@ Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
                 reasons += (reasons.empty() ? "" : ", ") + std::to_string(report.dropped[size_t(d)]) + " " + plan_drop_text(PlanDrop(d));
         report.explanation = "no option: of " + std::to_string(report.candidates) + " candidates, " + reasons;
     }
-    return report;
+    return std::move(report);
+}
+
+Result<PlanReport> plan(const Config& base_config, const PlanOptions& o) {
+    Result<PlanRun> run = PlanRun::start(base_config, o);
+    if (!run) return run.error();
+    while (!run.value().done()) run.value().step(int64_t(1) << 40);
+    return run.value().finish();
 }
 
 std::string plan_report_to_json(const Config& base, const PlanOptions& o, const PlanReport& report) {
@@ -357,6 +449,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
     else
         out.null();
     out.field("max_gpus", o.max_gpus);
+    out.field("batch_rule", plan_batch_rule(base, o));
     out.key("gpus").begin_array();
     for (const std::string& g : report.gpus) out.value(g);
     out.end_array();
@@ -368,6 +461,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
         const ParallelSpec& p = f.config.parallel;
         out.begin_object();
         out.field("gpu", f.gpu).field("num_gpus", f.num_gpus).field("precision", f.precision);
+        out.field("global_batch", f.config.training.global_batch);
         out.field("days", f.days).field("cost_usd", f.cost_usd).field("gpu_hours", f.gpu_hours);
         out.key("energy_kwh");
         if (f.prediction.energy_known)
@@ -405,11 +499,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
     out.field("layouts_predicted", report.layouts_predicted);
     if (report.wall_s >= 0) out.field("wall_s", report.wall_s);
     out.end_object();
-    out.key("explanation");
-    if (report.explanation.empty())
-        out.null();
-    else
-        out.value(report.explanation);
+    out.text_or_null("explanation", report.explanation);
     out.end_object();
     return out.take();
 }

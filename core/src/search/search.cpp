@@ -1179,11 +1179,7 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.end_object();
     }
     out.end_array();
-    out.key("explanation");
-    if (report.explanation.empty())
-        out.null();
-    else
-        out.value(report.explanation);
+    out.text_or_null("explanation", report.explanation);
     out.end_object();
     return out.take();
 }

@@ -26,3 +26,11 @@ TEST_CASE("object_array writes one object per item, compact and pretty", "[json_
     CHECK(write(pretty) == "{\n  \"rows\": [\n    {\n      \"name\": \"a\",\n      \"count\": 1\n    },\n    {\n      \"name\": \"b\",\n"
                            "      \"count\": 2\n    }\n  ],\n  \"none\": []\n}");
 }
+
+TEST_CASE("text_or_null writes the text, or null where it is empty", "[json_writer]") {
+    JsonWriter out;
+    out.begin_object();
+    out.text_or_null("explanation", "no layout fits \"here\"").text_or_null("none", "");
+    out.end_object();
+    CHECK(out.take() == R"({"explanation":"no layout fits \"here\"","none":null})");
+}

@@ -50,6 +50,7 @@ std::vector<Point> brute_force(const Config& base, const PlanOptions& o) {
             for (int64_t n = 1; n <= o.max_gpus; n *= 2) {
                 if (n > c.node.host_gpus() && n % c.node.host_gpus() != 0) continue;
                 c.num_gpus = n;
+                c.training.global_batch = o.fixed_batch ? base.training.global_batch : plan_global_batch(base, n);
                 SearchOptions so;
                 so.precisions = {p};
                 so.top_k = 1;
@@ -168,4 +169,75 @@ TEST_CASE("plan: bad options are errors naming the key", "[plan]") {
     CHECK(plan(base, o).error().key == "gpu");
     o.prices = {{"rtx-4090", -1}};
     CHECK(plan(base, o).error().key == "price");
+}
+
+TEST_CASE("plan: PlanRun in slices of 1 and 7 units gives plan()'s report (the page computes it a frame at a time)", "[plan]") {
+    Config base = plan_base("llama3.1-8b", 4096, 512);
+    PlanOptions o;
+    o.tokens = 1e12;
+    o.deadline_days = 30;
+    o.budget_usd = 2e5;
+    o.max_gpus = 64;
+    o.gpus = {gpu_preset("h100-sxm").value(), gpu_preset("mi300x").value()};
+    Result<PlanReport> whole = plan(base, o);
+    REQUIRE(whole.ok());
+    REQUIRE(whole.value().searched >= 2);
+    const std::string expected = plan_report_to_json(base, o, whole.value());
+    for (const int64_t units : {int64_t(1), int64_t(7)}) {
+        INFO("units " << units);
+        Result<PlanRun> run = PlanRun::start(base, o);
+        REQUIRE(run.ok());
+        int64_t slices = 0;
+        while (!run.value().done()) {
+            const int64_t before = run.value().decided();
+            run.value().step(units);
+            CHECK(run.value().decided() >= before);
+            ++slices;
+        }
+        CHECK(run.value().decided() == run.value().candidates());
+        CHECK(slices > run.value().candidates());  // searches span several slices
+        CHECK(plan_report_to_json(base, o, run.value().finish()) == expected);
+    }
+    o.tokens = 0;
+    CHECK(PlanRun::start(base, o).error().key == "tokens");
+}
+
+TEST_CASE("plan: the global batch doubles with the count up to the tokens-per-GPU floor and the step cap", "[plan]") {
+    for (int64_t seq : {int64_t(1024), int64_t(2048), int64_t(8192)}) {
+        for (int64_t gbs : {int64_t(1), int64_t(48), int64_t(512), int64_t(4096)}) {
+            const Config base = plan_base("gpt2", seq, gbs);
+            for (int64_t n = 1; n <= (int64_t(1) << 20); n *= 2) {
+                INFO("seq " << seq << " gbs " << gbs << " n " << n);
+                const int64_t b = plan_global_batch(base, n);
+                REQUIRE(b >= gbs);
+                CHECK(b % gbs == 0);
+                CHECK(((b / gbs) & (b / gbs - 1)) == 0);  // the base times a power of two
+                const double tokens = double(b) * double(seq);
+                if (b > gbs) {
+                    CHECK(tokens <= kPlanMaxStepTokens);
+                    CHECK(tokens / 2 < kPlanTokensPerGpu * double(n));  // the least doubling that reaches the floor
+                }
+                if (double(gbs) * double(seq) * 2 <= kPlanMaxStepTokens && kPlanTokensPerGpu * double(n) <= kPlanMaxStepTokens / 2)
+                    CHECK(tokens >= kPlanTokensPerGpu * double(n));
+            }
+        }
+    }
+    // The plan's options carry it; fixed_batch keeps the base's.
+    const Config base = plan_base("gpt2", 1024, 8);
+    PlanOptions o;
+    o.tokens = 1e9;
+    o.gpus = {gpu_preset("h100-sxm").value()};
+    o.precisions = {precision_preset("bf16-mixed").value()};
+    o.max_gpus = 64;
+    o.top = 100;
+    for (bool fixed : {false, true}) {
+        o.fixed_batch = fixed;
+        Result<PlanReport> report = plan(base, o);
+        REQUIRE(report.ok());
+        REQUIRE_FALSE(report.value().options.empty());
+        for (const PlanOption& f : report.value().options)
+            CHECK(f.config.training.global_batch == (fixed ? 8 : plan_global_batch(base, f.num_gpus)));
+        CHECK(std::any_of(report.value().options.begin(), report.value().options.end(),
+                          [&](const PlanOption& f) { return f.config.training.global_batch != 8; }) == !fixed);
+    }
 }

@@ -98,6 +98,15 @@ struct TrainingSpec {
     FinetuneSpec finetune;                   // method full and nothing frozen = pre-training
     bool offload_optimizer = false;          // master weights, optimizer states and gradients in CPU memory; CPU step (ZeRO-Offload)
     bool offload_params = false;  // weights in CPU memory, streamed to the GPU per layer each forward and backward (ZeRO-Infinity)
+    // bitsandbytes paged optimizer (PagedAdamW, PagedAdamW8bit): states in CUDA unified memory, paged to
+    // CPU memory when the GPU runs out (QLoRA, Dettmers et al. 2023 arXiv 2305.14314 sec. 3 "Paged Optimizers")
+    bool paged_optimizer = false;
+    // The step of each parameter runs in backward as soon as its gradient is ready and frees it (torchtune
+    // optimizer_in_bwd, PyTorch register_post_accumulate_grad_hook): one parameter's gradient at a time.
+    bool optimizer_in_backward = false;
+    // Saved activations go to CPU memory in forward and come back for backward on a side stream (torchtune
+    // enable_activation_offloading, training/_activation_offloading.py OffloadActivations).
+    bool offload_activations = false;
     // The whole run around the steps (run.hpp): checkpoints, interruptions, restarts. Unset = default.
     double checkpoint_interval_s = 0;       // training seconds between checkpoints (0 = Young's optimum, unless _steps)
     int64_t checkpoint_interval_steps = 0;  // optimizer steps between checkpoints (0 = unset)

@@ -52,6 +52,9 @@ struct NodeSpec {
     // false: the GPUs cannot reach each other's memory (GeForce cards: the driver disables PCIe P2P),
     // so NCCL's intra-node traffic goes through host memory (SHM transport) at intra_bw_gbps / 2.
     bool peer_to_peer = true;
+    // DRAM bandwidth of one host's CPUs, all sockets, GB/s (memory channels x transfer rate x 8 B; 0 =
+    // unknown): what an offloaded optimizer step on the CPU streams its states through.
+    double host_memory_bw_gbps = 0;
     std::string source;
 
     int64_t host_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }

@@ -34,7 +34,9 @@ struct MemoryBreakdown {
     double per_gpu_gib = 0;                      // sum of the parts on the most loaded GPU (first pipeline stage)
     double capacity_gib = 0;
     bool fits = false;
-    double host_gib = 0;  // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
+    double host_gib = 0;                   // offloaded to CPU memory (training.offload_optimizer / offload_params); not in per_gpu_gib
+    double paged_gib = 0;                  // of host_gib: optimizer states a paged optimizer keeps in CPU memory (training.paged_optimizer)
+    double activations_offloaded_gib = 0;  // of host_gib: saved activations in CPU memory (training.offload_activations)
     double& operator[](MemoryPart part) { return gib[size_t(part)]; }
     double operator[](MemoryPart part) const { return gib[size_t(part)]; }
 };
@@ -50,7 +52,8 @@ double activation_bytes_per_layer(const Execution& execution, LayerKind kind);
 MemoryBreakdown memory_per_gpu(const Execution& execution);
 
 // Bytes of one checkpoint of the whole model: every weight, the fp32 master copy and the optimizer
-// states (what Megatron's distributed checkpoint saves; gradients are not saved).
+// states (what Megatron's distributed checkpoint saves; gradients are not saved). LoRA / QLoRA: the
+// adapters with their master copy and optimizer states only; frozen layers: no optimizer states.
 double checkpoint_bytes(const Config& config);
 
 }  // namespace trainclock

@@ -65,13 +65,15 @@ struct Prediction {
     double steps = 0;                    // optimizer steps for training.tokens
     double total_time_s = 0;
     double gpu_hours = 0;
-    double params_total = 0;   // every weight incl. embeddings, all experts and MTP modules (parameter_count)
-    double params_active = 0;  // weights a token passes through: top_k experts (active_parameter_count)
-    double cost_usd = 0;       // 0 with cost_known false when neither the config nor the GPU preset has a price
-    double energy_kwh = 0;     // 0 with energy_known false when the GPU preset has no TDP
-    bool cost_known = true;    // false: result JSON "cost_usd": null, and a warning
-    bool energy_known = true;  // false: result JSON "energy_kwh": null, and a warning
-    WholeRun run;              // total_time_s = run.ideal_time_s / run.goodput
+    double params_total = 0;          // every weight incl. embeddings, all experts and MTP modules (parameter_count)
+    double params_active = 0;         // weights a token passes through: top_k experts (active_parameter_count)
+    double cost_usd = 0;              // 0 with cost_known false when neither the config nor the GPU preset has a price
+    double energy_kwh = 0;            // 0 with energy_known false when the GPU preset has no TDP
+    bool cost_known = true;           // false: result JSON "cost_usd": null, and a warning
+    bool energy_known = true;         // false: result JSON "energy_kwh": null, and a warning
+    WholeRun run;                     // total_time_s = run.ideal_time_s / run.goodput
+    double cpu_optimizer_s = 0;       // of breakdown_s optimizer: the step on the host's CPUs (training.offload_optimizer)
+    double activation_offload_s = 0;  // of breakdown_s overhead: exposed activation transfers (training.offload_activations)
     MemoryBreakdown memory;
     StepBreakdown breakdown_s;
     std::vector<TimelineSpan> timeline;  // filled when requested (PredictOptions::timeline)

@@ -23,6 +23,7 @@ struct WholeRun {
     double restart_s = 0;               // per interruption, without the checkpoint load and the lost work
     double failure_rate_per_gpu_hour = 0;
     double storage_bw_gbps = 0;
+    bool storage_local = false;         // the default bandwidth is one host's local NVMe (kLocalNvmeWriteGbps)
     bool stalls = false;                // interruptions outpace checkpoint + restart: the run would not finish (capped at 1 % progress)
     std::vector<std::string> defaults;  // training.* keys that took their default (stated in the warnings)
 };
@@ -32,8 +33,12 @@ struct WholeRun {
 // (Dubey et al. 2024, arXiv 2407.21783, sec. 3.3.4): 419 / (16384 x 54 x 24 GPU-hours).
 inline constexpr double kLlama3FailuresPerGpuHour = 419.0 / (16384.0 * 54.0 * 24.0);  // 1.97e-5
 // Llama 3's checkpoint storage, Tectonic: 2 TB/s sustained for the 16K-GPU cluster (Dubey et al.
-// 2024 sec. 3.3.1), 122 MB/s per GPU; a job gets its GPUs' share.
+// 2024 sec. 3.3.1), 122 MB/s per GPU; a job of more than one host gets its GPUs' share.
 inline constexpr double kLlama3StorageGbpsPerGpu = 2000.0 / 16384.0;
+// A job on one host (a workstation, one server) writes its checkpoints to a local NVMe SSD: one PCIe 4.0
+// x4 drive's sequential write, 6.9 GB/s (Samsung 990 PRO, Samsung's launch specification of Aug. 2022:
+// up to 7,450 MB/s read, 6,900 MB/s write); a peak figure, what torch.save reaches is lower.
+inline constexpr double kLocalNvmeWriteGbps = 6.9;
 // Interruption -> training again (detect, reschedule, start processes, NCCL init), before loading the
 // checkpoint: an ASSUMED default (no published figure transcribed), 10 minutes.
 inline constexpr double kDefaultRestartS = 600.0;

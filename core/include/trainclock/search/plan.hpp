@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,7 +45,20 @@ struct PlanOptions {
     std::vector<std::pair<std::string, double>> prices;  // GPU preset id -> USD per GPU-hour ("" = every GPU)
     int64_t top = 20;                                    // options listed: the whole front, then the cheapest others up to top
     bool exhaustive = false;                             // tests: search every candidate in full (no bounds)
+    bool fixed_batch = false;                            // the base's global batch at every count (else plan_global_batch)
 };
+
+// The global batch of a candidate of `num_gpus` GPUs (unless PlanOptions::fixed_batch): the base's
+// global batch doubled until a step holds at least kPlanTokensPerGpu tokens per GPU, never beyond
+// kPlanMaxStepTokens tokens per step (and never below the base's). A fixed batch starves large counts
+// of micro-batches (llama3-70b at 512 x 8192 tokens ran at 5 % MFU on 16K GPUs). Published practice:
+// Llama 3 405B trained on 16,384 H100 with 16M tokens per step (1,024 per GPU) and on 8,192 with 16M
+// (Llama Team 2024, arXiv 2407.21783, Table 4), after growing its batch from 4M to 16M tokens as
+// training went on (sec. 3.4.1); 16M is its largest step.
+inline constexpr double kPlanTokensPerGpu = 1024;       // Llama 3 405B on 16,384 GPUs (Table 4)
+inline constexpr double kPlanMaxStepTokens = 16777216;  // 2048 x 8192 tokens: its largest step (Table 4)
+int64_t plan_global_batch(const Config& base, int64_t num_gpus);
+std::string plan_batch_rule(const Config& base, const PlanOptions& options);  // the rule in words (the output states it)
 
 // Why a candidate (GPU, count, precision) has no option.
 enum class PlanDrop : int {
@@ -84,9 +98,32 @@ struct PlanReport {
 // unpriced GPU with no price given, max_gpus < 1).
 Result<PlanReport> plan(const Config& base, const PlanOptions& options);
 
+// plan() in slices, for a caller that must return between them (the page computes it a frame at a
+// time): start() checks the options and lists the candidates, step(n) does n units of work (a
+// candidate's bounds, a step of its search's pilot, or a cell of its search), finish() gives the
+// report once done(). plan() is start, step until done, finish: any slicing gives the same report.
+struct PlanRunData;
+class PlanRun {
+public:
+    static Result<PlanRun> start(const Config& base, const PlanOptions& options);
+    PlanRun(PlanRun&&) noexcept;
+    PlanRun& operator=(PlanRun&&) noexcept;
+    ~PlanRun();
+
+    bool done() const;
+    void step(int64_t units);
+    int64_t candidates() const;  // in all
+    int64_t decided() const;     // candidates decided so far (kept, dropped or searched)
+    PlanReport finish();         // once done(); the run is spent
+
+private:
+    PlanRun();
+    std::unique_ptr<PlanRunData> data_;
+};
+
 // {"schema": "trainclock/plan/v1", "model", "tokens", "deadline_days", "budget_usd", "max_gpus",
-//  "gpus": [...], "unpriced": [...], "options": [{"gpu", "num_gpus", "precision", "days", "cost_usd",
-//  "gpu_hours", "energy_kwh", "pareto", "layout": {...}, "config": {config/v1}}],
+//  "batch_rule": "...", "gpus": [...], "unpriced": [...], "options": [{"gpu", "num_gpus", "precision",
+//  "global_batch", "days", "cost_usd", "gpu_hours", "energy_kwh", "pareto", "layout": {...}, "config": {config/v1}}],
 //  "fastest_within_budget": i | null, "cheapest_within_deadline": i | null,
 //  "dropped": {reason: n}, "stats": {candidates, searched, layouts_predicted[, wall_s]}, "explanation": null | "..."}
 std::string plan_report_to_json(const Config& base, const PlanOptions& options, const PlanReport& report);
