@@ -17,7 +17,7 @@ const std::string kDeepSeek = "--model deepseek-v3 --gpu h100-sxm --gpus 1024 --
 
 }  // namespace
 
-TEST_CASE("--pipeline-layout: DeepSeek-V3's layout predicts, a bad one exits 2 naming the key", "[pipeline_layout]") {
+TEST_CASE("flag pipeline-layout: DeepSeek-V3's layout predicts, a bad one exits 2 naming the key", "[pipeline_layout]") {
     const Run ok = trainclock("predict " + kDeepSeek + "--pipeline-layout 'Et*4|(t*4|)*14,tmL'");
     CHECK(ok.exit_code == 0);
     CHECK(has(ok.out, "stages Et*4|(t*4|)*14,tmL"));
