@@ -75,6 +75,7 @@ std::vector<FlagSpec> config_flag_specs() {
         case FieldType::number: value_name = "X"; break;
         case FieldType::choice: value_name = "NAME"; break;
         case FieldType::object: value_name = "FILE"; break;
+        case FieldType::text: value_name = "TEXT"; break;
         case FieldType::boolean: break;
         }
         specs.push_back({std::string(field.flag), value_name, std::string(field.help)});

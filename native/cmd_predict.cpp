@@ -28,6 +28,7 @@ std::string layout_line(const Config& c) {
                                : p.schedule == PipelineSchedule::interleaved ? "interleaved"
                                                                              : "1f1b");
     if (p.virtual_stages > 1) line += " x" + std::to_string(p.virtual_stages) + " virtual";
+    if (!p.stage_split.pipeline_layout.empty()) line += ", stages " + p.stage_split.pipeline_layout;  // only when set
     line += "\nbatch: " + std::to_string(t.global_batch) + " x " + std::to_string(t.seq_len) +
             " tokens per step = " + std::to_string(micro_batches) + " micro-batches of " + std::to_string(t.micro_batch) + " per replica" +
             ", recompute " +

@@ -17,9 +17,9 @@ namespace trainclock {
 
 namespace {
 
-constexpr std::pair<std::string_view, FieldType> kFieldTypes[] = {{"spec", FieldType::spec},     {"integer", FieldType::integer},
-                                                                  {"number", FieldType::number}, {"boolean", FieldType::boolean},
-                                                                  {"choice", FieldType::choice}, {"object", FieldType::object}};
+constexpr std::pair<std::string_view, FieldType> kFieldTypes[] = {
+    {"spec", FieldType::spec},     {"integer", FieldType::integer}, {"number", FieldType::number}, {"boolean", FieldType::boolean},
+    {"choice", FieldType::choice}, {"object", FieldType::object},   {"text", FieldType::text}};
 
 // The embedded table is part of the build, so a malformed one is a defect of the build, not bad input.
 [[noreturn]] void broken_table(std::string_view why) {

@@ -203,7 +203,8 @@ Result<Config> merge_config_json(Config config, std::string_view json) {
         StageSplit& split = s.stage_split;
         p.read_fields("overlap_dp_comm", s.overlap_dp_comm, "overlap_tp_comm", s.overlap_tp_comm, "first_stage_layers",
                       split.first_stage_layers, "last_stage_layers", split.last_stage_layers, "embedding_in_stage_split",
-                      split.embedding_in_stage_split, "loss_in_stage_split", split.loss_in_stage_split);
+                      split.embedding_in_stage_split, "loss_in_stage_split", split.loss_in_stage_split, "pipeline_layout",
+                      split.pipeline_layout);
         reader.adopt(p.finish());
     }
     if (const auto training = reader.read_object("training")) {
@@ -306,6 +307,7 @@ void write_config(JsonWriter& out, const Config& c) {
     if (split.embedding_in_stage_split) out.field("embedding_in_stage_split", true);
     if (split.loss_in_stage_split) out.field("loss_in_stage_split", true);
     if (p.expert_tp != 0) out.field("expert_tp", p.expert_tp);  // 0 = tp: left out
+    if (!split.pipeline_layout.empty()) out.field("pipeline_layout", split.pipeline_layout);
     out.end_object();
     const TrainingSpec& t = c.training;
     out.key("training").begin_object();

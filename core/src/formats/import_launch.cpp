@@ -23,6 +23,7 @@
 #include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
 #include "formats/toml.hpp"
+#include "trainclock/catalogue/presets.hpp"
 #include "trainclock/formats/import.hpp"
 #include "trainclock/model/config.hpp"
 
@@ -723,6 +724,13 @@ Result<Imported> import_megatron(const std::vector<std::string>& words, std::str
             virtual_stages = layers / *stage_layers;
         }
     }
+    // Megatron-Core's flexible layout (arguments.py: the virtual pipeline size is the layout's stage
+    // count / pp; the config's rules check the rest with Megatron-Core's messages).
+    if (const auto layout = a.text("pipeline-model-parallel-layout")) {
+        d.parallel.set("pipeline_layout", json_text(*layout));
+        const auto stages = parse_pipeline_layout(*layout);
+        if (stages && pp > 0 && int64_t(stages.value().size()) % pp == 0) virtual_stages = int64_t(stages.value().size()) / pp;
+    }
     if (virtual_stages > 1) {
         d.parallel.set("virtual_stages", number(virtual_stages));
         d.parallel.set("schedule", json_text("interleaved"));
@@ -951,6 +959,37 @@ std::string torchtitan_preset(const std::string& name, const std::string& flavor
     return "";
 }
 
+// torchtitan's automatic pipeline split as a Megatron-Core layout string (pytorch/torchtitan@b5bcd76c
+// torchtitan/distributed/pipeline_parallel.py _generate_llm_fqn_per_model_part): the embedding and
+// the output count as `input_weight` and `output_weight` layers, the stages share the effective
+// layers evenly (the first ones one more), stage i on rank i % pp (looped schedules). "" with the
+// reason in `why` when torchtitan itself refuses the split.
+std::string torchtitan_layout(int64_t stages, int64_t layers, int64_t mtp_layers, int64_t input_weight, int64_t output_weight,
+                              std::string& why) {
+    const int64_t effective = layers + input_weight + output_weight;
+    if (input_weight < 0 || output_weight < 0 || stages > effective) {
+        why = "gives " + std::to_string(stages) + " stages, more than the " + std::to_string(effective) + " effective layers";
+        return "";
+    }
+    const int64_t per = effective / stages, extra = effective % stages;
+    if (input_weight > per || output_weight > per) {
+        why = "first/last_stage_less_layers exceed the " + std::to_string(per) + " layers per stage";
+        return "";
+    }
+    std::string out;
+    int64_t next = 0;
+    for (int64_t i = 0; i < stages; ++i) {
+        int64_t take = per + (i < extra ? 1 : 0) - (i == 0 ? input_weight : 0) - (i == stages - 1 ? output_weight : 0);
+        take = std::max<int64_t>(0, std::min(take, layers - next));
+        next += take;
+        if (i > 0) out += "|";
+        if (i == 0) out += "E";
+        if (take > 0) out += take == 1 ? std::string("t") : "t*" + std::to_string(take);
+        if (i == stages - 1) out += std::string(size_t(mtp_layers), 'm') + "L";
+    }
+    return out;
+}
+
 }  // namespace
 
 Result<Imported> import_torchtitan(std::string_view toml, std::string_view overrides_json) {
@@ -1014,6 +1053,16 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
     d.parallel.set("cp", number(cp));
     d.parallel.set("ep", number(ep));
     d.parallel.set("dp", number(dp));
+    // Expert tensor parallelism: ParallelismConfig.expert_tensor_parallel_degree (default 1, only 1 or
+    // tp: ParallelDims asserts "Currently we only support ETP=TP or ETP=1") until pytorch/torchtitan@c4b409af2
+    // (2026-04-30) removed it, after which EP always borrows the TP ranks (efsdp = dp_shard cp tp / ep):
+    // with ep > 1 the routed experts are not TP-split (expert_tp 1) unless the key says tp.
+    const auto etp = t.integer({"parallelism.expert_tensor_parallel_degree"});
+    if (etp && *etp != 1 && *etp != tp) {
+        t.fail("parallelism.expert_tensor_parallel_degree", "must be 1 or tensor_parallel_degree = " + std::to_string(tp) + ", got " +
+                                                                std::to_string(*etp) + " (torchtitan's ParallelDims)");
+    }
+    if (ep > 1 && tp > 1 && etp.value_or(1) == 1) d.parallel.set("expert_tp", number(int64_t(1)));
     // FSDP2 fully_shard over the shard group: parameters, gradients and states sharded (ZeRO-3).
     d.parallel.set("zero", number(int64_t(shard > 1 ? 3 : 0)));
     if (replicate > 1 && shard > 1)
@@ -1021,11 +1070,61 @@ Result<Imported> import_torchtitan(std::string_view toml, std::string_view overr
                "): costed as FSDP over all dp ranks");
     const std::string schedule =
         t.text({"parallelism.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule"}).value_or("1F1B");
-    if (pp > 1) {
+    // The stage split's keys (ParallelismConfig: first/last_stage_less_layers default 1,
+    // layers_per_stage sets the virtual stage count), when given, as a pipeline layout.
+    const auto layers_per_stage = t.integer({"parallelism.pipeline_parallel_layers_per_stage"});
+    const auto first_less = t.integer({"parallelism.pipeline_parallel_first_stage_less_layers"});
+    const auto last_less = t.integer({"parallelism.pipeline_parallel_last_stage_less_layers"});
+    const bool looped = schedule == "Interleaved1F1B" || schedule == "LoopedBFS" || schedule == "InterleavedZeroBubble";
+    bool laid_out = false;
+    if (t.find("parallelism.module_fqns_per_model_part") && pp > 1) {  // without PP torchtitan ignores it
+        t.fail("parallelism.module_fqns_per_model_part",
+               "module lists per stage are not read: give the split as --pipeline-layout (Megatron-Core's layout string) instead");
+    }
+    if (pp > 1 && (layers_per_stage || first_less || last_less) && !t.error()) {
+        const auto model =
+            d.top_model.empty() || overrides_have(overrides_json, "model") ? Result<ModelSpec>(Error{"", ""}) : model_preset(d.top_model);
+        if (!model) {
+            d.warn("parallelism.pipeline_parallel_*: the model's layer count is not known here: costed as an even split");
+        } else if (schedule == "ZBVZeroBubble" || schedule == "DualPipeV") {
+            d.warn("pipeline schedule " + schedule + " places stages in a V, which a layout cannot say: costed as an even 1F1B split");
+        } else {
+            const ModelSpec& m = model.value();
+            int64_t stages = pp * (looped ? 2 : 1);  // _get_pipeline_metadata: 2 stages per rank for looped schedules
+            const int64_t in = first_less.value_or(1), out = last_less.value_or(1);
+            if (layers_per_stage && *layers_per_stage < 1) {
+                t.fail("parallelism.pipeline_parallel_layers_per_stage", "must be at least 1");
+            } else if (layers_per_stage) {
+                stages = (m.layers + in + out + *layers_per_stage - 1) / *layers_per_stage;
+                if (stages % pp != 0 || (!looped && stages != pp) || (looped && stages / pp < 2)) {
+                    t.fail("parallelism.pipeline_parallel_layers_per_stage",
+                           std::to_string(*layers_per_stage) + " gives " + std::to_string(stages) + " stages for " +
+                               std::to_string(m.layers) + " layers, which " + schedule + " on " + std::to_string(pp) +
+                               " ranks cannot run (torchtitan refuses it)");
+                }
+            }
+            std::string why;
+            const std::string layout = t.error() ? "" : torchtitan_layout(stages, m.layers, m.mtp_layers, in, out, why);
+            if (!why.empty()) t.fail("parallelism.pipeline_parallel_first_stage_less_layers", why + " (torchtitan refuses it)");
+            if (!layout.empty()) {
+                d.parallel.set("pipeline_layout", json_text(layout));
+                if (stages > pp) {
+                    d.parallel.set("virtual_stages", number(stages / pp));
+                    d.parallel.set("schedule", json_text("interleaved"));
+                }
+                laid_out = true;
+            }
+        }
+    }
+    if (pp > 1 && !laid_out) {
         if (schedule == "GPipe")
             d.parallel.set("schedule", json_text("gpipe"));
         else if (schedule != "1F1B")
             d.warn("pipeline schedule " + schedule + " costed as 1F1B");
+    } else if (laid_out && schedule == "GPipe") {
+        d.parallel.set("schedule", json_text("gpipe"));
+    } else if (laid_out && schedule != "1F1B" && schedule != "Interleaved1F1B") {
+        d.warn("pipeline schedule " + schedule + " costed as " + (looped ? "interleaved 1F1B" : "1F1B"));
     }
     if (t.flag({"parallelism.enable_async_tensor_parallel", "experimental.enable_async_tensor_parallel"}).value_or(false)) {
         d.parallel.set("overlap_tp_comm", "true");

@@ -107,6 +107,7 @@ Result<std::string> field_json(const ConfigField& field, std::string_view text) 
     case FieldType::choice:
         if (!is_identifier(text)) return Error{"", "'" + std::string(text) + "' is not a valid choice"};
         break;
+    case FieldType::text: break;  // the config's rules check it (parallel.pipeline_layout: stage_split.hpp)
     }
     std::string quoted;
     append_json_string(quoted, text);

@@ -242,6 +242,8 @@ std::optional<Error> tp_rule(const ModelSpec& m, int64_t tp, int64_t etp) {
 
 std::optional<Error> pp_rule(const ModelSpec& m, int64_t pp, const StageSplit& split) {
     const int64_t layers = m.layers + m.decoder_layers;
+    // A pipeline layout may leave stages empty ("E||t|L", Megatron-Core's layout docs); its own rules apply.
+    if (!split.pipeline_layout.empty()) return std::nullopt;
     // The embedding and loss may take a stage's place in the split (stage_split.hpp).
     const int64_t split_slots = layers + (split.embedding_in_stage_split ? 1 : 0) + (split.loss_in_stage_split ? 1 : 0);
     if (pp > split_slots) return Error{"parallel.pp", str(pp) + " exceeds the " + str(layers) + " layers of model " + m.name};
@@ -252,7 +254,14 @@ std::optional<Error> virtual_stages_rule(const ModelSpec& m, int64_t pp, int64_t
     if (v > 1 && schedule != PipelineSchedule::interleaved) {
         return Error{"parallel.virtual_stages", str(v) + " needs parallel.schedule = interleaved"};
     }
-    return stage_split_error(m.layers + m.decoder_layers, pp, v, split);
+    TRAINCLOCK_TRY(stage_split_error(m.layers + m.decoder_layers, pp, v, split));
+    if (split.pipeline_layout.empty()) return std::nullopt;
+    // Megatron-Core's flexible layouts cover decoder stacks only (validate_layer_layout raises
+    // NotImplementedError for encoder layers).
+    if (m.architecture == Architecture::encoder_decoder) {
+        return Error{"parallel.pipeline_layout", "is not for encoder-decoder models (Megatron-Core's layouts hold one decoder stack)"};
+    }
+    return pipeline_layout_error(split.pipeline_layout, pp, v, m.layers, m.mtp_layers);
 }
 
 std::optional<Error> node_fill_rule(int64_t num_gpus, const NodeSpec& node) {

@@ -4,6 +4,7 @@
 #include "trainclock/model/stage_split.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 namespace trainclock {
@@ -22,7 +23,163 @@ std::string split_text(const StageSplit& g) {
     return out + (g.loss_in_stage_split ? "loss_in_stage_split" : "");
 }
 
+constexpr const char* kLayoutKey = "parallel.pipeline_layout";
+constexpr size_t kMaxLayoutChars = 65536;  // an expansion past it is refused (no hang, no memory blow-up)
+
+// The repeat count at text[at...] (one or more digits), or -1 when none; `end` is set past the digits.
+// Counts past kMaxLayoutChars are clamped to kMaxLayoutChars + 1 (the expansion is then refused).
+int64_t repeat_count(std::string_view text, size_t at, size_t& end) {
+    end = at;
+    int64_t n = 0;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) {
+        n = std::min<int64_t>(n * 10 + (text[end] - '0'), int64_t(kMaxLayoutChars) + 1);
+        ++end;
+    }
+    return end == at ? -1 : n;
+}
+
+// One re.sub pass of parse_str_to_list: `group` true for r'\(([^)]+)\)\*(\d+)' (a non-empty group
+// up to the first ')' repeated), false for r'(.)\*(\d+)' (one character repeated); left to right,
+// matches do not overlap, text that matches nothing is kept.
+std::optional<Error> unroll(std::string_view in, bool group, std::string& out) {
+    out.clear();
+    size_t i = 0;
+    while (i < in.size()) {
+        size_t body_end = i + 1, digits_end = 0;
+        if (group) {
+            body_end = in[i] == '(' ? in.find(')', i + 1) : std::string_view::npos;
+            if (body_end == std::string_view::npos || body_end == i + 1) body_end = std::string_view::npos;
+        }
+        const size_t star = group ? body_end + 1 : i + 1;
+        const int64_t n =
+            body_end == std::string_view::npos || star >= in.size() || in[star] != '*' ? -1 : repeat_count(in, star + 1, digits_end);
+        if (n < 0) {
+            out += in[i++];
+            continue;
+        }
+        const std::string_view body = group ? in.substr(i + 1, body_end - i - 1) : in.substr(i, 1);
+        if (out.size() + body.size() * size_t(n) > kMaxLayoutChars) {
+            return Error{kLayoutKey, "repeats expand past " + num(int64_t(kMaxLayoutChars)) + " characters"};
+        }
+        for (int64_t k = 0; k < n; ++k) out += body;
+        i = digits_end;
+    }
+    return std::nullopt;
+}
+
+// parse_str_to_list's text: commas dropped, groups unrolled, then single characters.
+std::optional<Error> expand_layout(std::string_view layout, std::string& expanded) {
+    std::string text;
+    for (const char c : layout) {
+        if (c != ',') text += c;
+    }
+    if (text.size() > kMaxLayoutChars) return Error{kLayoutKey, "is longer than " + num(int64_t(kMaxLayoutChars)) + " characters"};
+    std::string groups;
+    if (auto error = unroll(text, true, groups)) return error;
+    return unroll(groups, false, expanded);
+}
+
 }  // namespace
+
+Result<std::vector<LayoutStage>> parse_pipeline_layout(std::string_view layout) {
+    // parse_str_to_list: the expanded text split at '|'.
+    std::string expanded;
+    if (auto error = expand_layout(layout, expanded)) return *error;
+    std::vector<LayoutStage> stages(1);
+    int64_t next_layer = 0;
+    for (const char c : expanded) {
+        LayoutStage& stage = stages.back();
+        switch (c) {
+        case '|':
+            stages.emplace_back();
+            stages.back().first = next_layer;
+            break;
+        case 't':
+            ++stage.layers;
+            ++next_layer;
+            break;
+        case 'm': ++stage.mtp; break;
+        case 'E':
+            if (stage.embedding) return Error{kLayoutKey, "names the embedding E more than once (Megatron-Core: exactly once)"};
+            stage.embedding = true;
+            break;
+        case 'L':
+            if (stage.loss) return Error{kLayoutKey, "names the loss L more than once (Megatron-Core: exactly once)"};
+            stage.loss = true;
+            break;
+        default: {
+            const bool bracket = c == '(' || c == ')' || c == '*';
+            return Error{kLayoutKey,
+                         "'" + std::string(1, c) + "' in virtual stage " + num(int64_t(stages.size()) - 1) +
+                             " is not a layer (E embedding, t transformer layer, m MTP layer, L loss, '|' between stages" +
+                             (bracket ? "; a group repeats as (...)*N, groups do not nest, and x*N repeats one character" : "") + ")"};
+        }
+        }
+    }
+    return stages;
+}
+
+std::optional<Error> pipeline_layout_error(std::string_view layout, int64_t pp, int64_t virtual_stages, int64_t layers,
+                                           int64_t mtp_layers) {
+    auto parsed = parse_pipeline_layout(layout);
+    if (!parsed) return parsed.error();
+    const std::vector<LayoutStage>& stages = parsed.value();
+    const int64_t p = std::max<int64_t>(pp, 1), v = std::max<int64_t>(virtual_stages, 1), n = int64_t(stages.size());
+    // __init__: the stages split into pp rows of virtual stages (Megatron-Core takes their count / pp as
+    // the virtual pipeline size; trainclock asks for it explicitly).
+    if (n != p * v) {
+        std::string hint;
+        if (n % p == 0 && n / p > 1)
+            hint = " (set parallel.virtual_stages = " + num(n / p) + " and parallel.schedule = interleaved)";
+        else if (n % p == 0)
+            hint = " (set parallel.virtual_stages = 1)";
+        else
+            hint = " (Megatron-Core needs a multiple of pp: one entry per virtual stage, '|' between them)";
+        return Error{kLayoutKey,
+                     "has " + num(n) + " stages, not pp x virtual_stages = " + num(p) + " x " + num(v) + " = " + num(p * v) + hint};
+    }
+    // validate_layer_layout: E first, L last, each once (parse_pipeline_layout refuses a second one in a
+    // stage; here across stages), t and m counts, decoder layers before MTP, MTP in one virtual stage,
+    // the last of its pipeline stage.
+    int64_t embeddings = 0, losses = 0, t = 0, m = 0;
+    for (const LayoutStage& s : stages) {
+        embeddings += s.embedding;
+        losses += s.loss;
+        t += s.layers;
+        m += s.mtp;
+    }
+    if (embeddings != 1) return Error{kLayoutKey, "names the embedding E " + num(embeddings) + " times (Megatron-Core: exactly once)"};
+    if (losses != 1) return Error{kLayoutKey, "names the loss L " + num(losses) + " times (Megatron-Core: exactly once)"};
+    // The order inside a stage is its characters' order: find the first and the last layer named.
+    std::string flat;
+    (void)expand_layout(layout, flat);  // parsed above: no error
+    flat.erase(std::remove(flat.begin(), flat.end(), '|'), flat.end());
+    if (flat.front() != 'E')
+        return Error{kLayoutKey, "must start with the embedding E, not '" + std::string(1, flat.front()) +
+                                     "' (Megatron-Core: the first layer must be embedding)"};
+    if (flat.back() != 'L')
+        return Error{kLayoutKey,
+                     "must end with the loss L, not '" + std::string(1, flat.back()) + "' (Megatron-Core: the last layer must be loss)"};
+    if (t != layers)
+        return Error{kLayoutKey, "holds " + num(t) + " transformer layers t, the model has " + num(layers) + " (model.layers)"};
+    if (m != mtp_layers)
+        return Error{kLayoutKey, "holds " + num(m) + " MTP layers m, the model has " + num(mtp_layers) + " (model.mtp_layers)"};
+    if (m > 0 && flat.find('t', flat.find('m')) != std::string::npos)
+        return Error{kLayoutKey, "places a transformer layer t after an MTP layer m (Megatron-Core: decoder layers before MTP layers)"};
+    for (int64_t j = 0; j < n; ++j) {
+        const LayoutStage& s = stages[size_t(j)];
+        if (s.mtp == 0) continue;
+        if (s.mtp != m)
+            return Error{kLayoutKey, "spreads the " + num(m) + " MTP layers m over several virtual stages (Megatron-Core: all in one)"};
+        if (j / p != v - 1) {
+            return Error{kLayoutKey, "places the MTP layers m in virtual stage " + num(j) + " (chunk " + num(j / p) +
+                                         " of pipeline stage " + num(j % p) +
+                                         "); Megatron-Core needs them in the last chunk of their pipeline stage (one of the last " +
+                                         num(p) + " entries)"};
+        }
+    }
+    return std::nullopt;
+}
 
 LayerRange virtual_stage_layers(int64_t layers, int64_t virtual_stages, int64_t j) {
     const int64_t n = std::max<int64_t>(virtual_stages, 1);
@@ -34,6 +191,12 @@ LayerRange stage_layer_range(int64_t layers, int64_t stages, int64_t chunks, con
     const int64_t p = std::max<int64_t>(stages, 1), v = std::max<int64_t>(chunks, 1), vs = p * v;
     const int64_t stage = j % p, chunk = j / p;
     const int64_t f = s.first_stage_layers, l = s.last_stage_layers;
+    if (!s.pipeline_layout.empty()) {
+        const auto parsed = parse_pipeline_layout(s.pipeline_layout);
+        if (!parsed || j < 0 || j >= int64_t(parsed.value().size())) return {0, 0};
+        const LayoutStage& stage_j = parsed.value()[size_t(j)];
+        return {stage_j.first, stage_j.layers};
+    }
     if (f > 0 || l > 0) {
         // get_transformer_layer_offset: one row of chunks holds first / v + middle stages x
         // (rest / middle) / v + last / v layers; a stage's chunk starts after the earlier stages'.
@@ -60,6 +223,14 @@ std::optional<Error> stage_split_error(int64_t layers, int64_t stages, int64_t c
     if (l < 0 || l > layers)
         return Error{"parallel.last_stage_layers", "must be between 0 and the " + num(layers) + " layers, got " + num(l)};
     const char* uneven_key = f > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
+    if (!s.pipeline_layout.empty()) {
+        // TransformerConfig.__post_init__: "pipeline_model_parallel_layout cannot be set with other
+        // pipeline layout arguments".
+        if (f > 0 || l > 0 || s.embedding_in_stage_split || s.loss_in_stage_split) {
+            return Error{kLayoutKey, "cannot be combined with " + std::string(kSplitKeys) + " (Megatron-Core rejects it)"};
+        }
+        return std::nullopt;
+    }
     if (f > 0 || l > 0) {
         if (p < 2) return Error{uneven_key, "needs parallel.pp >= 2"};
         // get_num_layers_to_build asserts "Does not support standalone embedding stage and

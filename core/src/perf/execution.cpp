@@ -170,6 +170,19 @@ void Execution::derive(const Config& c) {
     x.micro_batches = shape.micro_batches;
     x.layers = total_layers(c.model);
     x.stage_split = c.parallel.stage_split;
+    x.layout.clear();
+    x.mtp_virtual_stage = x.virtual_stages - 1;
+    if (!x.stage_split.pipeline_layout.empty()) {
+        // Validated: one entry per virtual stage. Interleaving that Megatron cannot run (the fallback
+        // above) cannot arise with a layout (micro_batch_rule), so a mismatch keeps the even split.
+        auto parsed = parse_pipeline_layout(x.stage_split.pipeline_layout);
+        if (parsed && int64_t(parsed.value().size()) == x.virtual_stages)
+            x.layout = std::move(parsed).value();
+        else
+            x.stage_split.pipeline_layout.clear();
+        for (int64_t j = 0; j < int64_t(x.layout.size()); ++j)
+            if (x.layout[size_t(j)].mtp > 0) x.mtp_virtual_stage = j;
+    }
 
     const ModelSpec& m = c.model;
     x.tp = double(std::max<int64_t>(c.parallel.tp, 1));

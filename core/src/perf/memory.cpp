@@ -106,17 +106,26 @@ StageState stage_state(const Execution& x, int64_t stage) {
         }
         st.activations += tokens * x.logits_local * (4.0 + w_act);
         st.logits_activations = tokens * x.logits_local * (4.0 + w_act);
-        if (m.mtp_layers > 0) {
-            // MTP modules (arXiv 2412.19437 sec. 2.2): a layer of the last layer's kind, the projection
-            // (its 2h input kept) and a second set of logits each, for every micro-batch in flight.
-            const PerKind& k = per_kind(layer_kind_at(m, m.layers - 1));
-            const double n = double(m.mtp_layers), extra = double(mtp_extra_parameter_count(m)) / x.tp;
+    }
+    const bool mtp_here = stage == mtp_stage(x);
+    if (m.mtp_layers > 0 && (stage == p - 1 || mtp_here)) {
+        // MTP modules (arXiv 2412.19437 sec. 2.2): a layer of the last layer's kind, the projection
+        // (its 2h input kept) and a second set of logits each, for every micro-batch in flight; the
+        // modules on the last stage or where a pipeline layout puts them, the logits on the last stage
+        // (Megatron-Core gpt_model.py _postprocess).
+        const PerKind& k = per_kind(layer_kind_at(m, m.layers - 1));
+        const double n = double(m.mtp_layers), extra = double(mtp_extra_parameter_count(m)) / x.tp;
+        if (mtp_here) {
             add_layers(k, n);
             st.dense_params += n * extra;
             if (!adapters) st.trainable_dense += n * extra;
             st.activations += n * units * (k.activations + tokens * 2 * double(m.hidden) * w_act / (x.sp ? x.tp : 1.0));
-            st.activations += n * tokens * x.logits_local * (4.0 + w_act);
+            if (stage != 0 && stage != p - 1) {  // its own embedding copy (gpt_model.py: pre_process or mtp_process)
+                st.dense_params += vocab_l * double(m.hidden);
+                if (embedding_trains(*x.config)) st.trainable_dense += vocab_l * double(m.hidden);
+            }
         }
+        if (stage == p - 1) st.activations += n * tokens * x.logits_local * (4.0 + w_act);
     }
     return st;
 }
@@ -232,7 +241,10 @@ MemoryBreakdown memory_per_gpu(const Execution& x) {
     // The first stage holds the most micro-batches, the last the LM head; with an uneven split the
     // second may hold more layers than the first.
     const int64_t second = c.parallel.stage_split.any() && last > 1 ? 1 : 0;
-    for (int64_t stage : {int64_t(0), second, last}) {
+    // A pipeline layout may load any stage most (its MTP stage, a heavy middle one): every stage.
+    const int64_t examined = x.layout.empty() ? 3 : x.stages, usual[3] = {0, second, last};
+    for (int64_t i = 0; i < examined; ++i) {
+        const int64_t stage = x.layout.empty() ? usual[i] : i;
         const StageState st = stage_state(x, stage);
         const double all = st.dense_params + st.expert_params;
         // ZeRO (Rajbhandari et al. 2020, fig. 1): stage 1 shards optimizer states (and the fp32

@@ -249,26 +249,34 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
             st.fwd[size_t(j)].add(head.fwd);
             st.bwd[size_t(j)].add(head.bwd);
             if ((!m.tied_embeddings || p > 1) && head_trains(*x.config)) st.params[size_t(p - 1)].dense += vocab_params;
-            if (m.mtp_layers > 0) {
-                // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
-                // sec. 3.2.1): per module its projection, a transformer layer of the last layer's kind
-                // and the shared output head with its loss.
-                const LayerKind kind = layer_kind_at(m, m.layers - 1);
-                const int slot = kind_slot(kind);
-                if (!have[size_t(slot)]) {
-                    kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind));
-                    have[size_t(slot)] = true;
-                }
-                const PieceCost mtp = piece_cost(mtp_ops(x), x, net);
-                const double n = double(m.mtp_layers);
-                const PieceCost* parts[] = {&kinds[size_t(slot)], &mtp, &head};
-                for (const PieceCost* piece : parts) {
-                    st.fwd[size_t(j)].add(piece->fwd, n);
-                    st.bwd[size_t(j)].add(piece->bwd, n);
-                }
-                add_trainable(st.params[size_t(p - 1)], x, kind, n);
-                if (!x.config->training.finetune.adapters())
-                    st.params[size_t(p - 1)].dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
+        }
+        if (m.mtp_layers > 0 && (j == vs - 1 || j == x.mtp_virtual_stage)) {
+            // DeepSeek-V3 MTP modules on the last stage (as DualPipe places them, arXiv 2412.19437
+            // sec. 3.2.1), or where a pipeline layout puts its 'm's: per module its projection, a
+            // transformer layer of the last layer's kind, and the shared output head with its loss,
+            // which Megatron-Core runs on the last stage (gpt_model.py _postprocess, process_mtp_loss).
+            const LayerKind kind = layer_kind_at(m, m.layers - 1);
+            const int slot = kind_slot(kind);
+            if (!have[size_t(slot)]) {
+                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind));
+                have[size_t(slot)] = true;
+            }
+            const PieceCost mtp = piece_cost(mtp_ops(x), x, net);
+            const double n = double(m.mtp_layers);
+            const bool modules = j == x.mtp_virtual_stage;
+            const PieceCost* parts[] = {modules ? &kinds[size_t(slot)] : nullptr, modules ? &mtp : nullptr, j == vs - 1 ? &head : nullptr};
+            for (const PieceCost* piece : parts) {
+                if (!piece) continue;
+                st.fwd[size_t(j)].add(piece->fwd, n);
+                st.bwd[size_t(j)].add(piece->bwd, n);
+            }
+            if (modules) {
+                StageParams& sp = st.params[size_t(stage)];
+                add_trainable(sp, x, kind, n);
+                if (!x.config->training.finetune.adapters()) sp.dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
+                // A stage holding MTP alone builds its own copy of the embedding (gpt_model.py: "if
+                // self.pre_process or self.mtp_process: self.embedding = ...").
+                if (stage != 0 && stage != p - 1 && embedding_trains(*x.config)) sp.dense += vocab_params;
             }
         }
         if (j < vs - 1) st.fwd[size_t(j)].s[StepPart::pp_comm] += p2p_s;

@@ -9,7 +9,7 @@
 
 namespace trainclock {
 
-enum class FieldType { spec, integer, number, boolean, choice, object };
+enum class FieldType { spec, integer, number, boolean, choice, object, text };  // text: any string, checked by the config's rules
 
 // One flat config field: its link key, its CLI flag and the config path it sets.
 struct ConfigField {

@@ -5,8 +5,10 @@
 // re-deriving these facts from the Config.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "trainclock/model/config.hpp"
 #include "trainclock/perf/calibration.hpp"
@@ -93,10 +95,19 @@ public:
     bool interleave_fallback = false;                                       // interleaved with pp > 1 and v > 1 asked, but M % pp != 0
     int64_t stages = 1, chunks = 1, virtual_stages = 1, micro_batches = 1;  // p, v, p v, M
     int64_t layers = 0;                                                     // total_layers
-    StageSplit stage_split;  // parallel.first/last_stage_layers, embedding/loss_in_stage_split
+    StageSplit stage_split;  // parallel.first/last_stage_layers, embedding/loss_in_stage_split, pipeline_layout
+    // parallel.pipeline_layout parsed (empty without one): its virtual stages in order.
+    std::vector<LayoutStage> layout;
+    // The virtual stage holding the MTP layers (model.mtp_layers): the last, or the layout's 'm' stage;
+    // their output head and loss stay with the LM head on the last (GPTModel._postprocess).
+    int64_t mtp_virtual_stage = 0;
     // Layers [first, first + count) of virtual stage j (chunk * stages + stage), Megatron-Core's
     // assignment under the split (stage_split.hpp).
-    LayerRange stage_layers(int64_t j) const { return stage_layer_range(layers, stages, chunks, stage_split, j); }
+    LayerRange stage_layers(int64_t j) const {
+        if (layout.empty()) return stage_layer_range(layers, stages, chunks, stage_split, j);
+        const LayoutStage& s = layout[size_t(j)];
+        return {s.first, s.layers};
+    }
 
     // One micro-batch on one GPU: T = b s / cp tokens (context parallelism splits the queries; K/V
     // circulate), T / tp of them outside the TP regions with sequence parallelism.
@@ -162,5 +173,8 @@ void for_each_layer_run(const Execution& x, int64_t j, F&& f) {
         i = end;
     }
 }
+
+// The physical pipeline stage holding the MTP layers (Execution::mtp_virtual_stage).
+inline int64_t mtp_stage(const Execution& x) { return x.mtp_virtual_stage % std::max<int64_t>(x.stages, 1); }
 
 }  // namespace trainclock
