@@ -347,8 +347,14 @@ void App::draw_training_inputs() {
     annotate("training.tokens");
     enum_combo("activation recompute", t.recompute, "training.recompute");
     annotate("training.recompute");
-    ImGui::Checkbox("flash attention", &t.flash_attention);
+    // A stack without a fused kernel (tensorflow) turns it off unless the config names it.
+    bool flash = edit_.explicit_knobs.flash_attention ? t.flash_attention : valid_.training.flash_attention;
+    if (ImGui::Checkbox("flash attention", &flash)) {
+        t.flash_attention = flash;
+        edit_.explicit_knobs.flash_attention = true;
+    }
     annotate("training.flash_attention");
+    framework_default(!edit_.explicit_knobs.flash_attention && !edit_.framework.name.empty());
     // A framework picks the kernel unless the config names one (explicit key > framework > default).
     AttentionKernel kernel = edit_.explicit_knobs.attention_kernel ? t.attention_kernel : valid_.training.attention_kernel;
     if (enum_combo("attention kernel", kernel, "training.attention_kernel")) {
@@ -409,6 +415,34 @@ void App::draw_finetune_inputs() {
     ImGui::Checkbox("offload parameters to CPU", &edit_.training.offload_params);
     annotate("training.offload_params");
     help("ZeRO-Offload / ZeRO-Infinity: parameters need ZeRO 3 with DP > 1");
+    // Less common keys, collapsed so the panel keeps its height.
+    const bool more = ImGui::TreeNode("more keys");
+    annotate("training.more");
+    help("MoE dispatcher, pipeline layout, paged optimizer, optimizer in backward, activation offload, memory headroom");
+    if (!more) return;
+    TrainingSpec& t = edit_.training;
+    MoeDispatcher dispatcher = edit_.explicit_knobs.moe_dispatcher ? t.moe_dispatcher : valid_.training.moe_dispatcher;
+    if (enum_combo("MoE dispatcher", dispatcher, "training.moe_dispatcher")) {
+        t.moe_dispatcher = dispatcher;
+        edit_.explicit_knobs.moe_dispatcher = true;
+    }
+    annotate("training.moe_dispatcher");
+    framework_default(!edit_.explicit_knobs.moe_dispatcher && !edit_.framework.name.empty());
+    std::string& layout = edit_.parallel.stage_split.pipeline_layout;
+    char buffer[512];
+    std::snprintf(buffer, sizeof buffer, "%s", layout.c_str());
+    if (ImGui::InputText("pipeline layout", buffer, sizeof buffer)) layout = buffer;
+    annotate("parallel.pipeline_layout");
+    help("Megatron-Core --pipeline-model-parallel-layout: E embedding, t layer, m MTP, L loss, | stage, *N repeats");
+    ImGui::Checkbox("paged optimizer", &t.paged_optimizer);
+    annotate("training.paged_optimizer");
+    ImGui::Checkbox("optimizer in backward", &t.optimizer_in_backward);
+    annotate("training.optimizer_in_backward");
+    ImGui::Checkbox("offload activations to CPU", &t.offload_activations);
+    annotate("training.offload_activations");
+    input_double("memory headroom (GiB per GPU)", t.memory_headroom_gib);
+    annotate("training.memory_headroom_gib");
+    ImGui::TreePop();
 }
 
 void App::draw_run_inputs() {

@@ -372,6 +372,15 @@ describe('stack, fine-tuning and whole-run controls', () => {
         await typeInto(p, key, value);
       } })),
     { name: 'ideal run', pair: 'ideal=1', flag: '--ideal 1', act: (p) => clickControl(p, 'training.ideal', 8) },
+    // The less common keys sit in a collapsed node (last here: opening it moves the controls below).
+    { name: 'offload activations', pair: 'oa=1', flag: '--offload-activations 1', act: async (p) => {
+      await clickControl(p, 'training.more', 8);
+      await p.waitForFunction((k) => k in window.trainclockView.controls, 'training.offload_activations', { timeout: 20000 });
+      await clickControl(p, 'training.offload_activations', 8);
+    } },
+    { name: 'memory headroom', pair: 'mhg=10', flag: '--memory-headroom-gib 10', layoutOnly: true,
+      act: (p) => typeInto(p, 'training.memory_headroom_gib', '10'),
+      check: (config) => assert.equal(config.training.memory_headroom_gib, 10) },
   ];
 
   it('each control changes the result, the fragment and the CLI command, which predicts what the page shows', { timeout: 4 * LIMIT_MS }, async () => {
