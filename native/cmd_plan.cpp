@@ -66,10 +66,9 @@ void print_table(const PlanOptions& o, const PlanReport& r, const Config& base) 
             if (r.fastest_within_budget == i) mark += " fastest";
             if (r.cheapest_within_deadline == i) mark += " cheapest";
             table.add({std::to_string(i + 1), f.gpu, std::to_string(f.num_gpus), f.precision,
-                       std::to_string(f.config.training.global_batch), format_fixed(f.days, f.days < 10 ? 2 : 1),
-                       format_usd(f.cost_usd), format_count(f.gpu_hours, ""),
-                       f.prediction.energy_known ? format_si(f.energy_kwh * 1e3, "Wh") : "n/a", format_percent(f.prediction.mfu),
-                       layout_text(f.config), mark});
+                       std::to_string(f.config.training.global_batch), format_fixed(f.days, f.days < 10 ? 2 : 1), format_usd(f.cost_usd),
+                       format_count(f.gpu_hours, ""), f.prediction.energy_known ? format_si(f.energy_kwh * 1e3, "Wh") : "n/a",
+                       format_percent(f.prediction.mfu), layout_text(f.config), mark});
         }
         std::cout << table.render();
         std::cout << "* on the Pareto front of days vs cost";

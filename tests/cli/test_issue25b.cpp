@@ -18,8 +18,8 @@ namespace {
 // A user's run of Llama 3.1 8B on H100 (fits in memory at TP 4): only config and measured.
 std::string user_run(int gpus, int batch, double seconds, const std::string& seq = "8192", const std::string& extra = "") {
     return R"({"config": {"model": "llama3.1-8b", "gpu": "h100-sxm", "num_gpus": )" + std::to_string(gpus) +
-           R"(, "framework": "megatron-core", "precision": "bf16-mixed", "parallel": {"tp": 4)" + extra +
-           R"(}, "training": {"seq_len": )" + seq + R"(, "global_batch": )" + std::to_string(batch) +
+           R"(, "framework": "megatron-core", "precision": "bf16-mixed", "parallel": {"tp": 4)" + extra + R"(}, "training": {"seq_len": )" +
+           seq + R"(, "global_batch": )" + std::to_string(batch) +
            R"(, "micro_batch": 1}}, "measured": {"metric": "iteration_time_s", "value": )" + std::to_string(seconds) + "}}";
 }
 
@@ -55,7 +55,8 @@ TEST_CASE("the calibration in use is named with its scope in predict's table and
     const Run inside = trainclock(base + " --calibration '" + cal + "'");
     REQUIRE(inside.exit_code == 0);
     INFO(inside.out);
-    CHECK(has(head(inside.out, 4), "calibration: " + cal + ", fitted on 4 runs (gpu h100-sxm, framework megatron-core, precision bf16-mixed)"));
+    CHECK(has(head(inside.out, 4),
+              "calibration: " + cal + ", fitted on 4 runs (gpu h100-sxm, framework megatron-core, precision bf16-mixed)"));
     CHECK_FALSE(has(inside.out, "outside it"));
     const Run inside_json = trainclock(base + " --calibration '" + cal + "' --json");
     CHECK(has(inside_json.out, "\"name\": \"" + cal + "\""));
@@ -70,8 +71,8 @@ TEST_CASE("the calibration in use is named with its scope in predict's table and
     // Another framework and another GPU: each warned about.
     const Run none = trainclock("predict --model llama3.1-8b --gpu h100-sxm --gpus 8 --tp 4 --seq 8192 --calibration '" + cal + "'");
     CHECK(has(none.out, "framework none is outside it"));
-    const Run a100 =
-        trainclock("predict --model llama3.1-8b --gpu a100-sxm4-80gb --gpus 8 --tp 4 --framework megatron-core --calibration '" + cal + "'");
+    const Run a100 = trainclock(
+        "predict --model llama3.1-8b --gpu a100-sxm4-80gb --gpus 8 --tp 4 --framework megatron-core --calibration '" + cal + "'");
     CHECK(has(a100.out, "gpu a100-sxm4-80gb is outside it"));
     CHECK(has(a100.out, "nothing of it applies"));
     // A calibration written by hand states no scope: said so.
@@ -82,13 +83,12 @@ TEST_CASE("the calibration in use is named with its scope in predict's table and
 
 TEST_CASE("search, compare and plan name the framework in their first line and the calibration next", "[issue25b]") {
     const std::string cal = write_calibration();
-    const Run search = trainclock("search --model llama3.1-8b --gpu h100-sxm --gpus 8 --framework megatron-core --top 2 --calibration '" +
-                                  cal + "'");
+    const Run search =
+        trainclock("search --model llama3.1-8b --gpu h100-sxm --gpus 8 --framework megatron-core --top 2 --calibration '" + cal + "'");
     REQUIRE(search.exit_code == 0);
     CHECK(has(head(search.out, 1), "framework megatron-core"));
     CHECK(has(head(search.out, 2), "calibration: " + cal));
-    const Run search_json =
-        trainclock("search --model llama3.1-8b --gpu h100-sxm --gpus 8 --top 2 --json --calibration '" + cal + "'");
+    const Run search_json = trainclock("search --model llama3.1-8b --gpu h100-sxm --gpus 8 --top 2 --json --calibration '" + cal + "'");
     CHECK(has(search_json.out, "\"calibration\":{\"name\":\"" + cal + "\""));
     const Run compare = trainclock("compare --model llama3.1-8b --gpu h100-sxm --gpus 8 --calibration '" + cal + "'");
     REQUIRE(compare.exit_code == 0);

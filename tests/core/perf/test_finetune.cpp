@@ -73,7 +73,8 @@ TEST_CASE("CPU offload with streamed weights sends no updated weights back after
     // ZeRO-Offload without offload_params copies the updated shard back to the GPU; with the weights
     // streamed from host memory the next forward fetches them per layer instead.
     const Config streamed = fixtures::config(kOffload8 + R"(, "offload_optimizer": true})");
-    Config resident = fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16", "parallel": {"zero": 3},
+    Config resident =
+        fixtures::config(R"("model": "llama3.1-8b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": "bf16", "parallel": {"zero": 3},
        "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 2, "recompute": "full", "offload_optimizer": true})");
     const Prediction s = predict(streamed), r = predict(resident);
     const double shard = double(parameter_count(streamed.model)) / 8;
@@ -100,7 +101,8 @@ TEST_CASE("a paged optimizer pages the states that do not fit to CPU memory and 
     const double link = paged.gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency);
     CHECK(b.breakdown_s[StepPart::optimizer] - a.breakdown_s[StepPart::optimizer] == Approx(2 * excess * kGiB / link).epsilon(1e-6));
     // A config that fits pages nothing.
-    const Prediction small = predict(fixtures::config(R"("model": "llama3.2-1b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "bf16",
+    const Prediction small =
+        predict(fixtures::config(R"("model": "llama3.2-1b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": "bf16",
         "training": {"seq_len": 2048, "global_batch": 1, "micro_batch": 1, "paged_optimizer": true})"));
     CHECK(small.memory.paged_gib == 0);
 }
@@ -170,7 +172,8 @@ TEST_CASE("LoRA backward: the frozen base gets activation gradients only, the ad
 }
 
 TEST_CASE("LoRA and QLoRA checkpoints hold the adapters and their optimizer states only", "[finetune]") {
-    const std::string body = R"("model": "llama3.1-70b", "gpu": "a100-sxm4-80gb", "num_gpus": 2, "precision": "bf16-mixed", "parallel": {"zero": 3},
+    const std::string body =
+        R"("model": "llama3.1-70b", "gpu": "a100-sxm4-80gb", "num_gpus": 2, "precision": "bf16-mixed", "parallel": {"zero": 3},
         "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1, "recompute": "full", "tokens": 1e8)";
     const Config q = fixtures::config(body + R"(, "finetune": {"method": "qlora", "lora_rank": 8}})");
     double adapters = 0;

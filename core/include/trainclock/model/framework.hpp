@@ -59,9 +59,9 @@ struct FrameworkSpec {
     bool fused_elementwise = true;  // scale-mask-softmax and dropout + residual add as one kernel each
     double host_op_s = 60e-6;       // CPU time to dispatch one op of our lists
     GatherPrefetch gather_prefetch = GatherPrefetch::layer;
-    CudaGraphs cuda_graphs = CudaGraphs::none;  // what it captures into CUDA graphs by default
-    bool compile = false;                       // torch.compile (Inductor) of the model by default
-    bool flash_attention = true;                // a fused attention kernel by default (XLA without cuDNN FMHA: none)
+    CudaGraphs cuda_graphs = CudaGraphs::none;               // what it captures into CUDA graphs by default
+    bool compile = false;                                    // torch.compile (Inductor) of the model by default
+    bool flash_attention = true;                             // a fused attention kernel by default (XLA without cuDNN FMHA: none)
     MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;  // the MoE token dispatcher it runs by default
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
