@@ -158,6 +158,10 @@ private:
     template <class E>
     bool enum_combo(const char* label, E& value, std::string_view names_path, std::string_view key = "");
     bool optional_number(const char* label, double& value, double unset, double shown, const std::string& key, const char* format = "%.4g");
+    // A knob the framework sets unless the config names it: shows the value in effect, and an edit names it.
+    template <class E>
+    void framework_knob_combo(const char* label, E& value, E in_effect, bool& named, const char* key);
+    void framework_knob_checkbox(const char* label, bool& value, bool in_effect, bool& named, const char* key);
 
     // Records the last item's rectangle under a config key and, when the current validation
     // error names that key (or a key below it), prints the error right under the control.

@@ -104,6 +104,27 @@ bool App::optional_number(const char* label, double& value, double unset, double
     return changed;
 }
 
+template <class E>
+void App::framework_knob_combo(const char* label, E& value, E in_effect, bool& named, const char* key) {
+    E shown = named ? value : in_effect;
+    if (enum_combo(label, shown, key)) {
+        value = shown;
+        named = true;
+    }
+    annotate(key);
+    framework_default(!named && !edit_.framework.name.empty());
+}
+
+void App::framework_knob_checkbox(const char* label, bool& value, bool in_effect, bool& named, const char* key) {
+    bool shown = named ? value : in_effect;
+    if (ImGui::Checkbox(label, &shown)) {
+        value = shown;
+        named = true;
+    }
+    annotate(key);
+    framework_default(!named && !edit_.framework.name.empty());
+}
+
 void App::draw_inputs() {
     ImGui::PushItemWidth(-170.0f);  // leaves room for the labels on the right
     draw_import();
@@ -314,20 +335,10 @@ void App::draw_parallel_inputs() {
     ImGui::Checkbox("loss in the stage split", &p.stage_split.loss_in_stage_split);
     annotate("parallel.loss_in_stage_split");
     help("Megatron-Core's --account-for-embedding/loss-in-pipeline-split: each counts as one layer");
-    bool overlap_dp = edit_.explicit_knobs.overlap_dp_comm ? p.overlap_dp_comm : valid_.parallel.overlap_dp_comm;
-    if (ImGui::Checkbox("overlap DP communication", &overlap_dp)) {
-        p.overlap_dp_comm = overlap_dp;
-        edit_.explicit_knobs.overlap_dp_comm = true;
-    }
-    annotate("parallel.overlap_dp_comm");
-    framework_default(!edit_.explicit_knobs.overlap_dp_comm && !edit_.framework.name.empty());
-    bool overlap_tp = edit_.explicit_knobs.overlap_tp_comm ? p.overlap_tp_comm : valid_.parallel.overlap_tp_comm;
-    if (ImGui::Checkbox("overlap TP communication", &overlap_tp)) {
-        p.overlap_tp_comm = overlap_tp;
-        edit_.explicit_knobs.overlap_tp_comm = true;
-    }
-    annotate("parallel.overlap_tp_comm");
-    framework_default(!edit_.explicit_knobs.overlap_tp_comm && !edit_.framework.name.empty());
+    framework_knob_checkbox("overlap DP communication", p.overlap_dp_comm, valid_.parallel.overlap_dp_comm,
+                            edit_.explicit_knobs.overlap_dp_comm, "parallel.overlap_dp_comm");
+    framework_knob_checkbox("overlap TP communication", p.overlap_tp_comm, valid_.parallel.overlap_tp_comm,
+                            edit_.explicit_knobs.overlap_tp_comm, "parallel.overlap_tp_comm");
 }
 
 // [SECTION] Training -----------------------------------------------------------------------------
@@ -347,36 +358,16 @@ void App::draw_training_inputs() {
     annotate("training.tokens");
     enum_combo("activation recompute", t.recompute, "training.recompute");
     annotate("training.recompute");
-    // A stack without a fused kernel (tensorflow) turns it off unless the config names it.
-    bool flash = edit_.explicit_knobs.flash_attention ? t.flash_attention : valid_.training.flash_attention;
-    if (ImGui::Checkbox("flash attention", &flash)) {
-        t.flash_attention = flash;
-        edit_.explicit_knobs.flash_attention = true;
-    }
-    annotate("training.flash_attention");
-    framework_default(!edit_.explicit_knobs.flash_attention && !edit_.framework.name.empty());
-    // A framework picks the kernel unless the config names one (explicit key > framework > default).
-    AttentionKernel kernel = edit_.explicit_knobs.attention_kernel ? t.attention_kernel : valid_.training.attention_kernel;
-    if (enum_combo("attention kernel", kernel, "training.attention_kernel")) {
-        t.attention_kernel = kernel;
-        edit_.explicit_knobs.attention_kernel = true;
-    }
-    annotate("training.attention_kernel");
-    framework_default(!edit_.explicit_knobs.attention_kernel && !edit_.framework.name.empty());
-    CudaGraphs graphs = edit_.explicit_knobs.cuda_graphs ? t.cuda_graphs : valid_.training.cuda_graphs;
-    if (enum_combo("CUDA graphs", graphs, "training.cuda_graphs")) {
-        t.cuda_graphs = graphs;
-        edit_.explicit_knobs.cuda_graphs = true;
-    }
-    annotate("training.cuda_graphs");
-    framework_default(!edit_.explicit_knobs.cuda_graphs && !edit_.framework.name.empty());
-    bool compile = edit_.explicit_knobs.compile ? t.compile : valid_.training.compile;
-    if (ImGui::Checkbox("torch.compile", &compile)) {
-        t.compile = compile;
-        edit_.explicit_knobs.compile = true;
-    }
-    annotate("training.compile");
-    framework_default(!edit_.explicit_knobs.compile && !edit_.framework.name.empty());
+    // A framework sets these unless the config names them (explicit key > framework > default);
+    // a stack without a fused kernel (tensorflow) turns flash attention off.
+    ExplicitKnobs& named = edit_.explicit_knobs;
+    const TrainingSpec& in_effect = valid_.training;
+    framework_knob_checkbox("flash attention", t.flash_attention, in_effect.flash_attention, named.flash_attention,
+                            "training.flash_attention");
+    framework_knob_combo("attention kernel", t.attention_kernel, in_effect.attention_kernel, named.attention_kernel,
+                         "training.attention_kernel");
+    framework_knob_combo("CUDA graphs", t.cuda_graphs, in_effect.cuda_graphs, named.cuda_graphs, "training.cuda_graphs");
+    framework_knob_checkbox("torch.compile", t.compile, in_effect.compile, named.compile, "training.compile");
     enum_combo("optimizer", t.optimizer, "training.optimizer");
     annotate("training.optimizer");
     bool preset_price = t.price_per_gpu_hour_usd < 0;
@@ -421,13 +412,8 @@ void App::draw_finetune_inputs() {
     help("MoE dispatcher, pipeline layout, paged optimizer, optimizer in backward, activation offload, memory headroom");
     if (!more) return;
     TrainingSpec& t = edit_.training;
-    MoeDispatcher dispatcher = edit_.explicit_knobs.moe_dispatcher ? t.moe_dispatcher : valid_.training.moe_dispatcher;
-    if (enum_combo("MoE dispatcher", dispatcher, "training.moe_dispatcher")) {
-        t.moe_dispatcher = dispatcher;
-        edit_.explicit_knobs.moe_dispatcher = true;
-    }
-    annotate("training.moe_dispatcher");
-    framework_default(!edit_.explicit_knobs.moe_dispatcher && !edit_.framework.name.empty());
+    framework_knob_combo("MoE dispatcher", t.moe_dispatcher, valid_.training.moe_dispatcher, edit_.explicit_knobs.moe_dispatcher,
+                         "training.moe_dispatcher");
     std::string& layout = edit_.parallel.stage_split.pipeline_layout;
     char buffer[512];
     std::snprintf(buffer, sizeof buffer, "%s", layout.c_str());

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/formats/config_json.hpp"
@@ -45,6 +46,22 @@ inline std::string gpt_model(int layers, int hidden, int heads, int vocab = 5120
            R"(, "heads": )" + std::to_string(heads) + R"(, "kv_heads": )" + std::to_string(heads) + R"(, "ffn_hidden": )" +
            std::to_string(4 * hidden) + R"(, "vocab": )" + std::to_string(vocab) +
            R"(, "activation": "gelu", "norm": "layernorm", "tied_embeddings": true})";
+}
+
+// Every preset of each kind, and no framework: the grid of the whole-catalogue property tests.
+struct PresetGrid {
+    std::vector<ModelSpec> models;
+    std::vector<GpuSpec> gpus;
+    std::vector<PrecisionSpec> precisions;
+    std::vector<FrameworkSpec> frameworks{FrameworkSpec{}};
+};
+inline PresetGrid every_preset() {
+    PresetGrid grid;
+    for (const auto& name : preset_names(PresetKind::model)) grid.models.push_back(model_preset(name).value());
+    for (const auto& name : preset_names(PresetKind::gpu)) grid.gpus.push_back(gpu_preset(name).value());
+    for (const auto& name : preset_names(PresetKind::precision)) grid.precisions.push_back(precision_preset(name).value());
+    for (const auto& name : preset_names(PresetKind::framework)) grid.frameworks.push_back(framework_preset(name).value());
+    return grid;
 }
 
 }  // namespace trainclock::fixtures

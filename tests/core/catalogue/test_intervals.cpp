@@ -15,6 +15,7 @@
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/validation/fit.hpp"
+#include "model_fixtures.hpp"
 #include "validation/shipped_cross_source.hpp"
 
 using namespace trainclock;
@@ -160,14 +161,11 @@ TEST_CASE("a config's interval groups go from framework x generation x precision
 }
 
 TEST_CASE("the estimate is inside its likely range for every model x GPU x precision x framework preset", "[intervals][exhaustive]") {
-    std::vector<ModelSpec> models;
-    std::vector<GpuSpec> gpus;
-    std::vector<PrecisionSpec> precisions;
-    std::vector<FrameworkSpec> frameworks{FrameworkSpec{}};  // and no framework
-    for (const auto& name : preset_names(PresetKind::model)) models.push_back(model_preset(name).value());
-    for (const auto& name : preset_names(PresetKind::gpu)) gpus.push_back(gpu_preset(name).value());
-    for (const auto& name : preset_names(PresetKind::precision)) precisions.push_back(precision_preset(name).value());
-    for (const auto& name : preset_names(PresetKind::framework)) frameworks.push_back(framework_preset(name).value());
+    const fixtures::PresetGrid grid = fixtures::every_preset();
+    const std::vector<ModelSpec>& models = grid.models;
+    const std::vector<GpuSpec>& gpus = grid.gpus;
+    const std::vector<PrecisionSpec>& precisions = grid.precisions;
+    const std::vector<FrameworkSpec>& frameworks = grid.frameworks;  // and no framework
     REQUIRE(models.size() > 10);
     Config c;
     const int64_t scales[] = {1, 8, 64, 512, 4096, 16384};

@@ -331,14 +331,11 @@ TEST_CASE("Every GPU preset predicts a 7B model on one node, with its default pr
 TEST_CASE("every model x GPU x precision x framework preset predicts or is refused with a reason naming what breaks", "[exhaustive]") {
     // Issue 25 (done when): each combination the rules allow predicts a finite step (what `predict`
     // exits 0 on); each they refuse names the key and a reason that names the part of the config at fault.
-    std::vector<ModelSpec> models;
-    std::vector<GpuSpec> gpus;
-    std::vector<PrecisionSpec> precisions;
-    std::vector<FrameworkSpec> frameworks{FrameworkSpec{}};  // and no framework
-    for (const auto& name : preset_names(PresetKind::model)) models.push_back(model_preset(name).value());
-    for (const auto& name : preset_names(PresetKind::gpu)) gpus.push_back(gpu_preset(name).value());
-    for (const auto& name : preset_names(PresetKind::precision)) precisions.push_back(precision_preset(name).value());
-    for (const auto& name : preset_names(PresetKind::framework)) frameworks.push_back(framework_preset(name).value());
+    const fixtures::PresetGrid grid = fixtures::every_preset();
+    const std::vector<ModelSpec>& models = grid.models;
+    const std::vector<GpuSpec>& gpus = grid.gpus;
+    const std::vector<PrecisionSpec>& precisions = grid.precisions;
+    const std::vector<FrameworkSpec>& frameworks = grid.frameworks;  // and no framework
     int64_t predicted = 0, refused = 0;
     std::map<std::string, int64_t> refused_by_key;
     for (const ModelSpec& model : models) {

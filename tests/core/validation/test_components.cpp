@@ -29,6 +29,20 @@ const ComponentRow* find_row(const ComponentSuite& suite, const std::function<bo
     return nullptr;
 }
 
+// The GPU's calibration and the row's group link, on the row's node shape and network.
+struct RowLink {
+    Calibration cal;
+    Link link;
+};
+RowLink row_link(const ComponentRow& row) {
+    const GpuSpec gpu = gpu_preset(row.gpu).value();
+    NodeSpec node = node_preset(row.node).value();
+    node.gpus_per_node = row.gpus_per_node;
+    if (row.inter_bw_gbps > 0) node.inter_bw_gbps = row.inter_bw_gbps;
+    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
+    return {cal, group_link(node, gpu, cal, GroupPlacement{row.num_gpus, 1, row.num_gpus})};
+}
+
 }  // namespace
 
 TEST_CASE("components: every embedded microbenchmark row loads") {
@@ -70,12 +84,7 @@ TEST_CASE("components: a collective time row is collective_time_s on the group's
                r.algorithm == "default";
     });
     REQUIRE(row != nullptr);
-    const GpuSpec gpu = gpu_preset(row->gpu).value();
-    NodeSpec node = node_preset(row->node).value();
-    node.gpus_per_node = row->gpus_per_node;
-    if (row->inter_bw_gbps > 0) node.inter_bw_gbps = row->inter_bw_gbps;
-    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
-    const Link link = group_link(node, gpu, cal, GroupPlacement{row->num_gpus, 1, row->num_gpus});
+    const auto [cal, link] = row_link(*row);
     CHECK(link.inter_node);
     // What predict charges for the call: the collective and its kernel launch.
     const double t = collective_time_s(Collective::all_reduce, row->size_bytes, row->num_gpus, link) + cal.kernel_launch_s;
@@ -134,12 +143,7 @@ TEST_CASE("components: a DeepEP time row is the deepep dispatcher's exchange (mo
         return r.library == "deepep" && r.op == "alltoall_dispatch" && r.metric == "time_us" && r.nodes > 1;
     });
     REQUIRE(row != nullptr);
-    const GpuSpec gpu = gpu_preset(row->gpu).value();
-    NodeSpec node = node_preset(row->node).value();
-    node.gpus_per_node = row->gpus_per_node;
-    if (row->inter_bw_gbps > 0) node.inter_bw_gbps = row->inter_bw_gbps;
-    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
-    const Link link = group_link(node, gpu, cal, GroupPlacement{row->num_gpus, 1, row->num_gpus});
+    const auto [cal, link] = row_link(*row);
     // FP8 dispatch: one byte and a scale per 128 values, every routed copy of a token (DeepEP README).
     const MoeExchange exchange = moe_exchange(MoeDispatcher::deepep, false, row->tokens, row->tokens * row->top_k, row->hidden,
                                               double(row->num_gpus), kDeepEpFp8DispatchBytes);
