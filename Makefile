@@ -64,7 +64,7 @@ bench: build
 clean:
 	rm -rf build build-debug build-web
 
-# ---- Sanitizers and fuzzing (issue 12): preset native-debug = clang, ASan + UBSan, -O2 ---------------
+# ---- Sanitizers and fuzzing (issue 12): preset native-debug = clang, ASan + UBSan, -O1 ---------------
 # build-debug/ holds the core, the CLI, their Catch2 tests and the libFuzzer targets (tests/fuzz/).
 .PHONY: build-debug test-sanitize fuzz fuzz-smoke
 FUZZ_SECONDS ?= 60
