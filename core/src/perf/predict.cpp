@@ -611,7 +611,7 @@ void summarise_phase(const Execution& x, const Cost& step, double stage_flops_su
             std::snprintf(
                 text, sizeof text,
                 "%.1f GiB per GPU offloaded to CPU memory; the optimizer step runs on the host's CPUs, %.3g s per step at %.2g of "
-                "node %s's %.0f GB/s DRAM bandwidth (cpu_adam_memory_efficiency, assumed)",
+                "node %s's %.0f GB/s DRAM bandwidth (cpu_adam_memory_efficiency: STREAM Triad share, Azure HBv2)",
                 out.memory.host_gib, out.cpu_optimizer_s, constant(Constant::cpu_adam_memory_efficiency), c.node.name.c_str(),
                 c.node.host_memory_bw_gbps);
         else
