@@ -185,11 +185,9 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
     const bool run_length = base.training.tokens > 0;
     // Megatron's uneven splits, where search enumerated them (the layers do not divide): a column
     // "first/last" of parallel.first_stage_layers / last_stage_layers ("-" = even), "+e+l" when the
-    // embedding and the loss count as layers of the split.
-    const bool any_split = std::any_of(report.top.begin(), report.top.end(), [](const SearchHit& h) {
-        const StageSplit& split = h.layout.parallel.stage_split;
-        return split.first_stage_layers > 0 || split.last_stage_layers > 0 || split.embedding_in_stage_split || split.loss_in_stage_split;
-    });
+    // embedding and the loss count as layers of the split, "layout" for the base's pipeline layout.
+    const bool any_split =
+        std::any_of(report.top.begin(), report.top.end(), [](const SearchHit& h) { return h.layout.parallel.stage_split.any(); });
     std::vector<std::string> header = {"#",   "precision", "TP",     "PP",    "CP",
                                        "DP",  "EP",        "SP",     "ZeRO",  "schedule",
                                        "mbs", "recompute", "step",   "total", run_length ? "cost" : "cost/step",
@@ -203,7 +201,8 @@ void print_table(const SearchSpace& space, const SearchReport& report) {
         std::string schedule = p.pp == 1 ? "-" : spelled("parallel.schedule", p.schedule);
         if (p.pp > 1 && p.schedule == PipelineSchedule::interleaved) schedule += " v" + std::to_string(p.virtual_stages);
         const StageSplit& split = p.stage_split;
-        std::string first_last = split.first_stage_layers > 0 || split.last_stage_layers > 0
+        std::string first_last = !split.pipeline_layout.empty() ? "layout"
+                                 : split.first_stage_layers > 0 || split.last_stage_layers > 0
                                      ? std::to_string(split.first_stage_layers) + "/" + std::to_string(split.last_stage_layers)
                                      : "-";
         if (split.embedding_in_stage_split || split.loss_in_stage_split)
@@ -327,6 +326,10 @@ int run(const Args& args) {
 
     const int exit_code = report.top.empty() ? kExitInternal : kExitOk;  // 1: nothing fits or passes the rules
     if (!pin_note.empty()) (args.has("--json") || args.has("--csv") ? std::cerr << "trainclock: search: " : std::cout) << pin_note << "\n";
+    if (args.has("--csv"))  // the JSON carries them in "notes"
+        for (const std::string& note : report.notes) std::cerr << "trainclock: search: " << note << "\n";
+    else if (table)
+        for (const std::string& note : report.notes) std::cout << note << "\n";
     if (args.has("--json")) {
         std::cout << search_report_to_json(space.value(), report) << "\n";
     } else if (args.has("--csv")) {

@@ -109,6 +109,7 @@ void App::draw_search() {
         ImGui::SetTooltip("%s", reasons.c_str());
     }
     if (!report.explanation.empty()) widgets::error_text(report.explanation);
+    for (const std::string& note : report.notes) widgets::note(note.c_str());
     if (report.top.empty()) return;
     if (ImGui::BeginTable("ranking", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed, 24.0f);

@@ -31,6 +31,7 @@
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
 #include "trainclock/model/framework.hpp"
+#include "trainclock/model/stage_split.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/execution.hpp"
 #include "trainclock/perf/memory.hpp"
@@ -212,8 +213,8 @@ auto layout_key(const SearchLayout& l) {
     return std::make_tuple(l.precision, l.parallel.tp, l.parallel.pp, l.parallel.cp, l.parallel.ep, l.parallel.expert_tp,
                            l.parallel.sequence_parallel, l.parallel.zero, static_cast<int>(l.parallel.schedule), l.parallel.virtual_stages,
                            l.parallel.stage_split.first_stage_layers, l.parallel.stage_split.last_stage_layers,
-                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split, l.micro_batch,
-                           static_cast<int>(l.recompute));
+                           l.parallel.stage_split.embedding_in_stage_split, l.parallel.stage_split.loss_in_stage_split,
+                           std::string_view(l.parallel.stage_split.pipeline_layout), l.micro_batch, static_cast<int>(l.recompute));
 }
 
 // (objective, secondary) of a, strictly before that of b.
@@ -309,6 +310,16 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
     const int64_t layers = base.model.layers + base.model.decoder_layers;
     const int64_t gbs = base.training.global_batch;
     const int64_t n_rec = int64_t(d.recompute_.size());
+    // The base's pipeline layout fixes its own stage count S = PP x VP (Megatron-Core's
+    // --pipeline-model-parallel-layout): it is the split of every (PP, VP) with PP x VP = S; other
+    // depths take Megatron-Core's splits, and the report says which applied (issue 22).
+    const StageSplit& base_split = base.parallel.stage_split;
+    int64_t layout_stages = 0, layout_groups = 0;
+    if (!base_split.pipeline_layout.empty()) {
+        const auto parsed = parse_pipeline_layout(base_split.pipeline_layout);
+        if (!parsed) return parsed.error();
+        layout_stages = int64_t(parsed.value().size());
+    }
     const std::vector<int64_t> n_divisors = divisors(n);
     const std::vector<int64_t>& tps = options.tp.empty() ? n_divisors : options.tp;
     const std::vector<int64_t>& pps = options.pp.empty() ? n_divisors : options.pp;
@@ -385,6 +396,10 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                     // instead (stage_split.hpp); none found: the even split (rejected for v > 1,
                     // trainclock's balanced one for v = 1).
                     auto add_splits = [&](PipelineSchedule schedule, int64_t v) {
+                        if (pp * v == layout_stages) {
+                            schedule_v.push_back({schedule, v, base_split});
+                            return;
+                        }
                         const std::vector<StageSplit> splits = megatron_stage_splits(layers, pp, v);
                         if (splits.empty()) schedule_v.push_back({schedule, v, StageSplit{}});
                         for (const StageSplit& split : splits) schedule_v.push_back({schedule, v, split});
@@ -404,8 +419,9 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                                     if (v >= 2) add_splits(schedule, v);
                                 continue;
                             }
-                            for (int64_t v = 2; v * pp <= layers + 2; ++v)
-                                if (layers % (pp * v) == 0 || !megatron_stage_splits(layers, pp, v).empty()) add_splits(schedule, v);
+                            for (int64_t v = 2; v * pp <= std::max(layers + 2, layout_stages); ++v)
+                                if (pp * v == layout_stages || layers % (pp * v) == 0 || !megatron_stage_splits(layers, pp, v).empty())
+                                    add_splits(schedule, v);
                         }
                     }
 
@@ -426,6 +442,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                             g.schedule = schedule;
                             g.virtual_stages = v;
                             g.stage_split = split;
+                            if (!split.pipeline_layout.empty()) ++layout_groups;
                             if (tp > 1 && sp_rule(base.training.seq_len, tp, cp)) {
                                 const auto on = std::find(g.sequence_parallel.begin(), g.sequence_parallel.end(), 1);
                                 if (on != g.sequence_parallel.end()) {
@@ -445,6 +462,14 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         }
     }
     d.enumeration_.layouts = d.layouts_;
+    if (layout_stages > 0) {
+        const std::string layout =
+            "pipeline layout '" + base_split.pipeline_layout + "' (" + std::to_string(layout_stages) + " virtual stages)";
+        d.notes_.push_back(layout_groups > 0 ? layout + " is the stage split where PP x VP = " + std::to_string(layout_stages) +
+                                                   "; other pipeline depths use Megatron-Core's splits"
+                                             : layout + " fits no searched layout (PP x VP = " + std::to_string(layout_stages) +
+                                                   " is not searched or breaks a rule): every depth uses Megatron-Core's splits");
+    }
     d.cal_ = resolve_calibration(base.gpu, base.calibration, base.training.attention_kernel, &base.framework);
     if (options.prune) {
         d.pilot_ = std::make_shared<SearchSpaceData::Pilot>();
@@ -1130,6 +1155,7 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& l) {
             out += " stages " + std::to_string(split.first_stage_layers) + "/.../" + std::to_string(split.last_stage_layers);
         if (split.embedding_in_stage_split) out += " +embedding";
         if (split.loss_in_stage_split) out += " +loss";
+        if (!split.pipeline_layout.empty()) out += " layout " + split.pipeline_layout;
     }
     out += " mbs=" + std::to_string(l.micro_batch) + " recompute=" + std::string(enum_name(l.recompute));
     out += " " + space.precisions()[size_t(l.precision)].name;
@@ -1189,6 +1215,7 @@ SearchReport finish(const SearchSpace& space, const SearchState& state) {
     const SearchStats& s = state.stats();
     report.stats = s;
     report.stats.layouts = e.layouts;  // the enumeration counts every layout, evaluated or not
+    report.notes = space.data().notes_;
     for (int r = 0; r < kRejectReasonCount; ++r) report.stats.rejected[size_t(r)] += e.rejected[size_t(r)];
     if (report.stats.feasible == 0) report.explanation = explain(space, report);
     return report;
@@ -1240,6 +1267,7 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
         out.field("first_stage_layers", p.stage_split.first_stage_layers).field("last_stage_layers", p.stage_split.last_stage_layers);
         out.field("embedding_in_stage_split", p.stage_split.embedding_in_stage_split);
         out.field("loss_in_stage_split", p.stage_split.loss_in_stage_split);
+        if (!p.stage_split.pipeline_layout.empty()) out.field("pipeline_layout", p.stage_split.pipeline_layout);
         out.field("micro_batch", h.layout.micro_batch).field("recompute", enum_name(h.layout.recompute));
         out.end_object();
         out.key("result").begin_object();
@@ -1255,6 +1283,9 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
     }
     out.end_array();
     out.text_or_null("explanation", report.explanation);
+    out.key("notes").begin_array();
+    for (const std::string& note : report.notes) out.value(note);
+    out.end_array();
     out.end_object();
     return out.take();
 }

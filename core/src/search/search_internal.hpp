@@ -73,7 +73,8 @@ struct SearchSpaceData {
     std::vector<SearchGroup> groups_;
     int64_t cells_ = 0;
     int64_t layouts_ = 0;
-    SearchStats enumeration_;  // rejections found while enumerating
+    SearchStats enumeration_;         // rejections found while enumerating
+    std::vector<std::string> notes_;  // what the enumeration kept of the base (SearchReport::notes)
     Calibration cal_;
     FloorCache floors_;  // found by the pilot (every state starts with them)
     // The plan's floors of one GPU and precision, shared by its spaces of every count (null: each state

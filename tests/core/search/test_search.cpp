@@ -260,6 +260,47 @@ TEST_CASE("search: Llama 3.1 405B at PP 16 (and PP 8 x VP 8) finds Megatron's un
     CHECK(interleaved.top[0].layout.parallel.virtual_stages == 8);
 }
 
+TEST_CASE("search: the base's pipeline layout is the split where PP x VP is its stage count, and the report says so", "[search]") {
+    Config base = base_config("llama3.1-8b", "h100-sxm", 64, 4096, 256, "bf16-mixed");
+    base.parallel.stage_split.pipeline_layout = "Et*8|t*8|t*8|t*8L";  // 4 virtual stages
+    SearchOptions options;
+    options.top_k = 200;
+    options.tp = {1};
+    options.cp = {1};
+    options.pp = {2, 4};
+    options.zero = {1};
+    options.micro_batch = {1};
+    options.recompute = {Recompute::none};
+    options.sequence_parallel = {0};
+    Result<SearchSpace> space = SearchSpace::create(base, options);
+    REQUIRE(space.ok());
+    const SearchReport report = run_all(space.value());
+    REQUIRE_FALSE(report.top.empty());
+    bool pp4 = false, pp2_interleaved = false;
+    for (const SearchHit& hit : report.top) {
+        const ParallelSpec& p = hit.layout.parallel;
+        const bool four_stages = p.pp * p.virtual_stages == 4;
+        INFO(describe_layout(space.value(), hit.layout));
+        CHECK((p.stage_split.pipeline_layout == base.parallel.stage_split.pipeline_layout) == four_stages);
+        pp4 = pp4 || (p.pp == 4 && four_stages);
+        pp2_interleaved = pp2_interleaved || (p.pp == 2 && p.virtual_stages == 2);
+        if (four_stages) CHECK_THAT(describe_layout(space.value(), hit.layout), Catch::Contains("layout Et*8"));
+    }
+    CHECK(pp4);
+    CHECK(pp2_interleaved);
+    REQUIRE(report.notes.size() == 1);
+    CHECK_THAT(report.notes[0], Catch::Contains("is the stage split where PP x VP = 4"));
+    CHECK_THAT(search_report_to_json(space.value(), report), Catch::Contains("\"pipeline_layout\":\"Et*8|t*8|t*8|t*8L\""));
+
+    options.pp = {8};  // 8 stages cannot hold a 4-stage layout: it applies nowhere, and the note says so
+    Result<SearchSpace> deeper = SearchSpace::create(base, options);
+    REQUIRE(deeper.ok());
+    const SearchReport none = run_all(deeper.value());
+    for (const SearchHit& hit : none.top) CHECK(hit.layout.parallel.stage_split.pipeline_layout.empty());
+    REQUIRE(none.notes.size() == 1);
+    CHECK_THAT(none.notes[0], Catch::Contains("fits no searched layout"));
+}
+
 // Llama 3 405B pre-training (Llama 3 paper, arXiv 2407.21783, section 3.3.2 and Table 4): 16,384
 // H100s, TP 8, CP 1, PP 16, DP 128, seq 8192, 16M tokens per step (2048 sequences), BF16,
 // interleaved 1F1B with micro-batch 1. trainclock's rules need equal virtual chunks and the 126

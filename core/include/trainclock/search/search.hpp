@@ -197,6 +197,7 @@ struct SearchReport {
     SearchStats stats;                          // enumeration + evaluation
     std::optional<MemoryNeed> smallest_memory;  // least memory need seen (exact when nothing fits)
     std::string explanation;                    // non-empty when nothing is feasible: what blocks it
+    std::vector<std::string> notes;             // what the search kept of the base config (its pipeline layout)
     double wall_s = -1;                         // set by the caller (the core has no clock); < 0 = not measured
     int threads = 1;                            // set by the caller
 };
@@ -214,7 +215,7 @@ std::string describe_layout(const SearchSpace& space, const SearchLayout& layout
 
 // {"schema": "trainclock/search/v1", "objective", "stats": {layouts, predicted, feasible, pruned,
 //  cannot_beat_top_k, rejected[, wall_s, threads]}, "rejected": {reason: n}, "top": [{"rank", "precision", "layout":
-//  {...}, "result": {...}}], "explanation": null | "..."}
+//  {...}, "result": {...}}], "explanation": null | "...", "notes": ["..."] (what the search kept of the base)}
 std::string search_report_to_json(const SearchSpace& space, const SearchReport& report);
 std::string search_csv_header();
 std::string search_to_csv_rows(const SearchSpace& space, const SearchReport& report);
