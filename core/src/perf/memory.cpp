@@ -120,7 +120,8 @@ StageState stage_state(const Execution& x, int64_t stage) {
             st.dense_params += n * extra;
             if (!adapters) st.trainable_dense += n * extra;
             st.activations += n * units * (k.activations + tokens * 2 * double(m.hidden) * w_act / (x.sp ? x.tp : 1.0));
-            if (stage != 0 && stage != p - 1) {  // its own embedding copy (gpt_model.py: pre_process or mtp_process)
+            if (stage !=
+                0) {  // its own embedding copy, beside the output layer on the last stage (gpt_model.py: pre_process or mtp_process)
                 st.dense_params += vocab_l * double(m.hidden);
                 if (embedding_trains(*x.config)) st.trainable_dense += vocab_l * double(m.hidden);
             }

@@ -274,9 +274,10 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
                 StageParams& sp = st.params[size_t(stage)];
                 add_trainable(sp, x, kind, n);
                 if (!x.config->training.finetune.adapters()) sp.dense += n * double(mtp_extra_parameter_count(m)) / x.tp;
-                // A stage holding MTP alone builds its own copy of the embedding (gpt_model.py: "if
-                // self.pre_process or self.mtp_process: self.embedding = ...").
-                if (stage != 0 && stage != p - 1 && embedding_trains(*x.config)) sp.dense += vocab_params;
+                // An MTP stage other than the first builds its own copy of the embedding, the last one
+                // beside its output layer (gpt_model.py: "if self.pre_process or self.mtp_process:
+                // self.embedding = ..."; language_module.py shared_embedding_or_output_weight).
+                if (stage != 0 && embedding_trains(*x.config)) sp.dense += vocab_params;
             }
         }
         if (j < vs - 1) st.fwd[size_t(j)].s[StepPart::pp_comm] += p2p_s;

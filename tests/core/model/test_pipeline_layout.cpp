@@ -254,6 +254,24 @@ TEST_CASE("pipeline layout: an MTP stage of its own carries the MTP module", "[p
     CHECK(standalone[3] < with_loss[3]);  // the heads alone
 }
 
+TEST_CASE("pipeline layout: MTP on the last stage holds an embedding copy beside the output layer", "[pipeline_layout]") {
+    // Megatron-Core gpt_model.py builds self.embedding where pre_process or mtp_process: with the MTP
+    // on the last stage (24 layers there, so it is the more loaded end), its weights grow by two
+    // vocab x hidden matrices per vocabulary row (head and embedding), one without MTP.
+    auto weights_gib = [](int mtp, int64_t vocab) {
+        const std::string layout = mtp ? "Et|t|t|t*24mL" : "Et|t|t|t*24L";
+        const Config c = fixtures::config(
+            R"("model": {"preset": "deepseek-v2-lite", "mtp_layers": )" + std::to_string(mtp) + R"(, "vocab": )" + std::to_string(vocab) +
+            R"(}, "gpu": "h100-sxm", "num_gpus": 8, "parallel": {"pp": 4, "ep": 2, "zero": 1, "pipeline_layout": ")" + layout +
+            R"("}, "training": {"seq_len": 4096, "global_batch": 64, "micro_batch": 1})");
+        return predict(c).memory[MemoryPart::weights];
+    };
+    const double head_only = weights_gib(0, 102400) - weights_gib(0, 51200);
+    const double head_and_embedding = weights_gib(1, 102400) - weights_gib(1, 51200);
+    CHECK(head_only > 0);
+    CHECK(head_and_embedding == Approx(2 * head_only));
+}
+
 TEST_CASE("pipeline layout: the Megatron importer reads --pipeline-model-parallel-layout", "[pipeline_layout]") {
     const std::string command =
         "torchrun --nproc-per-node 8 --nnodes 128 pretrain_gpt.py --tensor-model-parallel-size 2 --pipeline-model-parallel-size 16 "
