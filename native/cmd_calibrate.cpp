@@ -73,7 +73,7 @@ int run_microbenchmarks(const Args& args, const std::string& text, const std::st
     return kExitOk;
 }
 
-// Only the runs of one framework (calibrate --framework ID; "none": runs that name no framework).
+// Only the runs of one framework (calibrate --framework ID; "none": runs of framework none).
 ValidationSuite runs_of_framework(const ValidationSuite& suite, const std::string& framework) {
     ValidationSuite out;
     for (const ValidationCase& c : suite.cases)
@@ -141,7 +141,7 @@ const CommandRegistrar registrar({
     "bandwidth intra/inter node, each over the GPU (--gpu, else the file's) and node (--node, else the GPU's\n"
     "default node) presets' peaks; it applies to every run on that GPU.",
     {{"--measurements", "FILE", "measured runs (presets/validation case format; - = stdin)"},
-     {"--framework", "ID", "fit only the runs of this framework (one stack per GPU; none = runs naming none)"},
+     {"--framework", "ID", "fit only the runs of this framework (one stack per GPU; a run that names no framework runs megatron-core)"},
      {"--gpu", "ID", "micro-benchmarks: the GPU preset measured (default: the file's \"gpu\")"},
      {"--node", "ID", "micro-benchmarks: the node preset (default: the GPU's default node)"},
      {"--out", "FILE", "write the calibration JSON there"},

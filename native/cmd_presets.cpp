@@ -90,7 +90,8 @@ std::string framework_table() {
              : s.gather_prefetch == GatherPrefetch::layer ? "layer"
                                                           : "bucket"});
     }
-    return table.render() + "(no framework given: the defaults of " + std::string(kDefaultFrameworkEquivalent) +
+    return table.render() + "(no framework given: " + std::string(kDefaultFramework) + "; " + std::string(kNoFramework) +
+           ": the knobs' own defaults, those of " + std::string(kDefaultFrameworkEquivalent) +
            "; sources per value: trainclock presets frameworks --json)\n";
 }
 

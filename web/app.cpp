@@ -42,7 +42,7 @@ Catalogue Catalogue::load() {
     add_choices(c.gpus, PresetKind::gpu, gpu_preset, &GpuSpec::display_name);
     add_choices(c.nodes, PresetKind::node, node_preset, &NodeSpec::display_name);
     add_choices(c.precisions, PresetKind::precision, precision_preset, &PrecisionSpec::description);
-    c.frameworks.push_back({"none", "no framework given: megatron-lm's defaults"});
+    c.frameworks.push_back({std::string(kNoFramework), "no stack's defaults: Megatron-LM 2020-23's (megatron-lm's)"});
     add_choices(c.frameworks, PresetKind::framework, framework_preset, &FrameworkSpec::display_name);
     return c;
 }

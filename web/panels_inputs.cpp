@@ -258,12 +258,12 @@ void App::draw_system_inputs() {
 
 void App::draw_stack_inputs() {
     section("Software stack");
-    std::string id = edit_.framework.name.empty() ? "none" : edit_.framework.name;
+    std::string id = edit_.framework.name.empty() ? std::string(kNoFramework) : edit_.framework.name;
     widgets::ItemRects items;
     const bool picked = widgets::search_combo("framework", id, catalogue_.frameworks, &items);
     for (const auto& [item, rect] : items) controls_["framework=" + item] = rect;
     if (picked) {
-        if (id == "none") {
+        if (id == kNoFramework) {
             edit_.framework = FrameworkSpec{};
         } else if (auto preset = framework_preset(id)) {
             edit_.framework = preset.value();

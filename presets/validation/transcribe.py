@@ -82,8 +82,10 @@ def config(model, gpu, node, num_gpus, precision, *, tp=1, pp=1, dp=None, cp=1, 
     head = {"schema": SCHEMA, "model": model_ref(model), "gpu": gpu}
     if node:
         head["node"] = node
-    if framework and FRAMEWORK_KEY:
-        head["framework"] = framework
+    if FRAMEWORK_KEY:
+        # Always named: a config without it runs megatron-core since issue 25 item 9; "none" is the
+        # knobs' own defaults (Megatron-LM 2020-23's).
+        head["framework"] = framework or "none"
     return dict(head, **{
             "num_gpus": num_gpus, "precision": precision,
             "parallel": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "sequence_parallel": sp,

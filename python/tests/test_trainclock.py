@@ -42,6 +42,17 @@ def test_predict_is_bit_identical_to_the_cli():
     assert mine["timeline"]  # the API adds the pipeline timeline
 
 
+def test_a_config_without_framework_runs_the_core_default_megatron_core():
+    # issue 25 item 9: the default comes from the core (as the CLI's), "none" keeps the old defaults.
+    plain = trainclock.predict(CONFIG)
+    assert plain["config"]["framework"] == "megatron-core"
+    assert plain == trainclock.predict({**CONFIG, "framework": "megatron-core"})
+    none = trainclock.predict({**CONFIG, "framework": "none"})
+    assert none["config"]["framework"] == "none"
+    assert none["iteration_time_s"] > plain["iteration_time_s"]
+    assert none["iteration_time_s"] == cli_predict({**CONFIG, "framework": "none"})["iteration_time_s"]
+
+
 def test_search_agrees_with_the_cli_search_config():
     # issue 25 item 6: the same precisions searched and the same layout keys pinned as `search --config`.
     config = {"model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 16, "parallel": {"tp": 2},

@@ -330,9 +330,10 @@ async function pick(page, key, item) {
 
 describe('stack, fine-tuning and whole-run controls', () => {
   // A run every new control applies to: 4 pipeline stages (uneven splits), FP8 GEMMs (recipes),
-  // ZeRO 1, tokens for a whole run.
+  // ZeRO 1, tokens for a whole run; framework none (not the default megatron-core), so that picking
+  // megatron-core changes the state.
   const base = { schema: 'trainclock/config/v1', model: 'llama3-8b', gpu: 'h100-sxm', num_gpus: 64, precision: 'fp8-mixed',
-                 parallel: { tp: 2, pp: 4, dp: 0, zero: 1 },
+                 framework: 'none', parallel: { tp: 2, pp: 4, dp: 0, zero: 1 },
                  training: { seq_len: 4096, global_batch: 256, micro_batch: 1, tokens: 2e11 } };
   const steps = [
     // Megatron-Core picks flash3 on Hopper and overlaps TP: the controls show its values, and

@@ -200,13 +200,13 @@ TEST_CASE("link encode and decode round-trip a config") {
     const Run encoded = trainclock("link encode " + kDefault);
     REQUIRE(encoded.exit_code == 0);
     const std::string fragment = encoded.out.substr(0, encoded.out.find('\n'));
-    CHECK(fragment.rfind("v=1&m=llama3-70b&g=h100-sxm&N=1024&p=bf16-mixed&tp=8&pp=4", 0) == 0);
+    CHECK(fragment.rfind("v=2&m=llama3-70b&g=h100-sxm&N=1024&p=bf16-mixed&fw=megatron-core&tp=8&pp=4", 0) == 0);
     const Run decoded = trainclock("link decode '" + fragment + "'");
     REQUIRE(decoded.exit_code == 0);
     const Run from_link = trainclock("predict --json --config -", decoded.out);
     const Run from_flags = trainclock("predict --json " + kDefault);
     CHECK(from_link.out == from_flags.out);
-    check_rejected("link decode 'v=2&m=gpt2&g=h100-sxm'", "v");
+    check_rejected("link decode 'v=3&m=gpt2&g=h100-sxm'", "v");
     check_rejected("link decode 'v=1&m=gpt2&g=h100-sxm&bogus=1'", "bogus");
     check_rejected("link decode 'v=1&m=~@@@&g=h100-sxm'", "m");
     check_rejected("link", "link");
@@ -224,9 +224,9 @@ TEST_CASE("link pairs spelled as flags (the web app's CLI command) give the same
     std::istringstream pairs(fragment);
     for (std::string pair; std::getline(pairs, pair, '&');) {
         const std::string key = pair.substr(0, pair.find('=')), value = pair.substr(pair.find('=') + 1);
-        const std::pair<const char*, const char*> flag_of[] = {{"m", "--model"},     {"g", "--gpu"},          {"N", "--gpus"},
-                                                               {"p", "--precision"}, {"tp", "--tp"},          {"sp", "--sp"},
-                                                               {"fa", "--flash"},    {"cal", "--calibration"}};
+        const std::pair<const char*, const char*> flag_of[] = {{"m", "--model"},     {"g", "--gpu"},           {"N", "--gpus"},
+                                                               {"p", "--precision"}, {"tp", "--tp"},           {"sp", "--sp"},
+                                                               {"fa", "--flash"},    {"cal", "--calibration"}, {"fw", "--framework"}};
         for (const auto& [link_key, flag] : flag_of) {
             if (key == link_key) flags += std::string(" ") + flag + " '" + value + "'";
         }

@@ -69,7 +69,8 @@ TEST_CASE("the calibration in use is named with its scope in predict's table and
     CHECK(has(fp8.out, "fitted on precision bf16-mixed only: fp8-mixed is calibrated in part"));
     CHECK(has(head(fp8.out, 4), "OUTSIDE its scope"));
     // Another framework and another GPU: each warned about.
-    const Run none = trainclock("predict --model llama3.1-8b --gpu h100-sxm --gpus 8 --tp 4 --seq 8192 --calibration '" + cal + "'");
+    const Run none =
+        trainclock("predict --model llama3.1-8b --gpu h100-sxm --gpus 8 --tp 4 --seq 8192 --framework none --calibration '" + cal + "'");
     CHECK(has(none.out, "framework none is outside it"));
     const Run a100 = trainclock(
         "predict --model llama3.1-8b --gpu a100-sxm4-80gb --gpus 8 --tp 4 --framework megatron-core --calibration '" + cal + "'");
@@ -92,7 +93,7 @@ TEST_CASE("search, compare and plan name the framework in their first line and t
     CHECK(has(search_json.out, "\"calibration\":{\"name\":\"" + cal + "\""));
     const Run compare = trainclock("compare --model llama3.1-8b --gpu h100-sxm --gpus 8 --calibration '" + cal + "'");
     REQUIRE(compare.exit_code == 0);
-    CHECK(has(head(compare.out, 1), "framework none"));
+    CHECK(has(head(compare.out, 1), "framework megatron-core"));  // the default framework, named
     CHECK(has(head(compare.out, 2), "calibration: " + cal));
     const Run plan = trainclock("plan --model llama3.1-8b --tokens 1e10 --gpu h100-sxm --max-gpus 8 --framework torchtitan");
     REQUIRE(plan.exit_code == 0);

@@ -57,6 +57,12 @@ void read_spec(ObjectReader& reader, std::string_view key, typename Kind::Spec& 
     if (!value) return;
     std::string_view preset_id;
     if (value->get_string().get(preset_id) == simdjson::SUCCESS) {
+        if constexpr (std::is_same_v<Kind, FrameworkKind>) {
+            if (preset_id == kNoFramework) {  // no stack's defaults (framework.hpp kNoFramework)
+                out = typename Kind::Spec{};
+                return;
+            }
+        }
         auto preset = Kind::preset(preset_id);
         if (preset)
             out = std::move(preset).value();
@@ -161,9 +167,15 @@ std::string str(double value) { return json_number(value); }
 // [SECTION] Parsing --------------------------------------------------------------------------------
 
 Config config_draft() {
+    // The default framework (issue 25 item 9), looked up once: every config that names none runs it.
+    static const FrameworkSpec framework = [] {
+        auto preset = framework_preset(kDefaultFramework);
+        return preset ? std::move(preset).value() : FrameworkSpec{};
+    }();
     Config config;
     config.num_gpus = 0;
     config.parallel.dp = 0;
+    config.framework = framework;
     return config;
 }
 
@@ -291,8 +303,12 @@ void write_config(JsonWriter& out, const Config& c) {
     write_spec<PrecisionKind>(out, "precision", c.precision);
     // With a framework, the knobs it defaults are written only when the config set them, so that
     // reading the JSON back gives the same explicit/framework split (and the same stated defaults).
+    // Always written, "none" too: a config without it reads as kDefaultFramework (issue 25 item 9).
     const bool framework = !c.framework.name.empty();
-    if (framework) write_spec<FrameworkKind>(out, "framework", c.framework);
+    if (framework)
+        write_spec<FrameworkKind>(out, "framework", c.framework);
+    else
+        out.field("framework", kNoFramework);
     const ParallelSpec& p = c.parallel;
     out.key("parallel").begin_object();
     out.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("cp", p.cp).field("ep", p.ep);

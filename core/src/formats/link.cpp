@@ -336,17 +336,21 @@ std::string encode_config_link(const Config& config) {
         simdjson::dom::object object;
         const bool custom_spec = field.type == FieldType::spec && value.get_object().get(object) == simdjson::SUCCESS;
         const std::string text = custom_spec ? "~" + base64url_encode(compact_spec_json(field.path, object)) : link_text(value);
-        const bool always = field.link_key == "m" || field.link_key == "g" || field.link_key == "N" || field.link_key == "p";
+        // The framework too (link version 2): a link without it is a version-1 link, framework "none".
+        const bool always =
+            field.link_key == "m" || field.link_key == "g" || field.link_key == "N" || field.link_key == "p" || field.path == "framework";
         // Under a framework a knob the config names itself overrides the framework's value even when
         // it equals the plain default, so it stays in the link (config.hpp ExplicitKnobs).
         const ExplicitKnobs& knobs = config.explicit_knobs;
-        const bool named_knob = !config.framework.name.empty() && ((field.path == "parallel.overlap_dp_comm" && knobs.overlap_dp_comm) ||
-                                                                   (field.path == "parallel.overlap_tp_comm" && knobs.overlap_tp_comm) ||
-                                                                   (field.path == "training.attention_kernel" && knobs.attention_kernel) ||
-                                                                   (field.path == "training.cuda_graphs" && knobs.cuda_graphs) ||
-                                                                   (field.path == "training.compile" && knobs.compile) ||
-                                                                   (field.path == "training.flash_attention" && knobs.flash_attention) ||
-                                                                   (field.path == "training.moe_dispatcher" && knobs.moe_dispatcher));
+        const bool named_knob =
+            !config.framework.name.empty() &&
+            ((field.path == "parallel.overlap_dp_comm" && knobs.overlap_dp_comm) ||
+             (field.path == "parallel.overlap_tp_comm" && knobs.overlap_tp_comm) ||
+             (field.path == "training.attention_kernel" && knobs.attention_kernel) ||
+             (field.path == "training.cuda_graphs" && knobs.cuda_graphs) || (field.path == "training.compile" && knobs.compile) ||
+             // Only a stack without a fused kernel sets it (framework.cpp).
+             (field.path == "training.flash_attention" && knobs.flash_attention && !config.framework.flash_attention) ||
+             (field.path == "training.moe_dispatcher" && knobs.moe_dispatcher));
         if (named_knob) {
         } else if (field.link_key == "n") {
             if (text == config.gpu.default_node) continue;
@@ -428,6 +432,9 @@ Result<Config> decode_config_link(std::string_view fragment) {
         if (!field.link_key.empty()) known.emplace_back(field.link_key);
     }
     Config config = config_draft();
+    // Links before version 2 left the framework out when it was "none", the default then (issue 25
+    // item 9): such a link keeps its meaning. Version 2 links always carry "fw".
+    if (number < kLinkVersionFrameworkDefault) config.framework = FrameworkSpec{};
     for (const auto& [key, value] : pairs) {
         if (key == "v") continue;
         const ConfigField* field = find_field_by_link_key(key);

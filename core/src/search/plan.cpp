@@ -450,6 +450,7 @@ std::string plan_report_to_json(const Config& base, const PlanOptions& o, const 
     out.begin_object();
     out.field("schema", "trainclock/plan/v1");
     out.field("model", base.model.name);
+    out.field("framework", framework_id(base.framework));  // every option runs it (issue 25 item 9)
     out.field("tokens", o.tokens);
     out.key("deadline_days");
     if (o.deadline_days > 0)

@@ -1239,7 +1239,8 @@ std::string search_report_to_json(const SearchSpace& space, const SearchReport& 
     out.begin_object();
     out.field("schema", "trainclock/search/v1");
     out.field("objective", space.options().objective == SearchObjective::time ? "time" : "cost");
-    out.key("calibration");  // the calibration every layout predicts with (issue 25 item 4)
+    out.field("framework", framework_id(space.base().framework));  // every layout runs it (issue 25 item 9)
+    out.key("calibration");                                        // the calibration every layout predicts with (issue 25 item 4)
     write_calibration_use(out, space.base());
     if (const double headroom = space.base().training.memory_headroom_gib) out.field("memory_headroom_gib", headroom);
     if (const double headroom = space.base().training.memory_headroom_pct) out.field("memory_headroom_pct", headroom);

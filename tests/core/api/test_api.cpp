@@ -52,7 +52,7 @@ TEST_CASE("presets_json lists every kind, or one") {
 
 TEST_CASE("encode_link and decode_link round-trip through JSON") {
     const std::string encoded = encode_link(kConfig);
-    REQUIRE(encoded.rfind("{\"fragment\":\"v=1&m=gpt3-1.3b&g=a100-sxm4-80gb&N=8&p=bf16-mixed&pp=2", 0) == 0);
+    REQUIRE(encoded.rfind("{\"fragment\":\"v=2&m=gpt3-1.3b&g=a100-sxm4-80gb&N=8&p=bf16-mixed&fw=megatron-core&pp=2", 0) == 0);
     const std::string fragment = encoded.substr(13, encoded.size() - 13 - 2);
     const std::string decoded = decode_link(fragment);
     REQUIRE(decoded.rfind("{\"config\":{\"schema\":\"trainclock/config/v1\"", 0) == 0);

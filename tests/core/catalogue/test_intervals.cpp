@@ -138,8 +138,11 @@ TEST_CASE("a config's interval groups go from framework x generation x precision
     Config c = load_config(json).value();
     const std::vector<std::string> groups = interval_groups(c);
     REQUIRE(groups.size() == 4);
-    CHECK(groups[0] == "megatron-lm|hopper|16-bit");  // no framework: the preset it equals
+    CHECK(groups[0] == std::string(kDefaultFramework) + "|hopper|16-bit");  // no framework named: the default
     CHECK(groups[1] == "*|hopper|16-bit");
+    Config none = c;
+    none.framework = FrameworkSpec{};  // framework "none": the preset it equals
+    CHECK(interval_groups(none)[0] == "megatron-lm|hopper|16-bit");
     CHECK(groups[3] == "*|*|*");
     const IntervalAxes axes = interval_axes(c);
     CHECK(axes[size_t(IntervalAxis::scale_gpus)] == "2-8");

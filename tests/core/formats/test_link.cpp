@@ -45,7 +45,7 @@ TEST_CASE("a preset config encodes to short keys with only non-default values") 
     const Config config = load(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 1024, "precision": "bf16-mixed",
         "parallel": {"tp": 8, "pp": 4}, "training": {"seq_len": 8192, "global_batch": 1024, "tokens": 15e12}})");
     const std::string fragment = encode_config_link(config);
-    CHECK(fragment == "v=1&m=llama3-70b&g=h100-sxm&N=1024&p=bf16-mixed&tp=8&pp=4&seq=8192&gbs=1024&tok=15000000000000");
+    CHECK(fragment == "v=2&m=llama3-70b&g=h100-sxm&N=1024&p=bf16-mixed&fw=megatron-core&tp=8&pp=4&seq=8192&gbs=1024&tok=15000000000000");
 }
 
 TEST_CASE("links round-trip exactly for every model and GPU preset") {
@@ -145,9 +145,9 @@ TEST_CASE("cuda_graphs and compile travel through a link (cg, tc) and the flags 
 }
 
 TEST_CASE("decode rejects future versions, unknown and garbled fields, naming the key") {
-    const Error future = decode_error("v=2&m=gpt2&g=h100-sxm");
+    const Error future = decode_error("v=3&m=gpt2&g=h100-sxm");
     CHECK(future.key == "v");
-    CHECK(future.message == "link version 2 is newer than this trainclock supports (1)");
+    CHECK(future.message == "link version 3 is newer than this trainclock supports (2)");
     CHECK(decode_error("m=gpt2&g=h100-sxm").key == "v");
     CHECK(decode_error("v=x&m=gpt2&g=h100-sxm").key == "v");
     CHECK(decode_error("v=0&m=gpt2&g=h100-sxm").key == "v");

@@ -366,14 +366,18 @@ TEST_CASE("precisions the GPU cannot run are rejected") {
           "precision.grads");
 }
 
-TEST_CASE("the attention kernel: flash2 by default, flash3 only on GPUs with Hopper-class tensor cores") {
+TEST_CASE("the attention kernel: flash2 under framework none, flash3 only on GPUs with Hopper-class tensor cores") {
     const auto h100 = load_config(R"({"model": "llama3-8b", "gpu": "h100-sxm", "training": {"attention_kernel": "flash3"}})");
     REQUIRE(h100.ok());
     CHECK(h100.value().training.attention_kernel == AttentionKernel::flash3);
     CHECK(config_to_json(h100.value()).find("\"attention_kernel\": \"flash3\"") != std::string::npos);
-    const auto plain = load_config(R"({"model": "llama3-8b", "gpu": "h100-sxm"})");
+    const auto plain = load_config(R"({"model": "llama3-8b", "gpu": "h100-sxm", "framework": "none"})");
     REQUIRE(plain.ok());
     CHECK(plain.value().training.attention_kernel == AttentionKernel::flash2);
+    // The default framework (megatron-core) picks the Hopper-native kernel on an H100.
+    const auto framework_default = load_config(R"({"model": "llama3-8b", "gpu": "h100-sxm"})");
+    REQUIRE(framework_default.ok());
+    CHECK(framework_default.value().training.attention_kernel == AttentionKernel::flash3);
     const Error a100 = load_error(R"({"model": "llama3-8b", "gpu": "a100-sxm4-80gb", "training": {"attention_kernel": "flash3"}})");
     CHECK(a100.key == "training.attention_kernel");
     CHECK_THAT(a100.message, Catch::Contains("a100-sxm4-80gb"));

@@ -665,3 +665,52 @@ TEST_CASE("moe_dispatcher: framework defaults with sources for MoE models, expli
     REQUIRE_FALSE(bad_preset.ok());
     CHECK(bad_preset.error().key == "framework.moe_dispatcher");
 }
+
+// Issue 25 item 9: a config that names no framework runs a current stack (megatron-core), not the
+// knobs' own defaults (Megatron-LM 2020-23, now "framework": "none"), and the config JSON names it.
+TEST_CASE("a config without a framework runs megatron-core, and framework none keeps the old defaults") {
+    CHECK(kDefaultFramework == "megatron-core");
+    const Config plain = load(layout("h100-sxm", ""));
+    const Config core = load(layout("h100-sxm", R"("megatron-core")"));
+    const Config none = load(layout("h100-sxm", R"("none")"));
+    CHECK(plain.framework.name == "megatron-core");
+    CHECK(none.framework.name.empty());
+    CHECK(predict(plain).iteration_time_s == predict(core).iteration_time_s);
+    CHECK(predict(none).iteration_time_s > predict(core).iteration_time_s);  // the old default is the slower stack
+    CHECK(config_to_json(plain) == config_to_json(core));
+    // The writer names the framework, "none" too, so the JSON reads back the same in any version.
+    CHECK(config_to_json(core).find("\"framework\": \"megatron-core\"") != std::string::npos);
+    CHECK(config_to_json(none).find("\"framework\": \"none\"") != std::string::npos);
+    const Config none_again = load(config_to_json(none));
+    CHECK(none_again.framework.name.empty());
+    CHECK(config_to_json(none_again) == config_to_json(none));
+    CHECK(predict(none_again).iteration_time_s == predict(none).iteration_time_s);
+}
+
+TEST_CASE("a version-1 link without fw decodes to framework none, version-2 links always carry fw") {
+    const Config none = load(layout("h100-sxm", R"("none")"));
+    const Config core = load(layout("h100-sxm", ""));
+    // A link made before the default changed: no fw meant none.
+    const auto old_link = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=bf16-mixed&tp=2&sp=1&seq=4096&gbs=64");
+    REQUIRE(old_link.ok());
+    CHECK(old_link.value().framework.name.empty());
+    CHECK(config_to_json(old_link.value()) == config_to_json(none));
+    const auto old_core = decode_config_link("v=1&m=llama3-8b&g=h100-sxm&N=8&p=bf16-mixed&fw=megatron-core&tp=2&sp=1&seq=4096&gbs=64");
+    REQUIRE(old_core.ok());
+    CHECK(config_to_json(old_core.value()) == config_to_json(core));
+    // New links carry the framework, none included, and read back to the same config.
+    CHECK(kLinkVersion == 2);
+    const std::string none_link = encode_config_link(none), core_link = encode_config_link(core);
+    CHECK(none_link.rfind("v=2&", 0) == 0);
+    CHECK(none_link.find("&fw=none") != std::string::npos);
+    CHECK(core_link.find("&fw=megatron-core") != std::string::npos);
+    for (const Config* c : {&none, &core}) {
+        const auto back = decode_config_link(encode_config_link(*c));
+        REQUIRE(back.ok());
+        CHECK(config_to_json(back.value()) == config_to_json(*c));
+    }
+    // A version-2 link without fw (written by hand) is the default framework.
+    const auto by_hand = decode_config_link("v=2&m=llama3-8b&g=h100-sxm&N=8&p=bf16-mixed&tp=2&sp=1&seq=4096&gbs=64");
+    REQUIRE(by_hand.ok());
+    CHECK(config_to_json(by_hand.value()) == config_to_json(core));
+}

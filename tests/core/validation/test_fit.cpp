@@ -25,8 +25,9 @@ std::string runs_file(const std::string& name, const std::vector<std::pair<int64
         const auto [gpus, seq] = gpus_and_seq[i];
         text += R"({"id":")" + name + "-" + std::to_string(i) +
                 R"(","config":{"schema":"trainclock/config/v1","model":"gpt2-medium","gpu":"a100-sxm4-80gb","num_gpus":)" +
-                std::to_string(gpus) + R"(,"precision":"bf16-mixed","training":{"seq_len":)" + std::to_string(seq) + R"(,"global_batch":)" +
-                std::to_string(8 * gpus) + R"(,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":1},"citation":"test"})" +
+                std::to_string(gpus) + R"(,"precision":"bf16-mixed","framework":"none","training":{"seq_len":)" + std::to_string(seq) +
+                R"(,"global_batch":)" + std::to_string(8 * gpus) +
+                R"(,"micro_batch":4}},"measured":{"metric":"iteration_time_s","value":1},"citation":"test"})" +
                 (i + 1 < gpus_and_seq.size() ? ",\n" : "\n");
     }
     return text + "]}\n";

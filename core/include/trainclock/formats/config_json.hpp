@@ -11,7 +11,8 @@
 
 namespace trainclock {
 
-// A config with nothing set: presets unnamed, num_gpus and dp 0 (derived by validate_config).
+// A config with nothing set: presets unnamed, num_gpus and dp 0 (derived by validate_config), the
+// framework kDefaultFramework (model/framework.hpp; "framework": "none" for no stack's defaults).
 // parse_config(json) == merge_config_json(config_draft(), json).
 Config config_draft();
 

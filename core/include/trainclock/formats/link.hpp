@@ -1,9 +1,9 @@
-// trainclock: shareable links (the URL fragment "v=1&m=llama3-70b&g=h100-sxm&N=1024&...") and the
+// trainclock: shareable links (the URL fragment "v=2&m=llama3-70b&g=h100-sxm&N=1024&...") and the
 // flat config fields they share with the CLI flags (--model, --tp, ...). DESIGN.md 3.
 //
 // Fragment grammar: "key=value" pairs joined by '&', optionally after '#' or a whole URL. Keys are
 // the `link_key`s of config_fields(); only values that differ from the defaults are written (plus
-// v, m, g, N, p always). Presets appear by id; inline objects (a custom model, GPU, node, precision,
+// v, m, g, N, p and fw always). Presets appear by id; inline objects (a custom model, GPU, node, precision,
 // or a calibration) as '~' followed by the base64url (RFC 4648 section 5, unpadded) of their JSON.
 #pragma once
 
@@ -19,7 +19,10 @@
 
 namespace trainclock {
 
-inline constexpr int kLinkVersion = 1;
+// 2: the default framework became kDefaultFramework (model/framework.hpp) and links always carry
+// "fw"; a version-1 link without "fw" decodes with framework "none", the default when it was made.
+inline constexpr int kLinkVersion = 2;
+inline constexpr int kLinkVersionFrameworkDefault = 2;  // the first version whose links always carry "fw"
 
 // Sets one field from its text form (what a link or a flag carries): a preset id or '~'+base64url
 // JSON or raw JSON for specs/objects; integers; numbers; 1/0/true/false for booleans.

@@ -204,7 +204,7 @@ struct Config {
     NodeSpec node;
     int64_t num_gpus = 1;
     PrecisionSpec precision;
-    FrameworkSpec framework;  // name "" = none given: today's defaults (those of kDefaultFrameworkEquivalent)
+    FrameworkSpec framework;  // name "" = "none": the knobs' own defaults (kDefaultFrameworkEquivalent's); config_draft: kDefaultFramework
     ParallelSpec parallel;
     TrainingSpec training;
     CalibrationSpec calibration;

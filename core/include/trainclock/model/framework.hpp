@@ -45,7 +45,7 @@ enum class CudaGraphs { none, layers, full };
 enum class MoeDispatcher { alltoall, allgather, deepep };
 
 struct FrameworkSpec {
-    std::string name;  // preset id ("megatron-core") or "custom"; "" = no framework given
+    std::string name;  // preset id ("megatron-core") or "custom"; "" = framework "none" (kNoFramework)
     std::string display_name;
     std::array<AttentionKernel, kGpuGenerationCount> attention_kernel{};  // fused-attention kernel per GpuGeneration
     bool overlap_tp_comm = false;                                         // TP collectives overlapped with GEMMs
@@ -86,7 +86,20 @@ void apply_framework_defaults(Config& config);
 // when it fits the gemm dtype, else the dtype's own (fp8: delayed). nullopt when nothing is quantised.
 std::optional<Fp8Recipe> effective_fp8_recipe(const Config& config);
 
-// The preset whose defaults equal a config without a framework (today's physics): megatron-lm.
+// The framework a config that names none runs (issue 25 item 9: a current stack): config_draft
+// (formats/config_json.hpp) starts every parsed config, link, CLI, Python and page config from it.
+inline constexpr std::string_view kDefaultFramework = "megatron-core";
+
+// The value "framework": "none" (FrameworkSpec::name ""): no stack's defaults, the knobs' own
+// defaults, which are Megatron-LM's of 2020-23 (the default before issue 25; links of version 1).
+inline constexpr std::string_view kNoFramework = "none";
+
+// The id outputs and the config JSON name a framework by: its preset id, "custom", or "none".
+inline std::string framework_id(const FrameworkSpec& framework) {
+    return framework.name.empty() ? std::string(kNoFramework) : framework.name;
+}
+
+// The preset whose defaults equal framework "none" (the knobs' own defaults): megatron-lm.
 inline constexpr std::string_view kDefaultFrameworkEquivalent = "megatron-lm";
 
 }  // namespace trainclock
