@@ -1040,6 +1040,17 @@ double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) 
     return cal.kernel_device_latency_s + std::max(op.count, 1.0) * op_time_s(op, gpu, cal, kAlone);
 }
 
+double host_copy_bytes_per_s(const GpuSpec& gpu, const HostCopy& copy) {
+    // nvbandwidth / TransferBench host copies reach host_link_efficiency of the line rate each way.
+    double bw = gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency);
+    // Device writes to host memory are PCIe posted writes; without the Relaxed Ordering attribute the
+    // root complex must retire them in order (PCIe Base Spec 2.4.1 ordering rules): mlx5e measured
+    // 10 vs 40 GB/s with relaxed ordering off/on (Linux commit 17347d5430c4, "net/mlx5e: Add support
+    // for PCI relaxed ordering"), constant strict_order_write_fraction.
+    if (copy.device_to_host && copy.strictly_ordered_writes) bw *= constant(Constant::strict_order_write_fraction);
+    return bw;
+}
+
 double OpCost::total_s() const {
     double s = launch_s;
     for (double v : seconds) s += v;

@@ -111,6 +111,8 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.str("layout", row.layout);
         r.str("pass", row.pass);
         r.str("grouped_dim", row.grouped_dim);
+        r.str("copy_test", row.copy_test);
+        r.str("host_cpu", row.host_cpu);
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
         r.count("gpus_per_node", row.gpus_per_node);
@@ -316,6 +318,16 @@ Result<double> predict_attention(const ComponentRow& row, const GpuSpec& gpu, DT
     return Error{row.id + ".metric", "no prediction for '" + row.metric + "'"};
 }
 
+// Hosts whose root complex retires a GPU's posted writes in strict order: AMD EPYC 7002 (Rome), as in
+// Azure's ND A100 v4 VMs (AMD EPYC 7V12), where the guest cannot enable Relaxed Ordering (its enable bit
+// is not emulated for assigned devices: Linux commit bd4ba605c4a9 "RDMA/mlx5: Allow relaxed ordering read
+// in VFs and VMs"). Intel Xeon and Grace hosts of the same results files copy at the link rate both ways.
+bool strict_order_host(const std::string& host_cpu) {
+    // EPYC model numbers 7xx2 are Rome (7xx3 Milan, 9xx4 Genoa).
+    const size_t at = host_cpu.find("AMD EPYC 7");
+    return at != std::string::npos && host_cpu.size() > at + 12 && host_cpu[at + 12] == '2';
+}
+
 Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
     if (row.metric != "GBps") return Error{row.id + ".metric", "no prediction for '" + row.metric + "'"};
     if (row.kind.rfind("hbm_", 0) == 0) {
@@ -325,9 +337,12 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
         return bytes / op_time_s(make_op("stream", OpKind::elementwise, DType::fp32, 0, bytes), gpu, cal, kAlone) / 1e9;
     }
     if (row.kind == "h2d" || row.kind == "d2h") {
-        // Offload traffic in predict: bytes / host_link_gbps (predict.cpp, optimizer offload).
+        // Offload traffic in predict moves at the same rate (predict.cpp, optimizer and parameter offload).
         if (!(gpu.host_link_gbps > 0)) return Error{row.id + ".gpu", "host_link_gbps unknown for " + gpu.name};
-        return gpu.host_link_gbps * constant(Constant::host_link_efficiency);
+        HostCopy copy;
+        copy.device_to_host = row.kind == "d2h";
+        copy.strictly_ordered_writes = strict_order_host(row.host_cpu);
+        return host_copy_bytes_per_s(gpu, copy) / 1e9;
     }
     if (row.kind.rfind("d2d_", 0) == 0) {
         // Peer copy over NVLink: the intra-node link of a 2-GPU group (group_link).
@@ -335,7 +350,11 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
         if (!node) return Error{row.id + ".node", node.error().message};
         const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
         const Link link = group_link(node.value(), gpu, cal, GroupPlacement{2, 1, 2});
-        return link.bw_bytes_per_s / 1e9 * (row.kind == "d2d_bidirectional" ? 2.0 : 1.0);
+        // A bidirectional test moves data both ways at once; its figure is the sum of both directions
+        // (nvbandwidth before v0.6 reported size / kernel time for its split-warp SM copies, README
+        // "Bidirectional Device <-> Device"; ml-engineering states the total for the CE test).
+        const bool both = row.kind == "d2d_bidirectional" || row.copy_test.find("bidirectional") != std::string::npos;
+        return link.bw_bytes_per_s / 1e9 * (both ? 2.0 : 1.0);
     }
     return Error{row.id + ".kind", "no memory model for '" + row.kind + "'"};
 }
