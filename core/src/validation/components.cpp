@@ -113,6 +113,7 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.str("grouped_dim", row.grouped_dim);
         r.str("copy_test", row.copy_test);
         r.str("host_cpu", row.host_cpu);
+        r.str("timing", row.timing);
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
         r.count("gpus_per_node", row.gpus_per_node);
@@ -174,9 +175,9 @@ AttentionKernel row_kernel(const ComponentRow& row) {
 
 // Seconds of ops as one microbenchmark times them: each kernel alone (operators.hpp KernelContext:
 // boost clock, the large-GEMM and HBM-stream figures, one device latency per kernel).
-double ops_seconds(const OpList& ops, const GpuSpec& gpu, const Calibration& cal) {
+double ops_seconds(const OpList& ops, const GpuSpec& gpu, const Calibration& cal, bool profiled = false) {
     double s = 0;
-    for (const Op& op : ops) s += kernel_alone_s(op, gpu, cal);
+    for (const Op& op : ops) s += kernel_alone_s(op, gpu, cal, profiled);
     return s;
 }
 
@@ -240,7 +241,7 @@ Result<double> predict_gemm(const ComponentRow& row, const GpuSpec& gpu, DType d
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
     OpList ops;
     ops.add(linear_fprop_op("gemm", d, row.m, row.k, row.n, dtype_storage_bytes(d), out_width(d), 1));
-    const double t = ops_seconds(ops, gpu, cal);
+    const double t = ops_seconds(ops, gpu, cal, row.timing == "kernel_profiler");
     if (row.metric == "tflops") return 2.0 * row.m * row.n * row.k / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;
     return Error{row.id + ".metric", "no prediction for '" + row.metric + "'"};
@@ -292,7 +293,7 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
     }
     if (row.op != "moe_ffn")
         for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel per pass (moe_mlp)
-    const double t = ops_seconds(ops, gpu, cal);
+    const double t = ops_seconds(ops, gpu, cal, row.timing == "kernel_profiler");
     if (row.metric == "tflops") return flops / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;
     return Error{row.id + ".metric", "no prediction for '" + row.metric + "'"};
@@ -309,7 +310,7 @@ Result<double> predict_attention(const ComponentRow& row, const GpuSpec& gpu, DT
     const bool bwd = row.pass == "bwd" || row.pass == "fwd_bwd";
     if (fwd) ops.add(flash_attention_op(d, row.batch, row.heads, kv, row.seq, row.seq, keys, row.head_dim, row.head_dim, w, false));
     if (bwd) ops.add(flash_attention_op(d, row.batch, row.heads, kv, row.seq, row.seq, keys, row.head_dim, row.head_dim, w, true));
-    const double t = ops_seconds(ops, gpu, cal);
+    const double t = ops_seconds(ops, gpu, cal, row.timing == "kernel_profiler");
     if (row.metric == "time_us") return t * 1e6;
     // flash-attention's benchmark FLOPs: 4 b s^2 h d forward (halved when causal), backward 2.5x.
     const double f_fwd = 4.0 * row.batch * row.seq * row.seq * row.heads * row.head_dim / (row.causal ? 2.0 : 1.0);
