@@ -309,6 +309,34 @@ MEMORY_KIND = {"stream_copy": "hbm_copy", "stream_mul": "hbm_scale", "stream_add
                "stream_triad": "hbm_triad", "stream_dot": "hbm_dot", "copy_h2d": "h2d",
                "copy_d2h": "d2h", "copy_d2d_read": "d2d_read",
                "copy_d2d_unidirectional": "d2d_write", "copy_d2d_bidirectional": "d2d_bidirectional"}
+# The tool's test case of a host or peer copy row. Azure's Benchmarks/NVBandwidth.py (the results files'
+# 'NV Bandwidth' table) runs the SM variants: device_to_device_bidirectional_memcpy_read_sm,
+# device_to_host_memcpy_sm, host_to_device_memcpy_sm; ml-engineering names its copy-engine tests.
+AZURE_NVBANDWIDTH_TEST = {"h2d": "host_to_device_memcpy_sm", "d2h": "device_to_host_memcpy_sm",
+                          "d2d_read": "device_to_device_bidirectional_memcpy_read_sm"}
+CE_TEST = {"h2d": "host_to_device_memcpy_ce", "d2h": "device_to_host_memcpy_ce"}
+# Host CPU of each Azure results file ('System Specifications' table), by the row's published GPU.
+AZURE_HOST_CPU = {"A100-SXM4-80GB (Azure ND A100 v4)": "AMD EPYC 7V12 64-Core Processor",
+                  "H200 141GB (Azure ND H200 v5)": "Intel(R) Xeon(R) Platinum 8480C",
+                  "GB200 185GB (Azure ND GB200 v6)": "ARM Neoverse-V2"}
+
+
+def copy_fields(r, kind):
+    """copy_test and host_cpu of a host or peer copy row (empty where the source does not say)."""
+    out = {}
+    if r["id"].startswith("AZ-") and r["software"] == "nvbandwidth" and kind in AZURE_NVBANDWIDTH_TEST:
+        out["copy_test"] = AZURE_NVBANDWIDTH_TEST[kind]
+    else:
+        m = re.search(r"\((\w+_ce)\)", r["algorithm"])
+        if m:
+            out["copy_test"] = m.group(1)
+        elif r["algorithm"] == "copy engine" and kind in CE_TEST:
+            out["copy_test"] = CE_TEST[kind]
+    if r["gpu"] in AZURE_HOST_CPU and r["software"] == "nvbandwidth":
+        out["host_cpu"] = AZURE_HOST_CPU[r["gpu"]]
+    return out
+
+
 METRIC = {"busbw_GBps": "busbw_GBps", "algbw_GBps": "algbw_GBps", "time_us": "time_us",
           "tflops": "tflops", "GBps": "GBps"}
 
@@ -392,6 +420,7 @@ def transcribe(r):
         fields["kernel"] = attention_kernel(r["algorithm"])
     elif comp == "memory":
         fields = {"op": "memory", "kind": MEMORY_KIND[op_pub], "size_bytes": None}
+        fields.update(copy_fields(r, fields["kind"]))
     else:
         raise ValueError(comp)
 
@@ -431,6 +460,9 @@ def transcribe(r):
         row["dtype_published"] = r["dtype"]
     if r["algorithm"]:
         row["algorithm_published"] = r["algorithm"]
+    if r["id"].startswith("DGEMM-"):
+        # DeepGEMM's tests time with bench_kineto: the profiler's kernel duration (tests/test_core.py).
+        row["timing"] = "kernel_profiler"
     row["metric"] = metric
     row["value"] = num(r["value"])
     row["software"] = r["software"]

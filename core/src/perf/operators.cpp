@@ -969,11 +969,25 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
                                   {64, 64, constant(Constant::tile_64x64)}};
     static constexpr double kSplits[] = {1, 2, 4, 8};
     const double sms = double(std::max<int64_t>(gpu.sm_count, 1));
+    // Stream-K (Osama et al. 2023, arXiv 2301.03598): NVIDIA's libraries for Hopper and later run
+    // persistent kernels whose tile scheduler can share the mainloop iterations of all tiles evenly
+    // over the SMs (CUTLASS 3 sm90 "StreamKScheduler", cuBLASLt's stream-K kernels), so a partial
+    // last wave idles no SM. Taken as a candidate on NVIDIA GPUs with FP8 units (Ada and later), for
+    // kernels alone: in training it made the Hopper and Blackwell sets worse (cross-source: Hopper
+    // 12.5 -> 13.3 %, simumax-b200 17.8 -> 18.9 %), whose efficiencies are fitted end to end without it.
+    const bool stream_k = context.alone && gpu.vendor == "NVIDIA" && gpu.supports(DType::fp8);
+    // A grouped kernel's M (token rows) already holds each group's padding to the M tile
+    // (expert_group_rows: half a tile per group on average); rounding it up again counts it twice.
+    // Alone only for now: in training the MoE sets are predicted too fast already (their missing
+    // router, permute and dispatch costs, issue 21 item 4) and lose (cross-source simumax-b200
+    // 17.8 -> 18.1 %, torchao-moe 27.0 -> 27.1 %) when the double count goes.
+    const bool padded_m = context.alone && op.grouped && op.count > 1 && !(op.name && std::strcmp(op.name, "wgrad") == 0);
     const double batch = std::max(op.count, 1.0);
     // A search asks for the same few shapes millions of times: a small per-thread memo of the shape
     // factor (the same arithmetic on the same inputs, so bit-identical).
     struct Memo {
         double m = -1, n = 0, k = 0, batch = 0, sms = 0, k_half = 0, reuse = 0, shape = 0;
+        bool stream_k = false, padded_m = false;
     };
     thread_local Memo memo[64];
     auto bits = [](double x) {
@@ -985,10 +999,10 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
                        bits(op.k) * 0x27D4EB2F165667C5ull;
     Memo& slot = memo[h >> 58];  // the top bits mix every input bit (integer-valued doubles end in zeros)
     if (slot.m != op.m || slot.n != op.n || slot.k != op.k || slot.batch != batch || slot.sms != sms || slot.k_half != k_half ||
-        slot.reuse != reuse) {
+        slot.reuse != reuse || slot.stream_k != stream_k || slot.padded_m != padded_m) {
         double shape = 0;
         for (const Tile& tile : kTiles) {
-            const double tiles = std::ceil(op.m / tile.tm) * std::ceil(op.n / tile.tn) * batch;
+            const double tiles = (padded_m ? op.m / tile.tm : std::ceil(op.m / tile.tm)) * std::ceil(op.n / tile.tn) * batch;
             const double rel = 1.0 - (1.0 - tile.rel) * reuse;
             for (double split : kSplits) {
                 if (split > 1 && tiles * split > 2 * sms) break;  // enough tiles already: no split
@@ -997,8 +1011,17 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
                 shape =
                     std::max(shape, rel * (op.m * op.n * batch * split) / (waves * sms * tile.tm * tile.tn) * k_slice / (k_slice + k_half));
             }
+            if (stream_k) {
+                // Each SM runs `share` K iterations (whole K blocks of k_half) across share / k + 1 tile
+                // segments: one prologue and epilogue (k_half) per segment, and per tile boundary crossed
+                // the fix-up: the fp32 partial tile (2x the 16-bit C the epilogue writes) written by one
+                // SM and read back by the next, 2 k_half more.
+                const double share = std::ceil(tiles * op.k / (sms * k_half)) * k_half;
+                const double busy = share + k_half + 3.0 * k_half * share / op.k;
+                shape = std::max(shape, rel * (op.m * op.n * batch) / (tiles * tile.tm * tile.tn) * (tiles * op.k) / (sms * busy));
+            }
         }
-        slot = Memo{op.m, op.n, op.k, batch, sms, k_half, reuse, shape};
+        slot = Memo{op.m, op.n, op.k, batch, sms, k_half, reuse, shape, stream_k, padded_m};
     }
     return base * slot.shape;
 }
@@ -1020,10 +1043,10 @@ double fused_attention_efficiency(const Op& op, const Calibration& cal, const Ke
 
 double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context) {
     double compute_s = 0;
+    const bool gemm = op.m > 0 || op.kind == OpKind::gemm;
     if (op.flops > 0) {
         const DType d = compute_dtype(gpu, op.dtype);
-        const double eff =
-            (op.m > 0 || op.kind == OpKind::gemm) ? gemm_efficiency(op, gpu, cal, context) : fused_attention_efficiency(op, cal, context);
+        const double eff = gemm ? gemm_efficiency(op, gpu, cal, context) : fused_attention_efficiency(op, cal, context);
         // Datasheet peaks are at the boost clock; under sustained training power the SM clock drops
         // where the preset gives a measured ratio (compute only: HBM keeps its clock). A short
         // microbenchmark runs at boost (the b200 preset's source: MAMF runs are short bursts).
@@ -1033,11 +1056,35 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const
     }
     const double bw = gpu.memory_bw_gbps * 1e9 * (context.alone ? cal.memory_stream_efficiency : cal.memory_efficiency);
     const double memory_s = bw > 0 ? op.bytes / bw : 0;
+    // A GEMM overlaps its operand loads with its MMAs only inside the mainloop: the pipeline fill and
+    // the epilogue's C stores are exposed, so alone, near the ridge point, it runs below the
+    // roofline's max (Williams et al. 2009: an upper bound): a p-norm of the two times, p
+    // (gemm_roofline_p) fitted on the component GEMM rows. In training the efficiencies fitted end to
+    // end with the max absorb it (the p-norm there made vTrain's cross-source MAPE 12.5 -> 14.1 %).
+    if (gemm && context.alone && compute_s > 0 && memory_s > 0) {
+        const double p = constant(Constant::gemm_roofline_p);
+        const double hi = std::max(compute_s, memory_s), lo = std::min(compute_s, memory_s) / hi;
+        return hi * std::pow(1.0 + std::pow(lo, p), 1.0 / p);
+    }
     return std::max(compute_s, memory_s);  // roofline (Williams et al. 2009)
 }
 
-double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal) {
-    return cal.kernel_device_latency_s + std::max(op.count, 1.0) * op_time_s(op, gpu, cal, kAlone);
+double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, bool profiled) {
+    // A profiler's kernel duration (DeepGEMM's bench_kineto) starts at the first CTA: no launch-to-start
+    // gap, only the kernel's own ramp (kernel_profiled_latency_s).
+    const double latency = profiled ? constant(Constant::kernel_profiled_latency_s) : cal.kernel_device_latency_s;
+    return latency + std::max(op.count, 1.0) * op_time_s(op, gpu, cal, kAlone);
+}
+
+double host_copy_bytes_per_s(const GpuSpec& gpu, const HostCopy& copy) {
+    // nvbandwidth / TransferBench host copies reach host_link_efficiency of the line rate each way.
+    double bw = gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency);
+    // Device writes to host memory are PCIe posted writes; without the Relaxed Ordering attribute the
+    // root complex must retire them in order (PCIe Base Spec 2.4.1 ordering rules): mlx5e measured
+    // 10 vs 40 GB/s with relaxed ordering off/on (Linux commit 17347d5430c4, "net/mlx5e: Add support
+    // for PCI relaxed ordering"), constant strict_order_write_fraction.
+    if (copy.device_to_host && copy.strictly_ordered_writes) bw *= constant(Constant::strict_order_write_fraction);
+    return bw;
 }
 
 double OpCost::total_s() const {

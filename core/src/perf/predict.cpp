@@ -380,7 +380,7 @@ double dp_sync_phase(const Execution& x, const Stages& st, const Network& net) {
     return dp_exposed;
 }
 
-double host_link_bytes_per_s(const Config& c) { return c.gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency); }
+double host_link_bytes_per_s(const Config& c) { return host_copy_bytes_per_s(c.gpu); }
 
 // The weights one GPU updates per step on the stage holding the most (its ZeRO shard).
 double updated_shard(const Execution& x, const Stages& st) {
@@ -455,8 +455,8 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
         // ZeRO-3 gathers it feeds).
         // The weights one GPU holds: the model over pp x tp (experts and the embedding evenly spread).
         const double held = double(parameter_count(c.model)) / (double(x.stages) * x.tp);
-        const double stream_s = 2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) /
-                                (c.gpu.host_link_gbps * 1e9 * constant(Constant::host_link_efficiency));
+        const double stream_s =
+            2 * held / double(par.weight_replicas()) * dtype_storage_bytes(x.precision().params) / host_copy_bytes_per_s(c.gpu);
         cost.s[StepPart::dp_comm] += double(x.micro_batches) * std::max(0.0, stream_s - st.busiest_s);
     }
     // An eager per-tensor loop launches each of its kernels on its own (GPU-side cost per kernel as

@@ -111,6 +111,9 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.str("layout", row.layout);
         r.str("pass", row.pass);
         r.str("grouped_dim", row.grouped_dim);
+        r.str("copy_test", row.copy_test);
+        r.str("host_cpu", row.host_cpu);
+        r.str("timing", row.timing);
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
         r.count("gpus_per_node", row.gpus_per_node);
@@ -172,9 +175,9 @@ AttentionKernel row_kernel(const ComponentRow& row) {
 
 // Seconds of ops as one microbenchmark times them: each kernel alone (operators.hpp KernelContext:
 // boost clock, the large-GEMM and HBM-stream figures, one device latency per kernel).
-double ops_seconds(const OpList& ops, const GpuSpec& gpu, const Calibration& cal) {
+double ops_seconds(const OpList& ops, const GpuSpec& gpu, const Calibration& cal, bool profiled = false) {
     double s = 0;
-    for (const Op& op : ops) s += kernel_alone_s(op, gpu, cal);
+    for (const Op& op : ops) s += kernel_alone_s(op, gpu, cal, profiled);
     return s;
 }
 
@@ -238,7 +241,7 @@ Result<double> predict_gemm(const ComponentRow& row, const GpuSpec& gpu, DType d
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
     OpList ops;
     ops.add(linear_fprop_op("gemm", d, row.m, row.k, row.n, dtype_storage_bytes(d), out_width(d), 1));
-    const double t = ops_seconds(ops, gpu, cal);
+    const double t = ops_seconds(ops, gpu, cal, row.timing == "kernel_profiler");
     if (row.metric == "tflops") return 2.0 * row.m * row.n * row.k / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;
     return Error{row.id + ".metric", "no prediction for '" + row.metric + "'"};
@@ -290,7 +293,7 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
     }
     if (row.op != "moe_ffn")
         for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel per pass (moe_mlp)
-    const double t = ops_seconds(ops, gpu, cal);
+    const double t = ops_seconds(ops, gpu, cal, row.timing == "kernel_profiler");
     if (row.metric == "tflops") return flops / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;
     return Error{row.id + ".metric", "no prediction for '" + row.metric + "'"};
@@ -307,13 +310,23 @@ Result<double> predict_attention(const ComponentRow& row, const GpuSpec& gpu, DT
     const bool bwd = row.pass == "bwd" || row.pass == "fwd_bwd";
     if (fwd) ops.add(flash_attention_op(d, row.batch, row.heads, kv, row.seq, row.seq, keys, row.head_dim, row.head_dim, w, false));
     if (bwd) ops.add(flash_attention_op(d, row.batch, row.heads, kv, row.seq, row.seq, keys, row.head_dim, row.head_dim, w, true));
-    const double t = ops_seconds(ops, gpu, cal);
+    const double t = ops_seconds(ops, gpu, cal, row.timing == "kernel_profiler");
     if (row.metric == "time_us") return t * 1e6;
     // flash-attention's benchmark FLOPs: 4 b s^2 h d forward (halved when causal), backward 2.5x.
     const double f_fwd = 4.0 * row.batch * row.seq * row.seq * row.heads * row.head_dim / (row.causal ? 2.0 : 1.0);
     const double f = (fwd ? f_fwd : 0.0) + (bwd ? 2.5 * f_fwd : 0.0);
     if (row.metric == "tflops") return f / t / 1e12;
     return Error{row.id + ".metric", "no prediction for '" + row.metric + "'"};
+}
+
+// Hosts whose root complex retires a GPU's posted writes in strict order: AMD EPYC 7002 (Rome), as in
+// Azure's ND A100 v4 VMs (AMD EPYC 7V12), where the guest cannot enable Relaxed Ordering (its enable bit
+// is not emulated for assigned devices: Linux commit bd4ba605c4a9 "RDMA/mlx5: Allow relaxed ordering read
+// in VFs and VMs"). Intel Xeon and Grace hosts of the same results files copy at the link rate both ways.
+bool strict_order_host(const std::string& host_cpu) {
+    // EPYC model numbers 7xx2 are Rome (7xx3 Milan, 9xx4 Genoa).
+    const size_t at = host_cpu.find("AMD EPYC 7");
+    return at != std::string::npos && host_cpu.size() > at + 12 && host_cpu[at + 12] == '2';
 }
 
 Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
@@ -325,9 +338,12 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
         return bytes / op_time_s(make_op("stream", OpKind::elementwise, DType::fp32, 0, bytes), gpu, cal, kAlone) / 1e9;
     }
     if (row.kind == "h2d" || row.kind == "d2h") {
-        // Offload traffic in predict: bytes / host_link_gbps (predict.cpp, optimizer offload).
+        // Offload traffic in predict moves at the same rate (predict.cpp, optimizer and parameter offload).
         if (!(gpu.host_link_gbps > 0)) return Error{row.id + ".gpu", "host_link_gbps unknown for " + gpu.name};
-        return gpu.host_link_gbps * constant(Constant::host_link_efficiency);
+        HostCopy copy;
+        copy.device_to_host = row.kind == "d2h";
+        copy.strictly_ordered_writes = strict_order_host(row.host_cpu);
+        return host_copy_bytes_per_s(gpu, copy) / 1e9;
     }
     if (row.kind.rfind("d2d_", 0) == 0) {
         // Peer copy over NVLink: the intra-node link of a 2-GPU group (group_link).
@@ -335,7 +351,11 @@ Result<double> predict_memory(const ComponentRow& row, const GpuSpec& gpu) {
         if (!node) return Error{row.id + ".node", node.error().message};
         const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
         const Link link = group_link(node.value(), gpu, cal, GroupPlacement{2, 1, 2});
-        return link.bw_bytes_per_s / 1e9 * (row.kind == "d2d_bidirectional" ? 2.0 : 1.0);
+        // A bidirectional test moves data both ways at once; its figure is the sum of both directions
+        // (nvbandwidth before v0.6 reported size / kernel time for its split-warp SM copies, README
+        // "Bidirectional Device <-> Device"; ml-engineering states the total for the CE test).
+        const bool both = row.kind == "d2d_bidirectional" || row.copy_test.find("bidirectional") != std::string::npos;
+        return link.bw_bytes_per_s / 1e9 * (both ? 2.0 : 1.0);
     }
     return Error{row.id + ".kind", "no memory model for '" + row.kind + "'"};
 }

@@ -203,6 +203,64 @@ TEST_CASE("A kernel alone runs at boost clock, the large-GEMM figure and the HBM
     CHECK(kernel_alone_s(copy, b200, cal) == Approx(cal.kernel_device_latency_s + 3 * op_time_s(copy, b200, cal, kAlone)));
 }
 
+TEST_CASE("A GEMM alone near its ridge point runs below the roofline max, in training at it", "[operators]") {
+    const GpuSpec h200 = fixtures::gpu("h200-sxm");
+    const Calibration cal = resolve_calibration(h200, {});
+    // The Azure narrow GEMM (802816 x 192 x 768, FP8): compute and memory times of the same order.
+    const Op gemm = linear_fprop_op("gemm", DType::fp8, 802816, 768, 192, 1.0, 2.0, 1);
+    const double peak = h200.peak_flops(DType::fp8);
+    const double compute_alone = gemm.flops / (peak * gemm_efficiency(gemm, h200, cal, kAlone));
+    const double memory_alone = gemm.bytes / (h200.memory_bw_gbps * 1e9 * cal.memory_stream_efficiency);
+    REQUIRE(std::min(compute_alone, memory_alone) > 0.3 * std::max(compute_alone, memory_alone));
+    const double alone = op_time_s(gemm, h200, cal, kAlone);
+    CHECK(alone > 1.05 * std::max(compute_alone, memory_alone));  // the exposed fill and stores
+    CHECK(alone < compute_alone + memory_alone);                  // the mainloop still overlaps
+    // In training: the roofline max of the training figures.
+    const double compute_training = gemm.flops / (peak * gemm_efficiency(gemm, h200, cal, kInTraining));
+    const double memory_training = gemm.bytes / (h200.memory_bw_gbps * 1e9 * cal.memory_efficiency);
+    CHECK(op_time_s(gemm, h200, cal, kInTraining) == Approx(std::max(compute_training, memory_training)));
+    // A memory-bound op that is not a GEMM keeps the roofline alone too.
+    Op copy{};
+    copy.kind = OpKind::elementwise;
+    copy.dtype = DType::bf16;
+    copy.bytes = 1e9;
+    copy.flops = 1e9;
+    CHECK(op_time_s(copy, h200, cal, kAlone) == Approx(1e9 / (h200.memory_bw_gbps * 1e9 * cal.memory_stream_efficiency)));
+}
+
+TEST_CASE("Stream-K: alone on Hopper a long-K GEMM with a partial last wave keeps its SMs busy", "[operators]") {
+    const GpuSpec h100 = fixtures::gpu("h100-sxm");
+    const GpuSpec a100 = fixtures::gpu("a100-sxm4-80gb");
+    // ml-engineering's best FP8 MAMF shape on H100 (1024 x 9216 x 14336): 576 tiles of 128 x 128 are
+    // 4.4 waves over 132 SMs, which a data-parallel grid rounds up to 5.
+    Op gemm = linear_fprop_op("gemm", DType::fp8, 1024, 14336, 9216, 1.0, 2.0, 1);
+    const Calibration cal = resolve_calibration(h100, {});
+    const double base = cal.gemm_efficiency[static_cast<int>(DType::fp8)];
+    const double alone = gemm_efficiency(gemm, h100, cal, kAlone) / base;
+    const double training = gemm_efficiency(gemm, h100, cal, kInTraining) / (base * cal.gemm_sustained);
+    CHECK(alone > 0.95);
+    CHECK(training < 0.9);  // in training: the data-parallel grid (stream-K only alone)
+    // Ampere (no FP8 units): no stream-K candidate, alone or not.
+    gemm.dtype = DType::bf16;
+    const Calibration ampere = resolve_calibration(a100, {});
+    CHECK(gemm_efficiency(gemm, a100, ampere, kAlone) == Approx(gemm_efficiency(gemm, a100, ampere, kInTraining) / ampere.gemm_sustained));
+}
+
+TEST_CASE("A grouped GEMM alone rounds its padded expert rows to the M tile once", "[operators]") {
+    const GpuSpec h800 = fixtures::gpu("h800-sxm");
+    const Calibration cal = resolve_calibration(h800, {});
+    REQUIRE(cal.grouped_gemm_rate == 1.0);
+    REQUIRE(cal.grouped_m_half_rows == 0.0);
+    // 4 experts of 256 token rows each, padded by half a 128-row tile (expert_group_rows).
+    Op dense = linear_fprop_op("mlp_up", DType::fp8, expert_group_rows(256, 4), 7168, 4096, 1.0, 2.0, 4);
+    Op grouped = dense;
+    grouped.grouped = true;
+    // Alone: 2.5 M tiles per expert, not ceil(320 / 128) = 3.
+    CHECK(gemm_efficiency(grouped, h800, cal, kAlone) > 1.1 * gemm_efficiency(dense, h800, cal, kAlone));
+    // In training the end-to-end fitted figures keep the tile rounding (operators.cpp).
+    CHECK(gemm_efficiency(grouped, h800, cal, kInTraining) == Approx(gemm_efficiency(dense, h800, cal, kInTraining)));
+}
+
 TEST_CASE("Fused attention: the backward kernel runs slower than the forward, the layer's mean rate is the calibration's", "[operators]") {
     const GpuSpec h100 = fixtures::gpu("h100-sxm");
     const Calibration cal = resolve_calibration(h100, {});

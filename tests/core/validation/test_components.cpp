@@ -78,6 +78,56 @@ TEST_CASE("components: a GEMM row is predicted by the linear layer's forward GEM
     CHECK(predicted.value() == Approx(2 * row->m * row->n * row->k / t / 1e12).epsilon(1e-12));
 }
 
+TEST_CASE("components: a DeepGEMM row is the kernel's profiled duration, without the launch-to-start latency") {
+    const ComponentRow* row = find_row(shipped(), [](const ComponentRow& r) { return r.component == "gemm" && r.library == "deepgemm"; });
+    REQUIRE(row != nullptr);
+    CHECK(row->timing == "kernel_profiler");
+    const GpuSpec gpu = gpu_preset(row->gpu).value();
+    const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
+    const Op gemm = linear_fprop_op("gemm", DType::fp8, row->m, row->k, row->n, 1.0, 2.0, 1);
+    const double profiled = kernel_alone_s(gemm, gpu, cal, true);
+    CHECK(profiled < kernel_alone_s(gemm, gpu, cal));
+    const auto predicted = predict_component(*row);
+    REQUIRE(predicted.ok());
+    CHECK(predicted.value() == Approx(2 * row->m * row->n * row->k / profiled / 1e12).epsilon(1e-12));
+}
+
+TEST_CASE("components: host copies run at the host link, device writes slower on a strict-order host") {
+    const ComponentSuite& suite = shipped();
+    // Azure ND A100 v4 (AMD EPYC 7V12): nvbandwidth's SM copies both ways on one host.
+    const ComponentRow* h2d =
+        find_row(suite, [](const ComponentRow& r) { return r.kind == "h2d" && r.host_cpu.find("AMD EPYC 7V12") == 0; });
+    const ComponentRow* d2h =
+        find_row(suite, [](const ComponentRow& r) { return r.kind == "d2h" && r.host_cpu.find("AMD EPYC 7V12") == 0; });
+    REQUIRE((h2d != nullptr && d2h != nullptr));
+    const GpuSpec gpu = gpu_preset(h2d->gpu).value();
+    const auto up = predict_component(*h2d), down = predict_component(*d2h);
+    REQUIRE((up.ok() && down.ok()));
+    CHECK(up.value() == Approx(host_copy_bytes_per_s(gpu) / 1e9));  // what predict's offload moves at
+    CHECK(down.value() < 0.5 * up.value());
+    HostCopy ordered;
+    ordered.device_to_host = true;
+    ordered.strictly_ordered_writes = true;
+    CHECK(down.value() == Approx(host_copy_bytes_per_s(gpu, ordered) / 1e9));
+    // An Intel Xeon host of the same results files copies at the link rate both ways.
+    const ComponentRow* xeon = find_row(suite, [](const ComponentRow& r) { return r.kind == "d2h" && r.host_cpu.find("Intel") == 0; });
+    REQUIRE(xeon != nullptr);
+    CHECK(predict_component(*xeon).value() == Approx(host_copy_bytes_per_s(gpu_preset(xeon->gpu).value()) / 1e9));
+}
+
+TEST_CASE("components: a bidirectional peer-copy test counts both directions of the link") {
+    const ComponentSuite& suite = shipped();
+    const ComponentRow* both = find_row(suite, [](const ComponentRow& r) {
+        return r.component == "memory" && r.copy_test == "device_to_device_bidirectional_memcpy_read_sm" && r.gpu == "h200-sxm";
+    });
+    const ComponentRow* one =
+        find_row(suite, [](const ComponentRow& r) { return r.component == "memory" && r.kind == "d2d_write" && r.gpu == "h200-sxm"; });
+    REQUIRE((both != nullptr && one != nullptr));
+    const auto b = predict_component(*both), o = predict_component(*one);
+    REQUIRE((b.ok() && o.ok()));
+    CHECK(b.value() == Approx(2 * o.value()));
+}
+
 TEST_CASE("components: a collective time row is collective_time_s on the group's link") {
     const ComponentRow* row = find_row(shipped(), [](const ComponentRow& r) {
         return r.component == "collective" && r.op == "all_reduce" && r.metric == "time_us" && r.nodes == 2 && r.size_bytes >= 1 << 20 &&

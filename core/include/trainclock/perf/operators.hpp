@@ -136,8 +136,19 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
 // Seconds of one execution, launch excluded: max(flops / (peak eff), bytes / (bw mem_eff)).
 double op_time_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, const KernelContext& context = kInTraining);
 // Seconds of the op's one kernel alone (all `count` executions plus its device latency): what an
-// isolated microbenchmark of it measures.
-double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal);
+// isolated microbenchmark of it measures, timed with events around back-to-back launches or (profiled)
+// as the profiler's kernel duration.
+double kernel_alone_s(const Op& op, const GpuSpec& gpu, const Calibration& cal, bool profiled = false);
+
+// A copy between host memory and one GPU over its host link (PCIe, or NVLink-C2C on Grace parts):
+// offload traffic in predict, the h2d/d2h rows of validate --components.
+struct HostCopy {
+    bool device_to_host = false;
+    // The host retires the GPU's posted writes in strict PCIe order (no relaxed ordering reaches the
+    // root complex): device-to-host copies slow down (host_copy_bytes_per_s).
+    bool strictly_ordered_writes = false;
+};
+double host_copy_bytes_per_s(const GpuSpec& gpu, const HostCopy& copy = {});
 
 struct OpCost {
     std::array<double, kOpKindCount> seconds{};  // by kind, launches excluded

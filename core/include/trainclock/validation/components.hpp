@@ -25,6 +25,9 @@ struct ComponentRow {
     std::string metric;     // time_us, algbw_GBps, busbw_GBps, bottleneck_GBps, rdma_GBps, tflops, GBps
     double value = 0;       // as published, in the metric's unit
     std::string gpu, node, algorithm, library, dtype, fp8_recipe, kernel, kind, layout, pass, grouped_dim;
+    std::string copy_test;  // memory rows: the tool's test case (nvbandwidth device_to_host_memcpy_sm, ...)
+    std::string timing;     // "kernel_profiler": the row times the kernel's own duration (DeepGEMM bench_kineto)
+    std::string host_cpu;   // memory rows: the host CPU of the measured system, as its results file states it
     int64_t num_gpus = 0, nodes = 0, gpus_per_node = 0;
     double inter_bw_gbps = 0;  // NIC line rate per GPU of the measured system (0: the node preset's)
     double size_bytes = 0;
