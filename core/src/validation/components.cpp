@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include <simdjson.h>
@@ -111,6 +112,7 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.str("layout", row.layout);
         r.str("pass", row.pass);
         r.str("grouped_dim", row.grouped_dim);
+        r.str("network", row.network);
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
         r.count("gpus_per_node", row.gpus_per_node);
@@ -186,6 +188,12 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     // The measured system's NVLink domain and NICs where the row states them (cloud nodes differ from the preset).
     if (row.gpus_per_node > 0 && row.nodes > 1) node.gpus_per_node = row.gpus_per_node;
     if (row.inter_bw_gbps > 0) node.inter_bw_gbps = row.inter_bw_gbps;
+    if (!row.network.empty()) {
+        const auto* found =
+            std::find_if(std::begin(kNetworkNames), std::end(kNetworkNames), [&](const auto& n) { return n.name == row.network; });
+        if (found == std::end(kNetworkNames)) return Error{row.id + ".network", "unknown network '" + row.network + "'"};
+        node.network = found->value;
+    }
     const int64_t ranks = std::max<int64_t>(row.num_gpus, 1);
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
     const Link link = group_link(node, gpu, cal, GroupPlacement{ranks, 1, ranks});

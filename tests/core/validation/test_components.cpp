@@ -9,6 +9,7 @@
 #include <string>
 
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/operators.hpp"
@@ -39,6 +40,8 @@ RowLink row_link(const ComponentRow& row) {
     NodeSpec node = node_preset(row.node).value();
     node.gpus_per_node = row.gpus_per_node;
     if (row.inter_bw_gbps > 0) node.inter_bw_gbps = row.inter_bw_gbps;
+    for (const auto& n : kNetworkNames)
+        if (n.name == row.network) node.network = n.value;
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
     return {cal, group_link(node, gpu, cal, GroupPlacement{row.num_gpus, 1, row.num_gpus})};
 }

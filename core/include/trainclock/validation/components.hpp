@@ -27,6 +27,7 @@ struct ComponentRow {
     std::string gpu, node, algorithm, library, dtype, fp8_recipe, kernel, kind, layout, pass, grouped_dim;
     int64_t num_gpus = 0, nodes = 0, gpus_per_node = 0;
     double inter_bw_gbps = 0;  // NIC line rate per GPU of the measured system (0: the node preset's)
+    std::string network;       // the measured system's inter-node network (node key "network"; empty: the node preset's)
     double size_bytes = 0;
     double m = 0, n = 0, k = 0, groups = 0, m_per_group = 0;
     double tokens = 0, hidden = 0, top_k = 0, expert_ffn_hidden = 0, experts = 0, expert_matrices = 0;
