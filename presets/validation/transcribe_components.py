@@ -210,6 +210,20 @@ def inter_of(text):
     raise ValueError("no inter_link rule for %r" % text)
 
 
+# The node key "network" of the measured system, from the row's inter_link (its instance type): EFA
+# through aws-ofi-nccl's send/recv protocol on p3dn and p4d/p4de, its RDMA protocol on p5 and later
+# (aws/aws-ofi-nccl@01666ece684caf1ce4c216d6c64396fd91e3cca4 src/platform-aws.cpp platform_data_map,
+# default_protocol), GCP A3 Mega's GPUDirect-TCPXO; InfiniBand (the node presets' default) otherwise.
+NETWORK_RULES = [(r"EFA v1|p3dn", "efa-sendrecv"), (r"EFA", "efa"), (r"TCPXO", "tcpxo")]
+
+
+def network_of(text):
+    for pattern, network in NETWORK_RULES:
+        if re.search(pattern, text):
+            return network
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Field readers
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +458,8 @@ def transcribe(r):
         if nodes > 1 or r["inter_link"]:  # DeepEP's low-latency kernels use RDMA on one node too
             bw, bw_assumed, bw_note = inter_of(r["inter_link"])
             row["inter_bw_gbps"] = bw
+            if network_of(r["inter_link"]):
+                row["network"] = network_of(r["inter_link"])
             if bw_assumed:
                 row["inter_bw_assumed"] = True
             if bw is None:
@@ -466,6 +482,12 @@ def transcribe(r):
     row["metric"] = metric
     row["value"] = num(r["value"])
     row["software"] = r["software"]
+    # ml-engineering's all_reduce_bench.py (at the cited commit) times one torch.distributed call per
+    # trial, issued after dist.barrier() on an idle device: the call's host overhead and the ranks'
+    # skew leaving the barrier are in the time (stas00/ml-engineering@744d01e18b79512572f64a6bbd8b5f4a725203a7
+    # network/benchmarks/all_reduce_bench.py timed_allreduce).
+    if comp == "collective" and "all_reduce_bench.py" in r["software"]:
+        row["harness"] = "torch-dist-call"
     row["source"] = r["source"]
     if r["notes"]:
         row["notes"] = r["notes"]

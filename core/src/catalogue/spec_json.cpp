@@ -203,6 +203,7 @@ void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
     }
     read_keys(reader, "inter_link", spec.inter_link, "inter_bw_gbps", spec.inter_bw_gbps, "inter_latency_us", spec.inter_latency_us,
               "power_overhead", spec.power_overhead);
+    reader.read_enum("network", kNetworkNames, spec.network);
     std::string notes;
     reader.read("notes", notes);
     reader.read("source", spec.source);
@@ -439,6 +440,7 @@ void write_node(JsonWriter& out, const NodeSpec& spec) {
     write_if(out, "inter_link", spec.inter_link);
     out.field("inter_bw_gbps", spec.inter_bw_gbps);
     out.field("inter_latency_us", spec.inter_latency_us);
+    if (spec.network != NetworkKind::infiniband) out.field("network", enum_name(spec.network));
     out.field("power_overhead", spec.power_overhead);
     if (!spec.peer_to_peer) out.field("peer_to_peer", false);
     if (spec.host_memory_bw_gbps > 0) out.field("host_memory_bw_gbps", spec.host_memory_bw_gbps);

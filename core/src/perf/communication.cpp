@@ -80,7 +80,31 @@ Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal
     Link link;
     link.nccl_arch = nccl_arch(gpu);
     link.pcie = node.intra_link.find("PCIe") != std::string::npos;
+    // NCCL's latencyInter is the net plugin's latency (NVIDIA/nccl@5067397 src/graph/search.cc: graph->latencyInter
+    // = net->net.latency); per network: NCCL's own IB / RoCE transport from the node's inter_latency_us (scaled),
+    // EFA and TCPXO fitted on the component rows (aws-ofi-nccl sets 150 / 75 / 35 us by instance: aws/aws-ofi-nccl@01666ec
+    // src/platform-aws.cpp platform_data_map), each with its Simple-protocol multiple (NCCL: 2, the flush).
     link.net_latency_s = node.inter_latency_us * 1e-6 * constant(Constant::nccl_net_latency_scale);
+    switch (node.network) {
+    case NetworkKind::infiniband:
+    case NetworkKind::roce: break;
+    case NetworkKind::efa:
+        link.net_latency_s = constant(Constant::efa_net_latency_s);
+        link.simple_net_factor = constant(Constant::efa_simple_latency_factor);
+        break;
+    case NetworkKind::efa_sendrecv:
+        link.net_latency_s = constant(Constant::efa_sendrecv_net_latency_s);
+        link.simple_net_factor = constant(Constant::efa_sendrecv_simple_latency_factor);
+        break;
+    case NetworkKind::tcpxo:
+        link.net_latency_s = constant(Constant::tcpxo_net_latency_s);
+        link.simple_net_factor = constant(Constant::tcpxo_simple_latency_factor);
+        // LL128 across nodes needs 128-byte ordered writes from the NIC (NVIDIA/nccl@5067397 src/graph/tuning.cc: LL128
+        // only up to PATH_PXN); TCPXO's host-staged copies do not give it: A3M-001..072 run at NCCL's multi-node LL
+        // ceiling (llMaxBws 39 GB/s busBw, algbw 20.8 GB/s on 16 ranks) from 256 KiB to 8 MiB.
+        link.ll128_across = false;
+        break;
+    }
     // NVLS all-reduce: every GPU sends and receives the buffer once, the switch reduces; algbw =
     // link x NCCL's nvlsEfficiency (tuning.cc: 0.85 Hopper, 0.74 Blackwell) x the fitted channel share.
     static constexpr double kNvlsEfficiency[] = {0.0, 0.0, 0.85, 0.74};
@@ -173,7 +197,8 @@ NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& li
         const double bw = p == 0 ? std::min(ll_max, bus * 0.5) : p == 1 ? bus * 0.92 : bus;
         double intra_lat = kHwLatRing[intra_hw][p] * scale;
         if (link.nodes > 1) intra_lat = std::max(intra_lat, p == 2 ? 3.0 : 1.0);  // getNetOverhead: 1 us, x3 for Simple
-        const double inter_lat = kHwLatRing[2][p] + net_lat * (p == 2 ? 2 : 1);
+        if (p == 1 && link.nodes > 1 && !link.ll128_across) continue;
+        const double inter_lat = kHwLatRing[2][p] + net_lat * (p == 2 ? link.simple_net_factor : 1);
         double lat = kBaseLatRing[p] + (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
         if (p == 2 && link.nodes > 1 && all_reduce && bytes / (16 * n) >= 64) lat *= link.nccl_arch >= 1 ? 1.4 : 1.9;
         consider(NcclAlgo::ring, p, lat, wire / bw);
@@ -189,9 +214,10 @@ NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& li
         double bw = tree_bw;
         if (p == 0) bw = std::min(bw / 3.8, 0.5 * ll_max);
         if (p == 1) bw *= link.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+        if (p == 1 && link.nodes > 1 && !link.ll128_across) continue;
         if (log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
         const double intra_lat = kHwLatTree[intra_hw][p] * scale;
-        const double inter_lat = kHwLatTree[2][p] + net_lat * (p == 2 ? 2 : 1);
+        const double inter_lat = kHwLatTree[2][p] + net_lat * (p == 2 ? link.simple_net_factor : 1);
         const double lat = kBaseLatTree[p] + 2 * ((ppn - 1) * intra_lat + std::log2(N) * inter_lat);
         if (bw > 0) consider(NcclAlgo::tree, p, lat, bytes / bw);
     }
@@ -202,7 +228,7 @@ NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& li
             consider(NcclAlgo::nvls, 2, kHwLatNvls, bytes / link.nvls_bytes_per_s);
         } else {
             const double bw = std::min(link.nvls_bytes_per_s, across);
-            const double lat = kHwLatNvls + 2 * std::log2(N) * (kHwLatTree[2][2] + 2 * net_lat);
+            const double lat = kHwLatNvls + 2 * std::log2(N) * (kHwLatTree[2][2] + link.simple_net_factor * net_lat);
             if (bw > 0) consider(NcclAlgo::nvls_tree, 2, lat, bytes / bw);
         }
     }
@@ -217,11 +243,14 @@ double collective_time_s(Collective c, double bytes, int64_t ranks, const Link& 
     if (c == Collective::all_to_all && link.nodes > 1 && link.node_nic_bytes_per_s > 0 && link.intra_bytes_per_s > 0) {
         // Each rank sends (N - 1) / N of its buffer to the other nodes through its own NIC and the
         // rest to its node's peers over NVLink, concurrently (DeepEP README: NVLink intranode, RDMA
-        // internode; NCCL all-to-all is grouped send/recv to every peer); one step per peer node.
+        // internode; NCCL all-to-all is grouped send/recv to every peer). The sends to all peers are in
+        // flight together (one ncclGroupStart/End; DeepEP's IBGDA puts from every rank at once), so one
+        // latency per link, not one per peer: DeepEP's low-latency dispatch takes 173-194 us on 8-32
+        // nodes (README table), flat where the NIC bound is (DSEP-021..031).
         const double N = double(link.nodes), ppn = n / N;
         const double net_s = (N - 1) / N * bytes / (link.node_nic_bytes_per_s / ppn);
         const double nvlink_s = (ppn - 1) / n * bytes / link.intra_bytes_per_s;
-        return std::max(net_s, nvlink_s) + (ppn - 1) * link.intra_latency_s + (N - 1) * link.latency_s;
+        return std::max(net_s, nvlink_s) + link.intra_latency_s + link.latency_s;
     }
     // Latency steps: ring n-1 per phase (2 phases for all-reduce); a tree needs ~2 log2 n.
     double steps = 0;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include <simdjson.h>
@@ -114,6 +115,8 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.str("copy_test", row.copy_test);
         r.str("host_cpu", row.host_cpu);
         r.str("timing", row.timing);
+        r.str("network", row.network);
+        r.str("harness", row.harness);
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
         r.count("gpus_per_node", row.gpus_per_node);
@@ -189,6 +192,12 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     // The measured system's NVLink domain and NICs where the row states them (cloud nodes differ from the preset).
     if (row.gpus_per_node > 0 && row.nodes > 1) node.gpus_per_node = row.gpus_per_node;
     if (row.inter_bw_gbps > 0) node.inter_bw_gbps = row.inter_bw_gbps;
+    if (!row.network.empty()) {
+        const auto* found =
+            std::find_if(std::begin(kNetworkNames), std::end(kNetworkNames), [&](const auto& n) { return n.name == row.network; });
+        if (found == std::end(kNetworkNames)) return Error{row.id + ".network", "unknown network '" + row.network + "'"};
+        node.network = found->value;
+    }
     const int64_t ranks = std::max<int64_t>(row.num_gpus, 1);
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
     const Link link = group_link(node, gpu, cal, GroupPlacement{ranks, 1, ranks});
@@ -220,7 +229,17 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     if (row.algorithm == "nvls") forced = NcclAlgo::nvls;
     if (row.algorithm == "nvls_tree") forced = NcclAlgo::nvls_tree;
     // What predict charges per call: the collective and its kernel launch (predict.cpp comm_seconds).
-    const double t = collective_time_s(collective, bytes, ranks, link, force ? &forced : nullptr) + cal.kernel_launch_s;
+    double t = collective_time_s(collective, bytes, ranks, link, force ? &forced : nullptr) + cal.kernel_launch_s;
+    // One torch.distributed call timed after dist.barrier() on an idle device (ml-engineering's
+    // all_reduce_bench.py at the cited commit): the call's host overhead is in the time (the script's
+    // later docstring: "PyTorch's per-call host overhead of some 20-30us"), and across nodes the ranks
+    // leave the barrier (ProcessGroupNCCL: an all-reduce of one element) up to one such call apart.
+    if (row.harness == "torch-dist-call") {
+        t += constant(Constant::torch_dist_call_host_s);
+        if (link.inter_node) t += collective_time_s(Collective::all_reduce, 4, ranks, link) + cal.kernel_launch_s;
+    } else if (!row.harness.empty()) {
+        return Error{row.id + ".harness", "unknown harness '" + row.harness + "'"};
+    }
     if (!(t > 0)) return Error{row.id + ".num_gpus", "a collective over one rank takes no time"};
     const double algbw = bytes / t / 1e9;
     if (row.metric == "time_us") return t * 1e6;

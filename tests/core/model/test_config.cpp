@@ -217,6 +217,17 @@ TEST_CASE("a node's per-group bandwidths are keyed by group sizes 2 to 1024, rea
               .key == "node.intra_group_bw_gbps.3x");
 }
 
+TEST_CASE("a node's network is one of NCCL's transports, InfiniBand unless stated") {
+    const auto plain = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "node": "dgx-h100"})");
+    REQUIRE(plain.ok());
+    CHECK(plain.value().node.network == NetworkKind::infiniband);
+    const auto efa = load_config(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "network": "efa-sendrecv"}})");
+    REQUIRE(efa.ok());
+    CHECK(efa.value().node.network == NetworkKind::efa_sendrecv);
+    const Error error = load_error(R"({"model": "gpt2", "gpu": "h100-sxm", "node": {"preset": "dgx-h100", "network": "ethernet"}})");
+    CHECK(error.key == "node.network");
+}
+
 TEST_CASE("tensor parallelism must split heads, KV heads and MLP columns") {
     // llama3-70b: 64 heads, 8 KV heads. tp 3 splits neither.
     const Error heads = load_error(R"({"model": "llama3-70b", "gpu": "h100-sxm", "num_gpus": 3, "parallel": {"tp": 3}})");

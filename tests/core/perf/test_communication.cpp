@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "perf/constants.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
@@ -226,6 +227,55 @@ TEST_CASE("NCCL's choice: LL for small messages, Simple for large, NVLS on Hoppe
         CHECK(t > previous);
         previous = t;
     }
+}
+
+TEST_CASE("Networks: EFA and TCPXO take their own latency per inter-node step, TCPXO no LL128 across nodes", "[communication]") {
+    NodeSpec node = node_preset("dgx-h100").value();
+    const GpuSpec h100 = gpu_preset("h100-sxm").value();
+    const Calibration cal = resolve_calibration(h100, CalibrationSpec{});
+    const GroupPlacement two_nodes{16, 1, 16}, one_node{8, 1, 8};
+    const Link ib = group_link(node, h100, cal, two_nodes);
+    CHECK(ib.net_latency_s == Approx(node.inter_latency_us * 1e-6 * constant(Constant::nccl_net_latency_scale)));
+    CHECK(ib.simple_net_factor == 2);  // NCCL's flush: latencyInter twice for Simple
+    node.network = NetworkKind::tcpxo;
+    const Link tcpxo = group_link(node, h100, cal, two_nodes);
+    CHECK(tcpxo.net_latency_s == Approx(constant(Constant::tcpxo_net_latency_s)));
+    CHECK(tcpxo.simple_net_factor == Approx(constant(Constant::tcpxo_simple_latency_factor)));
+    // Over InfiniBand some mid-size all-reduce runs LL128 across the nodes; over TCPXO none does.
+    bool ib_ll128 = false;
+    for (double S = 1024; S <= 8e9; S *= 4) {
+        INFO(S);
+        ib_ll128 = ib_ll128 || nccl_time_s(Collective::all_reduce, S, 16, ib).proto == NcclProto::ll128;
+        CHECK(nccl_time_s(Collective::all_reduce, S, 16, tcpxo).proto != NcclProto::ll128);
+        CHECK(nccl_time_s(Collective::all_gather, S, 16, tcpxo).proto != NcclProto::ll128);
+    }
+    CHECK(ib_ll128);
+    // Inside one node the network plays no part.
+    const Link plain_node = group_link(node_preset("dgx-h100").value(), h100, cal, one_node);
+    CHECK(nccl_time_s(Collective::all_reduce, 1e6, 8, group_link(node, h100, cal, one_node)).seconds ==
+          nccl_time_s(Collective::all_reduce, 1e6, 8, plain_node).seconds);
+    // A small call pays the network's latency: EFA's send/recv protocol (p4d) above its RDMA protocol (p5).
+    node.network = NetworkKind::efa_sendrecv;
+    const double sendrecv = collective_time_s(Collective::all_reduce, 1024, 16, group_link(node, h100, cal, two_nodes));
+    node.network = NetworkKind::efa;
+    const double rdma = collective_time_s(Collective::all_reduce, 1024, 16, group_link(node, h100, cal, two_nodes));
+    CHECK(constant(Constant::efa_sendrecv_net_latency_s) > constant(Constant::efa_net_latency_s));
+    CHECK(sendrecv > rdma);
+}
+
+TEST_CASE("All-to-all across nodes: the sends to every peer are in flight together, one latency per link", "[communication]") {
+    const NodeSpec node = node_preset("hgx-h800").value();
+    const GpuSpec h800 = gpu_preset("h800-sxm").value();
+    const Calibration cal = resolve_calibration(h800, CalibrationSpec{});
+    auto link = [&](int64_t nodes) { return group_link(node, h800, cal, GroupPlacement{8 * nodes, 1, 8 * nodes}); };
+    // A tiny exchange is latency only, and the same on 2 or 32 nodes (DeepEP's low-latency dispatch: 173-194 us on 8-32 nodes).
+    const Link two = link(2), many = link(32);
+    CHECK(collective_time_s(Collective::all_to_all, 64, 16, two) == Approx(two.intra_latency_s + two.latency_s).epsilon(0.01));
+    CHECK(collective_time_s(Collective::all_to_all, 64, 256, many) == Approx(many.intra_latency_s + many.latency_s).epsilon(0.01));
+    // A large one is NIC-bound: each rank's share for other nodes through its own NIC.
+    const double S = 1e9;
+    CHECK(collective_time_s(Collective::all_to_all, S, 256, many) ==
+          Approx(31.0 / 32 * S / (many.node_nic_bytes_per_s / 8) + many.intra_latency_s + many.latency_s));
 }
 
 TEST_CASE("moe_exchange: all-to-all and DeepEP move the top_k routed copies, all-gather every token of the EP group and back") {

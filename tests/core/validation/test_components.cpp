@@ -8,7 +8,9 @@
 #include <set>
 #include <string>
 
+#include "perf/constants.hpp"
 #include "trainclock/catalogue/presets.hpp"
+#include "trainclock/model/spellings.hpp"
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/communication.hpp"
 #include "trainclock/perf/operators.hpp"
@@ -39,6 +41,8 @@ RowLink row_link(const ComponentRow& row) {
     NodeSpec node = node_preset(row.node).value();
     node.gpus_per_node = row.gpus_per_node;
     if (row.inter_bw_gbps > 0) node.inter_bw_gbps = row.inter_bw_gbps;
+    for (const auto& n : kNetworkNames)
+        if (n.name == row.network) node.network = n.value;
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
     return {cal, group_link(node, gpu, cal, GroupPlacement{row.num_gpus, 1, row.num_gpus})};
 }
@@ -203,4 +207,29 @@ TEST_CASE("components: a DeepEP time row is the deepep dispatcher's exchange (mo
     const auto predicted = predict_component(*row);
     REQUIRE(predicted.ok());
     CHECK(predicted.value() == Approx(t * 1e6).epsilon(1e-12));
+}
+
+TEST_CASE("components: a row timed as one torch.distributed call adds the call's host overhead, and across nodes the barrier's skew") {
+    for (const int64_t nodes : {1, 4}) {
+        INFO(nodes);
+        const ComponentRow* found = find_row(shipped(), [&](const ComponentRow& r) {
+            return r.component == "collective" && r.harness == "torch-dist-call" && r.nodes == nodes && r.op == "all_reduce";
+        });
+        REQUIRE(found != nullptr);
+        ComponentRow timed = *found, bare = *found;
+        timed.metric = bare.metric = "time_us";
+        bare.harness.clear();
+        const auto with = predict_component(timed), without = predict_component(bare);
+        REQUIRE(with.ok());
+        REQUIRE(without.ok());
+        const auto [cal, link] = row_link(timed);
+        double extra = constant(Constant::torch_dist_call_host_s);
+        if (nodes > 1) extra += collective_time_s(Collective::all_reduce, 4, timed.num_gpus, link) + cal.kernel_launch_s;
+        CHECK(with.value() - without.value() == Approx(extra * 1e6).epsilon(1e-9));
+        CHECK(extra > 0);
+        timed.harness = "stopwatch";
+        const auto error = predict_component(timed);
+        REQUIRE(!error.ok());
+        CHECK(error.error().key == timed.id + ".harness");
+    }
 }

@@ -35,6 +35,11 @@ struct GpuSpec {
 };
 
 // One server: how many GPUs share the fast intra-node link and what leaves the box.
+// The inter-node network as NCCL's net plugin drives it: NCCL's own InfiniBand verbs / RoCE transport
+// (net_ib), AWS EFA through aws-ofi-nccl (its RDMA protocol on p5 and later, send/recv on p3dn and
+// p4d: aws/aws-ofi-nccl src/platform-aws.cpp platform_data_map), GCP A3 Mega's GPUDirect-TCPXO.
+enum class NetworkKind { infiniband, roce, efa, efa_sendrecv, tcpxo };
+
 struct NodeSpec {
     std::string name;             // preset id ("dgx-h100")
     std::string display_name;     // "NVIDIA DGX H100"
@@ -48,7 +53,8 @@ struct NodeSpec {
     std::string inter_link;   // "8x 400 Gb/s NDR InfiniBand"
     double inter_bw_gbps = 0;  // per GPU, one direction, GB/s (node NIC total / gpus_per_node)
     double inter_latency_us = 0;
-    double power_overhead = 1.0;  // node power / sum of GPU TDPs (CPUs, NICs, fans), for energy
+    NetworkKind network = NetworkKind::infiniband;  // node key "network": per-step latency and protocols across nodes (communication.cpp)
+    double power_overhead = 1.0;                    // node power / sum of GPU TDPs (CPUs, NICs, fans), for energy
     // false: the GPUs cannot reach each other's memory (GeForce cards: the driver disables PCIe P2P),
     // so NCCL's intra-node traffic goes through host memory (SHM transport) at intra_bw_gbps / 2.
     bool peer_to_peer = true;

@@ -29,6 +29,11 @@ inline constexpr EnumName<CudaGraphs> kCudaGraphsNames[] = {
     {"none", CudaGraphs::none}, {"layers", CudaGraphs::layers}, {"full", CudaGraphs::full}};
 inline constexpr EnumName<MoeDispatcher> kMoeDispatcherNames[] = {
     {"alltoall", MoeDispatcher::alltoall}, {"allgather", MoeDispatcher::allgather}, {"deepep", MoeDispatcher::deepep}};
+inline constexpr EnumName<NetworkKind> kNetworkNames[] = {{"infiniband", NetworkKind::infiniband},
+                                                          {"roce", NetworkKind::roce},
+                                                          {"efa", NetworkKind::efa},
+                                                          {"efa-sendrecv", NetworkKind::efa_sendrecv},
+                                                          {"tcpxo", NetworkKind::tcpxo}};
 inline constexpr EnumName<FinetuneMethod> kFinetuneMethodNames[] = {
     {"full", FinetuneMethod::full}, {"lora", FinetuneMethod::lora}, {"qlora", FinetuneMethod::qlora}};
 inline constexpr EnumName<LoraTargets> kLoraTargetsNames[] = {{"attention", LoraTargets::attention},
@@ -85,6 +90,7 @@ inline constexpr std::tuple kSpellings{Spellings{"parallel.schedule", kScheduleN
                                        Spellings{"training.cuda_graphs", kCudaGraphsNames},
                                        Spellings{"training.moe_dispatcher", kMoeDispatcherNames},
                                        Spellings{"training.finetune.method", kFinetuneMethodNames},
+                                       Spellings{"node.network", kNetworkNames},
                                        Spellings{"training.finetune.lora_targets", kLoraTargetsNames},
                                        Spellings{"training.optimizer", kOptimizerNames},
                                        Spellings{"precision.fp8_recipe", kFp8RecipeNames},

@@ -30,6 +30,9 @@ struct ComponentRow {
     std::string host_cpu;   // memory rows: the host CPU of the measured system, as its results file states it
     int64_t num_gpus = 0, nodes = 0, gpus_per_node = 0;
     double inter_bw_gbps = 0;  // NIC line rate per GPU of the measured system (0: the node preset's)
+    std::string network;       // the measured system's inter-node network (node key "network"; empty: the node preset's)
+    std::string
+        harness;  // how the time was taken: empty = nccl-tests / kernel timing; "torch-dist-call" = one torch.distributed call after a barrier
     double size_bytes = 0;
     double m = 0, n = 0, k = 0, groups = 0, m_per_group = 0;
     double tokens = 0, hidden = 0, top_k = 0, expert_ffn_hidden = 0, experts = 0, expert_matrices = 0;
