@@ -494,7 +494,12 @@ def simumax(rows, unrep):
                             "qk_rope_head_dim": 64, "v_head_dim": 128}
             model["moe"] = {"experts": 256 if v3 else 160, "top_k": 8 if v3 else 6,
                             "expert_ffn_hidden": 2048 if v3 else 1536,
-                            "shared_experts": 1 if v3 else 2, "dense_layers": 1}
+                            "shared_experts": 1 if v3 else 2, "dense_layers": 1,
+                            # Drop-and-pad routing: the DeepSeek launcher passes
+                            # --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity
+                            # (MooreThreads/SimuMax@1b8ca90bec07db48005ff04c69c002dc0626484f
+                            # simu_tools/megatron_scripts/scripts/run_pretrain_deepseekv2.sh)
+                            "capacity_factor": 1.0}
             ep = int(r["ep"])
         elif cp > 1:
             reason = ("context parallelism with cp_comm_type a2a (all-to-all over heads, Ulysses "
@@ -529,7 +534,9 @@ def simumax(rows, unrep):
           "run) inline; DGX B200 node. Step time = fastest of iterations 2-3 (slightly "
           "optimistic). Peak memory = max_memory_allocated (no allocator reserve, no CUDA "
           "context), transcribed only for the 4-micro-batch runs: the 8/32-micro-batch rows reuse "
-          "that run's memory (not independent measurements)", cases)
+          "that run's memory (not independent measurements). DeepSeek rows: "
+          "--moe-expert-capacity-factor 1 with --moe-pad-expert-input-to-capacity -> "
+          "moe.capacity_factor 1 (drop-and-pad)", cases)
 
 
 def torchtitan_rows(rows, unrep):

@@ -84,6 +84,12 @@ Op moe_permute_op(DType dtype, double routed, double hidden, double w) {
 Op moe_unpermute_op(DType dtype, double tokens, double routed, double hidden, double w) {
     return make_op("unpermute_combine", OpKind::elementwise, dtype, 0, (routed + tokens) * hidden * w);
 }
+namespace {
+constexpr const char* kTokenCountSync = "moe_token_count_sync";
+}
+// The counts (8 B per expert) copied to the host; the host blocks until they arrive.
+Op moe_token_count_sync_op(DType dtype, double experts) { return make_op(kTokenCountSync, OpKind::elementwise, dtype, 0, experts * 8); }
+bool is_host_sync(const Op& op) { return op.name == kTokenCountSync; }
 
 namespace {
 
@@ -488,11 +494,23 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
                               (x.tokens * x.hidden + x.tokens * E) * wr + x.hidden * E * 4, 1));
     }
     out.ops.add(moe_permute_op(x.ops.activations, routed, x.hidden, x.ops.w_act));
+    // Dropless routing sizes the dispatch on the host, so the forward waits for the token counts:
+    // Megatron-Core's alltoall dispatcher syncs "before_ep_alltoall" (EP > 1 or several local
+    // experts; drop-and-pad: "no_sync"), its allgather dispatcher calls tokens_per_expert.cpu()
+    // (NVIDIA/Megatron-LM@0014f13713bfa38a8bab4ae11edd6917d35165ce megatron/core/transformer/moe/
+    // token_dispatcher.py); torchtitan's EP dispatch copies the output splits to the host with
+    // non_blocking=False ("this would incur a device-to-host sync", pytorch/torchtitan
+    // torchtitan/distributed/expert_parallel.py); DeepEP's dispatch is not costed with one here.
+    const MoeDispatcher dispatcher = x.config->training.moe_dispatcher;
+    const bool dropless = !(moe.capacity_factor > 0);
+    const bool several_local = E / ep > 1 && !x.config->framework.torch_grouped_mm;
+    if (phase == Phase::forward && dropless &&
+        (dispatcher == MoeDispatcher::allgather || (dispatcher == MoeDispatcher::alltoall && (ep > 1 || several_local))))
+        out.ops.add(moe_token_count_sync_op(x.ops.activations, E));
     // The busiest EP rank sets the pace of the dispatch and of the experts (Execution::expert_load).
     const double load = x.expert_load;
     // Dispatch and combine in the activation dtype (Megatron-Core fused_a2a.py: DeepEP and HybridEP
     // dispatch the bf16 hidden states, fp8_dispatch off), by the dispatcher's pattern (moe_exchange).
-    const MoeDispatcher dispatcher = x.config->training.moe_dispatcher;
     if (dispatcher == MoeDispatcher::allgather) {
         const MoeExchange d = moe_exchange(dispatcher, false, x.tokens * fold, routed, x.hidden, ep, x.ops.w_act);
         const MoeExchange c = moe_exchange(dispatcher, true, x.tokens * fold, routed, x.hidden, ep, x.ops.w_act);

@@ -135,6 +135,37 @@ bool layer_captured(const Execution& x, LayerKind kind) {
     return x.cuda_graphs == CudaGraphs::layers && (!kind.moe || x.config->model.moe.capacity_factor > 0);
 }
 
+// The dispatch-bound length of a phase whose host waits for the GPU inside it (is_host_sync ops:
+// dropless MoE routing's token counts). A sync drains the GPU and lets the host run ahead no more:
+// each stretch between syncs takes the longer of its dispatch and its GPU work, and after a sync
+// the GPU idles until the host has issued the next kernel (one op's dispatch). The collectives'
+// kernels and seconds count in the last stretch. Without a sync: max(host_s, gpu_s), as before.
+double synced_dispatch_s(const OpList& ops, const Execution& x, double host_s, double gpu_s) {
+    bool any = false;
+    for (const Op& op : ops) any = any || is_host_sync(op);
+    if (!any) return std::max(host_s, gpu_s);
+    const double h = x.cal.host_op_s;
+    double total = 0, stretch_host = 0, stretch_gpu = 0, gpu_sum = 0, host_sum = 0;
+    bool after_sync = false;
+    for (const Op& op : ops) {
+        const double g = op.count * op_time_s(op, x.config->gpu, x.cal) + x.cal.kernel_launch_s;
+        stretch_host += h;
+        stretch_gpu += g;
+        if (is_host_sync(op)) {
+            total += std::max(stretch_host, stretch_gpu + (after_sync ? h : 0.0));
+            gpu_sum += stretch_gpu;
+            host_sum += stretch_host;
+            stretch_host = stretch_gpu = 0;
+            after_sync = true;
+        }
+    }
+    gpu_sum += stretch_gpu;
+    host_sum += stretch_host;
+    stretch_gpu += std::max(0.0, gpu_s - gpu_sum);
+    stretch_host += std::max(0.0, host_s - host_sum);
+    return total + std::max(stretch_host, stretch_gpu + h);
+}
+
 Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net, bool captured) {
     const Calibration& cal = x.cal;
     const FrameworkSpec& fw = x.config->framework;
@@ -164,7 +195,9 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
     // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
     // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
     const double host_s = host_dispatch_s(x, kernels, captured), gpu_s = cost.total();
-    if (host_s > gpu_s) cost.s[StepPart::overhead] += host_s - gpu_s;
+    const bool dispatched = !captured && x.cuda_graphs != CudaGraphs::full;  // a graph holds no host sync
+    const double phase_s = dispatched ? synced_dispatch_s(ops, x, host_s, gpu_s) : std::max(host_s, gpu_s);
+    if (phase_s > gpu_s) cost.s[StepPart::overhead] += phase_s - gpu_s;
     return cost;
 }
 

@@ -498,6 +498,39 @@ TEST_CASE("CUDA graphs per layer skip dropless MoE layers (data-dependent shapes
     CHECK(moe(R"(, "capacity_factor": 1.25)", "layers").iteration_time_s < moe(R"(, "capacity_factor": 1.25)", "none").iteration_time_s);
 }
 
+TEST_CASE("Dropless MoE routing syncs the host once per MoE layer forward and drop-and-pad does not") {
+    // Mixtral-like layers (8 experts, top 2) on 8-way EP: the same balanced expert load either way
+    // (a capacity of 8x the mean never drops), so only the host sync of dropless routing differs.
+    auto config = [](const std::string& moe_keys, const std::string& training_keys) {
+        return load(R"({"model": {"preset": "mixtral-8x7b", "layers": 2, "moe": {"experts": 8, "top_k": 2,
+                                   "expert_ffn_hidden": 1024)" +
+                    moe_keys + R"(}}, "gpu": "h100-sxm", "framework": "megatron-core", "num_gpus": 8, "parallel": {"ep": 8},
+                                   "training": {"seq_len": 512, "global_batch": 8)" +
+                    training_keys + "}}");
+    };
+    auto syncs = [](const OpList& ops) { return std::count_if(ops.begin(), ops.end(), [](const Op& op) { return is_host_sync(op); }); };
+    const Config dropless = config("", ""), padded = config(R"(, "capacity_factor": 8)", "");
+    const Execution dx = make_execution(dropless), px = make_execution(padded);
+    const PieceOps d = layer_ops(dx, layer_kind_at(dropless.model, 0)), p = layer_ops(px, layer_kind_at(padded.model, 0));
+    CHECK(syncs(d.forward) == 1);
+    CHECK(syncs(d.backward) == 0);  // the backward all-to-all reuses the forward's splits
+    CHECK(syncs(p.forward) == 0);
+    const Config recomputed = config("", R"(, "recompute": "full")");
+    CHECK(syncs(layer_ops(make_execution(recomputed), layer_kind_at(recomputed.model, 0)).backward) == 1);  // re-run forward
+    const Config deepep = config("", R"(, "moe_dispatcher": "deepep")");
+    CHECK(syncs(layer_ops(make_execution(deepep), layer_kind_at(deepep.model, 0)).forward) == 0);
+
+    // The GPU does the same work; after each sync it waits at least one op's dispatch.
+    const Prediction pd = predict(dropless), pp = predict(padded);
+    CHECK(pd.breakdown_s[StepPart::gemm] == Approx(pp.breakdown_s[StepPart::gemm]));
+    const double waits = 2 /* MoE layers */ * double(dx.micro_batches) * dx.cal.host_op_s;
+    CHECK(pd.iteration_time_s - pp.iteration_time_s >= 0.99 * waits);
+    // A full-iteration graph holds no host sync: only the counts' copy kernel remains per MoE layer.
+    const Prediction gd = predict(config("", R"(, "cuda_graphs": "full")")),
+                     gp = predict(config(R"(, "capacity_factor": 8)", R"(, "cuda_graphs": "full")"));
+    CHECK(gd.iteration_time_s - gp.iteration_time_s == Approx(2 * double(dx.micro_batches) * dx.cal.kernel_launch_s).epsilon(1e-3));
+}
+
 TEST_CASE("torch.compile fuses norms and elementwise chains: fewer kernels, less elementwise traffic") {
     // hf-transformers runs eager composite RMSNorms and separate dropout / add kernels.
     const Config eager = load(layout("h100-sxm", R"("hf-transformers")"));

@@ -112,6 +112,11 @@ Op flash_attention_op(DType dtype, double batch, double heads, double kv_heads, 
 Op moe_topk_op(DType dtype, double tokens, double experts);
 Op moe_permute_op(DType dtype, double routed, double hidden, double w);
 Op moe_unpermute_op(DType dtype, double tokens, double routed, double hidden, double w);
+// Dropless routing's device-to-host copy of the tokens per expert that the host waits for before it
+// can size the dispatch (moe_mlp): a host sync inside the layer's forward (phase_cost splits the
+// host's dispatch timeline there).
+Op moe_token_count_sync_op(DType dtype, double experts);
+bool is_host_sync(const Op& op);
 // Rows of one group of a grouped expert GEMM: `rows` tokens plus the M-tile padding when several
 // experts share the kernel.
 double expert_group_rows(double rows, double local_experts);
