@@ -996,10 +996,7 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
     const bool stream_k = context.alone && gpu.vendor == "NVIDIA" && gpu.supports(DType::fp8);
     // A grouped kernel's M (token rows) already holds each group's padding to the M tile
     // (expert_group_rows: half a tile per group on average); rounding it up again counts it twice.
-    // Alone only for now: in training the MoE sets are predicted too fast already (their missing
-    // router, permute and dispatch costs, issue 21 item 4) and lose (cross-source simumax-b200
-    // 17.8 -> 18.1 %, torchao-moe 27.0 -> 27.1 %) when the double count goes.
-    const bool padded_m = context.alone && op.grouped && op.count > 1 && !(op.name && std::strcmp(op.name, "wgrad") == 0);
+    const bool padded_m = op.grouped && op.count > 1 && !(op.name && std::strcmp(op.name, "wgrad") == 0);
     const double batch = std::max(op.count, 1.0);
     // A search asks for the same few shapes millions of times: a small per-thread memo of the shape
     // factor (the same arithmetic on the same inputs, so bit-identical).

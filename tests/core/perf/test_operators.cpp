@@ -246,7 +246,7 @@ TEST_CASE("Stream-K: alone on Hopper a long-K GEMM with a partial last wave keep
     CHECK(gemm_efficiency(gemm, a100, ampere, kAlone) == Approx(gemm_efficiency(gemm, a100, ampere, kInTraining) / ampere.gemm_sustained));
 }
 
-TEST_CASE("A grouped GEMM alone rounds its padded expert rows to the M tile once", "[operators]") {
+TEST_CASE("A grouped GEMM rounds its padded expert rows to the M tile once, alone and in training", "[operators]") {
     const GpuSpec h800 = fixtures::gpu("h800-sxm");
     const Calibration cal = resolve_calibration(h800, {});
     REQUIRE(cal.grouped_gemm_rate == 1.0);
@@ -255,10 +255,9 @@ TEST_CASE("A grouped GEMM alone rounds its padded expert rows to the M tile once
     Op dense = linear_fprop_op("mlp_up", DType::fp8, expert_group_rows(256, 4), 7168, 4096, 1.0, 2.0, 4);
     Op grouped = dense;
     grouped.grouped = true;
-    // Alone: 2.5 M tiles per expert, not ceil(320 / 128) = 3.
+    // 2.5 M tiles per expert, not ceil(320 / 128) = 3, in either context.
     CHECK(gemm_efficiency(grouped, h800, cal, kAlone) > 1.1 * gemm_efficiency(dense, h800, cal, kAlone));
-    // In training the end-to-end fitted figures keep the tile rounding (operators.cpp).
-    CHECK(gemm_efficiency(grouped, h800, cal, kInTraining) == Approx(gemm_efficiency(dense, h800, cal, kInTraining)));
+    CHECK(gemm_efficiency(grouped, h800, cal, kInTraining) > 1.05 * gemm_efficiency(dense, h800, cal, kInTraining));
 }
 
 TEST_CASE("Fused attention: the backward kernel runs slower than the forward, the layer's mean rate is the calibration's", "[operators]") {
