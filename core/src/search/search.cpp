@@ -243,19 +243,30 @@ bool ranks_before(const SearchHit& a, const SearchHit& b) {
 
 namespace {
 
-// First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
-// `tp_fails`: tp_rule's verdicts by (TP, expert TP), kept across the calls of one enumeration.
-std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp, int64_t cp, int64_t dp,
-                                       int64_t ep, int64_t etp, int64_t v, const StageSplit& split,
-                                       std::map<std::pair<int64_t, int64_t>, bool>& tp_fails) {
-    const ModelSpec& m = base.model;
+// The rules a (precision, TP, PP, CP, DP, EP, schedule, V) group must pass, cheapest first: precision,
+// TP, PP, virtual stages, EP, CP, GEMM shape; the first violated names the rejection. The enumeration
+// asks them in three parts: before the schedule (precision, TP: tp_fails keeps tp_rule's verdicts by
+// (TP, expert TP)), the schedule's own (PP and virtual stages, once per PP), and after it (EP, CP, GEMM).
+std::optional<RejectReason> rules_before_schedule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t etp,
+                                                  std::map<std::pair<int64_t, int64_t>, bool>& tp_fails) {
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
     auto [tp_verdict, fresh] = tp_fails.try_emplace({tp, etp});
-    if (fresh) tp_verdict->second = bool(tp_rule(m, tp, etp));
+    if (fresh) tp_verdict->second = bool(tp_rule(base.model, tp, etp));
     if (tp_verdict->second) return RejectReason::tp_split;
+    return std::nullopt;
+}
+
+std::optional<RejectReason> schedule_rule(const Config& base, int64_t pp, int64_t v, const StageSplit& split) {
+    const ModelSpec& m = base.model;
     if (pp_rule(m, pp, split)) return RejectReason::pp_layers;
     if (virtual_stages_rule(m, pp, v, v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b, split))
         return RejectReason::virtual_stages;
+    return std::nullopt;
+}
+
+std::optional<RejectReason> rules_after_schedule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t cp, int64_t dp,
+                                                 int64_t ep, int64_t etp) {
+    const ModelSpec& m = base.model;
     if (ep_rule(m, tp, cp, dp, ep, etp)) return RejectReason::ep_experts;
     if (cp_rule(base.training.seq_len, cp)) return RejectReason::seq_split;
     if (gemm_shape_rule(m, precision.gemm, tp)) return RejectReason::gemm_shape;
@@ -331,6 +342,7 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
 
     // Found once per enumeration: the schedules by PP, the micro-batches by DP, tp_rule by (TP, expert TP).
     std::map<int64_t, std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>>> schedules_by_pp;
+    std::map<int64_t, std::vector<std::optional<RejectReason>>> schedule_rules_by_pp;  // schedule_rule of each
     std::map<int64_t, std::vector<int64_t>> micro_batches_by_dp;
     std::map<std::pair<int64_t, int64_t>, bool> tp_fails;
     for (int32_t precision = 0; precision < int32_t(d.precisions_.size()); ++precision) {
@@ -424,11 +436,23 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                         }
                     }
 
+                    std::vector<std::optional<RejectReason>>& schedule_rules = schedule_rules_by_pp[pp];
+                    if (first_time)
+                        for (const auto& [schedule, v, split] : schedule_v) schedule_rules.push_back(schedule_rule(base, pp, v, split));
+
+                    const PrecisionSpec& spec = d.precisions_[size_t(precision)];
                     for (const auto& [etp, ep] : expert_layouts) {
-                        for (const auto& [schedule, v, split] : schedule_v) {
-                            std::optional<RejectReason> reason = node_ok ? group_rule(base, d.precisions_[size_t(precision)], tp, pp, cp,
-                                                                                      dp, ep, etp == 0 ? tp : etp, v, split, tp_fails)
-                                                                         : RejectReason::node_fill;
+                        const int64_t group_etp = etp == 0 ? tp : etp;
+                        const std::optional<RejectReason> before =
+                            node_ok ? rules_before_schedule(base, spec, tp, group_etp, tp_fails) : RejectReason::node_fill;
+                        if (before) {  // every schedule: the same first violation
+                            reject(*before, subtree * int64_t(schedule_v.size()));
+                            continue;
+                        }
+                        const std::optional<RejectReason> after = rules_after_schedule(base, spec, tp, cp, dp, ep, group_etp);
+                        for (size_t si = 0; si < schedule_v.size(); ++si) {
+                            const auto& [schedule, v, split] = schedule_v[si];
+                            std::optional<RejectReason> reason = schedule_rules[si] ? schedule_rules[si] : after;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
                                 reject(*reason, subtree);
