@@ -9,7 +9,9 @@
 
 namespace trainclock {
 
-WholeRun whole_run(const Config& c, double step_s, double steps) {
+WholeRun whole_run(const Config& c, double step_s, double steps) { return whole_run(c, step_s, steps, checkpoint_bytes(c)); }
+
+WholeRun whole_run(const Config& c, double step_s, double steps, double checkpoint_bytes) {
     WholeRun r;
     const TrainingSpec& t = c.training;
     r.ideal_time_s = steps * step_s;
@@ -19,7 +21,7 @@ WholeRun whole_run(const Config& c, double step_s, double steps) {
     r.storage_local = t.storage_bw_gbps <= 0 && c.num_gpus <= c.node.host_gpus();
     r.storage_bw_gbps = t.storage_bw_gbps > 0 ? t.storage_bw_gbps : r.storage_local ? kLocalNvmeWriteGbps : kLlama3StorageGbpsPerGpu * gpus;
     r.restart_s = t.restart_s >= 0 ? t.restart_s : kDefaultRestartS;
-    r.checkpoint_bytes = checkpoint_bytes(c);
+    r.checkpoint_bytes = checkpoint_bytes;
     r.checkpoint_write_s = r.checkpoint_bytes / (r.storage_bw_gbps * 1e9);
     // One step (no training.tokens) or training.ideal: today's figure, steps x step time.
     if (t.ideal || t.tokens <= 0 || r.ideal_time_s <= 0) return r;

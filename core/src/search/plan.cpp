@@ -15,6 +15,7 @@
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/model/spellings.hpp"
 #include "trainclock/perf/execution.hpp"
+#include "trainclock/perf/memory.hpp"
 #include "trainclock/perf/operators.hpp"
 #include "trainclock/perf/run.hpp"
 #include "trainclock/search/scaling.hpp"
@@ -69,6 +70,7 @@ struct Candidate {
     double step_lb_s = 0;  // compute-only: model FLOPs / (count x peak)
     double wall_lb_s = 0;  // the run's wall time at that step (a lower bound)
     double cost_lb_usd = 0;
+    double checkpoint_bytes = 0;  // checkpoint_bytes(config): whole_run's costliest part, found once
 };
 
 double run_steps(const Config& c) { return std::ceil(c.training.tokens / (double(c.training.global_batch) * double(c.training.seq_len))); }
@@ -76,8 +78,8 @@ double run_steps(const Config& c) { return std::ceil(c.training.tokens / (double
 // A lower bound of the run's wall time when a step takes at least step_s: whole_run (as predict()),
 // less one checkpoint write (its count is a floor of a ratio of the step time that may drop by one as
 // the step grows, search.cpp cost_lower_bound_usd) and 1e-9 relative.
-double wall_lower_bound_s(const Config& c, double step_s) {
-    const WholeRun run = whole_run(c, step_s, run_steps(c));
+double wall_lower_bound_s(const Config& c, double checkpoint_bytes, double step_s) {
+    const WholeRun run = whole_run(c, step_s, run_steps(c), checkpoint_bytes);
     double wall_s = run.ideal_time_s / run.goodput;
     const double useful_s = run.ideal_time_s + run.checkpoints * run.checkpoint_write_s;
     if (!run.ideal && useful_s > 0) wall_s -= wall_s * run.checkpoint_write_s / useful_s;
@@ -166,8 +168,8 @@ void PlanRunData::bounds() {
     if (!o.exhaustive) {
         if (k.wall_lb_s > deadline_s) return decide(PlanDrop::deadline);
         if (k.cost_lb_usd > budget) return decide(PlanDrop::budget);
-        auto wall = [&c](double step_s) { return wall_lower_bound_s(c, step_s); };
-        auto cost = [&c](double step_s) { return phases::run_cost_usd(c, wall_lower_bound_s(c, step_s)); };
+        auto wall = [&c, &k](double step_s) { return wall_lower_bound_s(c, k.checkpoint_bytes, step_s); };
+        auto cost = [&c, &k](double step_s) { return phases::run_cost_usd(c, wall_lower_bound_s(c, k.checkpoint_bytes, step_s)); };
         for (const PlanOption& f : found) {
             const double f_wall_s = f.prediction.total_time_s;
             if (f_wall_s <= k.wall_lb_s && f.cost_usd <= k.cost_lb_usd && (f_wall_s < k.wall_lb_s || f.cost_usd < k.cost_lb_usd))
@@ -361,7 +363,8 @@ Result<PlanRun> PlanRun::start(const Config& base_config, const PlanOptions& o) 
                     model_flops_per_token(k.config) * double(k.config.training.global_batch) * double(k.config.training.seq_len);
                 // MFU <= 1 against the peak of the dtype the GEMMs run in (tests/core/search/test_plan.cpp).
                 k.step_lb_s = step_flops / (double(n) * peak);
-                k.wall_lb_s = wall_lower_bound_s(k.config, k.step_lb_s);
+                k.checkpoint_bytes = checkpoint_bytes(k.config);
+                k.wall_lb_s = wall_lower_bound_s(k.config, k.checkpoint_bytes, k.step_lb_s);
                 k.cost_lb_usd = phases::run_cost_usd(k.config, k.wall_lb_s);
                 candidates.push_back(std::move(k));
             }

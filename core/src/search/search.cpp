@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <tuple>
 
 #include "base/json_writer.hpp"
@@ -243,15 +244,30 @@ bool ranks_before(const SearchHit& a, const SearchHit& b) {
 
 namespace {
 
-// First rule violated by a (precision, TP, PP, CP, DP, EP, schedule, V) group, cheapest first.
-std::optional<RejectReason> group_rule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t pp, int64_t cp, int64_t dp,
-                                       int64_t ep, int64_t etp, int64_t v, const StageSplit& split) {
-    const ModelSpec& m = base.model;
+// The rules a (precision, TP, PP, CP, DP, EP, schedule, V) group must pass, cheapest first: precision,
+// TP, PP, virtual stages, EP, CP, GEMM shape; the first violated names the rejection. The enumeration
+// asks them in three parts: before the schedule (precision, TP: tp_fails keeps tp_rule's verdicts by
+// (TP, expert TP)), the schedule's own (PP and virtual stages, once per PP), and after it (EP, CP, GEMM).
+std::optional<RejectReason> rules_before_schedule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t etp,
+                                                  std::map<std::pair<int64_t, int64_t>, bool>& tp_fails) {
     if (!gpu_runs(base.gpu, precision)) return RejectReason::precision;
-    if (tp_rule(m, tp, etp)) return RejectReason::tp_split;
+    auto [tp_verdict, fresh] = tp_fails.try_emplace({tp, etp});
+    if (fresh) tp_verdict->second = bool(tp_rule(base.model, tp, etp));
+    if (tp_verdict->second) return RejectReason::tp_split;
+    return std::nullopt;
+}
+
+std::optional<RejectReason> schedule_rule(const Config& base, int64_t pp, int64_t v, const StageSplit& split) {
+    const ModelSpec& m = base.model;
     if (pp_rule(m, pp, split)) return RejectReason::pp_layers;
     if (virtual_stages_rule(m, pp, v, v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b, split))
         return RejectReason::virtual_stages;
+    return std::nullopt;
+}
+
+std::optional<RejectReason> rules_after_schedule(const Config& base, const PrecisionSpec& precision, int64_t tp, int64_t cp, int64_t dp,
+                                                 int64_t ep, int64_t etp) {
+    const ModelSpec& m = base.model;
     if (ep_rule(m, tp, cp, dp, ep, etp)) return RejectReason::ep_experts;
     if (cp_rule(base.training.seq_len, cp)) return RejectReason::seq_split;
     if (gemm_shape_rule(m, precision.gemm, tp)) return RejectReason::gemm_shape;
@@ -335,6 +351,11 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
         d.layouts_ += count;
     };
 
+    // Found once per enumeration: the schedules by PP, the micro-batches by DP, tp_rule by (TP, expert TP).
+    std::map<int64_t, std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>>> schedules_by_pp;
+    std::map<int64_t, std::vector<std::optional<RejectReason>>> schedule_rules_by_pp;  // schedule_rule of each
+    std::map<int64_t, std::vector<int64_t>> micro_batches_by_dp;
+    std::map<std::pair<int64_t, int64_t>, bool> tp_fails;
     for (int32_t precision = 0; precision < int32_t(d.precisions_.size()); ++precision) {
         for (int64_t tp : tps) {
             for (int64_t pp : pps) {
@@ -367,8 +388,11 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                         }
                         std::sort(group.micro_batch.begin(), group.micro_batch.end());
                     } else if (gbs % dp == 0) {
-                        for (int64_t m : divisors(gbs / dp))
-                            if (options.max_micro_batch <= 0 || m <= options.max_micro_batch) group.micro_batch.push_back(m);
+                        auto [known, fresh] = micro_batches_by_dp.try_emplace(dp);
+                        if (fresh)
+                            for (int64_t m : divisors(gbs / dp))
+                                if (options.max_micro_batch <= 0 || m <= options.max_micro_batch) known->second.push_back(m);
+                        group.micro_batch = known->second;
                     } else {
                         batch_rejected = 1;
                     }
@@ -391,7 +415,9 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                         for (int64_t ep : eps) expert_layouts.push_back({e, ep});
                     }
                     // Schedules: without a pipeline there is nothing to schedule (one canonical entry).
-                    std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>> schedule_v;
+                    // They depend on PP alone: found once per PP (schedules_by_pp).
+                    auto [cached, first_time] = schedules_by_pp.try_emplace(pp);
+                    std::vector<std::tuple<PipelineSchedule, int64_t, StageSplit>>& schedule_v = cached->second;
                     // Where the layers do not divide into pp x v, the splits Megatron-Core makes
                     // instead (stage_split.hpp); none found: the even split (rejected for v > 1,
                     // trainclock's balanced one for v = 1).
@@ -404,7 +430,8 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                         if (splits.empty()) schedule_v.push_back({schedule, v, StageSplit{}});
                         for (const StageSplit& split : splits) schedule_v.push_back({schedule, v, split});
                     };
-                    if (pp == 1) {
+                    if (!first_time) {
+                    } else if (pp == 1) {
                         schedule_v.push_back({PipelineSchedule::one_f_one_b, 1, StageSplit{}});
                     } else {
                         for (PipelineSchedule schedule : schedules) {
@@ -425,11 +452,23 @@ Result<SearchSpace> SearchSpace::create(const Config& base_config, const SearchO
                         }
                     }
 
+                    std::vector<std::optional<RejectReason>>& schedule_rules = schedule_rules_by_pp[pp];
+                    if (first_time)
+                        for (const auto& [schedule, v, split] : schedule_v) schedule_rules.push_back(schedule_rule(base, pp, v, split));
+
+                    const PrecisionSpec& spec = d.precisions_[size_t(precision)];
                     for (const auto& [etp, ep] : expert_layouts) {
-                        for (const auto& [schedule, v, split] : schedule_v) {
-                            std::optional<RejectReason> reason = node_ok ? group_rule(base, d.precisions_[size_t(precision)], tp, pp, cp,
-                                                                                      dp, ep, etp == 0 ? tp : etp, v, split)
-                                                                         : RejectReason::node_fill;
+                        const int64_t group_etp = etp == 0 ? tp : etp;
+                        const std::optional<RejectReason> before =
+                            node_ok ? rules_before_schedule(base, spec, tp, group_etp, tp_fails) : RejectReason::node_fill;
+                        if (before) {  // every schedule: the same first violation
+                            reject(*before, subtree * int64_t(schedule_v.size()));
+                            continue;
+                        }
+                        const std::optional<RejectReason> after = rules_after_schedule(base, spec, tp, cp, dp, ep, group_etp);
+                        for (size_t si = 0; si < schedule_v.size(); ++si) {
+                            const auto& [schedule, v, split] = schedule_v[si];
+                            std::optional<RejectReason> reason = schedule_rules[si] ? schedule_rules[si] : after;
                             if (!reason && group.micro_batch.empty()) reason = RejectReason::batch;
                             if (reason) {
                                 reject(*reason, subtree);
@@ -736,19 +775,36 @@ namespace {
 // forward has passed the stages before it, nor finish before its last backward has gone back through
 // them: the makespan is at least (the floors of stages 0..s-1) + M x (the floor of stage s), for every
 // s (the (M + PP - 1) stage times of 1F1B and GPipe, Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2).
-double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact) {
+// `runs`: the config's stages (stage_runs), found here when not given.
+StageRuns stage_runs(const Config& c, const Calibration& cal) {
+    StageRuns out;
+    const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
+    const Execution x = make_execution(c, cal);
+    out.chunks = x.chunks;
+    for (int64_t stage = 0; stage < p; ++stage) {
+        out.begin.push_back(out.runs.size());
+        for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
+            for_each_layer_run(x, chunk * p + stage, [&](int64_t, int64_t n, LayerKind kind) {
+                out.runs.push_back({double(n), size_t(kind_slot(kind))});
+            });
+    }
+    out.begin.push_back(out.runs.size());
+    return out;
+}
+
+double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBatchFloor& f, bool exact, const StageRuns* runs = nullptr) {
     const int64_t p = std::max<int64_t>(c.parallel.pp, 1);
     const double m = double(micro_batch_count(c));
     double bound_s = m * f.all_s / double(p);
     if (exact && p > 1) {
-        const Execution x = make_execution(c, cal);
+        StageRuns found;
+        if (!runs) found = stage_runs(c, cal), runs = &found;
         double before_s = 0;  // floors of the stages before this one (one chunk each)
         for (int64_t stage = 0; stage < p; ++stage) {
             double s = (stage == 0 ? f.embedding_s : 0) + (stage == p - 1 ? f.head_s : 0);
-            for (int64_t chunk = 0; chunk < x.chunks; ++chunk)
-                for_each_layer_run(x, chunk * p + stage,
-                                   [&](int64_t, int64_t n, LayerKind kind) { s += double(n) * f.layer_s[size_t(kind_slot(kind))]; });
-            bound_s = std::max(bound_s, (x.chunks == 1 ? before_s : 0.0) + m * s);
+            for (size_t i = runs->begin[size_t(stage)]; i < runs->begin[size_t(stage) + 1]; ++i)
+                s += runs->runs[i].first * f.layer_s[runs->runs[i].second];
+            bound_s = std::max(bound_s, (runs->chunks == 1 ? before_s : 0.0) + m * s);
             before_s += s;
         }
     }
@@ -810,6 +866,14 @@ const MicroBatchFloor& SearchStateData::floor_of(const SearchLayout& l) {
     return it->second;
 }
 
+const StageRuns& SearchStateData::stage_runs() {
+    if (runs_cell_ != cell_ || cell_ < 0) {
+        runs_ = trainclock::stage_runs(scratch_, space_->calibration());
+        runs_cell_ = cell_;
+    }
+    return runs_;
+}
+
 double cost_lower_bound_for_search_usd(const Config& config, double step_s) { return cost_lower_bound_usd(config, step_s); }
 
 bool SearchStateData::below_cutoff(const SearchLayout& layout, const SearchHit& cut, double* bound_objective, double* bound_secondary) {
@@ -821,7 +885,7 @@ bool SearchStateData::below_cutoff(const SearchLayout& layout, const SearchHit& 
     // By cost, a step bound above cost_time_cutoff_s costs at least cost_cut_usd_, more than the cut.
     const double cutoff_s = by_time ? cut.objective : cost_time_cutoff_s(cut);
     auto bounds = [&](bool exact) {
-        const double step_s = bound_from_floor_s(scratch_, cal, f, exact);
+        const double step_s = bound_from_floor_s(scratch_, cal, f, exact, exact && scratch_.parallel.pp > 1 ? &stage_runs() : nullptr);
         *bound_objective = by_time ? step_s : cost_cut_usd_;
         *bound_secondary = by_time ? -std::numeric_limits<double>::infinity() : step_s;
         return step_s <= cutoff_s;
@@ -843,15 +907,19 @@ struct SearchSpaceData::Pilot {
     std::vector<std::pair<double, int64_t>> estimates;  // (estimate of the best step, first cell) per group
     size_t next = 0;                                    // groups estimated, then pilot cells searched
     std::unique_ptr<SearchStateData> state;             // searches the pilot cells once all are estimated
+    // The bounds of the last group estimated, per (SP, micro-batch) index (NaN: not computed). The next
+    // groups of the same (precision, TP, PP, CP, EP, expert TP) differ in schedule, virtual stages and
+    // stage split alone, which the average-stage bound does not read (bound_from_floor_s): they reuse them.
+    const SearchGroup* last = nullptr;
+    std::vector<double> bounds;
 };
 
 void SearchSpaceData::run_pilot(int64_t steps) {
     if (!pilot_) return;
     Pilot& pilot = *pilot_;
-    Config c = base_;
+    std::optional<Config> scratch;  // the estimates' config, made on the first (the pilot cells need none)
     SearchLayout l;
     l.recompute = Recompute::none;
-    c.training.recompute = Recompute::none;
     for (;;) {
         if (!pilot.state && pilot.next == groups_.size()) {  // estimates complete: the best cells
             pilot_cells_estimated_ = true;
@@ -876,7 +944,18 @@ void SearchSpaceData::run_pilot(int64_t steps) {
             pilot.state->run(cell, cell + 1);
             continue;
         }
+        if (!scratch) {
+            scratch.emplace(base_);
+            scratch->training.recompute = Recompute::none;
+        }
+        Config& c = *scratch;
         const SearchGroup& g = groups_[pilot.next++];
+        const SearchGroup* last = pilot.last;
+        const bool same = last && last->precision == g.precision && last->tp == g.tp && last->pp == g.pp && last->cp == g.cp &&
+                          last->dp == g.dp && last->ep == g.ep && last->expert_tp == g.expert_tp &&
+                          last->sequence_parallel == g.sequence_parallel && last->micro_batch == g.micro_batch;
+        pilot.last = &g;
+        if (!same) pilot.bounds.assign(g.sequence_parallel.size() * g.micro_batch.size(), std::numeric_limits<double>::quiet_NaN());
         l.precision = g.precision;
         c.precision = precisions_[size_t(g.precision)];
         l.parallel.tp = c.parallel.tp = g.tp;
@@ -887,23 +966,33 @@ void SearchSpaceData::run_pilot(int64_t steps) {
         l.parallel.expert_tp = c.parallel.expert_tp = g.expert_tp;
         l.parallel.stage_split = c.parallel.stage_split = g.stage_split;
         FloorCache& floors = shared_floors_ ? *shared_floors_ : floors_;
-        const uint64_t domains = floor_domains(*this, l.parallel);
+        uint64_t domains = 0;
+        bool domains_known = false;
         const double chunks = g.schedule == PipelineSchedule::interleaved ? double(g.virtual_stages) : 1.0;
-        double best = std::numeric_limits<double>::infinity();
-        for (int sp : g.sequence_parallel) {
-            l.parallel.sequence_parallel = c.parallel.sequence_parallel = sp != 0;
-            for (int64_t mbs : g.micro_batch) {
+        double best = std::numeric_limits<double>::infinity(), least = best;
+        const size_t n_mbs = g.micro_batch.size();
+        for (size_t si = 0; si < g.sequence_parallel.size(); ++si) {
+            l.parallel.sequence_parallel = c.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
+            for (size_t i = 0; i < n_mbs; ++i) {
+                const int64_t mbs = g.micro_batch[i];
                 if (!micro_batches_ok(g, c.training.global_batch, mbs)) continue;
                 l.micro_batch = c.training.micro_batch = mbs;
-                auto [it, inserted] = floors.try_emplace(floor_key(l, domains));
-                if (inserted) it->second = micro_batch_floor(c, cal_);
+                double& bound_s = pilot.bounds[si * n_mbs + i];
+                if (std::isnan(bound_s)) {
+                    if (!domains_known) domains = floor_domains(*this, l.parallel), domains_known = true;
+                    auto [it, inserted] = floors.try_emplace(floor_key(l, domains));
+                    if (inserted) it->second = micro_batch_floor(c, cal_);
+                    bound_s = bound_from_floor_s(c, cal_, it->second, false);
+                    min_bound_s_ = std::min(min_bound_s_, bound_s);
+                }
                 const double m = double(micro_batch_count(c));
-                const double bound_s = bound_from_floor_s(c, cal_, it->second, false);
-                min_bound_s_ = std::min(min_bound_s_, bound_s);
+                least = std::min(least, bound_s);
                 best = std::min(best, bound_s * (1.0 + double(g.pp - 1) / (chunks * m)));
             }
         }
         pilot.estimates.push_back({best, g.first_cell});
+        group_bound_s_.push_back(least);
+        max_group_bound_s_ = std::max(max_group_bound_s_, least);
     }
 }
 
@@ -971,10 +1060,25 @@ size_t SearchStateData::level_fits(const SearchGroup& g, SearchLayout layout, co
 }
 
 void SearchStateData::run_cell(const SearchGroup& g) {
+    cell_ = g.first_cell;
     const SearchOptions& options = space_->options();
     const std::vector<Recompute>& recomputes = space_->recompute();
     const size_t n_mbs = g.micro_batch.size(), n_sp = g.sequence_parallel.size(), n_zero = g.zero.size();
     const size_t n_rec = recomputes.size();
+    // With the caller's bound (SearchOptions::max_step_s, the plan): a cell whose every micro-batch's
+    // rule-5 bound (average stage, no recompute: the least work) exceeds the cutoff is skipped whole,
+    // before any memory check; its layouts are not counted (the caller wants the top, not the counts).
+    // The space's estimates found that least bound already (group_bound_s_); else it is found below.
+    const bool estimated = options.prune && external_ && space_->estimates_done() && recomputes[0] == Recompute::none &&
+                           size_t(g.first_cell) < space_->group_bound_s_.size();
+    auto skip = [&] {  // counted as fitting layouts that cannot beat the cutoff (memory unchecked)
+        const int64_t layouts = int64_t(n_mbs * n_sp * n_zero * n_rec);
+        stats_.layouts += layouts;
+        stats_.feasible += layouts;
+        stats_.pruned += layouts;
+        stats_.cannot_beat_top_k += layouts;
+    };
+    if (estimated && space_->group_bound_s_[size_t(g.first_cell)] > cutoff()->objective) return skip();
     // Micro-batches that pass the schedule rules (the memory boundary is searched among them).
     std::vector<size_t> ok;
     for (size_t i = 0; i < n_mbs; ++i)
@@ -999,10 +1103,7 @@ void SearchStateData::run_cell(const SearchGroup& g) {
     layout.parallel.overlap_dp_comm = space_->base().parallel.overlap_dp_comm;
     layout.parallel.overlap_tp_comm = space_->base().parallel.overlap_tp_comm;
 
-    // With the caller's bound (SearchOptions::max_step_s, the plan): a cell whose every micro-batch's
-    // rule-5 bound (average stage, no recompute: the least work) exceeds the cutoff is skipped whole,
-    // before any memory check; its layouts are not counted (the caller wants the top, not the counts).
-    if (options.prune && external_) {
+    if (options.prune && external_ && !estimated) {
         const double cutoff_s = cutoff()->objective;
         double best_s = std::numeric_limits<double>::infinity();
         for (size_t si = 0; si < n_sp && best_s > cutoff_s; ++si) {
@@ -1014,14 +1115,25 @@ void SearchStateData::run_cell(const SearchGroup& g) {
                 best_s = std::min(best_s, bound_from_floor_s(scratch_, space_->calibration(), floor_of(layout), false));
             }
         }
-        if (best_s > cutoff_s) {  // counted as fitting layouts that cannot beat the cutoff (memory unchecked)
-            const int64_t layouts = int64_t(n_mbs * n_sp * n_zero * n_rec);
-            stats_.layouts += layouts;
-            stats_.feasible += layouts;
-            stats_.pruned += layouts;
-            stats_.cannot_beat_top_k += layouts;
-            return;
+        if (best_s > cutoff_s) return skip();
+    }
+    // The same with the exact walk of the stages (rule 5's second bound, no recompute), when some
+    // group's least bound already exceeds the caller's bound: that group is skipped whatever the
+    // cutoff, so counting these layouts as fitting cannot turn "nothing fits" into "nothing beats it".
+    if (estimated && g.pp > 1 && space_->max_group_bound_s_ > options.max_step_s) {
+        const double cutoff_s = cutoff()->objective;
+        double best_s = std::numeric_limits<double>::infinity();
+        layout.recompute = recomputes[0];
+        for (size_t si = 0; si < n_sp && best_s > cutoff_s; ++si) {
+            layout.parallel.sequence_parallel = g.sequence_parallel[si] != 0;
+            for (size_t i : ok) {
+                layout.micro_batch = g.micro_batch[i];
+                load(layout);
+                best_s = std::min(best_s, bound_from_floor_s(scratch_, space_->calibration(), floor_of(layout), true, &stage_runs()));
+                if (best_s <= cutoff_s) break;
+            }
         }
+        if (best_s > cutoff_s) return skip();
     }
     if (options.prune) {
         // The lightest level of each recompute first (SP on, the highest ZeRO up to 2): it bounds

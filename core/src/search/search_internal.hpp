@@ -63,6 +63,14 @@ struct FloorKeyHash {
 };
 using FloorCache = std::unordered_map<FloorKey, MicroBatchFloor, FloorKeyHash>;
 
+// The layers of each pipeline stage of one layout in runs of one kind (slot), in the order
+// bound_from_floor_s's exact walk visits them (chunk by chunk): found once per cell instead of per layout.
+struct StageRuns {
+    int64_t chunks = 1;
+    std::vector<size_t> begin;                    // stage s: runs [begin[s], begin[s + 1])
+    std::vector<std::pair<double, size_t>> runs;  // (layers, kind_slot)
+};
+
 struct SearchStateData;
 
 struct SearchSpaceData {
@@ -91,6 +99,10 @@ struct SearchSpaceData {
     // The least rule-5 bound (average stage, no recompute) of every group the pilot has estimated: once
     // all are, a lower bound of the step of every layout of the space (the plan's candidate bound).
     double min_bound_s_ = std::numeric_limits<double>::infinity();
+    // Per group (by its cell), the least of those bounds: run_cell's skip under SearchOptions::max_step_s
+    // compares it with the cutoff instead of computing it again (filled by the estimates).
+    std::vector<double> group_bound_s_;
+    double max_group_bound_s_ = -std::numeric_limits<double>::infinity();  // the greatest of group_bound_s_
     bool estimates_done() const { return !pilot_ || pilot_cells_estimated_; }
     bool pilot_cells_estimated_ = false;
     std::shared_ptr<const SearchStateData> pilot_state_;
@@ -122,8 +134,11 @@ struct SearchStateData {
     void note_memory(const SearchLayout& layout, const MemoryBreakdown& memory);
     void offer(const SearchHit& hit);
     const MicroBatchFloor& floor_of(const SearchLayout& layout);  // cached micro_batch_floor of the loaded layout
-    double cost_time_cutoff_s(const SearchHit& cut);              // rule 4 by cost: the step time beyond which a layout costs more than cut
-    const SearchHit* cutoff() const;                              // the K-th best pruning compares with; null: none yet
+    const StageRuns& stage_runs();                                // of the cell in progress (its layout loaded)
+    StageRuns runs_;
+    int64_t runs_cell_ = -1, cell_ = -1;              // the cell runs_ is of; the cell in progress
+    double cost_time_cutoff_s(const SearchHit& cut);  // rule 4 by cost: the step time beyond which a layout costs more than cut
+    const SearchHit* cutoff() const;                  // the K-th best pruning compares with; null: none yet
     // Rule 5: false = cannot enter; the (objective, secondary) lower bounds it found in the two outputs.
     bool below_cutoff(const SearchLayout& layout, const SearchHit& cut, double* bound_objective, double* bound_secondary);
 

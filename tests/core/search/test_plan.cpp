@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "search/search_internal.hpp"
 #include "trainclock/catalogue/presets.hpp"
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"
@@ -154,6 +155,56 @@ TEST_CASE("plan: each option's config reproduces its figures through the config 
         const double peak = f.config.gpu.peak_flops(compute_dtype(f.config.gpu, f.config.precision.gemm));
         const double flops = model_flops_per_token(f.config) * double(f.config.training.global_batch) * double(f.config.training.seq_len);
         CHECK(p.iteration_time_s >= flops / (double(f.num_gpus) * peak));
+    }
+}
+
+// The plan's searches take the step time beyond which a layout is of no interest (max_step_s) and skip
+// whole cells by their bounds (run_cell: the average stage, then every stage walked). At the best
+// layout's own step time the skips must keep it; just below it nothing is left.
+TEST_CASE("plan: a search bounded at the best step time keeps the best layout, and finds none below it", "[plan]") {
+    struct Case {
+        const char* model;
+        const char* gpu;
+        int64_t gpus, gbs;
+    };
+    for (const Case& k : {Case{"llama3-8b", "h100-sxm", 64, 512}, Case{"mixtral-8x7b", "h100-sxm", 64, 256},
+                          Case{"gpt3-13b", "a100-sxm4-80gb", 128, 512}, Case{"llama3-70b", "gb200", 288, 1152}}) {
+        INFO(k.model << " on " << k.gpus << " x " << k.gpu);
+        Config c = plan_base(k.model, 4096, k.gbs);
+        c.gpu = gpu_preset(k.gpu).value();
+        c.node = NodeSpec{};
+        fill_node_default(c);
+        c.num_gpus = k.gpus;
+        c.training.tokens = 1e11;
+        for (int pipelined = 0; pipelined < 2; ++pipelined) {
+            INFO((pipelined ? "PP 2, 4 or 8" : "any PP"));
+            SearchOptions so;
+            so.precisions = pretraining_precisions_for_gpu(c.gpu);
+            so.top_k = 1;
+            if (pipelined) so.pp = {2, 4, 8};  // the exact walk's skip only applies with a pipeline
+            Result<SearchReport> full = search(c, so);
+            REQUIRE(full.ok());
+            REQUIRE(full.value().top.size() == 1);
+            const SearchHit& best = full.value().top[0];
+            for (int below = 0; below < 2; ++below) {
+                so.max_step_s = below ? std::nextafter(best.prediction.iteration_time_s, 0.0) : best.prediction.iteration_time_s;
+                Result<SearchSpace> space = SearchSpace::create(c, so);
+                REQUIRE(space.ok());
+                // Some group's least bound exceeds the bound: the exact walk skips cells too.
+                CHECK(space.value().data().max_group_bound_s_ > so.max_step_s);
+                SearchState state(space.value());
+                state.run(0, space.value().cells());
+                const SearchReport bounded = finish(space.value(), state);
+                if (below) {
+                    CHECK(bounded.top.empty());
+                    continue;
+                }
+                REQUIRE(bounded.top.size() == 1);
+                CHECK(describe_layout(space.value(), bounded.top[0].layout) == describe_layout(space.value(), best.layout));
+                CHECK(bounded.top[0].prediction.iteration_time_s == best.prediction.iteration_time_s);
+                CHECK(bounded.stats.predicted <= full.value().stats.predicted);
+            }
+        }
     }
 }
 

@@ -45,6 +45,8 @@ inline constexpr double kDefaultRestartS = 600.0;
 
 // The whole run of `steps` steps of `iteration_time_s` under the config's training.* keys.
 WholeRun whole_run(const Config& config, double iteration_time_s, double steps);
+// The same with checkpoint_bytes(config) given (a caller that evaluates many step times of one config).
+WholeRun whole_run(const Config& config, double iteration_time_s, double steps, double checkpoint_bytes);
 
 // The warning that states the defaults used and the goodput ("" when nothing to say).
 std::string whole_run_note(const WholeRun& run);
