@@ -573,6 +573,7 @@ describe('import by paste or drop', () => {
                                    ['{"memory_efficiency": 7}', /calibration/],
                                    ['pretrain_gpt.py --num-layers 0', /Could not import the Megatron/]]) {
       await paste(page, text);
+      await frames(page, 2);  // the app has read the paste (the banner may still show the last one's message)
       await page.waitForFunction(() => !document.getElementById('banner').hidden, null, { timeout: 20000 });
       assert.match(await page.locator('#banner').textContent(), message, text);
       assert.match(await page.locator('#banner').textContent(), /last valid state/);

@@ -26,6 +26,10 @@ void attach_window(SDL_Window* window);
 // Runs `frame` until it returns false (desktop) or forever (browser main loop).
 void run_main_loop(const std::function<bool()>& frame);
 
+// A frame drew nothing new: the desktop waits for input (at most a frame's time, so the app's sliced
+// work goes on); the browser's loop is paced by the page's animation frames already.
+void idle();
+
 // Link handling: the fragment (without '#') the app opens with, the base the "Copy link" button
 // prefixes, and the fragment of a link the user navigated to since the last call ("" = none).
 std::string initial_fragment(int argc, char** argv);

@@ -198,6 +198,8 @@ void run_main_loop(const std::function<bool()>& frame) {
     emscripten_set_main_loop(loop_iteration, 0, /*simulate_infinite_loop=*/1);
 }
 
+void idle() {}
+
 std::string initial_fragment(int, char**) { return take_js_string(js_page_string(0)); }
 
 std::string link_base() { return take_js_string(js_page_string(1)); }

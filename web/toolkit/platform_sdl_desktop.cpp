@@ -19,6 +19,8 @@ void run_main_loop(const std::function<bool()>& frame) {
     while (frame()) {}
 }
 
+void idle() { SDL_WaitEventTimeout(nullptr, 16); }
+
 std::string initial_fragment(int argc, char** argv) {
     if (argc < 2) return "";
     const std::string link = argv[1];
