@@ -77,7 +77,7 @@ def predict(r, node, P):
     node_nic = ppn * (r.get("inter_bw_gbps") or node["inter_bw_gbps"]) * EFF
     ih = "pci" if "PCIe" in node["intra_link"] else "nvl"
     net_lat = node["inter_latency_us"] * P["net_lat_scale"]
-    simple_factor, ll128_across = 2.0, network != "tcpxo"
+    simple_factor, ll128_across = 2.0, network not in ("tcpxo", "efa-sendrecv")  # no LL128 across (group_link)
     if network in NETWORKS:
         net_lat, simple_factor = P[NETWORKS[network][0]], P[NETWORKS[network][1]]
     nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
@@ -167,7 +167,7 @@ def fit_networks(rows, nodes, P):
 def main():
     rows, nodes = load()
     shipped = dict(call_us=5, lat_scale=3, net_lat_scale=6, nvls_fraction=0.87, efa_lat=20, efa_simple=28,
-                   efa_sr_lat=70, efa_sr_simple=1, tcpxo_lat=40, tcpxo_simple=10, torch_call_us=10, nvls_chunk_us=2)
+                   efa_sr_lat=65, efa_sr_simple=2, tcpxo_lat=40, tcpxo_simple=10, torch_call_us=10, nvls_chunk_us=2)
     own = [r for r in rows if r.get("harness") == "torch-dist-call"]
     best = min((0, 5, 10, 15, 20, 25, 30, 40), key=lambda h: mape(own, nodes, dict(shipped, torch_call_us=h)))
     print(f"torch_dist_call_host_s refit on its {len(own)} rows: {best} us")

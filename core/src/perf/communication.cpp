@@ -95,6 +95,11 @@ Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal
     case NetworkKind::efa_sendrecv:
         link.net_latency_s = constant(Constant::efa_sendrecv_net_latency_s);
         link.simple_net_factor = constant(Constant::efa_sendrecv_simple_latency_factor);
+        // No LL128 across either: EFA's SRD delivers out of order, and aws-ofi-nccl forces NCCL_PROTO=simple on an endpoint
+        // without byte delivery ordering "as the LL/LL128 protocols can lead to data corruption" (aws/aws-ofi-nccl@2daf7d3
+        // src/platform-aws.cpp); LL's 8-byte flag-and-data stores survive it, LL128's 128-byte lines do not. The p4de
+        // 2-32 MiB rows (AWS-031..048) run at the Simple tree/ring times, 30-60 % slower than LL128's.
+        link.ll128_across = false;
         break;
     case NetworkKind::tcpxo:
         link.net_latency_s = constant(Constant::tcpxo_net_latency_s);

@@ -313,3 +313,29 @@ TEST_CASE("NVLS all-reduce: NCCL's smaller chunks below 8 MiB x ops cost more pe
     CHECK(mid == Approx(4.0 * large).epsilon(1e-6));
     CHECK(mid == Approx(constant(Constant::nvls_chunk_s) / (128.0 * 32768)).epsilon(1e-6));
 }
+
+TEST_CASE("EFA with aws-ofi-nccl's send/recv protocol: no LL128 across nodes, LL and Simple remain", "[communication]") {
+    NodeSpec p4de = node_preset("dgx-a100").value();
+    const GpuSpec a100 = gpu_preset("a100-sxm4-80gb").value();
+    const Calibration cal = resolve_calibration(a100, CalibrationSpec{});
+    const Link ib = group_link(p4de, a100, cal, GroupPlacement{16, 1, 16});
+    p4de.network = NetworkKind::efa_sendrecv;
+    const Link efa = group_link(p4de, a100, cal, GroupPlacement{16, 1, 16});
+    CHECK(ib.ll128_across);
+    CHECK_FALSE(efa.ll128_across);
+    bool ll_seen = false, simple_seen = false;
+    for (double bytes = 1024; bytes <= 4e9; bytes *= 2) {
+        const NcclChoice choice = nccl_time_s(Collective::all_reduce, bytes, 16, efa);
+        CHECK(choice.proto != NcclProto::ll128);
+        ll_seen = ll_seen || choice.proto == NcclProto::ll;
+        simple_seen = simple_seen || choice.proto == NcclProto::simple;
+    }
+    CHECK(ll_seen);
+    CHECK(simple_seen);
+    // Inside one node LL128 stays available.
+    const Link one = group_link(p4de, a100, cal, GroupPlacement{8, 1, 8});
+    bool ll128_inside = false;
+    for (double bytes = 1024; bytes <= 4e9; bytes *= 2)
+        ll128_inside = ll128_inside || nccl_time_s(Collective::all_reduce, bytes, 8, one).proto == NcclProto::ll128;
+    CHECK(ll128_inside);
+}
