@@ -4,7 +4,8 @@
 Simple multiple: efa_*, efa_sendrecv_*, tcpxo_*) on the NCCL/RCCL rows of
 presets/validation/components and report the leave-one-source-out (LOSO) collective MAPE beside the
 in-sample one (issue 21 item 3). The network constants are fitted on the rows of their network only
-(row key "network"; the other constants on all rows).
+(row key "network"; the other constants on all rows); LL128 does not run across TCPXO or EFA send/recv
+nodes, and single-node NVLS pays nvls_chunk_s per chunk with NCCL's chunk sizes (communication.cpp).
 
 The model is a transcription of core/src/perf/communication.cpp (nccl_time_s: NCCL's ring / tree /
 NVLS / NVLS-tree x LL / LL128 / Simple tuning model, NVIDIA/nccl src/graph/tuning.cc) for a grid
