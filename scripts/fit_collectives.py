@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Developer tool: fit the collective latency constants of presets/tables/constants.json
-(nccl_latency_scale, nccl_net_latency_scale, collective_call_s; per network the net latency and its
+(nccl_latency_scale, nccl_net_latency_scale, collective_call_s, nvls_chunk_s; per network the net latency and its
 Simple multiple: efa_*, efa_sendrecv_*, tcpxo_*) on the NCCL/RCCL rows of
 presets/validation/components and report the leave-one-source-out (LOSO) collective MAPE beside the
 in-sample one (issue 21 item 3). The network constants are fitted on the rows of their network only
-(row key "network"; the other constants on all rows).
+(row key "network"; the other constants on all rows); LL128 does not run across TCPXO or EFA send/recv
+nodes, and single-node NVLS pays nvls_chunk_s per chunk with NCCL's chunk sizes (communication.cpp).
 
 The model is a transcription of core/src/perf/communication.cpp (nccl_time_s: NCCL's ring / tree /
 NVLS / NVLS-tree x LL / LL128 / Simple tuning model, NVIDIA/nccl src/graph/tuning.cc) for a grid
@@ -77,7 +78,7 @@ def predict(r, node, P):
     node_nic = ppn * (r.get("inter_bw_gbps") or node["inter_bw_gbps"]) * EFF
     ih = "pci" if "PCIe" in node["intra_link"] else "nvl"
     net_lat = node["inter_latency_us"] * P["net_lat_scale"]
-    simple_factor, ll128_across = 2.0, network != "tcpxo"
+    simple_factor, ll128_across = 2.0, network not in ("tcpxo", "efa-sendrecv")  # no LL128 across (group_link)
     if network in NETWORKS:
         net_lat, simple_factor = P[NETWORKS[network][0]], P[NETWORKS[network][1]]
     nsteps = 2 * (n - 1) if op == "all_reduce" else n - 1
@@ -119,7 +120,16 @@ def predict(r, node, P):
             lat = BASE["tree"][p] + 2 * ((ppn - 1) * intra_lat + math.log2(N) * inter_lat)
             cands.append((lat + S / bw / 1e3, "tree"))
         if nvls > 0 and N == 1:
-            cands.append((25 + S / nvls / 1e3, "nvls"))
+            # NCCL's NVLS chunk sizing (src/enqueue.cc): 16 / 32 channels (nvls.cc) x one head per rank
+            ops = (32 if g >= 3 else 16) * n
+            chunk = 128 * 1024
+            if S < 64 * ops * chunk:
+                chunk = 65536
+            if S < 8 * ops * chunk:
+                chunk = 32768
+            if S < 2 * ops * chunk:
+                chunk = 16384
+            cands.append((25 + S / nvls / 1e3 + P["nvls_chunk_us"] * S / (ops * chunk), "nvls"))
         if nvls > 0 and N > 1 and ppn > 1:
             lat = 25 + 2 * math.log2(N) * (HW["net"]["tree"][2] + simple_factor * net_lat)
             cands.append((lat + S / min(nvls, across) / 1e3, "nvls_tree"))
@@ -158,10 +168,14 @@ def fit_networks(rows, nodes, P):
 def main():
     rows, nodes = load()
     shipped = dict(call_us=5, lat_scale=3, net_lat_scale=6, nvls_fraction=0.87, efa_lat=20, efa_simple=28,
-                   efa_sr_lat=70, efa_sr_simple=1, tcpxo_lat=40, tcpxo_simple=10, torch_call_us=10)
+                   efa_sr_lat=65, efa_sr_simple=2, tcpxo_lat=40, tcpxo_simple=10, torch_call_us=10, nvls_chunk_us=2)
     own = [r for r in rows if r.get("harness") == "torch-dist-call"]
     best = min((0, 5, 10, 15, 20, 25, 30, 40), key=lambda h: mape(own, nodes, dict(shipped, torch_call_us=h)))
     print(f"torch_dist_call_host_s refit on its {len(own)} rows: {best} us")
+    nvls_rows = [r for r in rows if r["nodes"] == 1 and arch(r["gpu"]) >= 2 and "Switch" in nodes[r["node"]]["intra_link"]
+                 and r.get("library") != "rccl" and r["op"] == "all_reduce"]
+    best = min((0, 0.5, 1, 1.5, 2, 2.5, 3, 4, 6, 8, 10), key=lambda c: mape(nvls_rows, nodes, dict(shipped, nvls_chunk_us=c)))
+    print(f"nvls_chunk_s refit on the {len(nvls_rows)} single-node NVSwitch all_reduce rows: {best} us")
     fitted = fit_networks(rows, nodes, shipped)
     print("network constants refit on their own rows: " +
           ", ".join(f"{k} {fitted[k]}" for v in NETWORKS.values() for k in v))

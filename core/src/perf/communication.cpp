@@ -95,6 +95,11 @@ Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal
     case NetworkKind::efa_sendrecv:
         link.net_latency_s = constant(Constant::efa_sendrecv_net_latency_s);
         link.simple_net_factor = constant(Constant::efa_sendrecv_simple_latency_factor);
+        // No LL128 across either: EFA's SRD delivers out of order, and aws-ofi-nccl forces NCCL_PROTO=simple on an endpoint
+        // without byte delivery ordering "as the LL/LL128 protocols can lead to data corruption" (aws/aws-ofi-nccl@2daf7d3
+        // src/platform-aws.cpp); LL's 8-byte flag-and-data stores survive it, LL128's 128-byte lines do not. The p4de
+        // 2-32 MiB rows (AWS-031..048) run at the Simple tree/ring times, 30-60 % slower than LL128's.
+        link.ll128_across = false;
         break;
     case NetworkKind::tcpxo:
         link.net_latency_s = constant(Constant::tcpxo_net_latency_s);
@@ -170,6 +175,21 @@ constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
+// NVLS channels: NVIDIA/nccl@5067397 src/transport/nvls.cc NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100 32.
+constexpr double kNvlsChannels[4] = {16.0, 16.0, 16.0, 32.0};
+
+// Single-node NVLS moves the buffer in chunks over channels x heads (one head per rank) concurrent operations; NCCL shrinks
+// the chunk from NCCL_NVLS_CHUNKSIZE (128 KiB) to 64 / 32 / 16 KiB below 64 / 8 / 2 x ops x chunk bytes (NVIDIA/nccl@5067397
+// src/enqueue.cc, NCCL_ALGO_NVLS); each chunk an operation moves costs nvls_chunk_s beyond the bandwidth (fitted).
+double nvls_chunk_overhead_s(double bytes, int64_t ranks, int arch) {
+    const double ops = kNvlsChannels[arch] * double(ranks);
+    double chunk = 128.0 * 1024;
+    if (bytes < 64 * ops * chunk) chunk = 65536;
+    if (bytes < 8 * ops * chunk) chunk = 32768;
+    if (bytes < 2 * ops * chunk) chunk = 16384;
+    return bytes / (ops * chunk) * constant(Constant::nvls_chunk_s);
+}
+
 }  // namespace
 
 NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& link, const NcclAlgo* only) {
@@ -225,7 +245,7 @@ NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& li
     // tree across (latency intra + 2 log2(nodes) x inter).
     if (link.nvls_bytes_per_s > 0 && ranks >= 2) {
         if (link.nodes == 1) {
-            consider(NcclAlgo::nvls, 2, kHwLatNvls, bytes / link.nvls_bytes_per_s);
+            consider(NcclAlgo::nvls, 2, kHwLatNvls, bytes / link.nvls_bytes_per_s + nvls_chunk_overhead_s(bytes, ranks, link.nccl_arch));
         } else {
             const double bw = std::min(link.nvls_bytes_per_s, across);
             const double lat = kHwLatNvls + 2 * std::log2(N) * (kHwLatTree[2][2] + link.simple_net_factor * net_lat);

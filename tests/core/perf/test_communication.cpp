@@ -296,3 +296,46 @@ TEST_CASE("moe_exchange: all-to-all and DeepEP move the top_k routed copies, all
     CHECK(scatter.bytes == gather.bytes);
     CHECK(moe_exchange(MoeDispatcher::allgather, false, tokens, 2 * routed, hidden, ep, w).bytes == gather.bytes);
 }
+
+TEST_CASE("NVLS all-reduce: NCCL's smaller chunks below 8 MiB x ops cost more per byte at mid sizes", "[communication]") {
+    const NodeSpec dgx_h100 = node_preset("dgx-h100").value();
+    const GpuSpec h100 = gpu_preset("h100-sxm").value();
+    const Calibration cal = resolve_calibration(h100, CalibrationSpec{});
+    const Link link = group_link(dgx_h100, h100, cal, GroupPlacement{8, 1, 8});
+    const NcclAlgo nvls = NcclAlgo::nvls;
+    auto extra_per_byte = [&](double bytes) {
+        const double t = nccl_time_s(Collective::all_reduce, bytes, 8, link, &nvls).seconds;
+        return (t - 25e-6 - bytes / link.nvls_bytes_per_s) / bytes;
+    };
+    // 16 channels x 8 heads = 128 ops: 16 MiB < 8 x 128 x 64 KiB runs 32 KiB chunks, 2 GiB the full 128 KiB (enqueue.cc).
+    const double mid = extra_per_byte(16.0 * (1 << 20)), large = extra_per_byte(2048.0 * (1 << 20));
+    CHECK(mid > 0);
+    CHECK(mid == Approx(4.0 * large).epsilon(1e-6));
+    CHECK(mid == Approx(constant(Constant::nvls_chunk_s) / (128.0 * 32768)).epsilon(1e-6));
+}
+
+TEST_CASE("EFA with aws-ofi-nccl's send/recv protocol: no LL128 across nodes, LL and Simple remain", "[communication]") {
+    NodeSpec p4de = node_preset("dgx-a100").value();
+    const GpuSpec a100 = gpu_preset("a100-sxm4-80gb").value();
+    const Calibration cal = resolve_calibration(a100, CalibrationSpec{});
+    const Link ib = group_link(p4de, a100, cal, GroupPlacement{16, 1, 16});
+    p4de.network = NetworkKind::efa_sendrecv;
+    const Link efa = group_link(p4de, a100, cal, GroupPlacement{16, 1, 16});
+    CHECK(ib.ll128_across);
+    CHECK_FALSE(efa.ll128_across);
+    bool ll_seen = false, simple_seen = false;
+    for (double bytes = 1024; bytes <= 4e9; bytes *= 2) {
+        const NcclChoice choice = nccl_time_s(Collective::all_reduce, bytes, 16, efa);
+        CHECK(choice.proto != NcclProto::ll128);
+        ll_seen = ll_seen || choice.proto == NcclProto::ll;
+        simple_seen = simple_seen || choice.proto == NcclProto::simple;
+    }
+    CHECK(ll_seen);
+    CHECK(simple_seen);
+    // Inside one node LL128 stays available.
+    const Link one = group_link(p4de, a100, cal, GroupPlacement{8, 1, 8});
+    bool ll128_inside = false;
+    for (double bytes = 1024; bytes <= 4e9; bytes *= 2)
+        ll128_inside = ll128_inside || nccl_time_s(Collective::all_reduce, bytes, 8, one).proto == NcclProto::ll128;
+    CHECK(ll128_inside);
+}

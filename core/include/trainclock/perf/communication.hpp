@@ -47,7 +47,7 @@ struct Link {
     double nvls_bytes_per_s = 0;      // NVLink SHARP all-reduce algbw inside a node (0 = no NVLS)
     double net_latency_s = 0;         // NCCL's latencyInter: per inter-node step
     double simple_net_factor = 2;     // Simple's inter-node latency in net_latency_s (NCCL: 2, the flush; fitted per network)
-    bool ll128_across = true;         // LL128 runs across nodes (not over GPUDirect-TCPXO)
+    bool ll128_across = true;         // LL128 runs across nodes (not over GPUDirect-TCPXO or EFA send/recv)
     double intra_latency_s = 0;       // per step between GPUs of one node (all-to-all across nodes)
     int64_t nodes = 1;                // nodes the group spans
     int nccl_arch = 2;                // NCCL's compute-capability index: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
