@@ -488,6 +488,12 @@ def transcribe(r):
     # network/benchmarks/all_reduce_bench.py timed_allreduce).
     if comp == "collective" and "all_reduce_bench.py" in r["software"]:
         row["harness"] = "torch-dist-call"
+    # torchao's benchmark_scaled_grouped_mm_dq.py times fwd_bwd with benchmarks/utils.py
+    # bench_fwd_bwd_microseconds: the op, an MSE loss against ones and loss.backward(), repeated by
+    # triton's do_bench without grad_to_none, so each run also accumulates A.grad and B.grad
+    # (pytorch/ao@36027d82 benchmarks/utils.py).
+    if comp == "grouped_gemm" and "benchmark_scaled_grouped_mm_dq.py" in r["software"]:
+        row["harness"] = "torchao-fwd-bwd"
     row["source"] = r["source"]
     if r["notes"]:
         row["notes"] = r["notes"]

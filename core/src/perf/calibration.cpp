@@ -174,8 +174,10 @@ Calibration resolve_calibration(const GpuSpec& gpu, const CalibrationSpec& overr
     c.comm_sms = constant(Constant::comm_sms);
     // Grouped expert GEMMs: CUTLASS/DeepGEMM-class kernels run each group at the dense rate (DeepGEMM
     // README: contiguous grouped FP8 at the dense FP8 TFLOP/s, the DGEMM component rows);
-    // torch._grouped_mm and torchao's _scaled_grouped_mm at torch_grouped_mm_of_dense of it (TAO rows).
+    // torch._grouped_mm at torch_grouped_mm_of_dense of it (TAO bf16 and VeOmni rows), torchao's MXFP8
+    // torch._scaled_grouped_mm (CUTLASS sm100 block-scaled grouped GEMM) at its own rate (TAO MXFP8 rows).
     if (framework && framework->torch_grouped_mm) c.grouped_gemm_rate = constant(Constant::torch_grouped_mm_of_dense);
+    if (framework && framework->torch_grouped_mm) c.grouped_block_scaled_rate = constant(Constant::torch_scaled_grouped_mm_of_dense);
     // ... and lose more at few rows per group (the VeOmni rows: 704 vs 2112 rows per expert).
     if (framework && framework->torch_grouped_mm) c.grouped_m_half_rows = constant(Constant::torch_grouped_mm_m_half_rows);
     // The framework's own dispatch cost (presets/frameworks host_op_s, with its source) replaces it.

@@ -137,7 +137,7 @@ void lora_adapter(const Execution& x, Target& out, Phase phase, double m, double
     out.ops.add(make_gemm("lora_a_wgrad", OpKind::gemm, d, k, ra, m, (m * k + m * ra) * wa + k * ra * (wp + wgr), count));
 }
 
-enum class Operand { activation, weight, gradient };
+}  // namespace
 
 // HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
 // GEMMs need (fprop / dgrad / wgrad read it row- and column-wise), by scaling recipe; q = the
@@ -174,6 +174,8 @@ double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double 
     }
     return w_in + 2 * q;
 }
+
+namespace {
 
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
@@ -957,7 +959,7 @@ double gemm_efficiency(const Op& op, const GpuSpec& gpu, const Calibration& cal,
     // efficiency is a sustained measurement already.
     const DType d = compute_dtype(gpu, op.dtype);
     double base = cal.gemm_efficiency[static_cast<int>(d)] * (d == DType::fp32 || context.alone ? 1.0 : cal.gemm_sustained) *
-                  (op.grouped ? cal.grouped_gemm_rate : 1.0);
+                  (op.grouped ? (d == DType::mxfp8 || d == DType::nvfp4 ? cal.grouped_block_scaled_rate : cal.grouped_gemm_rate) : 1.0);
     // A grouped kernel's fixed work per group (its weights' tiles, the group's scheduling) over the
     // group's token rows (K of a weight gradient, M otherwise): m / (m + m_half), fitted per kernel
     // class on the VeOmni component rows (constants.json torch_grouped_mm_m_half_rows).

@@ -312,6 +312,39 @@ Result<double> predict_grouped(const ComponentRow& row, const GpuSpec& gpu, DTyp
     }
     if (row.op != "moe_ffn")
         for (int i = 0; i < ops.size; ++i) ops.items[size_t(i)].grouped = true;  // one grouped kernel per pass (moe_mlp)
+    if (row.harness == "torchao-fwd-bwd") {
+        if (row.op == "moe_ffn" || row.pass != "fwd_bwd" || row.grouped_dim == "k")
+            return Error{row.id + ".harness", "torchao-fwd-bwd times a forward and backward grouped over m"};
+        // A (tokens x k), the G weights (n x k each) and the output (tokens x n) of the op.
+        const double tokens = row.m_per_group > 0 ? row.m_per_group * std::max(row.groups, 1.0) : row.m;
+        const double a = tokens * row.k, b = std::max(row.groups, 1.0) * row.n * row.k, out = tokens * row.n;
+        // _quantize_then_scaled_grouped_mm quantises each operand for each GEMM that reads it, as a
+        // training step's MXFP8 linear does (quantize_bytes_per_element: torchao casts each layout from
+        // the bf16 tensor, to_mxfp8 along dim0 and dim1): A and the weights in the forward, the output
+        // gradient in the backward (torchao/prototype/moe_training/README.md, kernel breakdown by pass).
+        if (library.torch_grouped_mm && (d == DType::mxfp8 || d == DType::nvfp4)) {
+            OpPrecision q;
+            q.gemm = d;
+            q.quantized = true;
+            q.recipe = d == DType::mxfp8 ? Fp8Recipe::mxfp8 : Fp8Recipe::nvfp4;
+            q.w_gemm = w;
+            ops.add(make_op("quantize_a", OpKind::precision_overhead, DType::bf16, 0,
+                            a * quantize_bytes_per_element(q, Operand::activation, 2, false)));
+            ops.add(make_op("quantize_b", OpKind::precision_overhead, DType::bf16, 0,
+                            b * quantize_bytes_per_element(q, Operand::weight, 2, false)));
+            ops.add(make_op("quantize_grad", OpKind::precision_overhead, DType::bf16, 0,
+                            out * quantize_bytes_per_element(q, Operand::gradient, 2, false)));
+        }
+        // The harness (benchmarks/utils.py bench_fwd_bwd_microseconds): F.mse_loss(out, ones) reads the
+        // output and the labels; its backward reads both and writes the output gradient; do_bench runs
+        // without grad_to_none, so AccumulateGrad adds each gradient into .grad in place (read both, write).
+        ops.add(make_op("mse_loss", OpKind::elementwise, DType::bf16, 0, 2 * out * wo));
+        ops.add(make_op("mse_loss_bwd", OpKind::elementwise, DType::bf16, 0, 3 * out * wo));
+        ops.add(make_op("accumulate_grad_a", OpKind::elementwise, DType::bf16, 0, 3 * a * wo));
+        ops.add(make_op("accumulate_grad_b", OpKind::elementwise, DType::bf16, 0, 3 * b * wo));
+    } else if (!row.harness.empty()) {
+        return Error{row.id + ".harness", "unknown harness '" + row.harness + "'"};
+    }
     const double t = ops_seconds(ops, gpu, cal, row.timing == "kernel_profiler");
     if (row.metric == "tflops") return flops / t / 1e12;
     if (row.metric == "time_us") return t * 1e6;

@@ -233,3 +233,59 @@ TEST_CASE("components: a row timed as one torch.distributed call adds the call's
         CHECK(error.error().key == timed.id + ".harness");
     }
 }
+
+TEST_CASE("components: torchao's fwd_bwd harness adds the MXFP8 operands' quantisation, the loss and the gradient accumulation") {
+    for (const char* dtype : {"bf16", "mxfp8"}) {
+        INFO(dtype);
+        const ComponentRow* found = find_row(shipped(), [&](const ComponentRow& r) {
+            return r.component == "grouped_gemm" && r.harness == "torchao-fwd-bwd" && r.dtype == dtype && r.groups == 8;
+        });
+        REQUIRE(found != nullptr);
+        ComponentRow timed = *found, bare = *found;
+        bare.harness.clear();
+        const auto with = predict_component(timed), without = predict_component(bare);
+        REQUIRE(with.ok());
+        REQUIRE(without.ok());
+        // Memory-bound extras: the loss reads/writes the output 5 times, the gradients are read twice
+        // and written once; MXFP8 adds 2 (bf16 read + 8-bit write with its scales) per layout per operand.
+        const auto gpu = gpu_preset(timed.gpu);
+        REQUIRE(gpu.ok());
+        const Calibration cal = resolve_calibration(gpu.value(), CalibrationSpec{});
+        const double a = timed.m * timed.k, b = timed.groups * timed.n * timed.k, out = timed.m * timed.n;
+        double bytes = 2.0 * (5 * out + 3 * a + 3 * b);
+        const bool mx = std::string(dtype) == "mxfp8";
+        if (mx) bytes += (a + b + out) * 2 * (2 + dtype_storage_bytes(DType::mxfp8));
+        const double kernels = mx ? 7 : 4;
+        const double expect_us =
+            (bytes / (gpu.value().memory_bw_gbps * 1e9 * cal.memory_stream_efficiency) + kernels * cal.kernel_device_latency_s) * 1e6;
+        CHECK(with.value() - without.value() == Approx(expect_us).epsilon(1e-6));
+        timed.pass = "fwd";
+        const auto error = predict_component(timed);
+        REQUIRE(!error.ok());
+        CHECK(error.error().key == timed.id + ".harness");
+    }
+}
+
+TEST_CASE("components: torchao's MXFP8 grouped kernel runs at its own rate of the dense one") {
+    const ComponentRow* found = find_row(shipped(), [](const ComponentRow& r) {
+        return r.component == "grouped_gemm" && r.dtype == "mxfp8" && r.pass == "fwd" && r.library == "torchao-mxfp8";
+    });
+    REQUIRE(found != nullptr);
+    FrameworkSpec torch_mm;
+    torch_mm.torch_grouped_mm = true;
+    const auto gpu = gpu_preset(found->gpu);
+    REQUIRE(gpu.ok());
+    Calibration grouped = resolve_calibration(gpu.value(), CalibrationSpec{}, AttentionKernel::flash2, &torch_mm);
+    grouped.grouped_m_half_rows = 0;  // the rate alone, without the small-group curve
+    CHECK(grouped.grouped_block_scaled_rate == constant(Constant::torch_scaled_grouped_mm_of_dense));
+    CHECK(grouped.grouped_gemm_rate == constant(Constant::torch_grouped_mm_of_dense));
+    Op op = linear_fprop_op("grouped", DType::mxfp8, 16384, 7168, 2048, 1.0, 2.0, 8);
+    op.grouped = true;
+    Op bf = linear_fprop_op("grouped", DType::bf16, 16384, 7168, 2048, 2.0, 2.0, 8);
+    bf.grouped = true;
+    const Calibration dense = resolve_calibration(gpu.value(), CalibrationSpec{});
+    CHECK(gemm_efficiency(op, gpu.value(), grouped, kAlone) / gemm_efficiency(op, gpu.value(), dense, kAlone) ==
+          Approx(constant(Constant::torch_scaled_grouped_mm_of_dense)));
+    CHECK(gemm_efficiency(bf, gpu.value(), grouped, kAlone) / gemm_efficiency(bf, gpu.value(), dense, kAlone) ==
+          Approx(constant(Constant::torch_grouped_mm_of_dense)));
+}

@@ -27,9 +27,9 @@ struct Calibration : CalibrationScalars<double> {       // the scalars: config.h
     double memory_stream_efficiency = 0;
     double kernel_device_latency_s = 0;
     double attention_alone_efficiency = 0;
-    double grouped_m_half_rows = 0;  // grouped kernel: rows per group at half its rate (m / (m + this)); 0 = tile rounding only
-    double grouped_gemm_rate =
-        1;  // routed experts' grouped GEMM kernel, rate of a dense GEMM of one group's shape  // fused attention alone, fraction of the bf16 peak (fwd and bwd time-weighted)
+    double grouped_m_half_rows = 0;        // grouped kernel: rows per group at half its rate (m / (m + this)); 0 = tile rounding only
+    double grouped_gemm_rate = 1;          // routed experts' grouped GEMM kernel, rate of a dense GEMM of one group's shape
+    double grouped_block_scaled_rate = 1;  // the same for block-scaled (MXFP8, NVFP4) grouped kernels
 };
 
 // The field of a resolved Calibration a fitted multiplier scales (validation/fit.hpp; the refit rows of

@@ -96,6 +96,11 @@ double layer_nf4_params_local(const Execution& execution, LayerKind kind);
 // full fine-tuning, none in a frozen layer, only the adapters under LoRA/QLoRA.
 double layer_trainable_params_local(const Execution& execution, LayerKind kind);
 
+// HBM bytes per element to quantise one GEMM operand (read at width w_in) into both layouts its
+// GEMMs read, by the precision's scaling recipe (`one_pass`: both layouts from one read); what
+// linear() charges per operand, also for kernels alone (validation/components).
+enum class Operand { activation, weight, gradient };
+double quantize_bytes_per_element(const OpPrecision& o, Operand operand, double w_in, bool one_pass);
 // ---- single ops, as the layer builders emit them (also costed alone by validation/components.hpp) ----
 Op make_op(const char* name, OpKind kind, DType dtype, double flops, double bytes, double count = 1);
 Op make_gemm(const char* name, OpKind kind, DType dtype, double m, double n, double k, double bytes, double count);
