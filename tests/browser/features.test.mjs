@@ -256,7 +256,11 @@ describe('keyboard and viewports', () => {
     for (let i = 0; i < 3 && (await active()) !== 'num_gpus'; ++i) {
       await page.mouse.click(x1 + 12, (y0 + y1) / 2);
       await page.waitForFunction(() => window.trainclockData?.focus?.active === '', null, { timeout: 20000 });
-      await page.keyboard.press('Tab');
+      // Held for two frames: a press whose key-down and key-up reach the app in one frame is lost
+      // to ImGui's key state (the SDL backend records only whether the key is down).
+      await page.keyboard.down('Tab');
+      await frames(page, 2);
+      await page.keyboard.up('Tab');
       await page.waitForFunction(() => window.trainclockData?.focus?.active === 'num_gpus', null, { timeout: 8000 }).catch(() => {});
     }
     assert.equal(await active(), 'num_gpus');
