@@ -10,6 +10,8 @@
 //     precision preset): the longest frame while the page computes it (a prediction at a time within
 //     app.hpp's kFrameComputeBudgetS), in wall and CPU time, and the frame time with it drawn
 //     (median), both against a 16 ms frame (scalingFrames below);
+//   - CPU seconds Chromium spends on the settled default page over 20 s of no input (idleCpu below:
+//     the page draws only a changed picture);
 //   - screenshots of the web and desktop app into docs/screenshots/ (the plots, A/B, 1280x720, 390 px).
 // Prints a table and writes build-web/web-report.json.
 import { spawnSync } from 'node:child_process';
@@ -270,6 +272,21 @@ async function inputScreenshots(context, url, clipKeys) {
 
 }
 
+// CPU seconds of every chromium process (ps cumulative time), for the idle measurement.
+const chromiumCpuS = () => spawnSync('ps', ['-eo', 'comm,times', '--no-headers'], { encoding: 'utf8' }).stdout.split('\n')
+  .filter((line) => /chrom/i.test(line)).reduce((sum, line) => sum + Number(line.trim().split(/\s+/).pop() || 0), 0);
+
+// The default page once computed, left alone for 20 s: Chromium's CPU seconds and the app's loop iterations.
+async function idleCpu(context, url) {
+  const { page } = await openApp(context, url);
+  await page.waitForTimeout(5000);  // the sliced plots and comparison finish
+  const [cpu0, frames0] = [chromiumCpuS(), await page.evaluate(() => window.trainclockFrames)];
+  await page.waitForTimeout(20000);
+  const result = { seconds: 20, cpu_s: chromiumCpuS() - cpu0, frames: (await page.evaluate(() => window.trainclockFrames)) - frames0 };
+  await page.close();
+  return result;
+}
+
 const report = { sizes: {}, first_frame_ms: [], predict_us: {}, search: [] };
 for (const file of ['trainclock.wasm', 'trainclock.js']) {
   const bytes = readFileSync(join(siteDir, file));
@@ -300,6 +317,7 @@ try {
     }
     await page.close();
   }
+  report.idle = await idleCpu(browser.context, server.url);
   report.scaling = await scalingFrames(browser.context, server.url);
   report.screenshots = await viewScreenshots(browser.context, server.url);
   for (const search of searches) report.search.push({ name: search.name, page: await pageSearch(browser.context, server.url, search) });
@@ -347,5 +365,7 @@ console.log(`scaling plot (${sc.counts} GPU counts x ${sc.precisions} precisions
             `(runs: ${runsOf('longest_compute_frame_ms')}), ${sc.longest_compute_frame_cpu_ms?.toFixed(1) ?? 'n/a'} ms CPU ` +
             `(runs: ${runsOf('longest_compute_frame_cpu_ms')}); frame with the plot drawn ${sc.drawn_frame_ms.toFixed(1)} ms ` +
             `(median; budget 16 ms)`);
+console.log(`idle page: chromium ${report.idle.cpu_s} CPU s over ${report.idle.seconds} s without input ` +
+            `(${report.idle.frames} loop iterations; an unchanged picture is not redrawn)`);
 console.log(`screenshots: docs/screenshots/web.png, ${report.screenshots.join(', ')}, ${report.desktop_screenshot}`);
 writeFileSync(join(siteDir, '../web-report.json'), JSON.stringify(report, null, 2) + '\n');
