@@ -634,6 +634,21 @@ def torchao_moe(rows, unrep):
           "max reserved GiB", cases)
 
 
+def pax_remat(model):
+    """Paxml's remat at google/paxml@4b1899e4 (2024-06-05, the 24.04-paxml container's era): only
+    StackedTransformerRepeated applies CHECKPOINT_POLICY (tasks/lm/model_params.py); GPT126MBase and
+    run_llama_boolq.sh run USE_REPEATED_LAYER=False, a StackedTransformer whose remat defaults to
+    False (praxis/layers/transformers.py) -> none. GPT5BBase: SAVE_DOT_WITH_NO_BATCH_DIM ->
+    jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims, every weight matmul saved -> selective
+    (framework jax: selective_saves_matmuls). GPT175BBase inherits TransformerLmSpmdAdafactor's
+    SAVE_NOTHING -> full."""
+    if model.startswith("GPT-5B"):
+        return "selective"
+    if model.startswith("GPT-175B"):
+        return "full"
+    return "none"
+
+
 def pax(rows, unrep):
     """PAX-GPT and PAX-LLAMA (NVIDIA JAX-Toolbox Paxml): TE rows; XLA-native and LoRA apart."""
     cases = []
@@ -655,7 +670,7 @@ def pax(rows, unrep):
         # LoRA rank 32 on every layer (LORA_TARGET_LAYERS=all, the row's notes).
         lora = {"method": "lora", "lora_rank": 32, "lora_targets": "all-linear"} if "LoRA" in r["model"] else None
         cfg = config(model, gpu, None, n, prec, zero=zero, seq=int(r["seq_len"]),
-                     gbs=int(r["global_batch"]), mbs=int(r["micro_batch"]), recompute="full",
+                     gbs=int(r["global_batch"]), mbs=int(r["micro_batch"]), recompute=pax_remat(r["model"]),
                      flash=flash, attention_kernel="flash3" if gpu == "h100-sxm" and flash else None,
                      framework="jax", finetune=lora)
         reason = None
@@ -666,8 +681,9 @@ def pax(rows, unrep):
             unrep.append((r, reason, cfg))
             continue
         cases.append(case(r["id"], cfg, metric, value, cite2(r),
-                          "%s, %s; recompute %s" % (r["model"], label, r["recompute"] or
-                                                    "not set (Pax default SAVE_NOTHING)")))
+                          "%s, %s; remat %s -> recompute %s" % (
+                              r["model"], label, r["recompute"] or "not set in configs.py",
+                              cfg["training"]["recompute"])))
     write("pax", PUBLIC_2,
           "NVIDIA/JAX-Toolbox@28603900 rosetta/rosetta/projects/pax/README.md (A100 and H100 "
           "results, Llama-2 7B fine-tuning); model configs google/paxml@04516ac8 paxml/contrib/gpu/"
@@ -675,9 +691,10 @@ def pax(rows, unrep):
           "Paxml/Praxis on JAX/XLA with Transformer Engine (ENABLE_TE=1), container jax:24.04-"
           "paxml -> framework jax. FPROP bf16 over fp32 parameters and Adam states, FSDP (zero 3) "
           "or pure DP -> bf16-mixed (the fp32 copy is the master; XLA casts before the gather); "
-          "TE FP8 -> fp8-mixed. Remat: SAVE_DOT_WITH_NO_BATCH_DIM saves no activation of a "
-          "transformer layer (every dot has a batch dimension) and the Pax default is "
-          "SAVE_NOTHING -> recompute full. Flash attention on (TE fused attention: flash3 on "
+          "TE FP8 -> fp8-mixed. Remat (google/paxml@4b1899e4, praxis): GPT-126M and Llama-2 run "
+          "without repeated layers, whose StackedTransformer does not remat -> recompute none; "
+          "GPT-5B SAVE_DOT_WITH_NO_BATCH_DIM saves every weight matmul (dot_general without batch "
+          "dimensions) -> recompute selective; GPT-175B inherits SAVE_NOTHING -> recompute full. Flash attention on (TE fused attention: flash3 on "
           "H100) except GPT-126M (run without). GPT: GELU MLP 4h, LayerNorm, learned positions, "
           "tied embeddings. Llama-2 7B SFT: full fine-tuning (every weight trained), same step "
           "as pre-training; Llama-2 7B LoRA: training.finetune lora, rank 32 on all linears. Throughput = sequences/s over all GPUs (averaging not stated)", cases)

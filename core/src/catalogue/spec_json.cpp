@@ -246,8 +246,13 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     read_keys(reader, "overlap_tp_comm", spec.overlap_tp_comm, "overlap_dp_comm", spec.overlap_dp_comm, "overlap_pp_comm",
               spec.overlap_pp_comm, "overlap_cp_comm", spec.overlap_cp_comm, "overlap_ep_comm", spec.overlap_ep_comm, "fp8_recipe",
               spec.fp8_recipe, "fused_optimizer", spec.fused_optimizer, "fused_norms", spec.fused_norms, "op_level_sac", spec.op_level_sac,
-              "quantize_layouts_one_pass", spec.quantize_layouts_one_pass, "fused_elementwise", spec.fused_elementwise, "compile",
-              spec.compile, "torch_grouped_mm", spec.torch_grouped_mm, "flash_attention", spec.flash_attention);
+              "selective_saves_matmuls", spec.selective_saves_matmuls, "quantize_layouts_one_pass", spec.quantize_layouts_one_pass,
+              "fused_elementwise", spec.fused_elementwise, "compile", spec.compile, "torch_grouped_mm", spec.torch_grouped_mm,
+              "flash_attention", spec.flash_attention);
+    if (spec.op_level_sac && spec.selective_saves_matmuls) {
+        const char* key = reader.has("selective_saves_matmuls") ? "selective_saves_matmuls" : "op_level_sac";
+        reader.fail(key, "op_level_sac and selective_saves_matmuls are two selective-recompute policies: set one of them to false");
+    }
     if (reader.has("host_op_s")) {
         reader.read("host_op_s", spec.host_op_s);
         if (!(spec.host_op_s >= 0 && spec.host_op_s <= 1)) {
@@ -481,6 +486,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("cuda_graphs", enum_name(spec.cuda_graphs)).field("compile", spec.compile);
     if (spec.moe_dispatcher != MoeDispatcher::alltoall) out.field("moe_dispatcher", enum_name(spec.moe_dispatcher));
     if (spec.op_level_sac) out.field("op_level_sac", true);
+    if (spec.selective_saves_matmuls) out.field("selective_saves_matmuls", true);
     if (!spec.quantize_layouts_one_pass) out.field("quantize_layouts_one_pass", false);
     if (spec.torch_grouped_mm) out.field("torch_grouped_mm", true);
     if (!spec.flash_attention) out.field("flash_attention", false);

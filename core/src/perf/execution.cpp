@@ -209,7 +209,8 @@ void Execution::derive(const Config& c) {
     x.head_dim_v = x.mla ? double(m.mla.v_head_dim) : x.head_dim;
     x.expert_load = expert_load_factor(m, c.parallel);
     x.recompute = c.training.recompute;
-    x.op_level_sac = x.recompute == Recompute::selective && c.framework.op_level_sac;
+    x.sac_saves_matmuls = x.recompute == Recompute::selective && c.framework.selective_saves_matmuls;
+    x.op_level_sac = (x.recompute == Recompute::selective && c.framework.op_level_sac) || x.sac_saves_matmuls;
     // TorchInductor lowers pointwise ops and reductions to Triton kernels and fuses producer-consumer
     // chains of them into one kernel per fusion group, GEMMs staying library calls (Ansel et al.,
     // "PyTorch 2", ASPLOS 2024, sec. 5): an eager RMSNorm's pow/mean/rsqrt/mul chain, scale + mask +

@@ -144,9 +144,12 @@ double layer_activation_bytes(const Execution& x, LayerKind kind, Recompute reco
     const double heads_l = x.heads_local, kv_l = x.kv_heads_local;
     const bool flash = x.stored.flash;
     // Per-op SAC (operators.cpp op_sac_recompute): the layer input, the saved matmul outputs and the
-    // SDPA output with its fp32 logsumexp per head (FlashAttention-2 saves O and L: Dao 2023, alg. 1).
-    if (recompute == Recompute::selective && x.op_level_sac && flash)
-        return T_sp * h * w + T * op_sac_saved_width(x, kind) * w + T * heads_l * x.head_dim_v * w + T * heads_l * 4;
+    // SDPA output with its fp32 logsumexp per head (FlashAttention-2 saves O and L: Dao 2023, alg. 1),
+    // which the policy that re-runs attention does not keep.
+    if (recompute == Recompute::selective && x.op_level_sac && (flash || x.sac_saves_matmuls)) {
+        const double sdpa = x.sac_saves_matmuls ? 0.0 : T * heads_l * x.head_dim_v * w + T * heads_l * 4;
+        return T_sp * h * w + T * op_sac_saved_width(x, kind) * w + sdpa;
+    }
     // Korthikanti sec. 4.1 term by term, generalised to GQA, head_dim, gated MLPs and dtype widths:
     // attention block: norm input, QKV input, Q and K, V, (softmax output, dropout mask, dropout
     // output: 5 a s^2 b), projection input, dropout mask; MLP block: norm input, MLP input, up output,

@@ -703,21 +703,24 @@ std::vector<double> matmul_parts(const Execution& x, const Op& op) {
 
 // torchtitan per-op selective activation checkpointing (torchtitan/distributed/activation_checkpoint.py
 // _apply_op_sac): the outputs of mm, SDPA and reduce-scatter are saved "except every second mm" of
-// the layer; every other op is re-run before the layer's backward. Returns the recompute's ops and
+// the layer; every other op is re-run before the layer's backward. JAX's
+// checkpoint_dots_with_no_batch_dims (jax/_src/ad_checkpoint.py: a dot_general without batch
+// dimensions, i.e. every weight matmul) saves all weight matmuls; the attention core (batched dots
+// or a fused-attention custom call) is re-run with the rest. Returns the recompute's ops and
 // `saved_width`, the output width per token of the saved matmuls (for memory.cpp).
 OpList op_sac_recompute(const Execution& x, const OpList& forward, double* saved_width) {
     OpList out;
     int mm = 0;
     double saved = 0;
     for (const Op& op : forward) {
-        if (op.kind == OpKind::attention) continue;  // SDPA output saved
+        if (op.kind == OpKind::attention && !x.sac_saves_matmuls) continue;  // SDPA output saved
         if (op.kind != OpKind::gemm) {
             out.add(op);
             continue;
         }
         double recomputed = 0;
         for (double width : matmul_parts(x, op)) {
-            if (++mm % 2 == 0)
+            if (++mm % 2 == 0 && !x.sac_saves_matmuls)
                 recomputed += width;
             else
                 saved += width * op.count * op.m / std::max(x.tokens, 1.0);

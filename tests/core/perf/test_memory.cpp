@@ -53,6 +53,14 @@ TEST_CASE("Per-op SAC keeps the layer input, the saved matmul outputs and the SD
           Approx(T * (w * (h + h + kv + f + h + h) + 4 * heads)));
 }
 
+TEST_CASE("JAX's dots policy keeps the layer input and every weight matmul's output, not the attention output", "[memory]") {
+    const Config c = fixtures::config(
+        R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "framework": "jax", "training": {"seq_len": 8192, "global_batch": 1, "micro_batch": 1, "flash_attention": true, "recompute": "selective"})");
+    const double T = 8192, h = 4096, kv = 1024, f = 14336, w = 2;
+    // input h; wq h, wk kv, wv kv, wo h, w1 f, w3 f, w2 h (bf16).
+    CHECK(activation_bytes_per_layer(make_execution(c), layer_kind_at(c.model, 0)) == Approx(T * w * (h + h + 2 * kv + h + 2 * f + h)));
+}
+
 TEST_CASE("Activation bytes scale with the activation dtype", "[memory]") {
     const std::string body =
         R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1, "flash_attention": true}, "precision": )";

@@ -588,3 +588,30 @@ TEST_CASE("Per-op SAC (torchtitan op policy) re-runs every second matmul and the
     CHECK(bytes(b.backward, OpKind::elementwise) == Approx(bytes(a.backward, OpKind::elementwise) + bytes(a.forward, OpKind::elementwise)));
     CHECK(op_sac_saved_width(make_execution(op), kind) == Approx(h + kv + f + h));  // wq, wv, w1, w2 outputs per token
 }
+
+TEST_CASE("JAX's dots policy (selective_saves_matmuls) saves every weight matmul and re-runs attention and the rest", "[operators]") {
+    // Llama 3 8B under framework jax: recompute selective re-runs no GEMM, the attention forward and
+    // every elementwise op of the layer before its backward.
+    const std::string body =
+        R"("model": "llama3-8b", "gpu": "h100-sxm", "num_gpus": 1, "precision": "bf16-mixed", "training": {"seq_len": 8192, "global_batch": 1, "micro_batch": 1, "flash_attention": true, "recompute": )";
+    const Config none = fixtures::config(body + R"("none"}, "framework": "jax")");
+    const Config dots = fixtures::config(body + R"("selective"}, "framework": "jax")");
+    const Config attention_core =
+        fixtures::config(body + R"("selective"}, "framework": {"preset": "jax", "selective_saves_matmuls": false})");
+    const LayerKind kind = layer_kind_at(dots.model, 0);
+    const PieceOps a = layer_ops(make_execution(none), kind), b = layer_ops(make_execution(dots), kind);
+    CHECK(flops(b.backward, OpKind::gemm) == Approx(flops(a.backward, OpKind::gemm)));
+    CHECK(flops(b.backward, OpKind::attention) == Approx(flops(a.backward, OpKind::attention) + flops(a.forward, OpKind::attention)));
+    CHECK(bytes(b.backward, OpKind::elementwise) == Approx(bytes(a.backward, OpKind::elementwise) + bytes(a.forward, OpKind::elementwise)));
+    const double h = 4096, kv = 1024, f = 14336;
+    CHECK(op_sac_saved_width(make_execution(dots), kind) == Approx(h + 2 * kv + h + 2 * f + h));  // wq wk wv wo w1 w3 w2
+    // Without the key, jax's selective is Megatron's attention core, which flash attention already re-runs.
+    const PieceOps c = layer_ops(make_execution(attention_core), kind);
+    CHECK(flops(c.backward, OpKind::attention) == Approx(flops(a.backward, OpKind::attention)));
+    // The two per-op policies exclude each other.
+    const auto both = load_config(R"({"schema": "trainclock/config/v1", )" + body +
+                                  R"("selective"}, "framework": {"preset": "jax", "op_level_sac": true}})");
+    REQUIRE_FALSE(both.ok());
+    CHECK(both.error().key == "framework.op_level_sac");
+    CHECK_THAT(both.error().message, Catch::Contains("set one of them to false"));
+}

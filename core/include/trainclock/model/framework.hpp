@@ -65,6 +65,8 @@ struct FrameworkSpec {
     MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;  // the MoE token dispatcher it runs by default
     bool op_level_sac =
         false;  // recompute "selective" = per-op SAC (save matmul and attention outputs, re-run the rest), not Megatron's attention core
+    bool selective_saves_matmuls =
+        false;  // recompute "selective" saves every weight matmul's output and re-runs the rest, attention included (JAX dots policy)
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)

@@ -129,7 +129,8 @@ public:
     double head_dim_qk = 0, head_dim_v = 0;
     double expert_load = 1;  // expert_load_factor: the busiest EP rank's routed tokens over the mean
     Recompute recompute = Recompute::none;
-    bool op_level_sac = false;  // recompute selective as the framework's per-op SAC (FrameworkSpec::op_level_sac)
+    bool op_level_sac = false;       // recompute selective as a per-op policy (FrameworkSpec::op_level_sac or selective_saves_matmuls)
+    bool sac_saves_matmuls = false;  // that policy saves every weight matmul and re-runs attention (FrameworkSpec::selective_saves_matmuls)
     // Kernel fusion: the framework's own fused kernels, or torch.compile's (training.compile: Inductor
     // fuses pointwise ops and reductions into one Triton kernel per fusion group).
     bool fused_norms = true;                    // a norm is one kernel (else RMSNorm as eager tensor ops)
