@@ -115,6 +115,11 @@ StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Netwo
 // step (cp_exposed_s) where the framework overlaps it; ZeRO-3 gathers are prefetched behind the
 // phase's compute unless the framework gathers on demand (gather_prefetch none); EP all-to-all is
 // exposed unless the framework overlaps it with another micro-batch's compute.
+// One op's host dispatch on this run's host: the framework's figure (host_op_s, stated for an x86
+// DGX host) times the node's CPU (node host_op_scale: Grace runs a torch.nn.Linear forward's host
+// side 2.75x slower than a Xeon 8480C, NVIDIA/TransformerEngine issue 2053).
+double host_op_seconds(const Execution& x) { return x.cal.host_op_s * x.config->node.host_op_scale; }
+
 // CPU seconds to issue a phase's `kernels` (the host runs ahead of the GPU; phase_cost takes the
 // longer of the two). A CUDA graph replays what it captured with one launch instead of dispatching
 // each op (CUDA C++ Programming Guide, "CUDA Graphs"): per-layer graphs (Megatron-Core
@@ -125,7 +130,7 @@ StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Netwo
 double host_dispatch_s(const Execution& x, double kernels, bool captured) {
     if (x.cuda_graphs == CudaGraphs::full) return 0;
     if (captured) return constant(Constant::cuda_graph_launch_s);
-    return kernels * x.cal.host_op_s;
+    return kernels * host_op_seconds(x);
 }
 
 // Whether per-layer graphs capture a layer of this kind: Megatron-Core captures a MoE layer's MLP
@@ -144,7 +149,7 @@ double synced_dispatch_s(const OpList& ops, const Execution& x, double host_s, d
     bool any = false;
     for (const Op& op : ops) any = any || is_host_sync(op);
     if (!any) return std::max(host_s, gpu_s);
-    const double h = x.cal.host_op_s;
+    const double h = host_op_seconds(x);
     double total = 0, stretch_host = 0, stretch_gpu = 0, gpu_sum = 0, host_sum = 0;
     bool after_sync = false;
     for (const Op& op : ops) {
@@ -500,8 +505,9 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     // The optimizer step runs outside a full-iteration graph (Megatron-Core "full_iteration": forward-
     // backward only), after that graph's one launch per iteration.
     const double graph_launch_s = x.cuda_graphs == CudaGraphs::full ? constant(Constant::cuda_graph_launch_s) : 0.0;
-    const double host_s =
-        per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s) + graph_launch_s;
+    const double host_s = (per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s)) *
+                              x.config->node.host_op_scale +
+                          graph_launch_s;
     if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
     return cost;
 }
