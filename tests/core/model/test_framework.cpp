@@ -532,6 +532,20 @@ TEST_CASE("CUDA graphs: a host-bound step gets faster, a GPU-bound one does not 
     CHECK(big_full.iteration_time_s == Approx(big.iteration_time_s).epsilon(1e-9));
 }
 
+TEST_CASE("torch.compile launches a compiled layer's kernels from Inductor's wrapper and not at the framework's eager cost") {
+    // An eager dispatch of 1 ms per op (far above any kernel here) makes the eager step host-bound;
+    // a compiled layer launches its kernels at inductor_kernel_host_s (tritonbench PR 1017), so only
+    // the embedding, head and loss, which stay eager, pay the framework's figure.
+    auto step = [](bool compile) {
+        return predict(load(std::string(R"({"model": "gpt2", "gpu": "h100-sxm", "framework": {"preset": "torchtitan", "host_op_s": 1e-3},
+                                           "num_gpus": 8, "training": {"seq_len": 1024, "global_batch": 8, "micro_batch": 1, "compile": )") +
+                            (compile ? "true" : "false") + "}}"));
+    };
+    const Prediction eager = step(false), compiled = step(true);
+    CHECK(compiled.iteration_time_s < 0.3 * eager.iteration_time_s);
+    CHECK(compiled.breakdown_s[StepPart::overhead] > 0);  // the eager embedding and head still bound their phases
+}
+
 TEST_CASE("CUDA graphs per layer skip dropless MoE layers (data-dependent shapes), capture drop-and-pad ones") {
     auto moe = [](const std::string& capacity, const std::string& graphs) {
         return predict(load(
