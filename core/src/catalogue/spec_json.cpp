@@ -162,7 +162,7 @@ void read_node(ObjectReader& reader, NodeSpec& spec, bool required) {
     if (required) require_all(reader, {"gpus_per_node", "intra_bw_gbps", "inter_bw_gbps"});
     read_keys(reader, "display_name", spec.display_name, "gpus_per_node", spec.gpus_per_node, "gpus_per_host", spec.gpus_per_host,
               "intra_link", spec.intra_link, "intra_bw_gbps", spec.intra_bw_gbps, "intra_latency_us", spec.intra_latency_us, "peer_to_peer",
-              spec.peer_to_peer, "host_memory_bw_gbps", spec.host_memory_bw_gbps);
+              spec.peer_to_peer, "host_memory_bw_gbps", spec.host_memory_bw_gbps, "host_op_scale", spec.host_op_scale);
     if (const auto groups = reader.read_object("intra_group_bw_gbps")) {  // {"2": GB/s, "4": GB/s, ...}
         ObjectReader g(*groups, join_key(reader.path(), "intra_group_bw_gbps"));
         spec.intra_group_bw_gbps.clear();
@@ -449,6 +449,7 @@ void write_node(JsonWriter& out, const NodeSpec& spec) {
     out.field("power_overhead", spec.power_overhead);
     if (!spec.peer_to_peer) out.field("peer_to_peer", false);
     if (spec.host_memory_bw_gbps > 0) out.field("host_memory_bw_gbps", spec.host_memory_bw_gbps);
+    if (spec.host_op_scale != 1.0) out.field("host_op_scale", spec.host_op_scale);
     end_spec(out, spec);
 }
 

@@ -171,6 +171,7 @@ std::optional<Error> check_node(const NodeSpec& n) {
     TRAINCLOCK_TRY(out_of_range("node.inter_latency_us", n.inter_latency_us, 0.0, 1e6));
     TRAINCLOCK_TRY(out_of_range("node.power_overhead", n.power_overhead, 1.0, 10.0));
     TRAINCLOCK_TRY(out_of_range("node.host_memory_bw_gbps", n.host_memory_bw_gbps, 0.0, 1e6));
+    TRAINCLOCK_TRY(out_of_range("node.host_op_scale", n.host_op_scale, 0.1, 10.0));
     return std::nullopt;
 }
 

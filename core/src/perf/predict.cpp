@@ -115,6 +115,11 @@ StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Netwo
 // step (cp_exposed_s) where the framework overlaps it; ZeRO-3 gathers are prefetched behind the
 // phase's compute unless the framework gathers on demand (gather_prefetch none); EP all-to-all is
 // exposed unless the framework overlaps it with another micro-batch's compute.
+// One op's host dispatch on this run's host: the framework's figure (host_op_s, stated for an x86
+// DGX host) times the node's CPU (node host_op_scale: Grace runs a torch.nn.Linear forward's host
+// side 2.75x slower than a Xeon 8480C, NVIDIA/TransformerEngine issue 2053).
+double host_op_seconds(const Execution& x) { return x.cal.host_op_s * x.config->node.host_op_scale; }
+
 // CPU seconds to issue a phase's `kernels` (the host runs ahead of the GPU; phase_cost takes the
 // longer of the two). A CUDA graph replays what it captured with one launch instead of dispatching
 // each op (CUDA C++ Programming Guide, "CUDA Graphs"): per-layer graphs (Megatron-Core
@@ -122,10 +127,16 @@ StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Netwo
 // megatron/core/transformer/transformer_config.py) leave one launch per layer forward and backward
 // and the embedding, LM head and loss dispatched op by op; a full-iteration graph ("full_iteration":
 // the whole forward-backward) leaves one launch per iteration, charged in optimizer_step_phase.
-double host_dispatch_s(const Execution& x, double kernels, bool captured) {
+// A torch.compile'd layer (training.compile; torchtitan compiles each TransformerBlock) launches its
+// Inductor kernels from generated wrapper code: inductor_kernel_host_s per kernel and
+// inductor_graph_host_s per compiled call (meta-pytorch/tritonbench PR 1017), on the node's CPU.
+double host_dispatch_s(const Execution& x, double kernels, bool captured, bool compiled) {
     if (x.cuda_graphs == CudaGraphs::full) return 0;
     if (captured) return constant(Constant::cuda_graph_launch_s);
-    return kernels * x.cal.host_op_s;
+    if (compiled)
+        return (kernels * constant(Constant::inductor_kernel_host_s) + constant(Constant::inductor_graph_host_s)) *
+               x.config->node.host_op_scale;
+    return kernels * host_op_seconds(x);
 }
 
 // Whether per-layer graphs capture a layer of this kind: Megatron-Core captures a MoE layer's MLP
@@ -140,11 +151,10 @@ bool layer_captured(const Execution& x, LayerKind kind) {
 // each stretch between syncs takes the longer of its dispatch and its GPU work, and after a sync
 // the GPU idles until the host has issued the next kernel (one op's dispatch). The collectives'
 // kernels and seconds count in the last stretch. Without a sync: max(host_s, gpu_s), as before.
-double synced_dispatch_s(const OpList& ops, const Execution& x, double host_s, double gpu_s) {
+double synced_dispatch_s(const OpList& ops, const Execution& x, double host_s, double gpu_s, double h) {
     bool any = false;
     for (const Op& op : ops) any = any || is_host_sync(op);
     if (!any) return std::max(host_s, gpu_s);
-    const double h = x.cal.host_op_s;
     double total = 0, stretch_host = 0, stretch_gpu = 0, gpu_sum = 0, host_sum = 0;
     bool after_sync = false;
     for (const Op& op : ops) {
@@ -166,7 +176,7 @@ double synced_dispatch_s(const OpList& ops, const Execution& x, double host_s, d
     return total + std::max(stretch_host, stretch_gpu + h);
 }
 
-Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net, bool captured) {
+Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, const Network& net, bool captured, bool compiled) {
     const Calibration& cal = x.cal;
     const FrameworkSpec& fw = x.config->framework;
     Cost cost = from_ops(cost_ops(ops, x.config->gpu, cal));
@@ -194,9 +204,13 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
     cost.s[StepPart::ep_comm] += (comm_s[StepPart::ep_comm] - cost.s[StepPart::ep_comm]) * f / (1 - f);
     // The host dispatches kernels asynchronously: the phase takes the longer of the GPU's work and
     // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
-    const double host_s = host_dispatch_s(x, kernels, captured), gpu_s = cost.total();
+    const double host_s = host_dispatch_s(x, kernels, captured, compiled), gpu_s = cost.total();
     const bool dispatched = !captured && x.cuda_graphs != CudaGraphs::full;  // a graph holds no host sync
-    const double phase_s = dispatched ? synced_dispatch_s(ops, x, host_s, gpu_s) : std::max(host_s, gpu_s);
+    const double phase_s =
+        dispatched
+            ? synced_dispatch_s(ops, x, host_s, gpu_s,
+                                compiled ? constant(Constant::inductor_kernel_host_s) * x.config->node.host_op_scale : host_op_seconds(x))
+            : std::max(host_s, gpu_s);
     if (phase_s > gpu_s) cost.s[StepPart::overhead] += phase_s - gpu_s;
     return cost;
 }
@@ -205,9 +219,10 @@ struct PieceCost {
     Cost fwd, bwd;
 };
 
-// `captured`: per-layer CUDA graphs replay this piece (layer_captured).
-PieceCost piece_cost(const PieceOps& ops, const Execution& x, const Network& net, bool captured = false) {
-    return {phase_cost(ops.forward, ops.comm_forward, x, net, captured), phase_cost(ops.backward, ops.comm_backward, x, net, captured)};
+// `captured`: per-layer CUDA graphs replay this piece (layer_captured); `compiled`: a torch.compile'd layer.
+PieceCost piece_cost(const PieceOps& ops, const Execution& x, const Network& net, bool captured = false, bool compiled = false) {
+    return {phase_cost(ops.forward, ops.comm_forward, x, net, captured, compiled),
+            phase_cost(ops.backward, ops.comm_backward, x, net, captured, compiled)};
 }
 
 // =====================================================================================
@@ -263,7 +278,7 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
             const int slot = kind_slot(kind);
             const double n = double(count);
             if (!have[size_t(slot)]) {
-                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind));
+                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind), x.config->training.compile);
                 have[size_t(slot)] = true;
             }
             st.fwd[size_t(j)].add(kinds[size_t(slot)].fwd, n);
@@ -291,7 +306,7 @@ const Stages& stages_phase(const Execution& x, const Network& net) {
             const LayerKind kind = layer_kind_at(m, m.layers - 1);
             const int slot = kind_slot(kind);
             if (!have[size_t(slot)]) {
-                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind));
+                kinds[size_t(slot)] = piece_cost(layer_ops(x, kind), x, net, layer_captured(x, kind), x.config->training.compile);
                 have[size_t(slot)] = true;
             }
             const PieceCost mtp = piece_cost(mtp_ops(x), x, net);
@@ -500,8 +515,9 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     // The optimizer step runs outside a full-iteration graph (Megatron-Core "full_iteration": forward-
     // backward only), after that graph's one launch per iteration.
     const double graph_launch_s = x.cuda_graphs == CudaGraphs::full ? constant(Constant::cuda_graph_launch_s) : 0.0;
-    const double host_s =
-        per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s) + graph_launch_s;
+    const double host_s = (per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s)) *
+                              x.config->node.host_op_scale +
+                          graph_launch_s;
     if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
     return cost;
 }

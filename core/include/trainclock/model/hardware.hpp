@@ -61,6 +61,11 @@ struct NodeSpec {
     // DRAM bandwidth of one host's CPUs, all sockets, GB/s (memory channels x transfer rate x 8 B; 0 =
     // unknown): what an offloaded optimizer step on the CPU streams its states through.
     double host_memory_bw_gbps = 0;
+    // Host dispatch time per op of this node's CPU relative to an x86 DGX host's (Xeon Platinum 8480C),
+    // the host the framework presets' host_op_s figures are stated for: 1 = x86; Grace (GB200/GH200)
+    // 2.75 (NVIDIA/TransformerEngine issue 2053: torch.nn.Linear forward 37.08 us CPU on GB200 vs 13.48
+    // on the DGX H100's Xeon 8480C). Scales every host cost per op (predict.cpp host_op_seconds).
+    double host_op_scale = 1.0;
     std::string source;
 
     int64_t host_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }
