@@ -607,6 +607,20 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     } else {
         const MoeExchange d = moe_exchange(dispatcher, false, load * x.tokens * fold, load * routed, x.hidden, ep, x.ops.w_act);
         add_comm(out, "ep_all_to_all", d.collective, Group::ep, d.bytes, 2);  // dispatch + combine
+        if (dispatcher == MoeDispatcher::alltoall && ep > 1) {
+            const bool titan = x.config->framework.torch_grouped_mm;
+            // The token counts per expert, exchanged before the dispatch can be sized (forward only: the
+            // backward reuses the splits): Megatron-Core's preprocess all-gathers them over the TP x EP
+            // group (token_dispatcher.py gather_from_sequence_parallel_region(num_local_tokens_per_expert)),
+            // torchtitan all-to-alls them (pytorch/torchtitan@73a0e6979dd10b6b1904098eb3c8f62c18ab87ce
+            // torchtitan/distributed/expert_parallel.py _token_dispatch, all_to_all_single).
+            if (phase == Phase::forward)
+                add_comm(out, "ep_token_counts", titan ? Collective::all_to_all : Collective::all_gather, Group::ep,
+                         (titan ? 1.0 : ep) * E * 8);
+            // Megatron-Core sends the routing probabilities of the rows in an all-to-all of their own
+            // (dispatch_all_to_all: global_probs, in the logits' dtype), their gradient back in the backward.
+            if (!titan) add_comm(out, "ep_probs_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.ops.w_act);
+        }
     }
     // The local experts run as one grouped GEMM, each group padded to the M tile (expert_group_rows).
     const double local_experts = E / ep;

@@ -534,6 +534,17 @@ TEST_CASE("MoE token reordering and router kernels follow each framework's code"
         CHECK(named(*ops, "moe_pad_permute").first == 0);
         CHECK(named(*ops, "shared_expert_add") == std::make_pair(1, 3 * T * h * w));
     }
+    // Its dispatch all-gathers the token counts per expert first (forward) and sends the routing
+    // probabilities in an all-to-all of their own (their gradient back in the backward).
+    auto comm = [](const CommList& list, const char* name) {
+        for (const CommOp& c : list)
+            if (std::string(c.name) == name) return std::make_pair(c.collective, c.bytes);
+        return std::make_pair(Collective::p2p, 0.0);
+    };
+    CHECK(comm(m.comm_forward, "ep_token_counts") == std::make_pair(Collective::all_gather, 4.0 * 16 * 8));
+    CHECK(comm(m.comm_backward, "ep_token_counts").second == 0);
+    CHECK(comm(m.comm_forward, "ep_probs_all_to_all") == std::make_pair(Collective::all_to_all, routed * w));
+    CHECK(comm(m.comm_backward, "ep_probs_all_to_all") == std::make_pair(Collective::all_to_all, routed * w));
     const Config one_local = moe("megatron-core", 16, "", R"(, "moe_dispatcher": "alltoall")");
     CHECK(named(layer_ops(make_execution(one_local), layer_kind_at(one_local.model, 0)).forward, "moe_sort_chunks").first == 0);
     const Config gathered = moe("megatron-core", 4, "", R"(, "moe_dispatcher": "allgather")");
@@ -559,6 +570,9 @@ TEST_CASE("MoE token reordering and router kernels follow each framework's code"
     CHECK(named(t.forward, "moe_unsort_zero_fill") == std::make_pair(1, routed * h * w));
     CHECK(named(t.backward, "moe_unsort") == std::make_pair(1, 2 * routed * h * w));
     CHECK(named(t.forward, "router_elementwise").first == 11);
+    // torchtitan all-to-alls the counts and scales the rows before the dispatch: no probabilities sent.
+    CHECK(comm(t.comm_forward, "ep_token_counts") == std::make_pair(Collective::all_to_all, 16.0 * 8));
+    CHECK(comm(t.comm_forward, "ep_probs_all_to_all").second == 0);
     // Compiled, the score scaling is one kernel and the router's pointwise chains fuse.
     const Config compiled = moe("torchtitan", 4, "", R"(, "compile": true)");
     const PieceOps c = layer_ops(make_execution(compiled), layer_kind_at(compiled.model, 0));
