@@ -496,13 +496,17 @@ MoeReorder moe_reorder(const Execution& x, MoeDispatcher dispatcher, double loca
     r.sort_local = !r.titan && dispatcher == MoeDispatcher::alltoall && local_experts > 1;
     return r;
 }
-// `sent`: the rank's own routed rows (before the dispatch, after the combine); `received`: the rows its
-// local experts get.
-void moe_reorder_ops(const Execution& x, Target& out, const MoeReorder& r, double sent, double received, bool before_experts) {
+// `tokens`: the rank's tokens; `sent`: its routed rows (before the dispatch, after the combine);
+// `received`: the rows its local experts get.
+void moe_reorder_ops(const Execution& x, Target& out, const MoeReorder& r, double tokens, double sent, double received,
+                     bool before_experts) {
     const DType d = x.ops.activations;
     const double w = x.ops.w_act, h = x.hidden;
     if (r.sort_local)
         out.ops.add(make_op(before_experts ? "moe_sort_chunks" : "moe_unsort_chunks", OpKind::elementwise, d, 0, 2 * received * h * w));
+    // Megatron-Core's unfused unpermute scatter-adds into torch.zeros(restore_shape) (moe_utils.py
+    // unpermute), as the backward of permute's index_select adds into zeros: a fill of the tokens.
+    if (!r.titan && !before_experts) out.ops.add(make_op("moe_unpermute_zero_fill", OpKind::elementwise, d, 0, tokens * h * w));
     if (!r.titan) return;
     if (before_experts) {
         if (x.config->training.compile) {
@@ -627,12 +631,12 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     const double rows = expert_group_rows(load * routed * ep / E, local_experts);
     // The token rows reordered around the experts beyond the first permute (moe_reorder_ops).
     const MoeReorder reorder = moe_reorder(x, dispatcher, local_experts);
-    moe_reorder_ops(x, out, reorder, routed, load * routed, true);
+    moe_reorder_ops(x, out, reorder, x.tokens * fold, routed, load * routed, true);
     const int first = out.ops.size;
     mlp_core(x, out, phase, rows, f_local, local_experts);
     for (int i = first; i < out.ops.size; ++i)  // the framework's grouped kernel (Calibration::grouped_gemm_rate)
         if (out.ops.items[size_t(i)].kind == OpKind::gemm) out.ops.items[size_t(i)].grouped = true;
-    moe_reorder_ops(x, out, reorder, routed, load * routed, false);
+    moe_reorder_ops(x, out, reorder, x.tokens * fold, routed, load * routed, false);
     out.ops.add(moe_unpermute_op(x.ops.activations, x.tokens * fold, routed, x.hidden, x.ops.w_act));
     // Shared experts are a dense MLP over the attention TP group (Megatron-Core SharedExpertMLP),
     // whose output the routed experts' output is then added to (a third elementwise pass over the

@@ -533,6 +533,7 @@ TEST_CASE("MoE token reordering and router kernels follow each framework's code"
         CHECK(named(*ops, "moe_unsort_chunks") == std::make_pair(1, 2 * routed * h * w));
         CHECK(named(*ops, "moe_pad_permute").first == 0);
         CHECK(named(*ops, "shared_expert_add") == std::make_pair(1, 3 * T * h * w));
+        CHECK(named(*ops, "moe_unpermute_zero_fill") == std::make_pair(1, T * h * w));
     }
     // Its dispatch all-gathers the token counts per expert first (forward) and sends the routing
     // probabilities in an all-to-all of their own (their gradient back in the backward).
@@ -562,6 +563,7 @@ TEST_CASE("MoE token reordering and router kernels follow each framework's code"
     const Config titan = moe("torchtitan", 4, "", "");
     const PieceOps t = layer_ops(make_execution(titan), layer_kind_at(titan.model, 0));
     CHECK(named(t.forward, "moe_sort_chunks").first == 0);
+    CHECK(named(t.forward, "moe_unpermute_zero_fill").first == 0);  // its un-sort buffer is the routed rows
     CHECK(named(t.forward, "moe_score_to_fp32") == std::make_pair(1, routed * h * (w + 4)));
     CHECK(named(t.forward, "moe_score_scale") == std::make_pair(1, routed * h * 8));
     CHECK(named(t.forward, "moe_pad_rows") == std::make_pair(1, 2 * routed * h * w));
