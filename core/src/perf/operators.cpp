@@ -469,6 +469,90 @@ void mlp_core(const Execution& x, Target& out, Phase phase, double m, double ffn
     }
 }
 
+// Passes over the routed token rows that a framework's MoE layer runs besides the first permute
+// (by expert, before the dispatch) and the un-permute (after the combine), each a memory-bound
+// kernel that reads and writes the rows (moe_permute_op), forward and backward alike (the gradient
+// of a row gather is the scatter of the same rows, that of a copy a copy).
+// - Megatron-Core's alltoall dispatcher leaves the received tokens ordered by source rank and sorts
+//   them by local expert before the grouped GEMM ("Permutation 2", sort_chunks_by_idxs: torch.cat of
+//   the chunks; drop-and-pad: a transpose(0, 1).contiguous()), and back after it ("Unpermutation 2"),
+//   whenever there are several local experts (NVIDIA/Megatron-LM@0014f13713bfa38a8bab4ae11edd6917d35165ce
+//   megatron/core/transformer/moe/token_dispatcher.py dispatch_postprocess / combine_preprocess; the
+//   probabilities are applied in the experts' activation, experts.py bias_act_func).
+// - torchtitan's grouped-mm experts pad and reorder their rows with _permute (a torch.vstack copy with
+//   a zero row, then x[permuted_indices, :]) and restore them with _unpermute (an index_put), with or
+//   without EP (ExpertParallel._token_dispatch, else indices_padding_wrapper); its MoE.forward scales the
+//   routed rows by their scores in fp32 (score_before_experts: .to(float32) * scores, .to(bf16): three
+//   kernels eager, one when compiled) and un-sorts the experts' output into a zero-filled buffer (torch.zeros,
+//   index_put) before summing the top-k copies per token (the un-permute) (pytorch/torchtitan@73a0e6979dd10b6b1904098eb3c8f62c18ab87ce
+//   torchtitan/models/moe/utils.py, moe.py).
+struct MoeReorder {
+    bool sort_local = false;  // Megatron-Core permutation 2 and its inverse
+    bool titan = false;       // torchtitan's _permute / _unpermute, score scaling and zero-filled un-sort
+};
+MoeReorder moe_reorder(const Execution& x, MoeDispatcher dispatcher, double local_experts) {
+    MoeReorder r;
+    r.titan = x.config->framework.torch_grouped_mm;
+    r.sort_local = !r.titan && dispatcher == MoeDispatcher::alltoall && local_experts > 1;
+    return r;
+}
+// `tokens`: the rank's tokens; `sent`: its routed rows (before the dispatch, after the combine);
+// `received`: the rows its local experts get.
+void moe_reorder_ops(const Execution& x, Target& out, const MoeReorder& r, double tokens, double sent, double received,
+                     bool before_experts) {
+    const DType d = x.ops.activations;
+    const double w = x.ops.w_act, h = x.hidden;
+    if (r.sort_local)
+        out.ops.add(make_op(before_experts ? "moe_sort_chunks" : "moe_unsort_chunks", OpKind::elementwise, d, 0, 2 * received * h * w));
+    // Megatron-Core's unfused unpermute scatter-adds into torch.zeros(restore_shape) (moe_utils.py
+    // unpermute), as the backward of permute's index_select adds into zeros: a fill of the tokens.
+    if (!r.titan && !before_experts) out.ops.add(make_op("moe_unpermute_zero_fill", OpKind::elementwise, d, 0, tokens * h * w));
+    if (!r.titan) return;
+    if (before_experts) {
+        if (x.config->training.compile) {
+            out.ops.add(make_op("moe_score_scale", OpKind::elementwise, d, 0, 2 * sent * h * w));
+        } else {  // bf16 -> fp32, x scores, fp32 -> bf16
+            out.ops.add(make_op("moe_score_to_fp32", OpKind::elementwise, d, 0, sent * h * (w + 4)));
+            out.ops.add(make_op("moe_score_scale", OpKind::elementwise, d, 0, sent * h * 8));
+            out.ops.add(make_op("moe_score_to_bf16", OpKind::elementwise, d, 0, sent * h * (4 + w)));
+        }
+        out.ops.add(make_op("moe_pad_rows", OpKind::elementwise, d, 0, 2 * received * h * w));     // torch.vstack
+        out.ops.add(make_op("moe_pad_permute", OpKind::elementwise, d, 0, 2 * received * h * w));  // x[permuted_indices, :]
+    } else {
+        out.ops.add(make_op("moe_pad_unpermute", OpKind::elementwise, d, 0, 2 * received * h * w));  // index_put
+        out.ops.add(make_op("moe_unsort_zero_fill", OpKind::elementwise, d, 0, sent * h * w));       // torch.zeros
+        out.ops.add(make_op("moe_unsort", OpKind::elementwise, d, 0, 2 * sent * h * w));             // index_put
+    }
+}
+
+// The router's small kernels over the [tokens, experts] scores besides its GEMM and the top-k,
+// each one launch over the fp32 scores (moe_topk_op's bytes), counted in the framework's code:
+// - Megatron-Core (moe_router_fusion off, its default): topk_softmax_with_capacity runs softmax over the
+//   top-k scores, zeros_like + scatter (probs), zeros_like + int + scatter + bool (routing map) and a
+//   sum (tokens per expert); token dropping (capacity factor) adds topk over the tokens, zeros_like +
+//   scatter + bool (capacity mask), logical_and and the masking multiply; the router also computes the
+//   scores for the aux loss (softmax) and permute() gathers the probabilities (transpose contiguous,
+//   masked_select). Backward: the masking multiply, the scatter's gather, softmax backward, topk's
+//   zero-filled scatter and the probabilities' masked_scatter (two). (NVIDIA/Megatron-LM@0014f13713bfa38a8bab4ae11edd6917d35165ce
+//   megatron/core/transformer/moe/moe_utils.py topk_softmax_with_capacity, permute; router.py
+//   aux_loss_load_balancing, compute_routing_scores_for_aux_loss: moe_aux_loss_coeff 0 by default.)
+// - torchtitan: TokenChoiceTopKRouter casts to fp32, applies the sigmoid, adds the expert bias, gathers
+//   the top scores, scales them and counts tokens per expert (histc); MoE.forward accumulates the
+//   counts; TokenReorderer runs histc, argsort, a gather of the scores and the token index division.
+//   Backward: the gather's zero-filled scatter (two), the scale, sigmoid and cast backward. Compiled,
+//   Inductor fuses the pointwise chains: the cast, sigmoid and bias add are one kernel, the division
+//   joins the gather, the backward's pointwise ops one (pytorch/torchtitan@73a0e6979dd10b6b1904098eb3c8f62c18ab87ce
+//   torchtitan/models/moe/moe.py TokenChoiceTopKRouter.forward, TokenReorderer.forward, MoE.forward).
+double moe_router_small_kernels(const Execution& x, bool backward) {
+    if (x.config->framework.torch_grouped_mm) {
+        if (x.config->training.compile) return backward ? 3 : 6;
+        return backward ? 5 : 11;
+    }
+    const bool dropping = x.config->model.moe.capacity_factor > 0;
+    if (backward) return 6 + (dropping ? 1 : 0);
+    return 11 + (dropping ? 6 : 0);
+}
+
 // Routed-expert MLP (Shazeer et al. 2017; Fedus et al. 2021): router GEMM, top-k, permute, EP
 // all-to-all dispatch, the local experts' GEMMs on top_k T ep / E tokens each, all-to-all combine,
 // weighted un-permute; plus always-active shared experts (DeepSeekMoE, Dai et al. 2024).
@@ -489,7 +573,13 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
         out.ops.add(make_gemm("router", OpKind::gemm, router_dtype, x.tokens, E, x.hidden,
                               (x.tokens * x.hidden + x.hidden * E) * wr + x.tokens * E * 4, 1));
         out.ops.add(moe_topk_op(x.ops.activations, x.tokens, E));
-    } else {
+    }
+    for (double i = 0, n = moe_router_small_kernels(x, phase == Phase::backward); i < n; ++i) {
+        Op op = moe_topk_op(x.ops.activations, x.tokens, E);
+        op.name = "router_elementwise";
+        out.ops.add(op);
+    }
+    if (phase == Phase::backward) {
         out.ops.add(make_gemm("router_dgrad", OpKind::gemm, router_dtype, x.tokens, x.hidden, E,
                               (x.tokens * E + x.hidden * E) * wr + x.tokens * x.hidden * x.ops.w_act, 1));
         out.ops.add(make_gemm("router_wgrad", OpKind::gemm, router_dtype, x.hidden, E, x.tokens,
@@ -521,17 +611,41 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
     } else {
         const MoeExchange d = moe_exchange(dispatcher, false, load * x.tokens * fold, load * routed, x.hidden, ep, x.ops.w_act);
         add_comm(out, "ep_all_to_all", d.collective, Group::ep, d.bytes, 2);  // dispatch + combine
+        if (dispatcher == MoeDispatcher::alltoall && ep > 1) {
+            const bool titan = x.config->framework.torch_grouped_mm;
+            // The token counts per expert, exchanged before the dispatch can be sized (forward only: the
+            // backward reuses the splits): Megatron-Core's preprocess all-gathers them over the TP x EP
+            // group (token_dispatcher.py gather_from_sequence_parallel_region(num_local_tokens_per_expert)),
+            // torchtitan all-to-alls them (pytorch/torchtitan@73a0e6979dd10b6b1904098eb3c8f62c18ab87ce
+            // torchtitan/distributed/expert_parallel.py _token_dispatch, all_to_all_single).
+            if (phase == Phase::forward)
+                add_comm(out, "ep_token_counts", titan ? Collective::all_to_all : Collective::all_gather, Group::ep,
+                         (titan ? 1.0 : ep) * E * 8);
+            // Megatron-Core sends the routing probabilities of the rows in an all-to-all of their own
+            // (dispatch_all_to_all: global_probs, in the logits' dtype), their gradient back in the backward.
+            if (!titan) add_comm(out, "ep_probs_all_to_all", Collective::all_to_all, Group::ep, load * routed * x.ops.w_act);
+        }
     }
     // The local experts run as one grouped GEMM, each group padded to the M tile (expert_group_rows).
     const double local_experts = E / ep;
     const double rows = expert_group_rows(load * routed * ep / E, local_experts);
+    // The token rows reordered around the experts beyond the first permute (moe_reorder_ops).
+    const MoeReorder reorder = moe_reorder(x, dispatcher, local_experts);
+    moe_reorder_ops(x, out, reorder, x.tokens * fold, routed, load * routed, true);
     const int first = out.ops.size;
     mlp_core(x, out, phase, rows, f_local, local_experts);
     for (int i = first; i < out.ops.size; ++i)  // the framework's grouped kernel (Calibration::grouped_gemm_rate)
         if (out.ops.items[size_t(i)].kind == OpKind::gemm) out.ops.items[size_t(i)].grouped = true;
+    moe_reorder_ops(x, out, reorder, x.tokens * fold, routed, load * routed, false);
     out.ops.add(moe_unpermute_op(x.ops.activations, x.tokens * fold, routed, x.hidden, x.ops.w_act));
-    // Shared experts are a dense MLP over the attention TP group (Megatron-Core SharedExpertMLP).
-    if (moe.shared_experts > 0) mlp_core(x, out, phase, x.tokens, double(moe.expert_ffn_hidden) / x.tp * double(moe.shared_experts), 1);
+    // Shared experts are a dense MLP over the attention TP group (Megatron-Core SharedExpertMLP),
+    // whose output the routed experts' output is then added to (a third elementwise pass over the
+    // tokens: Megatron-Core token_dispatcher.py `output += shared_expert_output`, torchtitan moe.py
+    // `out + out_experts`, commits as in moe_reorder).
+    if (moe.shared_experts > 0) {
+        mlp_core(x, out, phase, x.tokens, double(moe.expert_ffn_hidden) / x.tp * double(moe.shared_experts), 1);
+        out.ops.add(make_op("shared_expert_add", OpKind::elementwise, x.ops.activations, 0, 3 * x.tokens * fold * x.hidden * x.ops.w_act));
+    }
 }
 
 void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {

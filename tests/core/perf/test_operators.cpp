@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/operators.hpp"
@@ -503,6 +504,90 @@ TEST_CASE("Expert load imbalance and capacity factor scale the busiest rank's ex
     for (const Op& op : layer_ops(make_execution(one), kind).forward)
         if (std::string(op.name) == "mlp_up" && op.count == 8) up += op.count * op.flops;
     CHECK(up == Approx(up_flops));
+}
+
+TEST_CASE("MoE token reordering and router kernels follow each framework's code", "[operators]") {
+    // 16 experts of width 2048, top 2, one shared expert, bf16, 4096 tokens per micro-batch.
+    auto moe = [](const char* framework, int64_t ep, const char* moe_extra, const char* training_extra) {
+        return fixtures::config(std::string(R"("model": {"architecture": "decoder", "layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8,
+                                   "ffn_hidden": 0, "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+                                   "moe": {"experts": 16, "top_k": 2, "expert_ffn_hidden": 2048, "shared_experts": 1)") +
+                                moe_extra + R"(}}, "gpu": "b200", "framework": ")" + framework + R"(", "num_gpus": )" + std::to_string(ep) +
+                                R"(, "parallel": {"ep": )" + std::to_string(ep) + R"(}, "training": {"seq_len": 4096, "global_batch": )" +
+                                std::to_string(ep) + R"(, "micro_batch": 1)" + training_extra + "}");
+    };
+    auto named = [](const OpList& ops, const char* name) {
+        int n = 0;
+        double bytes = 0;
+        for (const Op& op : ops)
+            if (std::string(op.name) == name) ++n, bytes += op.count * op.bytes;
+        return std::make_pair(n, bytes);
+    };
+    const double T = 4096, h = 4096, routed = T * 2, w = 2;
+    // Megatron-Core's alltoall dispatcher with 4 local experts sorts the received rows by local expert
+    // and back (sort_chunks_by_idxs), forward and backward; one local expert needs no sort.
+    const Config mcore = moe("megatron-core", 4, "", R"(, "moe_dispatcher": "alltoall")");
+    const PieceOps m = layer_ops(make_execution(mcore), layer_kind_at(mcore.model, 0));
+    for (const OpList* ops : {&m.forward, &m.backward}) {
+        CHECK(named(*ops, "moe_sort_chunks") == std::make_pair(1, 2 * routed * h * w));
+        CHECK(named(*ops, "moe_unsort_chunks") == std::make_pair(1, 2 * routed * h * w));
+        CHECK(named(*ops, "moe_pad_permute").first == 0);
+        CHECK(named(*ops, "shared_expert_add") == std::make_pair(1, 3 * T * h * w));
+        CHECK(named(*ops, "moe_unpermute_zero_fill") == std::make_pair(1, T * h * w));
+    }
+    // Its dispatch all-gathers the token counts per expert first (forward) and sends the routing
+    // probabilities in an all-to-all of their own (their gradient back in the backward).
+    auto comm = [](const CommList& list, const char* name) {
+        for (const CommOp& c : list)
+            if (std::string(c.name) == name) return std::make_pair(c.collective, c.bytes);
+        return std::make_pair(Collective::p2p, 0.0);
+    };
+    CHECK(comm(m.comm_forward, "ep_token_counts") == std::make_pair(Collective::all_gather, 4.0 * 16 * 8));
+    CHECK(comm(m.comm_backward, "ep_token_counts").second == 0);
+    CHECK(comm(m.comm_forward, "ep_probs_all_to_all") == std::make_pair(Collective::all_to_all, routed * w));
+    CHECK(comm(m.comm_backward, "ep_probs_all_to_all") == std::make_pair(Collective::all_to_all, routed * w));
+    const Config one_local = moe("megatron-core", 16, "", R"(, "moe_dispatcher": "alltoall")");
+    CHECK(named(layer_ops(make_execution(one_local), layer_kind_at(one_local.model, 0)).forward, "moe_sort_chunks").first == 0);
+    const Config gathered = moe("megatron-core", 4, "", R"(, "moe_dispatcher": "allgather")");
+    CHECK(named(layer_ops(make_execution(gathered), layer_kind_at(gathered.model, 0)).forward, "moe_sort_chunks").first == 0);
+    // Megatron-Core's router: 11 small kernels forward besides the top-k, 6 backward; token dropping
+    // adds 6 and 1 (topk_softmax_with_capacity).
+    CHECK(named(m.forward, "router_elementwise").first == 11);
+    CHECK(named(m.backward, "router_elementwise").first == 6);
+    const Config dropping = moe("megatron-core", 4, R"(, "capacity_factor": 1.25)", R"(, "moe_dispatcher": "alltoall")");
+    const PieceOps dr = layer_ops(make_execution(dropping), layer_kind_at(dropping.model, 0));
+    CHECK(named(dr.forward, "router_elementwise").first == 17);
+    CHECK(named(dr.backward, "router_elementwise").first == 7);
+    // torchtitan: the fp32 score scaling of the routed rows, _permute's vstack and gather, _unpermute's
+    // index_put, the zero-filled un-sort; no chunk sort.
+    const Config titan = moe("torchtitan", 4, "", "");
+    const PieceOps t = layer_ops(make_execution(titan), layer_kind_at(titan.model, 0));
+    CHECK(named(t.forward, "moe_sort_chunks").first == 0);
+    CHECK(named(t.forward, "moe_unpermute_zero_fill").first == 0);  // its un-sort buffer is the routed rows
+    CHECK(named(t.forward, "moe_score_to_fp32") == std::make_pair(1, routed * h * (w + 4)));
+    CHECK(named(t.forward, "moe_score_scale") == std::make_pair(1, routed * h * 8));
+    CHECK(named(t.forward, "moe_pad_rows") == std::make_pair(1, 2 * routed * h * w));
+    CHECK(named(t.forward, "moe_pad_permute") == std::make_pair(1, 2 * routed * h * w));
+    CHECK(named(t.forward, "moe_pad_unpermute") == std::make_pair(1, 2 * routed * h * w));
+    CHECK(named(t.forward, "moe_unsort_zero_fill") == std::make_pair(1, routed * h * w));
+    CHECK(named(t.backward, "moe_unsort") == std::make_pair(1, 2 * routed * h * w));
+    CHECK(named(t.forward, "router_elementwise").first == 11);
+    // torchtitan all-to-alls the counts and scales the rows before the dispatch: no probabilities sent.
+    CHECK(comm(t.comm_forward, "ep_token_counts") == std::make_pair(Collective::all_to_all, 16.0 * 8));
+    CHECK(comm(t.comm_forward, "ep_probs_all_to_all").second == 0);
+    // Compiled, the score scaling is one kernel and the router's pointwise chains fuse.
+    const Config compiled = moe("torchtitan", 4, "", R"(, "compile": true)");
+    const PieceOps c = layer_ops(make_execution(compiled), layer_kind_at(compiled.model, 0));
+    CHECK(named(c.forward, "moe_score_to_fp32").first == 0);
+    CHECK(named(c.forward, "moe_score_scale") == std::make_pair(1, 2 * routed * h * w));
+    CHECK(named(c.forward, "router_elementwise").first == 6);
+    CHECK(named(c.backward, "router_elementwise").first == 3);
+    // Without shared experts there is nothing to add the routed output to.
+    const Config no_shared =
+        fixtures::config(R"("model": {"architecture": "decoder", "layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8,
+        "ffn_hidden": 0, "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm", "moe": {"experts": 16, "top_k": 2, "expert_ffn_hidden": 2048}},
+        "gpu": "b200", "num_gpus": 4, "parallel": {"ep": 4}, "training": {"seq_len": 4096, "global_batch": 4})");
+    CHECK(named(layer_ops(make_execution(no_shared), layer_kind_at(no_shared.model, 0)).forward, "shared_expert_add").first == 0);
 }
 
 TEST_CASE("Fine-tuning: frozen weights skip the weight-gradient GEMMs, QLoRA dequantises per GEMM", "[operators]") {

@@ -41,7 +41,7 @@ struct FixedList {
     const T* end() const { return items.data() + size; }
 };
 using OpList = FixedList<Op, 192>;
-using CommList = FixedList<CommOp, 12>;
+using CommList = FixedList<CommOp, 16>;
 
 // One micro-batch through a piece of the model on one GPU. `backward` includes recomputation.
 struct PieceOps {
