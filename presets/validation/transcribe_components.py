@@ -488,6 +488,10 @@ def transcribe(r):
     # network/benchmarks/all_reduce_bench.py timed_allreduce).
     if comp == "collective" and "all_reduce_bench.py" in r["software"]:
         row["harness"] = "torch-dist-call"
+    # nccl-tests and rccl-tests time `iters` calls issued back-to-back on one stream over the elapsed time
+    # (NVIDIA/nccl-tests@a0b82b2260cf5152b9f8c061bbf7eaf0ba096432 src/common.cu BenchTime): the launch is hidden.
+    elif comp == "collective" and ("nccl-tests" in r["software"] or "rccl-tests" in r["software"]):
+        row["harness"] = "nccl-tests"
     # torchao's benchmark_scaled_grouped_mm_dq.py times fwd_bwd with benchmarks/utils.py
     # bench_fwd_bwd_microseconds: the op, an MSE loss against ones and loss.backward(), repeated by
     # triton's do_bench without grad_to_none, so each run also accumulates A.grad and B.grad

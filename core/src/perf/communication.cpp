@@ -52,7 +52,7 @@ bool group_in_one_domain(GroupPlacement g, int64_t domain) {
 namespace {
 
 // NCCL's compute-capability index (tuning.cc compCapIndex): Volta, Ampere, Hopper, Blackwell. Parts
-// that are not NVIDIA's take the index of their class (bf16 units: Ampere-like; RCCL keeps NCCL's model).
+// that are not NVIDIA's take the index of their class (bf16 units: Ampere-like; RCCL's own constants: Link::rccl).
 int nccl_arch(const GpuSpec& gpu) {
     switch (gpu_kernel_generation(gpu)) {
     case GpuGeneration::blackwell: return 3;
@@ -80,6 +80,7 @@ Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal
     Link link;
     link.nccl_arch = nccl_arch(gpu);
     link.pcie = node.intra_link.find("PCIe") != std::string::npos;
+    link.rccl = gpu.vendor == "AMD";
     // NCCL's latencyInter is the net plugin's latency (NVIDIA/nccl@5067397 src/graph/search.cc: graph->latencyInter
     // = net->net.latency); per network: NCCL's own IB / RoCE transport from the node's inter_latency_us (scaled),
     // EFA and TCPXO fitted on the component rows (aws-ofi-nccl sets 150 / 75 / 35 us by instance: aws/aws-ofi-nccl@01666ec
@@ -175,6 +176,22 @@ constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
+// RCCL's tuning model (ROCm/rccl@0cbce2a src/graph/tuning.cc), tuning_model_5: the one src/graph/rome_models.cc selects for
+// 8 fully connected MI300X (rome_model_79, "tuning=5"). baseLat (LL, LL128, Simple), hwLat over xGMI (RCCL's NCCL_HW_NVLINK)
+// for ring and tree; bwRatio scales busBw in place of NCCL's refinements (index: 2 nodes or fewer, more); LL128 has none
+// (ratio 0: off); tree and ring correction factors by log2(bytes / 64), capped at 26 (ring: multi-node only).
+constexpr double kRcclBaseLat[3] = {12.0, 12.0, 17.0};
+constexpr double kRcclHwLatRing[3] = {0.8, 0.0, 2.1}, kRcclHwLatTree[3] = {0.9, 0.0, 2.3};
+constexpr double kRcclRingRatio[2][3] = {{0.08, 0.0, 1.0}, {0.08, 0.0, 1.0}}, kRcclTreeRatio[2][3] = {{0.06, 0.0, 0.11}, {0.06, 0.0, 0.59}};
+constexpr double kRcclTreeCorrection[3][27] = {
+    {.1, .1, .1, .1, .1, .1, 1, 1, 1, 1, 1, .6, 1, .9, 1, 1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1},
+    {0},
+    {.1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .7, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, .8}};
+constexpr double kRcclRingCorrection[3][27] = {
+    {.1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, 1, .2, 1, .4, .4, .1, .2, .2, .1, .1, .1, .1, .1, .1, .1, .1},
+    {0},
+    {.1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .8, 1, 1, 1}};
+
 // NVLS channels: NVIDIA/nccl@5067397 src/transport/nvls.cc NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100 32.
 constexpr double kNvlsChannels[4] = {16.0, 16.0, 16.0, 32.0};
 
@@ -196,7 +213,10 @@ NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& li
     NcclChoice best{std::numeric_limits<double>::infinity(), NcclAlgo::ring, NcclProto::simple};
     const double n = double(ranks), N = double(std::max<int64_t>(link.nodes, 1)), ppn = n / N;
     const bool all_reduce = c == Collective::all_reduce;
-    const double scale = constant(Constant::nccl_latency_scale);
+    // Measured steps against NCCL's hwLat: Hopper's, RCCL's and the other generations' (constants.json).
+    const double scale = link.rccl             ? constant(Constant::rccl_latency_scale)
+                         : link.nccl_arch == 2 ? constant(Constant::nccl_latency_scale_hopper)
+                                               : constant(Constant::nccl_latency_scale);
     const int intra_hw = link.pcie ? 1 : 0;
     const int node_index = link.nodes <= 2 ? int(link.nodes) - 1 : 2;
     const double ll_max = kLlMaxBw[link.nodes == 1 ? link.nccl_arch : 0][node_index] * 1e9;
@@ -206,39 +226,56 @@ NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& li
         const double t = lat_us * 1e-6 + seconds_bw;
         if (t < best.seconds) best = {t, a, NcclProto(p)};
     };
+    const int log_size = bytes >= 64 ? int(std::floor(std::log2(bytes / 64))) : -1;
+    const int rccl_log = std::clamp(log_size, 0, 26), rccl_nodes = link.nodes <= 2 ? 0 : 1;
     // Ring: busBw = the ring link; LL halves it (capped by llMaxBw), LL128 keeps 120/128 (0.92);
     // latency = base + intra steps x hwLat + inter steps x (NET hwLat + latencyInter, twice for
     // Simple's flush); multi-node Simple all-reduce pays the ring plateau (x1.4, x1.9 before Ampere).
+    // RCCL: busBw x bwRatio (x ringCorrectionFactor across nodes), its base and xGMI latencies, no plateau.
     const double nsteps = all_reduce ? 2 * (n - 1) : n - 1;
     const double inter_steps = link.nodes == 1 ? 0 : all_reduce ? 2 * (N - 1) : N - 1;
     const double wire = collective_wire_bytes(c, bytes, ranks);
     for (int p = 0; p < 3; ++p) {
         const double bus = link.bw_bytes_per_s;
-        const double bw = p == 0 ? std::min(ll_max, bus * 0.5) : p == 1 ? bus * 0.92 : bus;
-        double intra_lat = kHwLatRing[intra_hw][p] * scale;
+        double bw = p == 0 ? std::min(ll_max, bus * 0.5) : p == 1 ? bus * 0.92 : bus;
+        double hw_lat = kHwLatRing[intra_hw][p];
+        if (link.rccl) {
+            bw = bus * kRcclRingRatio[rccl_nodes][p] * (link.nodes > 1 ? kRcclRingCorrection[p][rccl_log] : 1.0);
+            if (!link.pcie) hw_lat = kRcclHwLatRing[p];
+        }
+        if (!(bw > 0)) continue;
+        double intra_lat = hw_lat * scale;
         if (link.nodes > 1) intra_lat = std::max(intra_lat, p == 2 ? 3.0 : 1.0);  // getNetOverhead: 1 us, x3 for Simple
         if (p == 1 && link.nodes > 1 && !link.ll128_across) continue;
         const double inter_lat = kHwLatRing[2][p] + net_lat * (p == 2 ? link.simple_net_factor : 1);
-        double lat = kBaseLatRing[p] + (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
-        if (p == 2 && link.nodes > 1 && all_reduce && bytes / (16 * n) >= 64) lat *= link.nccl_arch >= 1 ? 1.4 : 1.9;
+        double lat = (link.rccl ? kRcclBaseLat[p] : kBaseLatRing[p]) + (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+        if (!link.rccl && p == 2 && link.nodes > 1 && all_reduce && bytes / (16 * n) >= 64) lat *= link.nccl_arch >= 1 ? 1.4 : 1.9;
         consider(NcclAlgo::ring, p, lat, wire / bw);
     }
     if (!all_reduce) return best;  // NCCL runs all-gather / reduce-scatter as rings (PAT: one GPU per node only)
     // Tree (all-reduce): a chain inside each node, a double binary tree across nodes; algBw = busBw / 2
     // with busBw = 0.92 x the link (tuning.cc). Across nodes each node moves S per direction on 2
     // nodes and 2 S on more (double binary tree: interior in one tree, leaf in the other).
-    const int log_size = bytes >= 64 ? int(std::floor(std::log2(bytes / 64))) : -1;
+    // RCCL: busBw x bwRatio x treeCorrectionFactor; no Simple tree inside one node on gfx94 (all AMD parts here).
     const double across = link.node_nic_bytes_per_s * (link.nodes == 2 ? 1.0 : 0.5);
     const double tree_bw = link.nodes == 1 ? 0.46 * link.intra_bytes_per_s : std::min(0.46 * link.intra_bytes_per_s, across);
     for (int p = 0; p < 3; ++p) {
         double bw = tree_bw;
-        if (p == 0) bw = std::min(bw / 3.8, 0.5 * ll_max);
-        if (p == 1) bw *= link.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+        double hw_lat = kHwLatTree[intra_hw][p];
+        if (link.rccl) {
+            const double link_bw = 0.5 * link.intra_bytes_per_s * kRcclTreeRatio[rccl_nodes][p];
+            bw = (link.nodes == 1 ? link_bw : std::min(link_bw, across)) * kRcclTreeCorrection[p][rccl_log];
+            if (p == 2 && link.nodes == 1) bw = 0;
+            if (!link.pcie) hw_lat = kRcclHwLatTree[p];
+        } else {
+            if (p == 0) bw = std::min(bw / 3.8, 0.5 * ll_max);
+            if (p == 1) bw *= link.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+            if (log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
+        }
         if (p == 1 && link.nodes > 1 && !link.ll128_across) continue;
-        if (log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
-        const double intra_lat = kHwLatTree[intra_hw][p] * scale;
+        const double intra_lat = hw_lat * scale;
         const double inter_lat = kHwLatTree[2][p] + net_lat * (p == 2 ? link.simple_net_factor : 1);
-        const double lat = kBaseLatTree[p] + 2 * ((ppn - 1) * intra_lat + std::log2(N) * inter_lat);
+        const double lat = (link.rccl ? kRcclBaseLat[p] : kBaseLatTree[p]) + 2 * ((ppn - 1) * intra_lat + std::log2(N) * inter_lat);
         if (bw > 0) consider(NcclAlgo::tree, p, lat, bytes / bw);
     }
     // NVLS inside one node (latency hwLat NVLS 25 us); NVLS-tree across nodes: NVLS in each node, the

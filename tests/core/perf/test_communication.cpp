@@ -339,3 +339,42 @@ TEST_CASE("EFA with aws-ofi-nccl's send/recv protocol: no LL128 across nodes, LL
         ll128_inside = ll128_inside || nccl_time_s(Collective::all_reduce, bytes, 8, one).proto == NcclProto::ll128;
     CHECK(ll128_inside);
 }
+
+TEST_CASE("RCCL on AMD: RCCL's own latencies and busBw ratios, Hopper NVLink steps at their own scale", "[communication]") {
+    const NodeSpec mi_node = node_preset("mi300x-8").value(), dgx_h100 = node_preset("dgx-h100").value(),
+                   dgx_a100 = node_preset("dgx-a100").value();
+    const GpuSpec mi300x = gpu_preset("mi300x").value(), h100 = gpu_preset("h100-sxm").value(), a100 = gpu_preset("a100-sxm4-80gb").value();
+    const Link mi = group_link(mi_node, mi300x, resolve_calibration(mi300x, CalibrationSpec{}), GroupPlacement{8, 1, 8});
+    const Link h = group_link(dgx_h100, h100, resolve_calibration(h100, CalibrationSpec{}), GroupPlacement{8, 1, 8});
+    const Link a = group_link(dgx_a100, a100, resolve_calibration(a100, CalibrationSpec{}), GroupPlacement{8, 1, 8});
+    CHECK(mi.rccl);
+    CHECK_FALSE(h.rccl);
+    // ROCm/rccl tuning.cc tuning_model_5: ring LL = baseLat 12 us + 14 steps x 0.8 us (x rccl_latency_scale), busBw x 0.08.
+    const double scale = constant(Constant::rccl_latency_scale);
+    const NcclChoice tiny = nccl_time_s(Collective::all_reduce, 64, 8, mi);
+    CHECK(tiny.algo == NcclAlgo::ring);
+    CHECK(tiny.proto == NcclProto::ll);
+    const double ll_bw = mi.bw_bytes_per_s * 0.08;
+    CHECK(tiny.seconds ==
+          Approx((12.0 + 14 * 0.8 * scale) * 1e-6 + collective_wire_bytes(Collective::all_reduce, 64, 8) / ll_bw).epsilon(1e-9));
+    // At 4 MiB RCCL's ring Simple: 17 us + 14 x 2.1 us (scaled) + wire bytes at the full ring busBw; no LL128, no tree Simple.
+    const NcclChoice mid = nccl_time_s(Collective::all_reduce, 4 << 20, 8, mi);
+    CHECK(mid.algo == NcclAlgo::ring);
+    CHECK(mid.proto == NcclProto::simple);
+    CHECK(mid.seconds ==
+          Approx((17.0 + 14 * 2.1 * scale) * 1e-6 + collective_wire_bytes(Collective::all_reduce, 4 << 20, 8) / mi.bw_bytes_per_s)
+              .epsilon(1e-9));
+    // NCCL's ring LL on 8 GPUs: 6.6 us + 14 steps x 0.6 us, Hopper's steps x nccl_latency_scale_hopper, Ampere's x nccl_latency_scale.
+    const NcclAlgo ring = NcclAlgo::ring;
+    const double wire = collective_wire_bytes(Collective::all_reduce, 64, 8);
+    const NcclChoice h_tiny = nccl_time_s(Collective::all_reduce, 64, 8, h, &ring),
+                     a_tiny = nccl_time_s(Collective::all_reduce, 64, 8, a, &ring);
+    CHECK(h_tiny.proto == NcclProto::ll);
+    CHECK(h_tiny.seconds ==
+          Approx((6.6 + 14 * 0.6 * constant(Constant::nccl_latency_scale_hopper)) * 1e-6 + wire / std::min(141e9, 0.5 * h.bw_bytes_per_s))
+              .epsilon(1e-9));
+    CHECK(a_tiny.seconds ==
+          Approx((6.6 + 14 * 0.6 * constant(Constant::nccl_latency_scale)) * 1e-6 + wire / std::min(87.7e9, 0.5 * a.bw_bytes_per_s))
+              .epsilon(1e-9));
+    CHECK(h_tiny.seconds < a_tiny.seconds);
+}

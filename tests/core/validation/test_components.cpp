@@ -140,8 +140,9 @@ TEST_CASE("components: a collective time row is collective_time_s on the group's
     REQUIRE(row != nullptr);
     const auto [cal, link] = row_link(*row);
     CHECK(link.inter_node);
-    // What predict charges for the call: the collective and its kernel launch.
-    const double t = collective_time_s(Collective::all_reduce, row->size_bytes, row->num_gpus, link) + cal.kernel_launch_s;
+    // What predict charges for the call: the collective and its kernel launch; nccl-tests' back-to-back calls hide the launch.
+    CHECK(row->harness == "nccl-tests");
+    const double t = collective_time_s(Collective::all_reduce, row->size_bytes, row->num_gpus, link);
     const auto predicted = predict_component(*row);
     REQUIRE(predicted.ok());
     CHECK(predicted.value() == Approx(t * 1e6).epsilon(1e-12));
@@ -232,6 +233,22 @@ TEST_CASE("components: a row timed as one torch.distributed call adds the call's
         REQUIRE(!error.ok());
         CHECK(error.error().key == timed.id + ".harness");
     }
+}
+
+TEST_CASE("components: nccl-tests rows time back-to-back calls, so the kernel launch predict charges per call is hidden") {
+    const ComponentRow* found = find_row(shipped(), [](const ComponentRow& r) {
+        return r.component == "collective" && r.harness == "nccl-tests" && r.op == "all_reduce" && r.nodes == 1;
+    });
+    REQUIRE(found != nullptr);
+    ComponentRow timed = *found, bare = *found;
+    timed.metric = bare.metric = "time_us";
+    bare.harness.clear();
+    const auto with = predict_component(timed), without = predict_component(bare);
+    REQUIRE(with.ok());
+    REQUIRE(without.ok());
+    const auto [cal, link] = row_link(timed);
+    CHECK(cal.kernel_launch_s > 0);
+    CHECK(without.value() - with.value() == Approx(cal.kernel_launch_s * 1e6).epsilon(1e-9));
 }
 
 TEST_CASE("components: torchao's fwd_bwd harness adds the MXFP8 operands' quantisation, the loss and the gradient accumulation") {

@@ -52,6 +52,7 @@ struct Link {
     int64_t nodes = 1;                // nodes the group spans
     int nccl_arch = 2;                // NCCL's compute-capability index: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
     bool pcie = false;                // intra-node hardware PCIe (NCCL_HW_PCI latencies), else NVLink
+    bool rccl = false;                // AMD GPUs: RCCL's tuning model (its latencies and busBw ratios), else NCCL's
 };
 
 GroupPlacement group_placement(const ParallelSpec& parallel, Group group);

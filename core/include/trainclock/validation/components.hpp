@@ -32,7 +32,7 @@ struct ComponentRow {
     double inter_bw_gbps = 0;  // NIC line rate per GPU of the measured system (0: the node preset's)
     std::string network;       // the measured system's inter-node network (node key "network"; empty: the node preset's)
     std::string
-        harness;  // how the time was taken: empty = nccl-tests / kernel timing; "torch-dist-call" = one torch.distributed call after a barrier
+        harness;  // how the time was taken: "nccl-tests" = back-to-back calls (no launch); empty = kernel timing; "torch-dist-call" = one torch.distributed call after a barrier
     double size_bytes = 0;
     double m = 0, n = 0, k = 0, groups = 0, m_per_group = 0;
     double tokens = 0, hidden = 0, top_k = 0, expert_ffn_hidden = 0, experts = 0, expert_matrices = 0;
