@@ -500,8 +500,10 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     // The optimizer step runs outside a full-iteration graph (Megatron-Core "full_iteration": forward-
     // backward only), after that graph's one launch per iteration.
     const double graph_launch_s = x.cuda_graphs == CudaGraphs::full ? constant(Constant::cuda_graph_launch_s) : 0.0;
-    const double host_s =
-        per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s) + graph_launch_s;
+    // Apex amp O2's master-gradient allocations (amp_master_grad_host_ops) are host work of the same
+    // step, eager ops without a kernel.
+    const double host_s = per_tensor_optimizer_kernels(x) * x.cal.host_op_s +
+                          (eager_kernels + amp_master_grad_host_ops(x)) * constant(Constant::eager_op_host_s) + graph_launch_s;
     if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
     return cost;
 }

@@ -6,6 +6,7 @@
 
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/operators.hpp"
+#include "trainclock/perf/prediction.hpp"
 
 using namespace trainclock;
 
@@ -412,6 +413,26 @@ TEST_CASE("Eager per-tensor loops launch BertAdam's 12 kernels, or the clipping'
     };
     CHECK(optimizer_bytes(with("adamw-per-tensor", 1, "bert-large")) == Approx(120e6));
     CHECK(optimizer_bytes(with("adamw", 1, "bert-large")) == Approx(28e6));
+}
+
+TEST_CASE("Apex amp O2 allocates each fp32 master gradient from Python every step: one host op per parameter tensor", "[operators]") {
+    // DLE Transformer-XL-like: the per-tensor LAMB loop keeps the step's host side on the critical path.
+    const auto with = [](const char* precision, const char* framework) {
+        return fixtures::config(std::string(R"("model": "bert-large", "gpu": "v100-sxm2-16gb", "num_gpus": 1, "precision": ")") +
+                                precision + R"(", "framework": )" + framework +
+                                R"(, "training": {"seq_len": 384, "global_batch": 2, "micro_batch": 2, "optimizer": "lamb-per-tensor"})");
+    };
+    const char* apex = R"({"preset": "pytorch", "amp_master_grads_per_tensor": true})";
+    const char* plain = R"({"preset": "pytorch", "amp_master_grads_per_tensor": false})";
+    auto host_ops = [](const Config& c) { return amp_master_grad_host_ops(make_execution(c)); };
+    const double tensors = 24 * 10 + 3;  // the Transformer-XL-style count of the test above
+    CHECK(host_ops(with("fp16-mixed", apex)) == Approx(tensors));
+    CHECK(host_ops(with("fp16-mixed", plain)) == 0);
+    CHECK(host_ops(with("fp16-amp", apex)) == 0);  // torch.cuda.amp: no master copy, GradScaler unscales in one foreach call
+    CHECK(host_ops(with("fp32", apex)) == 0);
+    // The step's host-bound optimizer phase grows by exactly those ops at eager_op_host_s each.
+    const double extra = predict(with("fp16-mixed", apex)).iteration_time_s - predict(with("fp16-mixed", plain)).iteration_time_s;
+    CHECK(extra == Approx(tensors * 15e-6).epsilon(1e-6));
 }
 
 namespace {
