@@ -433,6 +433,9 @@ TEST_CASE("Apex amp O2 allocates each fp32 master gradient from Python every ste
     // The step's host-bound optimizer phase grows by exactly those ops at eager_op_host_s each.
     const double extra = predict(with("fp16-mixed", apex)).iteration_time_s - predict(with("fp16-mixed", plain)).iteration_time_s;
     CHECK(extra == Approx(tensors * 15e-6).epsilon(1e-6));
+    // The DLE stack (framework pytorch) runs Apex O2 for its fp16-mixed rows.
+    CHECK(host_ops(with("fp16-mixed", R"("pytorch")")) == Approx(tensors));
+    CHECK(host_ops(with("fp16-mixed", R"("megatron-lm")")) == 0);
 }
 
 namespace {
