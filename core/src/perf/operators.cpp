@@ -998,6 +998,16 @@ double per_tensor_eager_kernels(const Execution& x) {
     }
 }
 
+double amp_master_grad_host_ops(const Execution& x) {
+    if (!x.config->framework.amp_master_grads_per_tensor || !keeps_master(x.precision())) return 0;
+    // Apex amp O2 (NVIDIA/apex apex/amp/_process_optimizer.py post_backward_with_master_weights, "This
+    // is a lot of python overhead..."): after every backward a Python loop over the fp16/fp32 parameter
+    // pairs allocates each fp32 master gradient (fp32_param.grad = torch.empty_like(fp32_param)),
+    // since the patched optimizer.step cleared them (new_step: param.grad = None per master param);
+    // one eager op per tensor, no kernel (the unscale itself is one multi_tensor_scale launch).
+    return parameter_tensors(x);
+}
+
 double eager_adamw_bytes_per_param(double wg, double wu, double ws) {
     // BertAdam's 12 passes (per_tensor_eager_kernels), temporaries at the state width: m.mul_ 2 ws;
     // add_(g) 2 ws + wg; v.mul_ 2 ws; addcmul_(g, g) 2 ws + 2 wg; sqrt 2 ws; + eps 2 ws; m / d 3 ws;

@@ -38,6 +38,10 @@ namespace {
 struct Cost {
     StepBreakdown s{};
     double flops = 0;
+    // How far the host runs ahead of the GPU by the phase's end: the GPU seconds beyond the phase's
+    // dispatch (0 where the host bounds it or waits inside it); host-only work after the phase
+    // overlaps the GPU's remaining queue for that long.
+    double host_lead_s = 0;
     double total() const {
         double t = 0;
         for (double v : s.seconds) t += v;
@@ -46,6 +50,7 @@ struct Cost {
     void add(const Cost& o, double times = 1.0) {
         for (size_t i = 0; i < kStepPartCount; ++i) s.seconds[i] += times * o.s.seconds[i];
         flops += times * o.flops;
+        host_lead_s += times * o.host_lead_s;
     }
 };
 
@@ -212,6 +217,8 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
                                 compiled ? constant(Constant::inductor_kernel_host_s) * x.config->node.host_op_scale : host_op_seconds(x))
             : std::max(host_s, gpu_s);
     if (phase_s > gpu_s) cost.s[StepPart::overhead] += phase_s - gpu_s;
+    // A host sync inside the phase (synced_dispatch_s) leaves the host no lead at its end.
+    if (phase_s == std::max(host_s, gpu_s)) cost.host_lead_s = std::max(0.0, gpu_s - host_s);
     return cost;
 }
 
@@ -519,6 +526,13 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
                               x.config->node.host_op_scale +
                           graph_launch_s;
     if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
+    // Apex amp O2's master-gradient allocations (amp_master_grad_host_ops, eager ops without a kernel)
+    // run on the host right after backward() returns, before the unscale and its overflow check
+    // (apex/amp/handle.py scale_loss: _post_amp_backward, then update_scale's .item()): they overlap
+    // the GPU's queued backward (the last micro-batch's backward on the first stage, which ends the
+    // step) and only their excess over the host's lead is on the critical path.
+    const double amp_host_s = amp_master_grad_host_ops(x) * constant(Constant::eager_op_host_s);
+    cost.s[StepPart::overhead] += std::max(0.0, amp_host_s - st.bwd[0].host_lead_s);
     return cost;
 }
 

@@ -7,6 +7,7 @@
 
 #include "trainclock/perf/calibration.hpp"
 #include "trainclock/perf/operators.hpp"
+#include "trainclock/perf/prediction.hpp"
 
 using namespace trainclock;
 
@@ -413,6 +414,36 @@ TEST_CASE("Eager per-tensor loops launch BertAdam's 12 kernels, or the clipping'
     };
     CHECK(optimizer_bytes(with("adamw-per-tensor", 1, "bert-large")) == Approx(120e6));
     CHECK(optimizer_bytes(with("adamw", 1, "bert-large")) == Approx(28e6));
+}
+
+TEST_CASE("Apex amp O2 allocates each fp32 master gradient from Python every step: one host op per parameter tensor", "[operators]") {
+    const auto with = [](const char* precision, const char* framework, int seq, int batch) {
+        return fixtures::config(std::string(R"("model": "bert-large", "gpu": "v100-sxm2-16gb", "num_gpus": 1, "precision": ")") +
+                                precision + R"(", "framework": )" + framework + R"(, "training": {"seq_len": )" + std::to_string(seq) +
+                                R"(, "global_batch": )" + std::to_string(batch) + R"(, "micro_batch": )" + std::to_string(batch) +
+                                R"(, "optimizer": "lamb-per-tensor"})");
+    };
+    const char* apex = R"({"preset": "pytorch", "amp_master_grads_per_tensor": true})";
+    const char* plain = R"({"preset": "pytorch", "amp_master_grads_per_tensor": false})";
+    auto host_ops = [](const Config& c) { return amp_master_grad_host_ops(make_execution(c)); };
+    const double tensors = 24 * 10 + 3;  // the Transformer-XL-style count of the test above
+    CHECK(host_ops(with("fp16-mixed", apex, 384, 2)) == Approx(tensors));
+    CHECK(host_ops(with("fp16-mixed", plain, 384, 2)) == 0);
+    CHECK(host_ops(with("fp16-amp", apex, 384, 2)) == 0);  // torch.cuda.amp: no master copy, GradScaler unscales in one foreach call
+    CHECK(host_ops(with("fp32", apex, 384, 2)) == 0);
+    const auto extra = [&](int seq, int batch) {
+        return predict(with("fp16-mixed", apex, seq, batch)).iteration_time_s -
+               predict(with("fp16-mixed", plain, seq, batch)).iteration_time_s;
+    };
+    // A host-bound backward (8 tokens: dispatch outlasts nearly every phase's kernels) leaves the
+    // host (almost) no lead, so the allocations add nearly in full at eager_op_host_s each ...
+    CHECK(extra(8, 1) > 0.9 * tensors * 15e-6);
+    CHECK(extra(8, 1) <= tensors * 15e-6 + 1e-12);
+    // ... while a GPU-bound one (2 x 384 tokens) hides them behind the GPU's queued backward.
+    CHECK(extra(384, 2) == Approx(0).margin(1e-12));
+    // The DLE stack (framework pytorch) runs Apex O2 for its fp16-mixed rows.
+    CHECK(host_ops(with("fp16-mixed", R"("pytorch")", 384, 2)) == Approx(tensors));
+    CHECK(host_ops(with("fp16-mixed", R"("megatron-lm")", 384, 2)) == 0);
 }
 
 namespace {

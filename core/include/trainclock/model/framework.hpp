@@ -70,6 +70,8 @@ struct FrameworkSpec {
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
+    bool amp_master_grads_per_tensor =
+        false;  // fp16/bf16 with fp32 master weights: the AMP wrapper (Apex amp O2) allocates each master gradient from Python every step
     std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
 };
 

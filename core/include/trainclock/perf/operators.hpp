@@ -73,6 +73,8 @@ double per_tensor_optimizer_kernels(const Execution& execution);
 // pipeline stage: "adamw-per-tensor" (DLE BERT's BertAdam) and the per-tensor gradient clipping
 // beside "lamb-per-tensor"; 0 for every other optimizer.
 double per_tensor_eager_kernels(const Execution& execution);
+// Host-only eager ops per step of an AMP wrapper that allocates fp32 master gradients tensor by tensor (Apex amp O2).
+double amp_master_grad_host_ops(const Execution& execution);
 // HBM bytes per parameter of that loop's unfused passes (gradient, updated weight, state widths).
 double eager_adamw_bytes_per_param(double grad_bytes, double weight_bytes, double state_bytes);
 // Bytes of optimizer state per trained parameter: SGD momentum 1 state, Adam(W)/LAMB m and v at the
