@@ -36,8 +36,10 @@ foreach(kind IN LISTS kinds)
         file(READ "${path}" hex HEX)
         string(LENGTH "${hex}" hex_length)
         math(EXPR byte_count "${hex_length} / 2")
-        string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${hex}")
-        string(APPEND arrays "static const char kPreset${index}[] = {${bytes}'\\0'};\n")
+        # One string literal of \xNN escapes (its terminating zero included): the compilers read it as one
+        # token, where a {'\xNN', ...} initialiser took g++ -O3 4.7 CPU-s for the 2.3 MB of presets, 1.0 s so.
+        string(REGEX REPLACE "([0-9a-f][0-9a-f])" "\\\\x\\1" bytes "${hex}")
+        string(APPEND arrays "static const char kPreset${index}[] = \"${bytes}\";\n")
         string(APPEND entries "        {${enum_of_${kind}}, \"${stem}\", std::string_view(kPreset${index}, ${byte_count})},\n")
         math(EXPR index "${index} + 1")
     endforeach()

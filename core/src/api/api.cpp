@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/json_reader.hpp"
 #include "catalogue/spec_json.hpp"
 #include "formats/config_json.hpp"
 #include "formats/prediction_json.hpp"

@@ -92,14 +92,6 @@ std::string json_type_phrase(simdjson::dom::element value) {
     return "a value";
 }
 
-std::string join_key(std::string_view path, std::string_view key) {
-    if (path.empty()) return std::string(key);
-    std::string out(path);
-    out += '.';
-    out += key;
-    return out;
-}
-
 ObjectReader::ObjectReader(simdjson::dom::object object, std::string path) : object_(object), path_(std::move(path)) {}
 
 std::optional<simdjson::dom::element> ObjectReader::find(std::string_view key) {

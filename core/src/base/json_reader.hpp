@@ -11,6 +11,7 @@
 
 #include <simdjson.h>
 
+#include "base/json_writer.hpp"  // join_key
 #include "trainclock/base/enum_name.hpp"
 #include "trainclock/base/status.hpp"
 
@@ -22,8 +23,7 @@ Result<simdjson::dom::element> parse_json_document(simdjson::dom::parser& parser
 // parse_json_document, then the root must be an object: else "expected <what>, got a string" (key "").
 Result<simdjson::dom::object> parse_json_object(simdjson::dom::parser& parser, std::string_view json, std::string_view what);
 
-std::string json_type_phrase(simdjson::dom::element value);         // "a string", "an object", ...
-std::string join_key(std::string_view path, std::string_view key);  // "parallel" + "tp" -> "parallel.tp"
+std::string json_type_phrase(simdjson::dom::element value);  // "a string", "an object", ...
 
 // Reads the keys of one object. Getters leave the target untouched when the key is absent (so an
 // object can override a base); the first failure is kept and reported by finish(), which also

@@ -192,4 +192,12 @@ JsonWriter& JsonWriter::null() {
     return *this;
 }
 
+std::string join_key(std::string_view path, std::string_view key) {
+    if (path.empty()) return std::string(key);
+    std::string out(path);
+    out += '.';
+    out += key;
+    return out;
+}
+
 }  // namespace trainclock

@@ -15,6 +15,9 @@ void append_json_number(std::string& out, double value);           // shortest r
 void append_json_string(std::string& out, std::string_view text);  // quoted and escaped
 std::string json_number(double value);                             // append_json_number into a new string
 std::string shortest_digits(double value, int* exponent10);        // positive finite: "1234", exponent 1 for 12.34
+// The dotted path of a key, as errors name it: "parallel" + "tp" -> "parallel.tp" (no simdjson: users
+// that only name keys stay off simdjson.h, which base/json_reader.hpp includes).
+std::string join_key(std::string_view path, std::string_view key);
 
 // Streaming writer with optional pretty printing (indent > 0 spaces per level).
 class JsonWriter {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <map>
 
+#include "base/json_reader.hpp"
 #include "catalogue/spec_json.hpp"
 
 namespace trainclock {

@@ -4,6 +4,7 @@
 //   [SECTION] Helpers
 //   [SECTION] Reading (keys of presets/README.md)
 //   [SECTION] Writing (canonical order)
+#include "base/json_reader.hpp"
 #include "catalogue/spec_json.hpp"
 
 #include <algorithm>

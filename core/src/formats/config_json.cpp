@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/json_reader.hpp"
 #include "catalogue/spec_json.hpp"
 #include "trainclock/catalogue/resolve.hpp"
 #include "trainclock/formats/config_json.hpp"

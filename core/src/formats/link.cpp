@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/json_reader.hpp"
 #include "catalogue/spec_json.hpp"
 #include "formats/config_json.hpp"
 #include "trainclock/catalogue/presets.hpp"

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <utility>
 
-#include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
 
 namespace trainclock {

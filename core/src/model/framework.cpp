@@ -2,7 +2,6 @@
 #include "trainclock/model/spellings.hpp"
 #include "trainclock/model/framework.hpp"
 
-#include "base/json_reader.hpp"
 #include "base/json_writer.hpp"
 #include "trainclock/model/config.hpp"
 

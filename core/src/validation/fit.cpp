@@ -17,6 +17,7 @@
 #include <simdjson.h>
 
 #include "base/json_writer.hpp"
+#include "base/json_reader.hpp"
 #include "catalogue/spec_json.hpp"
 #include "perf/constants.hpp"
 #include "trainclock/formats/config_json.hpp"
