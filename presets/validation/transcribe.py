@@ -338,9 +338,13 @@ def nvidia_bert(rows):
             how = "batch/GPU %d is the micro-batch; accumulation not printed: taken as 1 " \
                   "(global = micro-batch x GPUs)" % b
         if r["precision"] == "amp_fp16":
-            # run_squad.py @729963dd: amp.initialize(model, optimizer, opt_level="O2") (Apex O2:
-            # fp16 model, fp32 master weights); run_pretraining.py: torch.cuda.amp.autocast.
-            prec = "fp16-mixed" if hist or squad else "fp16-amp"
+            # @729963dd neither script runs autocast as launched: run_squad.py calls
+            # amp.initialize(model, optimizer, opt_level="O2") (Apex O2: fp16 model, fp32 master
+            # weights); run_pretraining.py autocasts only without --allreduce_post_accumulation_fp16,
+            # which scripts/run_pretraining.sh passes by default (its launch via
+            # torch.distributed.launch sets local_rank), and then calls model.half() under
+            # FusedLAMBAMP's fp32 master weights. Both are fp16-mixed.
+            prec = "fp16-mixed"
         else:
             prec = r["precision"]
         # run_squad.py builds apex FusedAdam under --fp16 and BertAdam (optimization.py: a Python
@@ -366,10 +370,11 @@ def nvidia_bert(rows):
           "performance tables: current README @729963dd (PT-BERT-*) and the 2021 README @78ec6802 "
           "(PT-BERT-hist-*)",
           "BERT-Large (24 layers, hidden 1024, 16 heads, FFN 4096, vocab 30522) pretraining with "
-          "LAMB and SQuAD v1.1 fine-tuning (seq 384, AdamW); 'AMP' = torch.cuda.amp autocast in the "
-          "current README's pretraining (fp16-amp), Apex amp O2 in its SQuAD fine-tuning "
-          "(run_squad.py amp.initialize opt_level O2) and in the 2021 README's 20.06 containers "
-          "(fp16-mixed); FP32 on V100 -> fp32, TF32 on A100 -> tf32; no flash attention; DGX-2/"
+          "LAMB and SQuAD v1.1 fine-tuning (seq 384, AdamW); 'AMP' = an fp16 model under fp32 "
+          "master weights (fp16-mixed): in the current README's pretraining model.half() with "
+          "FusedLAMBAMP (run_pretraining.sh passes --allreduce_post_accumulation_fp16, which turns "
+          "autocast off), in its SQuAD fine-tuning Apex amp O2 (run_squad.py), and Apex amp O2 in "
+          "the 2021 README's 20.06 containers; FP32 on V100 -> fp32, TF32 on A100 -> tf32; no flash attention; DGX-2/"
           "DGX-2H V100-SXM3 32GB -> v100-sxm2-32gb on dgx-2; metric sequences/s over all GPUs",
           cases)
     write("nvidia-dle-bert-binned", "unrepresentable",
