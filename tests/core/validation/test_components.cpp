@@ -210,6 +210,23 @@ TEST_CASE("components: a DeepEP time row is the deepep dispatcher's exchange (mo
     CHECK(predicted.value() == Approx(t * 1e6).epsilon(1e-12));
 }
 
+namespace {
+// A row predicted as time_us with its harness and without it.
+struct HarnessDelta {
+    ComponentRow timed;
+    double with_us = 0, without_us = 0;
+};
+HarnessDelta with_and_without_harness(const ComponentRow& row) {
+    ComponentRow timed = row, bare = row;
+    timed.metric = bare.metric = "time_us";
+    bare.harness.clear();
+    const auto with = predict_component(timed), without = predict_component(bare);
+    REQUIRE(with.ok());
+    REQUIRE(without.ok());
+    return {timed, with.value(), without.value()};
+}
+}  // namespace
+
 TEST_CASE("components: a row timed as one torch.distributed call adds the call's host overhead, and across nodes the barrier's skew") {
     for (const int64_t nodes : {1, 4}) {
         INFO(nodes);
@@ -217,16 +234,11 @@ TEST_CASE("components: a row timed as one torch.distributed call adds the call's
             return r.component == "collective" && r.harness == "torch-dist-call" && r.nodes == nodes && r.op == "all_reduce";
         });
         REQUIRE(found != nullptr);
-        ComponentRow timed = *found, bare = *found;
-        timed.metric = bare.metric = "time_us";
-        bare.harness.clear();
-        const auto with = predict_component(timed), without = predict_component(bare);
-        REQUIRE(with.ok());
-        REQUIRE(without.ok());
+        auto [timed, with_us, without_us] = with_and_without_harness(*found);
         const auto [cal, link] = row_link(timed);
         double extra = constant(Constant::torch_dist_call_host_s);
         if (nodes > 1) extra += collective_time_s(Collective::all_reduce, 4, timed.num_gpus, link) + cal.kernel_launch_s;
-        CHECK(with.value() - without.value() == Approx(extra * 1e6).epsilon(1e-9));
+        CHECK(with_us - without_us == Approx(extra * 1e6).epsilon(1e-9));
         CHECK(extra > 0);
         timed.harness = "stopwatch";
         const auto error = predict_component(timed);
@@ -240,15 +252,10 @@ TEST_CASE("components: nccl-tests rows time back-to-back calls, so the kernel la
         return r.component == "collective" && r.harness == "nccl-tests" && r.op == "all_reduce" && r.nodes == 1;
     });
     REQUIRE(found != nullptr);
-    ComponentRow timed = *found, bare = *found;
-    timed.metric = bare.metric = "time_us";
-    bare.harness.clear();
-    const auto with = predict_component(timed), without = predict_component(bare);
-    REQUIRE(with.ok());
-    REQUIRE(without.ok());
+    const auto [timed, with_us, without_us] = with_and_without_harness(*found);
     const auto [cal, link] = row_link(timed);
     CHECK(cal.kernel_launch_s > 0);
-    CHECK(without.value() - with.value() == Approx(cal.kernel_launch_s * 1e6).epsilon(1e-9));
+    CHECK(without_us - with_us == Approx(cal.kernel_launch_s * 1e6).epsilon(1e-9));
 }
 
 TEST_CASE("components: torchao's fwd_bwd harness adds the MXFP8 operands' quantisation, the loss and the gradient accumulation") {
