@@ -254,10 +254,14 @@ describe('keyboard and viewports', () => {
     const active = () => page.evaluate(() => window.trainclockData?.focus?.active ?? '');
     // Up to three tries: a loaded machine's long frame can leave the focus click unread.
     for (let i = 0; i < 3 && (await active()) !== 'num_gpus'; ++i) {
-      await page.mouse.click(x1 + 12, (y0 + y1) / 2);
+      // The click and the Tab are each held for two frames: a press whose down and up reach the app
+      // in one frame is lost to ImGui's input state (the SDL backend records only what is down).
+      await page.mouse.move(x1 + 12, (y0 + y1) / 2);
+      await page.mouse.down();
+      await frames(page, 2);
+      await page.mouse.up();
+      await frames(page, 1);
       await page.waitForFunction(() => window.trainclockData?.focus?.active === '', null, { timeout: 20000 });
-      // Held for two frames: a press whose key-down and key-up reach the app in one frame is lost
-      // to ImGui's key state (the SDL backend records only whether the key is down).
       await page.keyboard.down('Tab');
       await frames(page, 2);
       await page.keyboard.up('Tab');
