@@ -20,6 +20,20 @@ TEST_CASE("an Error is one line: control characters of echoed input are escaped"
     CHECK(Error{"model", "caf\xc3\xa9 and UTF-8 stay"}.message == "caf\xc3\xa9 and UTF-8 stay");
 }
 
+TEST_CASE("a long key keeps its start and its end, where the key at fault is named") {
+    const std::string path = "/home/user/" + std::string(200, 'd') + "/torchtitan.toml";
+    const Error error{path + ": parallelism.data_parallel_shard_degree", "-1 needs the GPU count"};
+    CHECK(error.key.size() <= Error::kEchoChars + 3);
+    CHECK(error.key.rfind("/home/user/", 0) == 0);
+    CHECK(error.key.find("...") != std::string::npos);
+    const std::string named = "torchtitan.toml: parallelism.data_parallel_shard_degree";
+    CHECK(error.key.substr(error.key.size() - named.size()) == named);
+    // A cut never splits a UTF-8 character.
+    const Error accented{std::string(150, 'a') + "\xc3\xa9" + std::string(69, 'b'), "x"};
+    CHECK(accented.key.find("\xc3\xa9") != std::string::npos);
+    CHECK(Error{"parallel.tp", "x"}.key == "parallel.tp");
+}
+
 TEST_CASE("Result holds a value or an error") {
     Result<int> good(42);
     REQUIRE(good.ok());

@@ -19,19 +19,33 @@ struct Error {
     // Input echoed into a key or message (a JSON key with "\n", a link value with raw bytes) has its
     // control characters escaped, so every error is one line of text (found by tests/fuzz).
     // A quoted value longer than kEchoChars is cut to an excerpt (a 1 MB preset name echoes 100
-    // characters and "..."), and so is a key.
+    // characters and "..."), and so is a key, keeping its end: the key at fault is its last part
+    // ("<a long file path>: parallelism.data_parallel_shard_degree").
     Error(std::string key_, std::string message_)
-        : key(excerpt(one_line(std::move(key_)))), message(excerpt_quoted(one_line(std::move(message_)))) {}
+        : key(excerpt_key(one_line(std::move(key_)))), message(excerpt_quoted(one_line(std::move(message_)))) {}
 
-    static constexpr size_t kEchoChars = 100;  // the most characters of a bad value an error echoes
+    static constexpr size_t kEchoChars = 100;    // the most characters of a bad value an error echoes
+    static constexpr size_t kKeyHeadChars = 30;  // of a long key's kEchoChars, those kept from its start
 
     // `text` cut to its first kEchoChars characters and "..." (whole UTF-8 characters), or as it is.
     static std::string excerpt(std::string text) {
         if (text.size() <= kEchoChars + 3) return text;
-        size_t cut = kEchoChars;
-        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-        text.resize(cut);
+        text.resize(char_start(text, kEchoChars));
         return text + "...";
+    }
+
+    // `text` cut to its first kKeyHeadChars characters, "..." and its last ones, kEchoChars in all.
+    static std::string excerpt_key(std::string text) {
+        if (text.size() <= kEchoChars + 3) return text;
+        const size_t head = char_start(text, kKeyHeadChars);
+        const size_t tail = char_start(text, text.size() - (kEchoChars - kKeyHeadChars));
+        return text.substr(0, head) + "..." + text.substr(tail);
+    }
+
+    // The start of the UTF-8 character holding byte `at` (a cut there splits no character).
+    static size_t char_start(const std::string& text, size_t at) {
+        while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+        return at;
     }
 
     // Every 'quoted' or "quoted" value of `text` (opened after a non-alphanumeric character, closed
