@@ -120,10 +120,15 @@ StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Netwo
 // step (cp_exposed_s) where the framework overlaps it; ZeRO-3 gathers are prefetched behind the
 // phase's compute unless the framework gathers on demand (gather_prefetch none); EP all-to-all is
 // exposed unless the framework overlaps it with another micro-batch's compute.
-// One op's host dispatch on this run's host: the framework's figure (host_op_s, stated for an x86
-// DGX host) times the node's CPU (node host_op_scale: Grace runs a torch.nn.Linear forward's host
-// side 2.75x slower than a Xeon 8480C, NVIDIA/TransformerEngine issue 2053).
-double host_op_seconds(const Execution& x) { return x.cal.host_op_s * x.config->node.host_op_scale; }
+// Host seconds stated for an x86 DGX host, on this run's CPU (node host_op_scale: Grace runs a
+// torch.nn.Linear forward's host side 2.75x slower than a Xeon 8480C, NVIDIA/TransformerEngine issue 2053).
+double on_this_host(const Execution& x, double x86_s) { return x86_s * x.config->node.host_op_scale; }
+
+// One op's host dispatch: the framework's figure (host_op_s), or in a torch.compile'd layer the
+// Inductor wrapper's launch of one kernel (inductor_kernel_host_s).
+double op_dispatch_s(const Execution& x, bool compiled) {
+    return on_this_host(x, compiled ? constant(Constant::inductor_kernel_host_s) : x.cal.host_op_s);
+}
 
 // CPU seconds to issue a phase's `kernels` (the host runs ahead of the GPU; phase_cost takes the
 // longer of the two). A CUDA graph replays what it captured with one launch instead of dispatching
@@ -138,10 +143,8 @@ double host_op_seconds(const Execution& x) { return x.cal.host_op_s * x.config->
 double host_dispatch_s(const Execution& x, double kernels, bool captured, bool compiled) {
     if (x.cuda_graphs == CudaGraphs::full) return 0;
     if (captured) return constant(Constant::cuda_graph_launch_s);
-    if (compiled)
-        return (kernels * constant(Constant::inductor_kernel_host_s) + constant(Constant::inductor_graph_host_s)) *
-               x.config->node.host_op_scale;
-    return kernels * host_op_seconds(x);
+    const double per_call = compiled ? on_this_host(x, constant(Constant::inductor_graph_host_s)) : 0.0;
+    return kernels * op_dispatch_s(x, compiled) + per_call;
 }
 
 // Whether per-layer graphs capture a layer of this kind: Megatron-Core captures a MoE layer's MLP
@@ -211,11 +214,7 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
     // the CPU's dispatch of its kernels; any excess is framework overhead (DESIGN.md 5).
     const double host_s = host_dispatch_s(x, kernels, captured, compiled), gpu_s = cost.total();
     const bool dispatched = !captured && x.cuda_graphs != CudaGraphs::full;  // a graph holds no host sync
-    const double phase_s =
-        dispatched
-            ? synced_dispatch_s(ops, x, host_s, gpu_s,
-                                compiled ? constant(Constant::inductor_kernel_host_s) * x.config->node.host_op_scale : host_op_seconds(x))
-            : std::max(host_s, gpu_s);
+    const double phase_s = dispatched ? synced_dispatch_s(ops, x, host_s, gpu_s, op_dispatch_s(x, compiled)) : std::max(host_s, gpu_s);
     if (phase_s > gpu_s) cost.s[StepPart::overhead] += phase_s - gpu_s;
     // A host sync inside the phase (synced_dispatch_s) leaves the host no lead at its end.
     if (phase_s == std::max(host_s, gpu_s)) cost.host_lead_s = std::max(0.0, gpu_s - host_s);
@@ -522,16 +521,16 @@ Cost optimizer_step_phase(const Execution& x, const Stages& st) {
     // The optimizer step runs outside a full-iteration graph (Megatron-Core "full_iteration": forward-
     // backward only), after that graph's one launch per iteration.
     const double graph_launch_s = x.cuda_graphs == CudaGraphs::full ? constant(Constant::cuda_graph_launch_s) : 0.0;
-    const double host_s = (per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s)) *
-                              x.config->node.host_op_scale +
-                          graph_launch_s;
+    const double host_s =
+        on_this_host(x, per_tensor_optimizer_kernels(x) * x.cal.host_op_s + eager_kernels * constant(Constant::eager_op_host_s)) +
+        graph_launch_s;
     if (host_s > cost.total()) cost.s[StepPart::overhead] += host_s - cost.total();
     // Apex amp O2's master-gradient allocations (amp_master_grad_host_ops, eager ops without a kernel)
     // run on the host right after backward() returns, before the unscale and its overflow check
     // (apex/amp/handle.py scale_loss: _post_amp_backward, then update_scale's .item()): they overlap
     // the GPU's queued backward (the last micro-batch's backward on the first stage, which ends the
     // step) and only their excess over the host's lead is on the critical path.
-    const double amp_host_s = amp_master_grad_host_ops(x) * constant(Constant::eager_op_host_s);
+    const double amp_host_s = on_this_host(x, amp_master_grad_host_ops(x) * constant(Constant::eager_op_host_s));
     cost.s[StepPart::overhead] += std::max(0.0, amp_host_s - st.bwd[0].host_lead_s);
     return cost;
 }

@@ -64,7 +64,7 @@ struct NodeSpec {
     // Host dispatch time per op of this node's CPU relative to an x86 DGX host's (Xeon Platinum 8480C),
     // the host the framework presets' host_op_s figures are stated for: 1 = x86; Grace (GB200/GH200)
     // 2.75 (NVIDIA/TransformerEngine issue 2053: torch.nn.Linear forward 37.08 us CPU on GB200 vs 13.48
-    // on the DGX H100's Xeon 8480C). Scales every host cost per op (predict.cpp host_op_seconds).
+    // on the DGX H100's Xeon 8480C). Scales every host cost per op (predict.cpp on_this_host).
     double host_op_scale = 1.0;
     std::string source;
 
