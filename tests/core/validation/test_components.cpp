@@ -265,11 +265,7 @@ TEST_CASE("components: torchao's fwd_bwd harness adds the MXFP8 operands' quanti
             return r.component == "grouped_gemm" && r.harness == "torchao-fwd-bwd" && r.dtype == dtype && r.groups == 8;
         });
         REQUIRE(found != nullptr);
-        ComponentRow timed = *found, bare = *found;
-        bare.harness.clear();
-        const auto with = predict_component(timed), without = predict_component(bare);
-        REQUIRE(with.ok());
-        REQUIRE(without.ok());
+        auto [timed, with_us, without_us] = with_and_without_harness(*found);
         // Memory-bound extras: the loss reads/writes the output 5 times, the gradients are read twice
         // and written once; MXFP8 adds 2 (bf16 read + 8-bit write with its scales) per layout per operand.
         const auto gpu = gpu_preset(timed.gpu);
@@ -282,7 +278,7 @@ TEST_CASE("components: torchao's fwd_bwd harness adds the MXFP8 operands' quanti
         const double kernels = mx ? 7 : 4;
         const double expect_us =
             (bytes / (gpu.value().memory_bw_gbps * 1e9 * cal.memory_stream_efficiency) + kernels * cal.kernel_device_latency_s) * 1e6;
-        CHECK(with.value() - without.value() == Approx(expect_us).epsilon(1e-6));
+        CHECK(with_us - without_us == Approx(expect_us).epsilon(1e-6));
         timed.pass = "fwd";
         const auto error = predict_component(timed);
         REQUIRE(!error.ok());
