@@ -225,6 +225,13 @@ HarnessDelta with_and_without_harness(const ComponentRow& row) {
     REQUIRE(without.ok());
     return {timed, with.value(), without.value()};
 }
+
+// A row whose harness does not fit its other keys is refused, naming the harness.
+void check_harness_refused(const ComponentRow& row) {
+    const auto error = predict_component(row);
+    REQUIRE(!error.ok());
+    CHECK(error.error().key == row.id + ".harness");
+}
 }  // namespace
 
 TEST_CASE("components: a row timed as one torch.distributed call adds the call's host overhead, and across nodes the barrier's skew") {
@@ -241,9 +248,7 @@ TEST_CASE("components: a row timed as one torch.distributed call adds the call's
         CHECK(with_us - without_us == Approx(extra * 1e6).epsilon(1e-9));
         CHECK(extra > 0);
         timed.harness = "stopwatch";
-        const auto error = predict_component(timed);
-        REQUIRE(!error.ok());
-        CHECK(error.error().key == timed.id + ".harness");
+        check_harness_refused(timed);
     }
 }
 
@@ -280,9 +285,7 @@ TEST_CASE("components: torchao's fwd_bwd harness adds the MXFP8 operands' quanti
             (bytes / (gpu.value().memory_bw_gbps * 1e9 * cal.memory_stream_efficiency) + kernels * cal.kernel_device_latency_s) * 1e6;
         CHECK(with_us - without_us == Approx(expect_us).epsilon(1e-6));
         timed.pass = "fwd";
-        const auto error = predict_component(timed);
-        REQUIRE(!error.ok());
-        CHECK(error.error().key == timed.id + ".harness");
+        check_harness_refused(timed);
     }
 }
 
