@@ -73,7 +73,8 @@ def dense(layers, hidden, heads, ffn, vocab, *, arch="decoder", kv=None, act="ge
 
 def config(model, gpu, node, num_gpus, precision, *, tp=1, pp=1, dp=None, cp=1, sp=False, zero=0,
            vstages=1, schedule="1f1b", seq, gbs, mbs, recompute="none", flash=True,
-           optimizer="adamw", attention_kernel=None, ep=1, framework=None, finetune=None):
+           optimizer="adamw", attention_kernel=None, ep=1, framework=None, finetune=None,
+           overlap_dp=None):
     dp = dp if dp is not None else num_gpus // (tp * pp * cp)
     assert tp * pp * cp * dp == num_gpus, (tp, pp, cp, dp, num_gpus)
     assert gbs % (mbs * dp) == 0, (gbs, mbs, dp)
@@ -88,8 +89,9 @@ def config(model, gpu, node, num_gpus, precision, *, tp=1, pp=1, dp=None, cp=1, 
         head["framework"] = framework or "none"
     return dict(head, **{
             "num_gpus": num_gpus, "precision": precision,
-            "parallel": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "sequence_parallel": sp,
-                         "zero": zero, "virtual_stages": vstages, "schedule": schedule},
+            "parallel": dict({"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": ep, "sequence_parallel": sp,
+                              "zero": zero, "virtual_stages": vstages, "schedule": schedule},
+                             **({"overlap_dp_comm": overlap_dp} if overlap_dp is not None else {})),
             "training": dict({"seq_len": seq, "global_batch": gbs, "micro_batch": mbs,
                               "recompute": recompute, "flash_attention": flash,
                               "optimizer": optimizer},
@@ -408,8 +410,14 @@ def nvidia_txl(rows):
         seq = int(r["seq_len_or_image_size"].split()[0])
         b = int(r["batch_per_gpu"])
         prec = "fp16-mixed" if r["precision"] == "amp_fp16" else r["precision"]
+        # No gradient all-reduce overlaps the backward: train.py wraps the model in
+        # DistributedDataParallel(find_unused_parameters=True), so DDP never rebuilds its buckets
+        # in gradient-ready order (torch reducer.hpp should_rebuild_buckets) and reduces them in
+        # reverse registration order, one after another (reducer.cpp mark_bucket_ready); the
+        # first of them holds r_w_bias / r_r_bias, registered last (mem_transformer.py
+        # _create_params) but shared by every layer, so ready only when layer 0's backward ends.
         cfg = config(model, gpu, node, n, prec, seq=seq, gbs=b * n, mbs=b, flash=False,
-                     optimizer="lamb-per-tensor", framework="pytorch")
+                     optimizer="lamb-per-tensor", framework="pytorch", overlap_dp=False)
         line = re.search(r"line (\d+)", r["source"])
         cases.append(case(r["id"], cfg, "tokens_per_s", num(r["value"]),
                           "NVIDIA/DeepLearningExamples@729963dd PyTorch Transformer-XL README line "
@@ -427,7 +435,11 @@ def nvidia_txl(rows):
           "tail clusters (evaluated only for the few tokens in them) omitted; vocab = embedding rows "
           "at d_model (base div_val 1: the full 267735-word table; large div_val 4: 37.26 M "
           "parameters = 36391 rows of 1024); batch/GPU read as the "
-          "micro-batch with no accumulation (global = batch x GPUs); seq_len = tgt_len", cases)
+          "micro-batch with no accumulation (global = batch x GPUs); seq_len = tgt_len; "
+          "parallel.overlap_dp_comm false: train.py's DistributedDataParallel(find_unused_parameters="
+          "True) keeps its buckets in reverse registration order and the first one reduced holds "
+          "r_w_bias/r_r_bias, whose gradient is complete only at the end of the backward, so the "
+          "whole gradient all-reduce follows the backward", cases)
 
 
 # ---------------------------------------------------------------------------------------------
