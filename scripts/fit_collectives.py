@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Developer tool: fit the collective latency constants of presets/tables/constants.json
 (nccl_latency_scale, nccl_latency_scale_hopper, rccl_latency_scale, nccl_net_latency_scale, collective_call_s,
-nvls_chunk_s; per network the net latency and its Simple multiple: efa_*, efa_sendrecv_*, tcpxo_*) on the NCCL/RCCL rows of
+nvls_chunk_s; per network the net latency and its Simple multiple: efa_*, efa_sendrecv_*, tcpxo_*; EFA's efa_flush_chunk_s,
+identified only by the rows that state NCCL before 2.19.1 across nodes, AWS-142..159) on the NCCL/RCCL rows of
 presets/validation/components and report the leave-one-source-out (LOSO) collective MAPE beside the
 in-sample one (issue 21 item 3). The network constants are fitted on the rows of their network only
 (row key "network"; the other constants on all rows); LL128 does not run across TCPXO or EFA send/recv
@@ -78,6 +79,10 @@ def predict(r, node, P):
     network = r.get("network") or node.get("network") or "infiniband"
     ppn, g = n / N, arch(r["gpu"])
     rccl = r["gpu"].startswith("mi")
+    # NCCL before 2.19.1 (row key nccl_version): NVLS-tree at every size across NVSwitch nodes, every Simple network
+    # receive flushed (communication.cpp nccl_time_s)
+    release = tuple(int(x) for x in r["nccl_version"].split(".")) if r.get("nccl_version") else None
+    before_2_19_1 = release is not None and release < (2, 19, 1) and not rccl
     scale = P["rccl_scale"] if rccl else P["lat_scale_h"] if g == 2 else P["lat_scale"]
     intra_eff = RCCL_XGMI_EFF if r["gpu"].startswith("mi") else EFF
     intra = node["intra_bw_gbps"] * intra_eff
@@ -160,8 +165,11 @@ def predict(r, node, P):
             cands.append((25 + S / nvls / 1e3 + P["nvls_chunk_us"] * S / (ops * chunk), "nvls"))
         if nvls > 0 and N > 1 and ppn > 1:
             lat = 25 + 2 * math.log2(N) * (HW["net"]["tree"][2] + simple_factor * net_lat)
-            cands.append((lat + S / min(nvls, across) / 1e3, "nvls_tree"))
+            flushed = nvls_tree_chunks_2_18(S, ppn, g) * P["efa_flush_us"] if before_2_19_1 and network == "efa" else 0
+            cands.append((lat + max(S / min(nvls, across) / 1e3, flushed), "nvls_tree"))
     forced = r.get("algorithm") if r.get("algorithm") in ("ring", "nvls", "nvls_tree") else None
+    if before_2_19_1 and not forced and any(c[1] == "nvls_tree" for c in cands):
+        forced = "nvls_tree"  # NCCL 2.18's NVLS-tree tuner latency carries no latencyInter: it runs at every size
     if forced:
         cands = [c for c in cands if c[1] == forced] or cands
     # nccl-tests: back-to-back calls hide the launch (components.cpp predict_collective)
@@ -176,6 +184,15 @@ def predict(r, node, P):
     return algbw if r["metric"] == "algbw_GBps" else algbw * wire / S
 
 
+def nvls_tree_chunks_2_18(S, heads, g):
+    """NCCL 2.18's NVLS-tree chunks per operation (communication.cpp nvls_tree_chunks_2_18)."""
+    ops, chunk = (32 if g >= 3 else 16) * heads, 512 * 1024
+    for below, smaller in ((32, 262144), (16, 131072), (4, 65536), (1, 32768)):
+        if S < below * ops * chunk:
+            chunk = smaller
+    return S / (ops * chunk)
+
+
 def mape(rows, nodes, P):
     return 100 * sum(abs(predict(r, nodes[r["node"]], P) - r["value"]) / r["value"] for r in rows) / len(rows)
 
@@ -187,10 +204,11 @@ def fit_networks(rows, nodes, P):
         own = [r for r in rows if r.get("network") == network]
         if not own:
             continue
-        grid = [dict(P, **{lat_key: lat, simple_key: f}) for lat in range(5, 160, 5)
-                for f in (1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40)]
+        flushes = range(0, 301, 25) if network == "efa" else (P["efa_flush_us"],)  # efa_flush_chunk_s: EFA rows only
+        grid = [dict(P, **{lat_key: lat, simple_key: f, "efa_flush_us": fl}) for lat in range(5, 160, 5)
+                for f in (1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40) for fl in flushes]
         best = min(grid, key=lambda Q: mape(own, nodes, Q))
-        P[lat_key], P[simple_key] = best[lat_key], best[simple_key]
+        P[lat_key], P[simple_key], P["efa_flush_us"] = best[lat_key], best[simple_key], best["efa_flush_us"]
     return P
 
 
@@ -212,8 +230,8 @@ def fit_own_scales(rows, nodes, P, refit_networks=True):
 def main():
     rows, nodes = load()
     shipped = dict(call_us=5, lat_scale=4, lat_scale_h=1, rccl_scale=2.5, net_lat_scale=6, nvls_fraction=0.87,
-                   efa_lat=35, efa_simple=16, efa_sr_lat=65, efa_sr_simple=2, tcpxo_lat=55, tcpxo_simple=8,
-                   torch_call_us=10, nvls_chunk_us=4)
+                   efa_lat=35, efa_simple=6, efa_sr_lat=65, efa_sr_simple=2, tcpxo_lat=55, tcpxo_simple=8,
+                   torch_call_us=10, nvls_chunk_us=4, efa_flush_us=175)
     own = [r for r in rows if r.get("harness") == "torch-dist-call"]
     best = min((0, 5, 10, 15, 20, 25, 30, 40), key=lambda h: mape(own, nodes, dict(shipped, torch_call_us=h)))
     print(f"torch_dist_call_host_s refit on its {len(own)} rows: {best} us")
@@ -223,7 +241,7 @@ def main():
     print(f"nvls_chunk_s refit on the {len(nvls_rows)} single-node NVSwitch all_reduce rows: {best} us")
     fitted = fit_networks(rows, nodes, shipped)
     print("network constants refit on their own rows: " +
-          ", ".join(f"{k} {fitted[k]}" for v in NETWORKS.values() for k in v))
+          ", ".join(f"{k} {fitted[k]}" for v in NETWORKS.values() for k in v) + f", efa_flush_us {fitted['efa_flush_us']}")
     fitted = fit_own_scales(rows, nodes, shipped)
     print("scales refit on their own rows: " + ", ".join(f"{k} {fitted[k]}" for k in list(OWN_SCALES) + ["lat_scale_h"]) +
           " (networks with it: " + ", ".join(f"{k} {fitted[k]}" for v in NETWORKS.values() for k in v) + ")")

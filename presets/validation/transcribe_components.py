@@ -482,6 +482,11 @@ def transcribe(r):
     row["metric"] = metric
     row["value"] = num(r["value"])
     row["software"] = r["software"]
+    # The NCCL release the row states (not RCCL's): NCCL before 2.19.1 chooses and flushes differently across nodes
+    # (core/src/perf/communication.cpp nccl_time_s).
+    release = re.search(r"(?<![A-Za-z])NCCL[ v]*(\d+\.\d+\.\d+)", r["software"])
+    if comp == "collective" and release:
+        row["nccl_version"] = release.group(1)
     # ml-engineering's all_reduce_bench.py (at the cited commit) times one torch.distributed call per
     # trial, issued after dist.barrier() on an idle device: the call's host overhead and the ranks'
     # skew leaving the barrier are in the time (stas00/ml-engineering@744d01e18b79512572f64a6bbd8b5f4a725203a7

@@ -92,6 +92,7 @@ Link group_link(const NodeSpec& node, const GpuSpec& gpu, const Calibration& cal
     case NetworkKind::efa:
         link.net_latency_s = constant(Constant::efa_net_latency_s);
         link.simple_net_factor = constant(Constant::efa_simple_latency_factor);
+        link.flush_chunk_s = constant(Constant::efa_flush_chunk_s);
         break;
     case NetworkKind::efa_sendrecv:
         link.net_latency_s = constant(Constant::efa_sendrecv_net_latency_s);
@@ -207,12 +208,33 @@ double nvls_chunk_overhead_s(double bytes, int64_t ranks, int arch) {
     return bytes / (ops * chunk) * constant(Constant::nvls_chunk_s);
 }
 
+// NCCL 2.18's NVLS-tree chunk: one Simple step (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 = 512 KiB), shrunk to 256 / 128 / 64 /
+// 32 KiB below 32 / 16 / 4 / 1 x ops x chunk bytes, ops = NVLS channels x heads, one head per GPU of the node
+// (NVIDIA/nccl@v2.18.5-1 src/enqueue.cc computeColl, NCCL_ALGO_NVLS_TREE): the chunks each operation moves.
+double nvls_tree_chunks_2_18(double bytes, double heads, int arch) {
+    const double ops = kNvlsChannels[arch] * heads;
+    double chunk = 512.0 * 1024;
+    if (bytes < 32 * ops * chunk) chunk = 262144;
+    if (bytes < 16 * ops * chunk) chunk = 131072;
+    if (bytes < 4 * ops * chunk) chunk = 65536;
+    if (bytes < ops * chunk) chunk = 32768;
+    return bytes / (ops * chunk);
+}
+
 }  // namespace
 
 NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& link, const NcclAlgo* only) {
     NcclChoice best{std::numeric_limits<double>::infinity(), NcclAlgo::ring, NcclProto::simple};
     const double n = double(ranks), N = double(std::max<int64_t>(link.nodes, 1)), ppn = n / N;
     const bool all_reduce = c == Collective::all_reduce;
+    // Before NCCL 2.19.1 (NVIDIA/nccl@v2.18.5-1): NVLS-tree's tuner latency is baseLat 23 + 2 (nNodes - 1) x 19 us with no
+    // latencyInter (src/graph/tuning.cc), below every ring and tree estimate, which carry latencyInter per inter-node step,
+    // so NCCL runs NVLS-tree across NVSwitch nodes at every size; and NET_FORCE_FLUSH defaults to 1, so Hopper flushes
+    // every Simple receive over the network too (src/graph/paths.cc ncclTopoNeedFlush; 2.19.1-1: "Disable network flush
+    // by default on H100"; aws/aws-ofi-nccl@74fd41a6 sets NCCL_NET_FORCE_FLUSH=0 on p5 for NCCL < 2.19.1).
+    const bool before_2_19_1 = !link.rccl && link.nccl_version > 0 && link.nccl_version < 21901;
+    static constexpr NcclAlgo kNvlsTree = NcclAlgo::nvls_tree;
+    if (before_2_19_1 && !only && all_reduce && link.nodes > 1 && link.nvls_bytes_per_s > 0 && ranks >= 2) only = &kNvlsTree;
     // Measured steps against NCCL's hwLat: Hopper's, RCCL's and the other generations' (constants.json).
     const double scale = link.rccl             ? constant(Constant::rccl_latency_scale)
                          : link.nccl_arch == 2 ? constant(Constant::nccl_latency_scale_hopper)
@@ -286,7 +308,9 @@ NcclChoice nccl_time_s(Collective c, double bytes, int64_t ranks, const Link& li
         } else {
             const double bw = std::min(link.nvls_bytes_per_s, across);
             const double lat = kHwLatNvls + 2 * std::log2(N) * (kHwLatTree[2][2] + link.simple_net_factor * net_lat);
-            if (bw > 0) consider(NcclAlgo::nvls_tree, 2, lat, bytes / bw);
+            // A flushed receive holds its operation: each moves at most one chunk per flush_chunk_s (fitted).
+            const double flushed = before_2_19_1 ? nvls_tree_chunks_2_18(bytes, ppn, link.nccl_arch) * link.flush_chunk_s : 0.0;
+            if (bw > 0) consider(NcclAlgo::nvls_tree, 2, lat, std::max(bytes / bw, flushed));
         }
     }
     return best;

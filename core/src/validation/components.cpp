@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <map>
 
@@ -116,6 +117,7 @@ void parse_component_file(std::string_view stem, std::string_view json, Componen
         r.str("host_cpu", row.host_cpu);
         r.str("timing", row.timing);
         r.str("network", row.network);
+        r.str("nccl_version", row.nccl_version);
         r.str("harness", row.harness);
         r.count("num_gpus", row.num_gpus);
         r.count("nodes", row.nodes);
@@ -200,7 +202,16 @@ Result<double> predict_collective(const ComponentRow& row, const GpuSpec& gpu) {
     }
     const int64_t ranks = std::max<int64_t>(row.num_gpus, 1);
     const Calibration cal = resolve_calibration(gpu, CalibrationSpec{});
-    const Link link = group_link(node, gpu, cal, GroupPlacement{ranks, 1, ranks});
+    Link link = group_link(node, gpu, cal, GroupPlacement{ranks, 1, ranks});
+    if (!row.nccl_version.empty()) {
+        // nccl.h NCCL_VERSION_CODE (2.9 and later): major x 10000 + minor x 100 + patch.
+        int major = 0, minor = 0, patch = 0;
+        char tail = 0;
+        if (std::sscanf(row.nccl_version.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &tail) != 3 || major < 2 ||
+            (major == 2 && minor < 9))
+            return Error{row.id + ".nccl_version", "not a release 2.9.0 or later: '" + row.nccl_version + "'"};
+        link.nccl_version = major * 10000 + minor * 100 + patch;
+    }
     Collective collective = Collective::all_reduce;
     double bytes = row.size_bytes;
     if (row.op == "all_gather") {

@@ -263,6 +263,41 @@ TEST_CASE("Networks: EFA and TCPXO take their own latency per inter-node step, T
     CHECK(sendrecv > rdma);
 }
 
+TEST_CASE("NCCL before 2.19.1 runs NVLS-tree across NVSwitch nodes at every size, each chunk held by its flush on EFA", "[communication]") {
+    NodeSpec node = node_preset("dgx-h100").value();
+    node.network = NetworkKind::efa;
+    const GpuSpec h100 = gpu_preset("h100-sxm").value();
+    const Calibration cal = resolve_calibration(h100, CalibrationSpec{});
+    const Link current = group_link(node, h100, cal, GroupPlacement{16, 1, 16});
+    Link old = current;
+    old.nccl_version = 21805;  // NCCL 2.18.5
+    CHECK(current.flush_chunk_s == Approx(constant(Constant::efa_flush_chunk_s)));
+    for (double S = 1024; S <= 8e9; S *= 8) {
+        INFO(S);
+        CHECK(nccl_time_s(Collective::all_reduce, S, 16, old).algo == NcclAlgo::nvls_tree);
+        CHECK(nccl_time_s(Collective::all_reduce, S, 16, old).seconds >= nccl_time_s(Collective::all_reduce, S, 16, current).seconds);
+    }
+    // Small calls: the current release picks a ring or tree; 2.18 does not.
+    CHECK(nccl_time_s(Collective::all_reduce, 1024, 16, current).algo != NcclAlgo::nvls_tree);
+    // 256 MiB: 16 channels x 8 heads move 128 KiB chunks (NCCL 2.18.5 src/enqueue.cc), 16 per operation, one per flush.
+    const double S = 256.0 * 1024 * 1024;
+    const NcclAlgo tree = NcclAlgo::nvls_tree;
+    const double unflushed = nccl_time_s(Collective::all_reduce, S, 16, current, &tree).seconds;
+    const double flushed = nccl_time_s(Collective::all_reduce, S, 16, old).seconds;
+    CHECK(flushed - unflushed ==
+          Approx(16 * constant(Constant::efa_flush_chunk_s) - S / std::min(current.nvls_bytes_per_s, current.node_nic_bytes_per_s)));
+    // A forced algorithm stays forced; releases from 2.19.1 choose as before.
+    const NcclAlgo ring = NcclAlgo::ring;
+    CHECK(nccl_time_s(Collective::all_reduce, S, 16, old, &ring).algo == NcclAlgo::ring);
+    Link newer = current;
+    newer.nccl_version = 21901;
+    CHECK(nccl_time_s(Collective::all_reduce, 1024, 16, newer).seconds == nccl_time_s(Collective::all_reduce, 1024, 16, current).seconds);
+    // One node: no NVLS-tree to run.
+    Link one_node = group_link(node, h100, cal, GroupPlacement{8, 1, 8});
+    one_node.nccl_version = 21805;
+    CHECK(nccl_time_s(Collective::all_reduce, S, 8, one_node).algo != NcclAlgo::nvls_tree);
+}
+
 TEST_CASE("All-to-all across nodes: the sends to every peer are in flight together, one latency per link", "[communication]") {
     const NodeSpec node = node_preset("hgx-h800").value();
     const GpuSpec h800 = gpu_preset("h800-sxm").value();

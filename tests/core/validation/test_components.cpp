@@ -252,6 +252,30 @@ TEST_CASE("components: a row timed as one torch.distributed call adds the call's
     }
 }
 
+TEST_CASE("components: a row's NCCL release reaches the group's link (NCCL_VERSION_CODE), a malformed one is the row's error") {
+    const ComponentRow* found = find_row(shipped(), [](const ComponentRow& r) {
+        return r.component == "collective" && r.nccl_version == "2.18.5" && r.nodes == 2 && r.metric == "time_us";
+    });
+    REQUIRE(found != nullptr);
+    auto [cal, link] = row_link(*found);
+    link.nccl_version = 21805;
+    const auto predicted = predict_component(*found);
+    REQUIRE(predicted.ok());
+    CHECK(predicted.value() ==
+          Approx(collective_time_s(Collective::all_reduce, found->size_bytes, found->num_gpus, link) * 1e6).epsilon(1e-12));
+    ComponentRow unstated = *found;
+    unstated.nccl_version.clear();
+    CHECK(predict_component(unstated).value() < predicted.value());  // 2.18's NVLS-tree with flushed receives is slower
+    for (const char* bad : {"2.18", "2.8.4", "nccl", "2.18.5-1"}) {
+        ComponentRow malformed = *found;
+        malformed.nccl_version = bad;
+        INFO(bad);
+        const auto result = predict_component(malformed);
+        REQUIRE_FALSE(result.ok());
+        CHECK(result.error().key == found->id + ".nccl_version");
+    }
+}
+
 TEST_CASE("components: nccl-tests rows time back-to-back calls, so the kernel launch predict charges per call is hidden") {
     const ComponentRow* found = find_row(shipped(), [](const ComponentRow& r) {
         return r.component == "collective" && r.harness == "nccl-tests" && r.op == "all_reduce" && r.nodes == 1;

@@ -53,6 +53,11 @@ struct Link {
     int nccl_arch = 2;                // NCCL's compute-capability index: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
     bool pcie = false;                // intra-node hardware PCIe (NCCL_HW_PCI latencies), else NVLink
     bool rccl = false;                // AMD GPUs: RCCL's tuning model (its latencies and busBw ratios), else NCCL's
+    // NCCL release the collective runs (nccl.h NCCL_VERSION_CODE: major x 10000 + minor x 100 + patch; 0 = not
+    // stated: the current release's behaviour). Before 2.19.1 NCCL runs NVLS-tree across NVSwitch nodes at every
+    // size and flushes every Simple receive over the network on Hopper too (nccl_time_s).
+    int nccl_version = 0;
+    double flush_chunk_s = 0;  // per chunk a flushed network receive adds (EFA: efa_flush_chunk_s; 0 = not identified)
 };
 
 GroupPlacement group_placement(const ParallelSpec& parallel, Group group);

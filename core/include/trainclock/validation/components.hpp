@@ -31,6 +31,7 @@ struct ComponentRow {
     int64_t num_gpus = 0, nodes = 0, gpus_per_node = 0;
     double inter_bw_gbps = 0;  // NIC line rate per GPU of the measured system (0: the node preset's)
     std::string network;       // the measured system's inter-node network (node key "network"; empty: the node preset's)
+    std::string nccl_version;  // the NCCL release the row states ("2.18.5"; empty: not stated, the current release)
     std::string
         harness;  // how the time was taken: "nccl-tests" = back-to-back calls (no launch); empty = kernel timing; "torch-dist-call" = one torch.distributed call after a barrier
     double size_bytes = 0;
