@@ -30,9 +30,10 @@ struct Catalogue {
 void read_framework_preset(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     read_framework(reader, spec, required);
     if (reader.failed()) return;
-    for (const char* key : {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
-                            "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "fused_elementwise", "host_op_s",
-                            "gather_prefetch", "cuda_graphs", "compile", "moe_dispatcher"}) {
+    for (const char* key :
+         {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm", "overlap_ep_comm", "fp8_recipe",
+          "fused_optimizer", "fused_norms", "fused_elementwise", "host_op_s", "gather_prefetch", "cuda_graphs", "compile", "moe_dispatcher",
+          "step_host_syncs", "step_host_ops_per_tensor", "step_overhead_fitted"}) {
         const bool cited = std::any_of(spec.sources.begin(), spec.sources.end(),
                                        [&](const auto& source) { return source.first == key && !source.second.empty(); });
         if (!cited) reader.fail("sources", std::string("no citation for ") + key);

@@ -231,9 +231,10 @@ void read_precision(ObjectReader& reader, PrecisionSpec& spec, bool required) {
 
 void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
     if (required) {
-        require_all(reader, {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm",
-                             "overlap_ep_comm", "fp8_recipe", "fused_optimizer", "fused_norms", "fused_elementwise", "host_op_s",
-                             "gather_prefetch", "cuda_graphs", "compile"});
+        require_all(reader,
+                    {"attention_kernel", "overlap_tp_comm", "overlap_dp_comm", "overlap_pp_comm", "overlap_cp_comm", "overlap_ep_comm",
+                     "fp8_recipe", "fused_optimizer", "fused_norms", "fused_elementwise", "host_op_s", "gather_prefetch", "cuda_graphs",
+                     "compile", "step_host_syncs", "step_host_ops_per_tensor", "step_overhead_fitted"});
     }
     reader.read("display_name", spec.display_name);
     if (const auto kernels = reader.read_object("attention_kernel")) {
@@ -249,7 +250,14 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
               spec.fp8_recipe, "fused_optimizer", spec.fused_optimizer, "fused_norms", spec.fused_norms, "op_level_sac", spec.op_level_sac,
               "selective_saves_matmuls", spec.selective_saves_matmuls, "quantize_layouts_one_pass", spec.quantize_layouts_one_pass,
               "fused_elementwise", spec.fused_elementwise, "compile", spec.compile, "torch_grouped_mm", spec.torch_grouped_mm,
-              "flash_attention", spec.flash_attention, "amp_master_grads_per_tensor", spec.amp_master_grads_per_tensor);
+              "flash_attention", spec.flash_attention, "amp_master_grads_per_tensor", spec.amp_master_grads_per_tensor,
+              "step_overhead_fitted", spec.step_overhead_fitted);
+    for (const auto& [key, value] :
+         {std::pair{"step_host_syncs", &spec.step_host_syncs}, std::pair{"step_host_ops_per_tensor", &spec.step_host_ops_per_tensor}}) {
+        if (!reader.has(key)) continue;
+        reader.read(key, *value);
+        if (!(*value >= 0 && *value <= 1000)) reader.fail(key, "must be between 0 and 1000, got " + json_number(*value));
+    }
     if (spec.op_level_sac && spec.selective_saves_matmuls) {
         const char* key = reader.has("selective_saves_matmuls") ? "selective_saves_matmuls" : "op_level_sac";
         reader.fail(key, "op_level_sac and selective_saves_matmuls are two selective-recompute policies: set one of them to false");
@@ -484,6 +492,8 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     out.field("fused_optimizer", spec.fused_optimizer).field("fused_norms", spec.fused_norms);
     out.field("fused_elementwise", spec.fused_elementwise);
     out.field("host_op_s", spec.host_op_s);
+    out.field("step_host_syncs", spec.step_host_syncs).field("step_host_ops_per_tensor", spec.step_host_ops_per_tensor);
+    out.field("step_overhead_fitted", spec.step_overhead_fitted);
     out.field("gather_prefetch", enum_name(spec.gather_prefetch));
     out.field("cuda_graphs", enum_name(spec.cuda_graphs)).field("compile", spec.compile);
     if (spec.moe_dispatcher != MoeDispatcher::alltoall) out.field("moe_dispatcher", enum_name(spec.moe_dispatcher));

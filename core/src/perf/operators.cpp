@@ -974,6 +974,19 @@ double parameter_tensors(const Execution& x) {
     return tensors / double(x.stages);
 }
 
+double megatron_parameter_tensors(const Execution& x) {
+    const ModelSpec& m = x.config->model;
+    const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;  // scale, + bias for LayerNorm
+    // microsoft/Megatron-DeepSpeed@c08e2cc2 megatron/model/transformer.py: input_layernorm and
+    // post_attention_layernorm; ParallelAttention's fused query_key_value and dense; ParallelMLP's
+    // dense_h_to_4h (gate and up fused for swiglu) and dense_4h_to_h: 4 linears, each with a bias in the
+    // GPT lineage (add_bias_linear on) and none in the gated Llama lineage (--disable-bias-linear), as
+    // parameter_tensors reads the biases.
+    const double per_layer = 2 * norm_tensors + 4 * (x.gated ? 1 : 2);
+    // Plus the word embedding and the final norm.
+    return (double(x.layers) * per_layer + 1 + norm_tensors) / double(x.stages);
+}
+
 double per_tensor_optimizer_kernels(const Execution& x) {
     if (x.config->training.optimizer != Optimizer::lamb_per_tensor) return 0;
     // NVIDIA DLE Transformer-XL's jitlamb (lamb.py) calls one TorchScript function per tensor from a

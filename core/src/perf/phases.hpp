@@ -32,6 +32,11 @@ double step_cost_usd(const Config& config, double iteration_time_s);
 // search's and the plan's cost bounds).
 double run_cost_usd(const Config& config, double total_time_s);
 
+// The fitted per-step remainder (constants.json step_overhead_s) for a stack whose per-step host work is
+// not derived from its code (framework step_overhead_fitted), else 0: predict()'s step_host_s less
+// its non-negative derived terms, which the search's bound leaves out.
+double fitted_step_overhead_s(const Config& config, const Calibration& cal);
+
 // Seconds of the optimizer step on the host's CPUs (training.offload_optimizer) for `shard` weights
 // updated per GPU; 0 without offload or when the node has no host_memory_bw_gbps.
 double cpu_optimizer_step_s(const Execution& x, double shard);

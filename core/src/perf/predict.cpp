@@ -751,6 +751,29 @@ double phases::piece_floor_s(const PieceOps& ops, const Execution& x, const Netw
     return phase_floor_s(ops.forward, ops.comm_forward, x, net) + phase_floor_s(ops.backward, ops.comm_backward, x, net);
 }
 
+double phases::fitted_step_overhead_s(const Config& c, const Calibration& cal) {
+    return c.framework.step_overhead_fitted ? cal.step_overhead_s : 0.0;
+}
+
+namespace {
+
+// The stack's own host work once per optimizer step, outside the forward-backward (framework keys,
+// each preset citing its train step): after each host sync (.item(), .cpu()) the GPU idles until the
+// host has issued the next kernel, one op's dispatch (as synced_dispatch_s); dynamic loss scaling reads
+// its overflow flag on the host once more (Megatron found_inf.item(), torch GradScaler, Apex amp's
+// overflow_buf.item()); the eager ops the stack issues tensor by tensor from Python run on the host
+// while the GPU waits (eager_op_host_s each). A stack not derived yet pays the fitted remainder instead.
+double step_host_s(const Execution& x) {
+    const Config& c = *x.config;
+    const FrameworkSpec& fw = c.framework;
+    if (fw.step_overhead_fitted) return phases::fitted_step_overhead_s(c, x.cal);
+    const double syncs = fw.step_host_syncs + (x.precision().loss_scaling == LossScaling::dynamic ? 1.0 : 0.0);
+    return syncs * op_dispatch_s(x, false) +
+           on_this_host(x, fw.step_host_ops_per_tensor * megatron_parameter_tensors(x) * constant(Constant::eager_op_host_s));
+}
+
+}  // namespace
+
 double phases::step_cost_usd(const Config& c, double iteration_time_s) {
     return iteration_time_s / 3600.0 * double(c.num_gpus) * price_per_gpu_hour_usd(c);
 }
@@ -779,7 +802,8 @@ Prediction predict(const Config& c, const PredictOptions& options) {
     // A search only needs layouts that can beat its current K-th best: the busiest stage works
     // M x busiest_s serially, so the pipeline takes at least that (less 1e-9 relative: the steady-state
     // skip of pipeline.cpp is exact to that); above the cutoff the simulation is skipped.
-    const double rest_s = dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s + offload_s;
+    const double step_host = step_host_s(x);
+    const double rest_s = dp_exposed + step_ops_cost.total() + step_host + offload_s;
     const double bound_s = double(x.micro_batches) * st.busiest_s * (1.0 - 1e-9) + rest_s;
     if (bound_s > options.bound_above_s && !options.timeline) {
         out.bounded = true;
@@ -789,10 +813,10 @@ Prediction predict(const Config& c, const PredictOptions& options) {
 
     const double pipe_s = simulate_phase(x, st, options.timeline ? &out.timeline : nullptr);
     const double bubble_s = std::max(0.0, pipe_s - double(x.micro_batches) * st.busiest_s);
-    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + x.cal.step_overhead_s + offload_s;
+    const double iteration_s = pipe_s + dp_exposed + step_ops_cost.total() + step_host + offload_s;
     step.add(step_ops_cost);
     step.s[StepPart::dp_comm] += dp_exposed;
-    step.s[StepPart::overhead] += x.cal.step_overhead_s + offload_s;
+    step.s[StepPart::overhead] += step_host + offload_s;
     out.cpu_optimizer_s = phases::cpu_optimizer_step_s(x, updated_shard(x, st));
     out.activation_offload_s = offload_s;
     summarise_phase(x, step, stage_flops_sum, iteration_s, bubble_s, out);

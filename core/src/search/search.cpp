@@ -808,7 +808,7 @@ double bound_from_floor_s(const Config& c, const Calibration& cal, const MicroBa
             before_s += s;
         }
     }
-    return bound_s * (1.0 - 1e-6) + cal.step_overhead_s;
+    return bound_s * (1.0 - 1e-6) + phases::fitted_step_overhead_s(c, cal);
 }
 
 }  // namespace

@@ -734,3 +734,17 @@ TEST_CASE("JAX's dots policy (selective_saves_matmuls) saves every weight matmul
     CHECK(both.error().key == "framework.op_level_sac");
     CHECK_THAT(both.error().message, Catch::Contains("set one of them to false"));
 }
+
+TEST_CASE("Megatron-LM's parameter tensors per stage: fused QKV, biases in the GPT lineage, none when gated", "[operators]") {
+    const auto tensors = [](const char* model, int pp) {
+        const Config c = fixtures::config(std::string(R"("model": ")") + model + R"(", "gpu": "a100-sxm4-80gb", "num_gpus": )" +
+                                          std::to_string(pp) + R"(, "parallel": {"pp": )" + std::to_string(pp) +
+                                          R"(}, "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1})");
+        return megatron_parameter_tensors(make_execution(c));
+    };
+    // gpt3-1.3b: 24 layers x (2 LayerNorms x 2 + 4 linears x 2) + embedding + final LayerNorm's 2.
+    CHECK(tensors("gpt3-1.3b", 1) == Approx(24 * 12 + 3));
+    CHECK(tensors("gpt3-1.3b", 2) == Approx((24 * 12 + 3) / 2.0));
+    // llama2-7b: 32 layers x (2 RMSNorms + 4 linears without bias) + embedding + final RMSNorm.
+    CHECK(tensors("llama2-7b", 1) == Approx(32 * 6 + 2));
+}

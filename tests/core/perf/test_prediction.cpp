@@ -381,3 +381,27 @@ TEST_CASE("every model x GPU x precision x framework preset predicts or is refus
     CHECK(predicted > 2 * refused);  // 196k predicted, 77k refused (a GPU without the precision's dtype; FP8 shapes)
     CHECK(predicted + refused == int64_t(models.size() * gpus.size() * precisions.size() * frameworks.size()));
 }
+
+TEST_CASE("A stack's per-step host work: derived syncs and per-tensor ops, or the fitted remainder", "[prediction]") {
+    // gpt3-1.3b: 24 layers of Megatron-LM's 12 tensors, plus the word embedding and final LayerNorm.
+    const auto step = [](const char* precision, const std::string& framework) {
+        return run(R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "precision": ")" + std::string(precision) +
+                   R"(", "framework": )" + framework +
+                   R"(, "parallel": {"dp": 8}, "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 4})")
+            .iteration_time_s;
+    };
+    const auto mlm = [](const char* extra) { return std::string(R"({"preset": "megatron-lm")") + extra + "}"; };
+    const double tensors = 24 * 12 + 3, eager_op_s = 15e-6, host_op_s = 60e-6;
+    // Megatron-LM (megatron/optimizer): main_grad.float() and grad.detach() per tensor, from Python.
+    CHECK(step("bf16-mixed", mlm("")) - step("bf16-mixed", mlm(R"(, "step_host_ops_per_tensor": 0)")) == Approx(2 * tensors * eager_op_s));
+    // Each host sync leaves the GPU idle for one op's dispatch; fp16's overflow check is one more.
+    CHECK(step("bf16-mixed", mlm("")) - step("bf16-mixed", mlm(R"(, "step_host_syncs": 0)")) == Approx(2 * host_op_s));
+    // A stack not derived yet pays the fitted step_overhead_s (constants.json) instead of both.
+    CHECK(step("bf16-mixed", mlm(R"(, "step_overhead_fitted": true)")) -
+              step("bf16-mixed", mlm(R"(, "step_host_syncs": 0, "step_host_ops_per_tensor": 0)")) ==
+          Approx(0.015));
+    // With fp16's dynamic loss scaling the derived path still reads the overflow flag: one sync.
+    CHECK(step("fp16-mixed", mlm(R"(, "step_overhead_fitted": true)")) -
+              step("fp16-mixed", mlm(R"(, "step_host_syncs": 0, "step_host_ops_per_tensor": 0)")) ==
+          Approx(0.015 - host_op_s));
+}

@@ -72,6 +72,13 @@ struct FrameworkSpec {
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
     bool amp_master_grads_per_tensor =
         false;  // fp16/bf16 with fp32 master weights: the AMP wrapper (Apex amp O2) allocates each master gradient from Python every step
+    // Per optimizer step, outside the forward-backward (perf/predict.cpp step_host_s): host waits for the GPU
+    // (.item(), .cpu(), a synchronize; dynamic loss scaling's overflow read adds one), eager ops per parameter
+    // tensor issued one by one from Python (Megatron-LM's module layout), and whether the fitted
+    // step_overhead_s stands for this stack's per-step host work instead (not derived from its code yet).
+    double step_host_syncs = 2;
+    double step_host_ops_per_tensor = 2;
+    bool step_overhead_fitted = false;
     std::vector<std::pair<std::string, std::string>> sources;  // key -> citation (every value key of a preset file)
 };
 

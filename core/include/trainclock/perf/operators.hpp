@@ -73,6 +73,9 @@ double per_tensor_optimizer_kernels(const Execution& execution);
 // pipeline stage: "adamw-per-tensor" (DLE BERT's BertAdam) and the per-tensor gradient clipping
 // beside "lamb-per-tensor"; 0 for every other optimizer.
 double per_tensor_eager_kernels(const Execution& execution);
+// Parameter tensors of one pipeline stage in Megatron-LM's module layout (fused QKV, gate and up fused), for
+// the per-tensor host ops of its optimizer wrapper (framework step_host_ops_per_tensor).
+double megatron_parameter_tensors(const Execution& execution);
 // Host-only eager ops per step of an AMP wrapper that allocates fp32 master gradients tensor by tensor (Apex amp O2).
 double amp_master_grad_host_ops(const Execution& execution);
 // HBM bytes per parameter of that loop's unfused passes (gradient, updated weight, state widths).
