@@ -118,21 +118,30 @@ std::pair<double, double> group_range(const std::vector<std::pair<double, std::s
         by_family[k + 1] = by_family[k] + points[k].by_family;
     }
     // Lower ends: each distinct value <= 0 (from its first index) and the estimate (0); upper ends:
-    // each distinct value >= 0 (to its last index) and the estimate.
+    // each distinct value >= 0 (to its last index) and the estimate. An end holds the points inside
+    // the end as the file writes it (round_down / round_up widen it by up to 0.001), so the cases a
+    // range is chosen by are the cases the written range holds.
     struct End {
         double value;
         size_t index;  // lower: first point inside; upper: one past the last point inside
     };
+    auto value_less = [](const Weighted& point, double value) { return point.value < value; };
+    auto less_value = [](double value, const Weighted& point) { return value < point.value; };
+    auto low_end = [&](double value) {
+        const double written = std::log(round_down(std::exp(value)));
+        return End{value, size_t(std::lower_bound(points.begin(), points.end(), written, value_less) - points.begin())};
+    };
+    auto high_end = [&](double value) {
+        const double written = std::log(round_up(std::exp(value)));
+        return End{value, size_t(std::upper_bound(points.begin(), points.end(), written, less_value) - points.begin())};
+    };
     std::vector<End> lows, highs;
-    size_t first_nonnegative = count, past_nonpositive = 0;
     for (size_t k = 0; k < count; ++k) {
-        if (points[k].value >= 0 && first_nonnegative == count) first_nonnegative = k;
-        if (points[k].value <= 0) past_nonpositive = k + 1;
-        if (points[k].value <= 0 && (k == 0 || points[k - 1].value < points[k].value)) lows.push_back({points[k].value, k});
-        if (points[k].value >= 0 && (k + 1 == count || points[k + 1].value > points[k].value)) highs.push_back({points[k].value, k + 1});
+        if (points[k].value <= 0 && (k == 0 || points[k - 1].value < points[k].value)) lows.push_back(low_end(points[k].value));
+        if (points[k].value >= 0 && (k + 1 == count || points[k + 1].value > points[k].value)) highs.push_back(high_end(points[k].value));
     }
-    lows.push_back({0.0, first_nonnegative});
-    highs.push_back({0.0, past_nonpositive});
+    lows.push_back(low_end(0.0));
+    highs.push_back(high_end(0.0));
     const double cap = std::max(kIntervalCoverageCap, std::ceil(kIntervalCoverage * n - 1e-9) / n);  // one case's step
     const double tolerance = 1e-9;
     std::optional<std::pair<double, double>> best_full, best_capped;

@@ -249,9 +249,9 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
               spec.overlap_pp_comm, "overlap_cp_comm", spec.overlap_cp_comm, "overlap_ep_comm", spec.overlap_ep_comm, "fp8_recipe",
               spec.fp8_recipe, "fused_optimizer", spec.fused_optimizer, "fused_norms", spec.fused_norms, "op_level_sac", spec.op_level_sac,
               "selective_saves_matmuls", spec.selective_saves_matmuls, "quantize_layouts_one_pass", spec.quantize_layouts_one_pass,
-              "fused_elementwise", spec.fused_elementwise, "compile", spec.compile, "torch_grouped_mm", spec.torch_grouped_mm,
-              "flash_attention", spec.flash_attention, "amp_master_grads_per_tensor", spec.amp_master_grads_per_tensor,
-              "step_overhead_fitted", spec.step_overhead_fitted);
+              "quantize_lm_head", spec.quantize_lm_head, "fused_elementwise", spec.fused_elementwise, "compile", spec.compile,
+              "torch_grouped_mm", spec.torch_grouped_mm, "flash_attention", spec.flash_attention, "amp_master_grads_per_tensor",
+              spec.amp_master_grads_per_tensor, "step_overhead_fitted", spec.step_overhead_fitted);
     for (const auto& [key, value] :
          {std::pair{"step_host_syncs", &spec.step_host_syncs}, std::pair{"step_host_ops_per_tensor", &spec.step_host_ops_per_tensor}}) {
         if (!reader.has(key)) continue;
@@ -500,6 +500,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     if (spec.op_level_sac) out.field("op_level_sac", true);
     if (spec.selective_saves_matmuls) out.field("selective_saves_matmuls", true);
     if (!spec.quantize_layouts_one_pass) out.field("quantize_layouts_one_pass", false);
+    if (!spec.quantize_lm_head) out.field("quantize_lm_head", false);
     if (spec.torch_grouped_mm) out.field("torch_grouped_mm", true);
     if (spec.amp_master_grads_per_tensor) out.field("amp_master_grads_per_tensor", true);
     if (!spec.flash_attention) out.field("flash_attention", false);

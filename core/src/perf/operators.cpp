@@ -180,9 +180,15 @@ namespace {
 // y[m x n] = x[m x k] W[k x n], `count` independent copies (experts). `after_norm`: the input comes
 // from an fp32 op under autocast (norms are on torch.autocast's fp32 list) and is cast first.
 void linear(const Execution& x, Target& out, Phase phase, const char* name, double m, double k, double n, double count, bool after_norm) {
-    const double wg = x.ops.w_gemm;
+    const bool head = std::strcmp(name, "lm_head") == 0;
+    // Stacks that keep the LM head out of FP8/FP4 (FrameworkSpec::quantize_lm_head) run it in the
+    // 16-bit dtype their recipe keeps for attention: no casts, 16-bit operands.
+    const bool head_16bit = x.ops.quantized && head && !x.config->framework.quantize_lm_head;
+    const bool quantized = x.ops.quantized && !head_16bit;
+    const DType gemm = head_16bit ? x.ops.attention : x.ops.gemm;
+    const double wg = head_16bit ? x.ops.w_attn : x.ops.w_gemm;
     // Transformer-block weights only: the LM head and MTP projection keep plain frozen weights and no adapters.
-    const bool block = std::strcmp(name, "lm_head") != 0 && std::strcmp(name, "mtp_proj") != 0;
+    const bool block = !head && std::strcmp(name, "mtp_proj") != 0;
     if (x.nf4 && block)  // bitsandbytes matmul_4bit: dequantize_4bit to the compute dtype, then a plain GEMM (forward and dgrad)
         out.ops.add(make_op("nf4_dequantize", OpKind::precision_overhead, x.ops.activations, 0, k * n * (kNf4BytesPerParam + wg), count));
     if (x.lora_rank > 0 && block && (x.lora_mlp || std::strncmp(name, "mlp_", 4) != 0))
@@ -196,7 +202,7 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
             if (after_norm)
                 out.ops.add(make_op("autocast_input_cast", OpKind::precision_overhead, x.ops.activations, 0, m * k * (4.0 + wg), count));
         }
-        if (x.ops.quantized) {
+        if (quantized) {
             // Quantise the input and the weight for every micro-batch, both layouts (TE fp8 docs: FP8
             // GEMM operands need both for fprop and wgrad), as the recipe does it.
             out.ops.add(make_op(
@@ -208,17 +214,17 @@ void linear(const Execution& x, Target& out, Phase phase, const char* name, doub
                 k * n * quantize_bytes_per_element(x.ops, Operand::weight, x.ops.w_param, x.config->framework.quantize_layouts_one_pass),
                 count));
         }
-        out.ops.add(linear_fprop_op(name, x.ops.gemm, m, k, n, wg, x.ops.w_act, count));
+        out.ops.add(linear_fprop_op(name, gemm, m, k, n, wg, x.ops.w_act, count));
         return;
     }
-    if (x.ops.quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
+    if (quantized)  // output gradient quantised (fp8: e5m2) in both layouts for dgrad and wgrad
         out.ops.add(make_op(
             "fp8_grad_cast_transpose", OpKind::precision_overhead, x.ops.activations, 0,
             m * n * quantize_bytes_per_element(x.ops, Operand::gradient, x.ops.w_act, x.config->framework.quantize_layouts_one_pass),
             count));
-    out.ops.add(linear_dgrad_op(x.ops.gemm, m, k, n, wg, x.ops.w_act, count));
+    out.ops.add(linear_dgrad_op(gemm, m, k, n, wg, x.ops.w_act, count));
     if (!x.train_weights) return;  // frozen weight: no gradient (autograd skips W.grad)
-    out.ops.add(linear_wgrad_op(x.ops.gemm, m, k, n, wg, x.ops.w_grad, count));
+    out.ops.add(linear_wgrad_op(gemm, m, k, n, wg, x.ops.w_grad, count));
     if (x.ops.autocast)  // half wgrad cast to the fp32 .grad of the fp32 parameter
         out.ops.add(make_op("autocast_grad_cast", OpKind::precision_overhead, x.ops.activations, 0, k * n * (wg + x.ops.w_grad), count));
     // The backward of autocast's input cast is a cast: the half dgrad goes back to the fp32 norm

@@ -83,6 +83,19 @@ TEST_CASE("a group whose errors all lie above 1 starts its range at the estimate
     CHECK(inside(residuals, *row) <= 0.85 + 1e-9);  // the shortest such range: not the whole spread
 }
 
+TEST_CASE("a range is chosen by the cases its written ends hold: rounding up to 0.001 takes no case past the cap", "[intervals]") {
+    // 20 cases: one at 0.90, 14 at 1.01 .. 1.14, then 1.1495 and three within 0.001 above 1.1505. From
+    // the estimate, 80 % of the cases end at 1.1505, which the file writes as 1.151: 18 cases, 90 %.
+    std::vector<IntervalResidual> residuals{residual("x|blackwell|16-bit", "a", 0.90)};
+    for (int i = 1; i <= 14; ++i) residuals.push_back(residual("x|blackwell|16-bit", "a", 1.0 + 0.01 * i));
+    for (double ratio : {1.1495, 1.1505, 1.1507, 1.1509, 1.30}) residuals.push_back(residual("x|blackwell|16-bit", "a", ratio));
+    const IntervalRow* row = row_of(interval_table_base(residuals), "x|blackwell|16-bit");
+    REQUIRE(row != nullptr);
+    CHECK(inside(residuals, *row) >= 0.8);
+    CHECK(inside(residuals, *row) <= 0.85 + 1e-9);
+    CHECK(row->low == Approx(0.9));  // reaching down to 0.90 instead: 16 cases, 80 %
+}
+
 TEST_CASE("the likely range of a value is the value times the row's low and high", "[intervals]") {
     const IntervalRow row{"*|*|*", 12, 3, 0.75, 1.25};
     const LikelyRange range = likely_range(row, 2.0);

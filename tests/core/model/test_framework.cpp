@@ -326,6 +326,53 @@ TEST_CASE("quantize_layouts_one_pass false: torchao's MX casts read the bf16 ope
     CHECK_FALSE(load(config_to_json(c)).framework.quantize_layouts_one_pass);
 }
 
+TEST_CASE("quantize_lm_head false: the LM head's GEMMs stay 16-bit under an FP8 precision, without casts") {
+    auto with = [](const std::string& framework, const std::string& precision) {
+        return R"({"model": "llama3-8b", "gpu": "b200", "num_gpus": 8, "precision": ")" + precision + R"(", "framework": )" + framework +
+               R"(, "training": {"seq_len": 4096, "global_batch": 64}})";
+    };
+    struct Head {
+        std::vector<DType> gemm_dtypes;
+        double casts = 0;
+    };
+    const auto head = [&](const std::string& framework, const std::string& precision) {
+        const Config c = load(with(framework, precision));
+        const PieceOps ops = head_ops(make_execution(c));
+        Head h;
+        for (const OpList* list : {&ops.forward, &ops.backward})
+            for (const Op& op : *list) {
+                if (op.kind == OpKind::gemm) h.gemm_dtypes.push_back(op.dtype);
+                if (op.kind == OpKind::precision_overhead) h.casts += op.bytes * op.count;
+            }
+        return h;
+    };
+    const std::string kept = R"({"preset": "megatron-core", "quantize_lm_head": false})";
+    const std::string quantised = R"({"preset": "megatron-core", "quantize_lm_head": true})";
+    for (const char* precision : {"fp8-mixed", "mxfp8-mixed"}) {
+        const Head k = head(kept, precision), q = head(quantised, precision);
+        REQUIRE(k.gemm_dtypes.size() == 3);  // fprop, dgrad, wgrad
+        for (DType d : k.gemm_dtypes) CHECK(d == DType::bf16);
+        for (DType d : q.gemm_dtypes) CHECK(d != DType::bf16);
+        CHECK(k.casts == 0);
+        CHECK(q.casts > 0);
+    }
+    // The transformer blocks keep the precision's GEMMs.
+    const Config c = load(with(kept, "mxfp8-mixed"));
+    const PieceOps block = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
+    for (const Op& op : block.forward)
+        if (op.kind == OpKind::gemm) CHECK(op.dtype == DType::mxfp8);
+    // A 16-bit precision is unchanged by the key.
+    CHECK(predict(load(with(kept, "bf16-mixed"))).iteration_time_s == predict(load(with(quantised, "bf16-mixed"))).iteration_time_s);
+    // The stacks that keep the head out of FP8 say so; the default quantises it (Accelerate's TE conversion).
+    for (const char* name : {"torchtitan", "megatron-core", "megatron-lm", "llm-foundry"})
+        CHECK_FALSE(framework_preset(name).value().quantize_lm_head);
+    CHECK(framework_preset("hf-transformers").value().quantize_lm_head);
+    // Round trip of a stack whose preset quantises the head: the override is written and read back.
+    const Config hf = load(with(R"({"preset": "hf-transformers", "quantize_lm_head": false})", "mxfp8-mixed"));
+    CHECK(config_to_json(hf).find("\"quantize_lm_head\"") != std::string::npos);
+    CHECK_FALSE(load(config_to_json(hf)).framework.quantize_lm_head);
+}
+
 TEST_CASE("flag --fp8-recipe and link key f8 change the precision already chosen, in any order") {
     const ConfigField* recipe = find_field_by_flag("--fp8-recipe");
     REQUIRE(recipe);

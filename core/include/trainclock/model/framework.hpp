@@ -68,6 +68,7 @@ struct FrameworkSpec {
     bool selective_saves_matmuls =
         false;  // recompute "selective" saves every weight matmul's output and re-runs the rest, attention included (JAX dots policy)
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
+    bool quantize_lm_head = true;           // FP8/FP4 precisions quantise the LM head's GEMMs too (false: it stays 16-bit)
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
     bool amp_master_grads_per_tensor =
