@@ -229,6 +229,16 @@ std::optional<CalibrationUse> calibration_use(const Config& c) {
         use.warnings.push_back(who + " has no keys for gpu " + c.gpu.name +
                                (sections.empty() ? std::string() : " (its sections: " + joined(sections) + ")") +
                                ": nothing of it applies, the shipped constants predict");
+    // A stack whose per-step host work is derived from its train step (step_overhead_fitted false) does
+    // not read the per-step figure: a calibration that states it is told so rather than ignored silently.
+    const bool states_step_overhead = std::any_of(use.applied.begin(), use.applied.end(), [](const std::string& key) {
+        return key == "step_overhead_s" || key.size() > 16 && key.compare(key.size() - 16, 16, ".step_overhead_s") == 0;
+    });
+    if (states_step_overhead && !c.framework.step_overhead_fitted)
+        use.warnings.push_back(who + " states step_overhead_s, which framework " +
+                               (c.framework.name.empty() ? std::string("none (the built-in defaults)") : c.framework.name) +
+                               " does not use: its per-step host work is derived from its train step (step_host_syncs, "
+                               "step_host_ops_per_tensor); a framework with step_overhead_fitted true reads it");
     if (!spec.fitted_on) {
         const bool overrides = use.applied.size() > (spec.precision_blind ? 1u : 0u);  // --precision-blind alone is a mode, not a fit
         if (overrides) use.warnings.push_back(who + " states no scope (no fitted_on, as trainclock calibrate writes): applied unchecked");

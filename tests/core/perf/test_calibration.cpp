@@ -161,6 +161,29 @@ TEST_CASE("gemm_sustained and comm_sms read from a calibration JSON and act on t
     CHECK(step_s(R"({"comm_sms": 0})") < base);  // compute overlapped with TP collectives keeps every SM
 }
 
+// A stack whose per-step host work is derived (megatron-lm) does not read calibration.step_overhead_s:
+// the prediction says so instead of dropping the figure silently; a stack on the fitted remainder reads it.
+TEST_CASE("A calibration's step_overhead_s is said to be unused where the stack derives its per-step work", "[calibration]") {
+    auto use_of = [](const std::string& framework, const std::string& calibration) {
+        Result<Config> config = load_config(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 8, "framework": ")" + framework +
+                                            R"(", "training": {"seq_len": 2048, "global_batch": 64}, "calibration": )" + calibration + "}");
+        REQUIRE(config.ok());
+        return calibration_use(config.value());
+    };
+    auto says_unused = [](const std::optional<CalibrationUse>& use) {
+        return use && std::any_of(use->warnings.begin(), use->warnings.end(), [](const std::string& w) {
+                   return w.find("states step_overhead_s, which framework megatron-lm does not use") != std::string::npos;
+               });
+    };
+    CHECK(says_unused(use_of("megatron-lm", R"({"step_overhead_s": 0.05})")));
+    CHECK(says_unused(use_of("megatron-lm", R"({"gpus": {"a100-sxm4-80gb": {"step_overhead_s": 0.05}}})")));
+    CHECK_FALSE(says_unused(use_of("megatron-lm", R"({"host_op_s": 0.00005})")));
+    const std::optional<CalibrationUse> pytorch = use_of("pytorch", R"({"step_overhead_s": 0.05})");
+    REQUIRE(pytorch);
+    CHECK(std::none_of(pytorch->warnings.begin(), pytorch->warnings.end(),
+                       [](const std::string& w) { return w.find("step_overhead_s") != std::string::npos; }));
+}
+
 // The table of constants (presets/tables/constants.json, perf/constants.hpp): each one named once,
 // inside its bounds, with a source; the calibration defaults are read from it.
 TEST_CASE("Every fitted or assumed constant has one row with bounds and a source", "[calibration]") {
