@@ -206,6 +206,8 @@ def mosaic(rows):
         zero = int(r["zero_stage"][0])
         ga = int(re.search(r"grad accum (\d+)", r["notes"]).group(1))
         mode = re.search(r"FSDP mixed-precision mode (\w+)", r["notes"]).group(1)
+        if mode == "PURE":  # Composer get_mixed_precision PURE: reduce_dtype = param_dtype (DEFAULT: fp32)
+            prec = {"preset": prec, "grad_reduce": "bf16"}
         model = dense(int(r["layers"]), int(r["hidden"]), int(r["heads"]), int(r["ffn_hidden"]),
                       int(r["vocab"]))
         cfg = config(model, gpu, node, int(r["num_gpus"]), prec, zero=zero,
@@ -234,7 +236,9 @@ def mosaic(rows):
           "(submit_benchmarks.py default; llmfoundry flash_attn_triton); the H100 large-scale "
           "section (Jan 2024, 5e85bd62d sweep.py, [gpu-flash2]) ran 'flash' (FlashAttention 2) "
           "for 1b/3b/7b/70b and 'triton' for 13b/30b; FSDP (zero 3 = FULL_SHARD, zero 2 = "
-          "SHARD_GRAD_OP), TP=PP=1; amp_bf16 and 'bf16' (FSDP PURE) -> bf16-mixed (FSDP keeps "
+          "SHARD_GRAD_OP), TP=PP=1; amp_bf16 and 'bf16' -> bf16-mixed, FSDP PURE with grad_reduce "
+          "bf16 (Composer mosaic_fsdp_utils.py get_mixed_precision: PURE reduces in the param "
+          "dtype, DEFAULT in float32) (FSDP keeps "
           "sharded fp32 master params and gathers bf16 working params), amp_fp8 -> fp8-mixed "
           "(Transformer Engine); "
           "activation checkpointing -> recompute full; metric tokens/s/GPU as printed", cases)
