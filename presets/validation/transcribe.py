@@ -206,6 +206,8 @@ def mosaic(rows):
         zero = int(r["zero_stage"][0])
         ga = int(re.search(r"grad accum (\d+)", r["notes"]).group(1))
         mode = re.search(r"FSDP mixed-precision mode (\w+)", r["notes"]).group(1)
+        if mode == "PURE":  # Composer get_mixed_precision PURE: reduce_dtype = param_dtype (DEFAULT: fp32)
+            prec = {"preset": prec, "grad_reduce": "bf16"}
         model = dense(int(r["layers"]), int(r["hidden"]), int(r["heads"]), int(r["ffn_hidden"]),
                       int(r["vocab"]))
         cfg = config(model, gpu, node, int(r["num_gpus"]), prec, zero=zero,
@@ -221,10 +223,24 @@ def mosaic(rows):
           "mosaicml/llm-foundry scripts/train/benchmarking/README.md @49521837 (A100 40GB, A100 "
           "80GB, H100 80GB BF16, H100 BF16 large scale, H100 FP8 sections); architectures from "
           "scripts/train/yamls/pretrain/mpt-*.yaml",
-          "MPT: no biases, GELU MLP 4h, LayerNorm, tied embeddings, vocab 50368, ALiBi, flash "
-          "attention; FSDP (zero 3 = FULL_SHARD, zero 2 = SHARD_GRAD_OP), TP=PP=1; amp_bf16 and "
-          "'bf16' (FSDP PURE) -> bf16-mixed (FSDP keeps sharded fp32 master params and gathers "
-          "bf16 working params), amp_fp8 -> fp8-mixed (Transformer Engine); "
+          "MPT as benchmarked: llm-foundry v0.3.0 llmfoundry/models/mpt/configuration_mpt.py "
+          "defaults, which the pretrain yamls leave alone: learned position embeddings "
+          "(learned_pos_emb True, alibi False) and Linear biases (no_bias False, 9 x d_model a "
+          "layer), both in the README's NumParams (1b: 1,315,950,592 = 1,311,313,920 without "
+          "them + 2048 x 2048 wpe + 24 x 9 x 2048 biases); the configs keep the bias-free, "
+          "wpe-free architectures (the bias-gradient reductions and the wpe add: ~1 % of the "
+          "step); GELU MLP 4h, LayerNorm (low_precision_layernorm), tied embeddings, vocab "
+          "50368. Attention: the Oct 2023 sweep (b2a43a147 sweep.sh: the H100 BF16 and FP8 "
+          "sections and the A100 80GB amp_bf16 DEFAULT rows, one image "
+          "mosaicml/pytorch:2.1.0_cu121, llm-foundry v0.3.0 [gpu]) ran attn_impl 'triton' "
+          "(submit_benchmarks.py default; llmfoundry flash_attn_triton); the H100 large-scale "
+          "section (Jan 2024, 5e85bd62d sweep.py, [gpu-flash2]) ran 'flash' (FlashAttention 2) "
+          "for 1b/3b/7b/70b and 'triton' for 13b/30b; FSDP (zero 3 = FULL_SHARD, zero 2 = "
+          "SHARD_GRAD_OP), TP=PP=1; amp_bf16 and 'bf16' -> bf16-mixed, FSDP PURE with grad_reduce "
+          "bf16 (Composer mosaic_fsdp_utils.py get_mixed_precision: PURE reduces in the param "
+          "dtype, DEFAULT in float32) (FSDP keeps "
+          "sharded fp32 master params and gathers bf16 working params), amp_fp8 -> fp8-mixed "
+          "(Transformer Engine); "
           "activation checkpointing -> recompute full; metric tokens/s/GPU as printed", cases)
 
 
