@@ -207,7 +207,7 @@ def mosaic(rows):
         ga = int(re.search(r"grad accum (\d+)", r["notes"]).group(1))
         mode = re.search(r"FSDP mixed-precision mode (\w+)", r["notes"]).group(1)
         if mode == "PURE":  # Composer get_mixed_precision PURE: reduce_dtype = param_dtype (DEFAULT: fp32)
-            prec = {"preset": prec, "grad_reduce": "bf16"}
+            prec = {"preset": prec, "name": prec + "-pure", "grad_reduce": "bf16"}
         model = dense(int(r["layers"]), int(r["hidden"]), int(r["heads"]), int(r["ffn_hidden"]),
                       int(r["vocab"]))
         cfg = config(model, gpu, node, int(r["num_gpus"]), prec, zero=zero,
