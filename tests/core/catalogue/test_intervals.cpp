@@ -89,7 +89,8 @@ TEST_CASE("a range is chosen by the cases its written ends hold: rounding up to 
     std::vector<IntervalResidual> residuals{residual("x|blackwell|16-bit", "a", 0.90)};
     for (int i = 1; i <= 14; ++i) residuals.push_back(residual("x|blackwell|16-bit", "a", 1.0 + 0.01 * i));
     for (double ratio : {1.1495, 1.1505, 1.1507, 1.1509, 1.30}) residuals.push_back(residual("x|blackwell|16-bit", "a", ratio));
-    const IntervalRow* row = row_of(interval_table_base(residuals), "x|blackwell|16-bit");
+    const IntervalTable table = interval_table_base(residuals);  // the row points into it
+    const IntervalRow* row = row_of(table, "x|blackwell|16-bit");
     REQUIRE(row != nullptr);
     CHECK(inside(residuals, *row) >= 0.8);
     CHECK(inside(residuals, *row) <= 0.85 + 1e-9);
