@@ -231,9 +231,8 @@ std::optional<CalibrationUse> calibration_use(const Config& c) {
                                ": nothing of it applies, the shipped constants predict");
     // A stack whose per-step host work is derived from its train step (step_overhead_fitted false) does
     // not read the per-step figure: a calibration that states it is told so rather than ignored silently.
-    const bool states_step_overhead = std::any_of(use.applied.begin(), use.applied.end(), [](const std::string& key) {
-        return key == "step_overhead_s" || (key.size() > 16 && key.compare(key.size() - 16, 16, ".step_overhead_s") == 0);
-    });
+    bool states_step_overhead = spec.step_overhead_s.has_value();
+    for (const auto& [gpu, overrides] : spec.per_gpu) states_step_overhead |= gpu == c.gpu.name && overrides.step_overhead_s;
     if (states_step_overhead && !c.framework.step_overhead_fitted)
         use.warnings.push_back(who + " states step_overhead_s, which framework " +
                                (c.framework.name.empty() ? std::string("none (the built-in defaults)") : c.framework.name) +

@@ -957,40 +957,36 @@ PieceOps head_ops(const Execution& x) {
     return out;
 }
 
-// Parameter tensors of one pipeline stage's share of the model, for the per-tensor optimizer loops.
-double parameter_tensors(const Execution& x) {
+// One pipeline stage's share of the model's parameter tensors: per layer its two norms and
+// `per_layer` more tensors, plus the embedding, the final norm and Transformer-XL's two global
+// position biases.
+double stage_parameter_tensors(const Execution& x, double per_layer) {
     const ModelSpec& m = x.config->model;
     const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;  // scale, + bias for LayerNorm
-    double per_layer = 0;
-    if (x.config->training.optimizer == Optimizer::lamb_per_tensor) {
-        // Transformer-XL (DLE mem_transformer.py): two norms, fused QKV and output projections and
-        // the relative-position projection without biases (qkv_net/o_net/r_net), FFN matrices with
-        // biases; plus its two global position biases.
-        per_layer = 2 * norm_tensors + 2 + (x.gated ? 3 : 4) + (m.relative_position ? 1 : 0);
-    } else {
-        // Eager Hugging Face / DLE modules: two norms, separate query, key, value and output
-        // projections, the FFN matrices (3 gated), every Linear with a bias in the GPT-2/BERT lineage
-        // (non-gated: nn.Linear's default bias=True, DLE BERT modeling.py) and none in the gated
-        // Llama lineage (bias=False).
-        const double linears = 4 + (x.gated ? 3 : 2);
-        per_layer = 2 * norm_tensors + linears * (x.gated ? 1 : 2);
-    }
-    // Plus embedding and final norm.
-    const double tensors = double(x.layers) * per_layer + 1 + norm_tensors + (m.relative_position ? 2 : 0);
+    const double tensors = double(x.layers) * (2 * norm_tensors + per_layer) + 1 + norm_tensors + (m.relative_position ? 2 : 0);
     return tensors / double(x.stages);
 }
 
+// Parameter tensors of one pipeline stage in the module layout of the per-tensor optimizer loops.
+double parameter_tensors(const Execution& x) {
+    if (x.config->training.optimizer == Optimizer::lamb_per_tensor) {
+        // Transformer-XL (DLE mem_transformer.py): fused QKV and output projections and the
+        // relative-position projection without biases (qkv_net/o_net/r_net), FFN matrices with biases.
+        return stage_parameter_tensors(x, 2 + (x.gated ? 3 : 4) + (x.config->model.relative_position ? 1 : 0));
+    }
+    // Eager Hugging Face / DLE modules: separate query, key, value and output projections, the FFN
+    // matrices (3 gated), every Linear with a bias in the GPT-2/BERT lineage (non-gated: nn.Linear's
+    // default bias=True, DLE BERT modeling.py) and none in the gated Llama lineage (bias=False).
+    const double linears = 4 + (x.gated ? 3 : 2);
+    return stage_parameter_tensors(x, linears * (x.gated ? 1 : 2));
+}
+
 double megatron_parameter_tensors(const Execution& x) {
-    const ModelSpec& m = x.config->model;
-    const double norm_tensors = m.norm == Norm::layernorm ? 2 : 1;  // scale, + bias for LayerNorm
-    // microsoft/Megatron-DeepSpeed@c08e2cc2 megatron/model/transformer.py: input_layernorm and
-    // post_attention_layernorm; ParallelAttention's fused query_key_value and dense; ParallelMLP's
-    // dense_h_to_4h (gate and up fused for swiglu) and dense_4h_to_h: 4 linears, each with a bias in the
-    // GPT lineage (add_bias_linear on) and none in the gated Llama lineage (--disable-bias-linear), as
-    // parameter_tensors reads the biases.
-    const double per_layer = 2 * norm_tensors + 4 * (x.gated ? 1 : 2);
-    // Plus the word embedding and the final norm.
-    return (double(x.layers) * per_layer + 1 + norm_tensors) / double(x.stages);
+    // microsoft/Megatron-DeepSpeed@c08e2cc2 megatron/model/transformer.py: ParallelAttention's fused
+    // query_key_value and dense; ParallelMLP's dense_h_to_4h (gate and up fused for swiglu) and
+    // dense_4h_to_h: 4 linears, each with a bias in the GPT lineage (add_bias_linear on) and none in the
+    // gated Llama lineage (--disable-bias-linear), as parameter_tensors reads the biases.
+    return stage_parameter_tensors(x, 4 * (x.gated ? 1 : 2));
 }
 
 double per_tensor_optimizer_kernels(const Execution& x) {
