@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <optional>
 
 #include "trainclock/base/names.hpp"
@@ -258,6 +259,12 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
         reader.read(key, *value);
         if (!(*value >= 0 && *value <= 1000)) reader.fail(key, "must be between 0 and 1000, got " + json_number(*value));
     }
+    if (reader.has("fused_causal_softmax_max_keys")) {
+        reader.read("fused_causal_softmax_max_keys", spec.fused_causal_softmax_max_keys);
+        const double keys = spec.fused_causal_softmax_max_keys;
+        if (!(keys >= 0 && keys <= 1048576 && keys == std::floor(keys)))
+            reader.fail("fused_causal_softmax_max_keys", "must be a whole number of tokens from 0 to 1048576, got " + json_number(keys));
+    }
     if (spec.op_level_sac && spec.selective_saves_matmuls) {
         const char* key = reader.has("selective_saves_matmuls") ? "selective_saves_matmuls" : "op_level_sac";
         reader.fail(key, "op_level_sac and selective_saves_matmuls are two selective-recompute policies: set one of them to false");
@@ -501,6 +508,7 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     if (spec.selective_saves_matmuls) out.field("selective_saves_matmuls", true);
     if (!spec.quantize_layouts_one_pass) out.field("quantize_layouts_one_pass", false);
     if (!spec.quantize_lm_head) out.field("quantize_lm_head", false);
+    if (spec.fused_causal_softmax_max_keys > 0) out.field("fused_causal_softmax_max_keys", spec.fused_causal_softmax_max_keys);
     if (spec.torch_grouped_mm) out.field("torch_grouped_mm", true);
     if (spec.amp_master_grads_per_tensor) out.field("amp_master_grads_per_tensor", true);
     if (!spec.flash_attention) out.field("flash_attention", false);

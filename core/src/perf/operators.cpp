@@ -358,6 +358,14 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
     // before the softmax (DeepLearningExamples BERT: scores / sqrt(d), + mask); backward scales the
     // gradient once more (the mask add passes it through). Transformer-XL's passes are above.
     const bool eager_scale_mask = !x.fused_elementwise && !x.relative;
+    // Megatron's fused causal softmax (scaled_upper_triang_masked_softmax, also Transformer Engine's)
+    // loads row i's first i + 1 scores and writes the whole row, zeros above the diagonal; backward
+    // loads that triangle of the gradient and the probabilities (microsoft/Megatron-DeepSpeed@f4157bea
+    // megatron/fused_kernels/scaled_upper_triang_masked_softmax.h). It runs on square 16-bit scores up
+    // to the stack's key length (megatron/model/fused_softmax.py is_kernel_available).
+    const bool triangle = causal && !local && x.s_q == s_kv && s_kv > 16 && s_kv <= x.causal_softmax_max_keys && !x.ops.autocast &&
+                          dtype_storage_bytes(x.ops.activations) == 2;
+    const double read = triangle ? (s_kv + 1) / (2 * s_kv) : 1.0;  // share of the score matrix a pass loads
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
                               (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));
@@ -365,7 +373,7 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
             out.ops.add(make_op("attn_scale", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
             out.ops.add(make_op("attn_mask_add", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
         }
-        out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (x.ops.w_act + w_soft)));
+        out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (read * x.ops.w_act + w_soft)));
         if (x.ops.autocast)
             out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
         out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
@@ -378,7 +386,7 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
     out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.ops.attention, s_kv, dv, x.s_q,
                           (x.s_q * s_kv + x.s_q * dv) * wa + s_kv * dv * x.ops.w_act, bh));
     out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
-    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * w_soft + x.ops.w_act)));
+    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * read * w_soft + x.ops.w_act)));
     if (eager_scale_mask) out.ops.add(make_op("attn_scale_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
     out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, dqk, s_kv,
                           x.s_q * s_kv * wa + s_kv * dqk * wa + x.s_q * dqk * x.ops.w_act, bh));

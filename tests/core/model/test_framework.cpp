@@ -373,6 +373,51 @@ TEST_CASE("quantize_lm_head false: the LM head's GEMMs stay 16-bit under an FP8 
     CHECK_FALSE(load(config_to_json(hf)).framework.quantize_lm_head);
 }
 
+TEST_CASE("Megatron's fused causal softmax loads only the unmasked triangle of 16-bit scores, up to its key length") {
+    // Materialised attention (flash off): scores b x heads x s x s per layer.
+    const auto config = [](const std::string& framework, const char* precision, int seq) {
+        return load(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" + std::string(precision) +
+                    R"(", "framework": )" + framework + R"(, "training": {"seq_len": )" + std::to_string(seq) +
+                    R"(, "global_batch": 8, "micro_batch": 1, "flash_attention": false}})");
+    };
+    const auto softmax_bytes = [](const Config& c, const char* name) {
+        const PieceOps ops = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
+        double b = 0;
+        for (const OpList* list : {&ops.forward, &ops.backward})
+            for (const Op& op : *list)
+                if (std::string(op.name) == name) b += op.bytes * op.count;
+        return b;
+    };
+    const Config megatron = config(R"("megatron-lm")", "fp16-mixed", 1024), eager = config(R"("hf-transformers")", "fp16-mixed", 1024);
+    const double s = 1024, scores = megatron.model.heads * s * s, read = (s + 1) / (2 * s);
+    // Forward: read the triangle, write the whole row; backward: read the triangle of gradient and
+    // probabilities, write the whole gradient (2 bytes each).
+    CHECK(softmax_bytes(megatron, "softmax") == Approx(scores * (2 * read + 2)));
+    CHECK(softmax_bytes(megatron, "softmax_bwd") == Approx(scores * (2 * 2 * read + 2)));
+    CHECK(softmax_bytes(eager, "softmax") == Approx(scores * 4));
+    CHECK(softmax_bytes(eager, "softmax_bwd") == Approx(scores * 6));
+    // Past the kernel's 4096 keys, in fp32 or with the fusion off, the whole matrix is read.
+    const double full = 4.0 * megatron.model.heads * 8192.0 * 8192.0;
+    CHECK(softmax_bytes(config(R"("megatron-lm")", "fp16-mixed", 8192), "softmax") == Approx(full));
+    CHECK(softmax_bytes(config(R"("megatron-lm")", "fp32", 1024), "softmax") == Approx(scores * 8));
+    CHECK(softmax_bytes(config(R"({"preset": "megatron-lm", "fused_elementwise": false})", "fp16-mixed", 1024), "softmax") ==
+          Approx(scores * 4));
+    // The Megatron stacks state the kernel's limit; the others have none. An override round-trips.
+    for (const char* name : {"megatron-lm", "megatron-core"}) CHECK(framework_preset(name).value().fused_causal_softmax_max_keys == 4096);
+    for (const char* name : {"hf-transformers", "llm-foundry"}) CHECK(framework_preset(name).value().fused_causal_softmax_max_keys == 0);
+    CHECK(softmax_bytes(config(R"("llm-foundry")", "fp16-mixed", 1024), "softmax") == Approx(scores * 4));
+    const Config custom = config(R"({"preset": "llm-foundry", "fused_causal_softmax_max_keys": 2048})", "fp16-mixed", 1024);
+    CHECK(softmax_bytes(custom, "softmax") == Approx(scores * (2 * read + 2)));
+    CHECK(load(config_to_json(custom)).framework.fused_causal_softmax_max_keys == 2048);
+    for (const char* bad : {"-1", "1.5", "1e9"}) {
+        auto r = load_config(
+            R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "framework": {"preset": "megatron-lm", "fused_causal_softmax_max_keys": )" +
+            std::string(bad) + "}}");
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().key == "framework.fused_causal_softmax_max_keys");
+    }
+}
+
 TEST_CASE("flag --fp8-recipe and link key f8 change the precision already chosen, in any order") {
     const ConfigField* recipe = find_field_by_flag("--fp8-recipe");
     REQUIRE(recipe);
