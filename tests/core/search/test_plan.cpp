@@ -161,7 +161,7 @@ TEST_CASE("plan: each option's config reproduces its figures through the config 
 // The plan's searches take the step time beyond which a layout is of no interest (max_step_s) and skip
 // whole cells by their bounds (run_cell: the average stage, then every stage walked). At the best
 // layout's own step time the skips must keep it; just below it nothing is left.
-TEST_CASE("plan: a search bounded at the best step time keeps the best layout, and finds none below it", "[plan]") {
+TEST_CASE("plan: a search bounded at the best step time keeps the best layout, and finds none below it", "[plan][exhaustive]") {
     struct Case {
         const char* model;
         const char* gpu;
