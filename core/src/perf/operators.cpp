@@ -311,6 +311,44 @@ void tp_block_comm(const Execution& x, Target& out, double tokens, Group group =
     }
 }
 
+// Megatron's FusedScaleMaskSoftmax on causal self-attention, in a stack that runs it
+// (fused_causal_softmax_max_keys; microsoft/Megatron-DeepSpeed@c08e2cc2 megatron/model/fused_softmax.py).
+// is_kernel_available runs scaled_upper_triang_masked_softmax on 16-bit scores with 16 < s <= the
+// stack's limit, s a multiple of 4 and the micro-batch's score matrices (micro-batch x local heads) a
+// multiple of the kernel's rows per block (get_batch_per_block, scaled_masked_softmax.h: 4 warps of
+// one row, of two up to 128 keys). That kernel loads row i's first i + 1 scores and writes the whole
+// row; backward loads that triangle of the gradient and the probabilities
+// (megatron/fused_kernels/scaled_upper_triang_masked_softmax.h). Otherwise forward_torch_softmax runs.
+enum class CausalSoftmax { other, triangle, torch_fp32 };
+CausalSoftmax megatron_causal_softmax(const Execution& x, double s_kv, bool causal_self) {
+    if (x.causal_softmax_max_keys <= 0 || !causal_self || x.s_q != s_kv) return CausalSoftmax::other;
+    const double matrices = x.micro_batch * x.heads_local, rows_per_block = s_kv <= 128 ? 8 : 4;
+    const bool fits = !x.ops.autocast && dtype_storage_bytes(x.ops.activations) == 2 && s_kv > 16 && s_kv <= x.causal_softmax_max_keys &&
+                      std::fmod(s_kv, 4) == 0 && std::fmod(matrices, rows_per_block) == 0;
+    return fits ? CausalSoftmax::triangle : CausalSoftmax::torch_fp32;
+}
+
+// forward_torch_softmax in fp32 (softmax_in_fp32, which Megatron-LM's default query-key layer scaling
+// forces): 16-bit scores cast up, scaled by the layer number, masked_fill_ with the [s, s] bool mask
+// (megatron/model/utils.py attention_mask_func), softmax, cast back; autograd runs each backward.
+void megatron_torch_softmax(const Execution& x, Target& out, Phase phase, double scores, double mask_bytes) {
+    const bool cast = dtype_storage_bytes(x.ops.activations) == 2 && !x.ops.autocast;
+    const double cast_bytes = scores * (x.ops.w_act + 4), fp32_pass = scores * 8;
+    if (phase == Phase::forward) {
+        if (cast) out.ops.add(make_op("softmax_input_cast", OpKind::precision_overhead, x.ops.activations, 0, cast_bytes));
+        out.ops.add(make_op("attn_scale", OpKind::elementwise, x.ops.activations, 0, fp32_pass));
+        out.ops.add(make_op("attn_mask_fill", OpKind::elementwise, x.ops.activations, 0, fp32_pass + mask_bytes));
+        out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, fp32_pass));
+        if (cast) out.ops.add(make_op("softmax_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, cast_bytes));
+        return;
+    }
+    if (cast) out.ops.add(make_op("softmax_probs_cast_bwd", OpKind::precision_overhead, x.ops.activations, 0, cast_bytes));
+    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 12));
+    out.ops.add(make_op("attn_mask_fill_bwd", OpKind::elementwise, x.ops.activations, 0, fp32_pass + mask_bytes));
+    out.ops.add(make_op("attn_scale_bwd", OpKind::elementwise, x.ops.activations, 0, fp32_pass));
+    if (cast) out.ops.add(make_op("softmax_input_cast_bwd", OpKind::precision_overhead, x.ops.activations, 0, cast_bytes));
+}
+
 // Attention core for queries of `s_q` and keys of `s_kv` tokens; `local`: the layer attends locally.
 void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, bool causal, bool local) {
     const double bh = x.micro_batch * x.heads_local;
@@ -358,14 +396,8 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
     // before the softmax (DeepLearningExamples BERT: scores / sqrt(d), + mask); backward scales the
     // gradient once more (the mask add passes it through). Transformer-XL's passes are above.
     const bool eager_scale_mask = !x.fused_elementwise && !x.relative;
-    // Megatron's fused causal softmax (scaled_upper_triang_masked_softmax, also Transformer Engine's)
-    // loads row i's first i + 1 scores and writes the whole row, zeros above the diagonal; backward
-    // loads that triangle of the gradient and the probabilities (microsoft/Megatron-DeepSpeed@f4157bea
-    // megatron/fused_kernels/scaled_upper_triang_masked_softmax.h). It runs on square 16-bit scores up
-    // to the stack's key length (megatron/model/fused_softmax.py is_kernel_available).
-    const bool triangle = causal && !local && x.s_q == s_kv && s_kv > 16 && s_kv <= x.causal_softmax_max_keys && !x.ops.autocast &&
-                          dtype_storage_bytes(x.ops.activations) == 2;
-    const double read = triangle ? (s_kv + 1) / (2 * s_kv) : 1.0;  // share of the score matrix a pass loads
+    const CausalSoftmax megatron = megatron_causal_softmax(x, s_kv, causal && !local && !x.relative);
+    const double read = megatron == CausalSoftmax::triangle ? (s_kv + 1) / (2 * s_kv) : 1.0;  // share of the scores a pass loads
     if (phase == Phase::forward) {
         out.ops.add(make_gemm("attn_scores", OpKind::attention, x.ops.attention, x.s_q, s_kv, dqk,
                               (x.s_q + s_kv) * dqk * wa + x.s_q * s_kv * x.ops.w_act, bh));
@@ -373,7 +405,10 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
             out.ops.add(make_op("attn_scale", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
             out.ops.add(make_op("attn_mask_add", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
         }
-        out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (read * x.ops.w_act + w_soft)));
+        if (megatron == CausalSoftmax::torch_fp32)
+            megatron_torch_softmax(x, out, phase, scores, x.s_q * s_kv);
+        else
+            out.ops.add(make_op("softmax", OpKind::elementwise, x.ops.activations, 0, scores * (read * x.ops.w_act + w_soft)));
         if (x.ops.autocast)
             out.ops.add(make_op("autocast_probs_cast", OpKind::precision_overhead, x.ops.activations, 0, scores * (4.0 + wa)));
         out.ops.add(make_op("attn_dropout", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
@@ -386,7 +421,10 @@ void attention_core(const Execution& x, Target& out, Phase phase, double s_kv, b
     out.ops.add(make_gemm("attn_context_wgrad", OpKind::attention, x.ops.attention, s_kv, dv, x.s_q,
                           (x.s_q * s_kv + x.s_q * dv) * wa + s_kv * dv * x.ops.w_act, bh));
     out.ops.add(make_op("attn_dropout_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * x.ops.w_act + 1)));
-    out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * read * w_soft + x.ops.w_act)));
+    if (megatron == CausalSoftmax::torch_fp32)
+        megatron_torch_softmax(x, out, phase, scores, x.s_q * s_kv);
+    else
+        out.ops.add(make_op("softmax_bwd", OpKind::elementwise, x.ops.activations, 0, scores * (2 * read * w_soft + x.ops.w_act)));
     if (eager_scale_mask) out.ops.add(make_op("attn_scale_bwd", OpKind::elementwise, x.ops.activations, 0, scores * 2 * w_s));
     out.ops.add(make_gemm("attn_scores_dgrad", OpKind::attention, x.ops.attention, x.s_q, dqk, s_kv,
                           x.s_q * s_kv * wa + s_kv * dqk * wa + x.s_q * dqk * x.ops.w_act, bh));

@@ -373,41 +373,65 @@ TEST_CASE("quantize_lm_head false: the LM head's GEMMs stay 16-bit under an FP8 
     CHECK_FALSE(load(config_to_json(hf)).framework.quantize_lm_head);
 }
 
-TEST_CASE("Megatron's fused causal softmax loads only the unmasked triangle of 16-bit scores, up to its key length") {
-    // Materialised attention (flash off): scores b x heads x s x s per layer.
-    const auto config = [](const std::string& framework, const char* precision, int seq) {
-        return load(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" + std::string(precision) +
-                    R"(", "framework": )" + framework + R"(, "training": {"seq_len": )" + std::to_string(seq) +
+TEST_CASE("Megatron's fused causal softmax loads only the unmasked triangle of 16-bit scores, else runs torch ops in fp32") {
+    // Materialised attention (flash off): scores b x local heads x s x s per layer (gpt3-1.3b: 24 heads).
+    const auto config = [](const std::string& framework, const char* precision, int seq, int tp = 1) {
+        return load(R"({"model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": )" + std::to_string(tp) + R"(, "precision": ")" +
+                    precision + R"(", "framework": )" + framework + R"(, "parallel": {"tp": )" + std::to_string(tp) +
+                    R"(}, "training": {"seq_len": )" + std::to_string(seq) +
                     R"(, "global_batch": 8, "micro_batch": 1, "flash_attention": false}})");
     };
-    const auto softmax_bytes = [](const Config& c, const char* name) {
-        const PieceOps ops = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
-        double b = 0;
-        for (const OpList* list : {&ops.forward, &ops.backward})
-            for (const Op& op : *list)
-                if (std::string(op.name) == name) b += op.bytes * op.count;
-        return b;
+    struct Softmax {
+        double bytes = 0, casts = 0;  // the named op's forward + backward bytes; precision casts around it
+        int kernels = 0;              // forward kernels from the scores to the probabilities (dropout excluded)
     };
-    const Config megatron = config(R"("megatron-lm")", "fp16-mixed", 1024), eager = config(R"("hf-transformers")", "fp16-mixed", 1024);
-    const double s = 1024, scores = megatron.model.heads * s * s, read = (s + 1) / (2 * s);
-    // Forward: read the triangle, write the whole row; backward: read the triangle of gradient and
-    // probabilities, write the whole gradient (2 bytes each).
-    CHECK(softmax_bytes(megatron, "softmax") == Approx(scores * (2 * read + 2)));
-    CHECK(softmax_bytes(megatron, "softmax_bwd") == Approx(scores * (2 * 2 * read + 2)));
-    CHECK(softmax_bytes(eager, "softmax") == Approx(scores * 4));
-    CHECK(softmax_bytes(eager, "softmax_bwd") == Approx(scores * 6));
-    // Past the kernel's 4096 keys, in fp32 or with the fusion off, the whole matrix is read.
-    const double full = 4.0 * megatron.model.heads * 8192.0 * 8192.0;
-    CHECK(softmax_bytes(config(R"("megatron-lm")", "fp16-mixed", 8192), "softmax") == Approx(full));
-    CHECK(softmax_bytes(config(R"("megatron-lm")", "fp32", 1024), "softmax") == Approx(scores * 8));
-    CHECK(softmax_bytes(config(R"({"preset": "megatron-lm", "fused_elementwise": false})", "fp16-mixed", 1024), "softmax") ==
-          Approx(scores * 4));
+    const auto softmax = [](const Config& c, const char* name) {
+        const PieceOps ops = layer_ops(make_execution(c), layer_kind_at(c.model, 0));
+        Softmax r;
+        for (const OpList* list : {&ops.forward, &ops.backward})
+            for (const Op& op : *list) {
+                const std::string n = op.name;
+                if (n == name || n == std::string(name) + "_bwd") r.bytes += op.bytes * op.count;
+                if (n.rfind("softmax_", 0) == 0 && op.kind == OpKind::precision_overhead) r.casts += op.bytes * op.count;
+                if (list == &ops.forward &&
+                    (n == "softmax" || n.rfind("attn_scale", 0) == 0 || n.rfind("attn_mask", 0) == 0 || n.rfind("softmax_", 0) == 0))
+                    ++r.kernels;
+            }
+        return r;
+    };
+    const double s = 1024, scores = 24 * s * s, read = (s + 1) / (2 * s);
+    // The kernel: forward reads the triangle and writes the whole row, backward reads the triangle of
+    // the gradient and the probabilities and writes the whole gradient (2 bytes each); one kernel.
+    const Softmax fused = softmax(config(R"("megatron-lm")", "fp16-mixed", 1024), "softmax");
+    CHECK(fused.bytes == Approx(scores * (2 * read + 2) + scores * (2 * 2 * read + 2)));
+    CHECK(fused.kernels == 1);
+    CHECK(fused.casts == 0);
+    // A stack without Megatron's kernel reads the whole matrix.
+    const Softmax eager = softmax(config(R"("llm-foundry")", "fp16-mixed", 1024), "softmax");
+    CHECK(eager.bytes == Approx(scores * 4 + scores * 6));
+    // Outside the kernel's shapes forward_torch_softmax runs: cast to fp32, scale, masked_fill_,
+    // softmax, cast back (5 kernels), each pass over fp32 scores. TP 8 leaves 3 heads: 3 score
+    // matrices per micro-batch, not a multiple of the kernel's 4 rows per block; 8192 keys are past
+    // its 4096; fp32 scores are no 16-bit input (and need no casts).
+    const double tp8 = scores / 8;
+    const Softmax odd = softmax(config(R"("megatron-lm")", "fp16-mixed", 1024, 8), "softmax");
+    CHECK(odd.kernels == 5);
+    CHECK(odd.bytes == Approx(tp8 * 8 + tp8 * 12));
+    CHECK(odd.casts == Approx(4 * tp8 * 6));
+    CHECK(softmax(config(R"("megatron-lm")", "fp16-mixed", 1024, 8), "attn_mask_fill").bytes == Approx(2 * (tp8 * 8 + s * s)));
+    const double long_scores = 24 * 8192.0 * 8192.0;
+    CHECK(softmax(config(R"("megatron-lm")", "fp16-mixed", 8192), "softmax").bytes == Approx(long_scores * 8 + long_scores * 12));
+    const Softmax fp32 = softmax(config(R"("megatron-lm")", "fp32", 1024), "softmax");
+    CHECK(fp32.kernels == 3);
+    CHECK(fp32.casts == 0);
+    // With the fusion off (--no-masked-softmax-fusion) the stack's eager path runs instead.
+    CHECK(softmax(config(R"({"preset": "megatron-lm", "fused_elementwise": false})", "fp16-mixed", 1024), "softmax").bytes ==
+          Approx(scores * 4 + scores * 6));
     // The Megatron stacks state the kernel's limit; the others have none. An override round-trips.
     for (const char* name : {"megatron-lm", "megatron-core"}) CHECK(framework_preset(name).value().fused_causal_softmax_max_keys == 4096);
     for (const char* name : {"hf-transformers", "llm-foundry"}) CHECK(framework_preset(name).value().fused_causal_softmax_max_keys == 0);
-    CHECK(softmax_bytes(config(R"("llm-foundry")", "fp16-mixed", 1024), "softmax") == Approx(scores * 4));
     const Config custom = config(R"({"preset": "llm-foundry", "fused_causal_softmax_max_keys": 2048})", "fp16-mixed", 1024);
-    CHECK(softmax_bytes(custom, "softmax") == Approx(scores * (2 * read + 2)));
+    CHECK(softmax(custom, "softmax").bytes == Approx(fused.bytes));
     CHECK(load(config_to_json(custom)).framework.fused_causal_softmax_max_keys == 2048);
     for (const char* bad : {"-1", "1.5", "1e9"}) {
         auto r = load_config(
