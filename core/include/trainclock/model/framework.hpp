@@ -70,7 +70,8 @@ struct FrameworkSpec {
     bool quantize_layouts_one_pass = true;  // block-scaled (mxfp8, blockwise) operands: row- and column-wise copies from one read
     bool quantize_lm_head = true;           // FP8/FP4 precisions quantise the LM head's GEMMs too (false: it stays 16-bit)
     // The longest key length (tokens) at which its fused causal softmax runs, reading only the unmasked
-    // lower triangle of the 16-bit scores (Megatron's scaled_upper_triang_masked_softmax); 0: none.
+    // lower triangle of the 16-bit scores (Megatron's scaled_upper_triang_masked_softmax; outside the
+    // kernel's shapes Megatron's torch ops in fp32); 0: not Megatron's softmax.
     double fused_causal_softmax_max_keys = 0;
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
