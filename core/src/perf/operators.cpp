@@ -947,16 +947,24 @@ PieceOps head_ops(const Execution& x) {
     norm(x, fwd, Phase::forward, x.tokens_sp);  // final norm
     if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.tokens * x.hidden * x.ops.w_act);
     linear(x, fwd, Phase::forward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
-    // Vocab-parallel cross-entropy in fp32 (Megatron vocab_parallel_cross_entropy): logits to fp32,
-    // max, exp-sum, normalise (3 small all-reduces of T floats over TP); backward writes softmax - 1.
+    // Cross-entropy in fp32 over the (vocab-parallel) logits: logits to fp32, max, exp-sum, normalise
+    // (3 small all-reduces of T floats over TP); backward writes softmax - 1.
     const double logits = x.tokens * x.logits_local;
-    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.ops.activations, 0, logits * (x.ops.w_act + 3 * 4.0)));
+    // Megatron's vocab_parallel_cross_entropy (microsoft/Megatron-DeepSpeed@c08e2cc2 megatron/model/gpt_model.py
+    // post_language_model_processing: output.float(); megatron/core/tensor_parallel/cross_entropy.py
+    // _VocabParallelCrossEntropy) runs each step as a kernel of its own over the fp32 logits: the cast
+    // (w_act + 4), max (4), logits - max (4 + 4), exp in place (4 + 4), sum (4), div_ by the sum in
+    // place (4 + 4); backward updates the saved probabilities in place (the target's entries, T of
+    // them), mul_ by the loss gradient (4 + 4) and the cast back for the LM-head GEMMs (4 + w_act).
+    const bool megatron = x.config->framework.vocab_parallel_cross_entropy;
+    const double fwd_bytes = megatron ? x.ops.w_act + 4 + 4 + 8 + 8 + 4 + 8 : x.ops.w_act + 3 * 4.0;
+    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.ops.activations, 0, logits * fwd_bytes));
     if (x.tp > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.tokens * 4.0, 3);
-    // Backward: the fp32 loss gradient is written (4), the log-softmax backward reads it and the saved
-    // fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the activation
-    // dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward and Megatron's
-    // softmax - one-hot alike.
-    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.ops.w_act)));
+    // Backward otherwise: the fp32 loss gradient is written (4), the log-softmax backward reads it and
+    // the saved fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the
+    // activation dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward.
+    const double bwd_bytes = megatron ? 8 + 4 + x.ops.w_act : 4.0 + 3 * 4.0 + 4.0 + x.ops.w_act;
+    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * bwd_bytes));
     linear(x, bwd, Phase::backward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
     if (x.tp > 1)
         add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp,

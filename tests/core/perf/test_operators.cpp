@@ -748,3 +748,33 @@ TEST_CASE("Megatron-LM's parameter tensors per stage: fused QKV, biases in the G
     // llama2-7b: 32 layers x (2 RMSNorms + 4 linears without bias) + embedding + final RMSNorm.
     CHECK(tensors("llama2-7b", 1) == Approx(32 * 6 + 2));
 }
+
+TEST_CASE("Megatron's vocab-parallel cross-entropy runs each fp32 step as a pass of its own, backward in place", "[operators]") {
+    const auto with = [](const char* framework) {
+        return fixtures::config(R"("model": )" + fixtures::gpt_model(2, 1024, 16) +
+                                R"(, "gpu": "a100-sxm4-80gb", "num_gpus": 2, "precision": "fp16-mixed", "framework": )" + framework +
+                                R"(, "parallel": {"tp": 2}, "training": {"seq_len": 1024, "global_batch": 4, "micro_batch": 4})");
+    };
+    const auto loss_bytes = [](const Config& c, const char* name) {
+        const PieceOps head = head_ops(make_execution(c));
+        double b = 0;
+        for (const OpList* ops : {&head.forward, &head.backward})
+            for (const Op& op : *ops)
+                if (std::string(op.name) == name) b += op.count * op.bytes;
+        return b;
+    };
+    const double logits = 4 * 1024 * 51200 / 2.0;  // tokens x vocab / tp
+    // cast (2 + 4), max (4), subtract (8), exp in place (8), sum (4), normalise in place (8); backward
+    // mul_ in place (8) and the cast back (4 + 2).
+    for (const char* megatron : {R"("megatron-lm")", R"("megatron-core")"}) {
+        CHECK(loss_bytes(with(megatron), "cross_entropy") == Approx(logits * 38));
+        CHECK(loss_bytes(with(megatron), "cross_entropy_bwd") == Approx(logits * 14));
+    }
+    // torch's fused log-softmax / NLL loss, and a Megatron run that turns the key off.
+    for (const char* other : {R"("hf-transformers")", R"({"preset": "megatron-lm", "vocab_parallel_cross_entropy": false})"}) {
+        CHECK(loss_bytes(with(other), "cross_entropy") == Approx(logits * 14));
+        CHECK(loss_bytes(with(other), "cross_entropy_bwd") == Approx(logits * 22));
+    }
+    CHECK(framework_preset("megatron-lm").value().vocab_parallel_cross_entropy);
+    CHECK_FALSE(framework_preset("torchtitan").value().vocab_parallel_cross_entropy);
+}

@@ -72,6 +72,9 @@ struct FrameworkSpec {
     // The longest key length (tokens) at which its fused causal softmax runs, reading only the unmasked
     // lower triangle of the 16-bit scores (Megatron's scaled_upper_triang_masked_softmax); 0: none.
     double fused_causal_softmax_max_keys = 0;
+    // The loss is Megatron's vocab-parallel cross-entropy: the logits cast to fp32, then max, subtract,
+    // exp, sum and normalise as passes of their own; backward scales the saved probabilities in place.
+    bool vocab_parallel_cross_entropy = false;
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
     bool amp_master_grads_per_tensor =
