@@ -778,3 +778,39 @@ TEST_CASE("Megatron's vocab-parallel cross-entropy runs each fp32 step as a pass
     CHECK(framework_preset("megatron-lm").value().vocab_parallel_cross_entropy);
     CHECK_FALSE(framework_preset("torchtitan").value().vocab_parallel_cross_entropy);
 }
+
+TEST_CASE("Megatron's column-parallel input-gradient all-reduce runs beside that linear's weight gradient", "[operators]") {
+    const auto with = [](const char* framework, bool sp = false) {
+        return fixtures::config(R"("model": )" + fixtures::gpt_model(2, 2048, 16) +
+                                R"(, "gpu": "a100-sxm4-80gb", "num_gpus": 2, "precision": "fp16-mixed", "framework": )" + framework +
+                                R"(, "parallel": {"tp": 2, "sequence_parallel": )" + (sp ? "true" : "false") +
+                                R"(}, "training": {"seq_len": 1024, "global_batch": 8, "micro_batch": 8, "recompute": "full"})");
+    };
+    const Config megatron = with(R"("megatron-lm")");
+    const Execution x = make_execution(megatron);
+    const PieceOps layer = layer_ops(x, layer_kind_at(megatron.model, 0));
+    // The backward's weight gradients in emission order: qkv, attn_out (attention), mlp_down, mlp_up (MLP).
+    std::vector<double> wgrad_s;
+    for (const Op& op : layer.backward)
+        if (std::string(op.name) == "wgrad") wgrad_s.push_back(op.count * op_time_s(op, megatron.gpu, x.cal));
+    REQUIRE(wgrad_s.size() == 4);
+    // The recompute's all-reduces (forward) run alone; the backward's two ride on qkv's and mlp_up's wgrad.
+    std::vector<double> beside;
+    for (const CommOp& op : layer.comm_backward) beside.push_back(op.beside_s);
+    REQUIRE(beside.size() == 4);
+    CHECK(beside[0] == 0);
+    CHECK(beside[1] == 0);
+    CHECK(beside[2] == Approx(wgrad_s[0]));
+    CHECK(beside[3] == Approx(wgrad_s[3]));
+    for (const CommOp& op : layer.comm_forward) CHECK(op.beside_s == 0);
+    // The LM head is column-parallel too.
+    const PieceOps head = head_ops(x);
+    REQUIRE(head.comm_backward.size == 1);
+    CHECK(head.comm_backward.items[0].beside_s > 0);
+    // Not with the key off, with sequence parallelism (reduce-scatters) or where all TP comm overlaps already.
+    for (const Config& other : {with(R"({"preset": "megatron-lm", "async_tp_grad_all_reduce": false})"), with(R"("megatron-lm")", true),
+                                with(R"({"preset": "megatron-lm", "overlap_tp_comm": true})")}) {
+        const Execution y = make_execution(other);
+        for (const CommOp& op : layer_ops(y, layer_kind_at(other.model, 0)).comm_backward) CHECK(op.beside_s == 0);
+    }
+}

@@ -75,6 +75,9 @@ struct FrameworkSpec {
     // The loss is Megatron's vocab-parallel cross-entropy: the logits cast to fp32, then max, subtract,
     // exp, sum and normalise as passes of their own; backward scales the saved probabilities in place.
     bool vocab_parallel_cross_entropy = false;
+    // Without sequence parallelism the TP all-reduce of a column-parallel linear's input gradient runs
+    // beside that linear's weight-gradient GEMM (Megatron --async-tensor-model-parallel-allreduce).
+    bool async_tp_grad_all_reduce = false;
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
     bool amp_master_grads_per_tensor =
