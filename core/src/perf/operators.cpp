@@ -1097,9 +1097,16 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     const double wp = dtype_storage_bytes(p.params);
     const bool master = keeps_master(p);
     const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
+    // Megatron's fp16/bf16 optimizer (Float16OptimizerWithFloat16Params, microsoft/Megatron-DeepSpeed@c08e2cc2
+    // megatron/optimizer/optimizer.py) casts every main_grad to an fp32 master gradient
+    // (_copy_model_grads_to_main_grads: main_param.grad = model_param.main_grad.float()), then unscales
+    // (_amp_foreach_non_finite_check_and_unscale_), norms (clip_grad_norm_fp32) and applies them in fp32.
+    const bool fp32_grads = master && c.framework.fp32_master_grads;
+    const double wo = fp32_grads ? 4.0 : wg;  // the gradient width the step reads
+    if (fp32_grads) ops.add(make_op("master_grad_cast", OpKind::precision_overhead, p.activations, 0, params_shard * (wg + 4.0)));
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
-    double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
+    double bytes = params_shard * (wo + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
     const bool adam = c.training.optimizer == Optimizer::adam || c.training.optimizer == Optimizer::adamw;
     if (adam && !c.framework.fused_optimizer)  // the foreach AdamW of torch.optim (fused_optimizer false)
         bytes = params_shard * foreach_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
@@ -1107,13 +1114,13 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
         bytes = params_shard * eager_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
     if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
-    ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));
+    ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wo));
     ops.add(make_op("zero_grad", OpKind::optimizer, p.activations, 0, params_local * wg));
     // Precision-only work per step (DESIGN.md 2.1 effect 3).
     if (master)  // refresh the half working weights from the fp32 master copy (Micikevicius et al. 2018)
         ops.add(make_op("master_weight_copy", OpKind::precision_overhead, p.activations, 0, params_shard * (4.0 + wp)));
     if (p.loss_scaling == LossScaling::dynamic)  // unscale + inf/nan check (torch GradScaler.unscale_)
-        ops.add(make_op("loss_scale_unscale_check", OpKind::precision_overhead, p.activations, 0, params_shard * 2 * wg));
+        ops.add(make_op("loss_scale_unscale_check", OpKind::precision_overhead, p.activations, 0, params_shard * 2 * wo));
     if (p.grad_reduce != p.grads && c.parallel.weight_replicas() > 1)  // cast gradients to the reduction dtype and back
         ops.add(make_op("grad_reduce_cast", OpKind::precision_overhead, p.activations, 0,
                         params_local * 2 * (wg + dtype_storage_bytes(p.grad_reduce))));

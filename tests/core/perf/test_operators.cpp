@@ -2,6 +2,7 @@
 #include "model_fixtures.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -813,4 +814,28 @@ TEST_CASE("Megatron's column-parallel input-gradient all-reduce runs beside that
         const Execution y = make_execution(other);
         for (const CommOp& op : layer_ops(y, layer_kind_at(other.model, 0)).comm_backward) CHECK(op.beside_s == 0);
     }
+}
+
+TEST_CASE("Megatron's fp16 optimizer casts the gradients to fp32 master gradients and steps on those", "[operators]") {
+    const auto step_bytes = [](const char* framework, const char* precision) {
+        const Config c =
+            fixtures::config(R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" + std::string(precision) +
+                             R"(", "framework": )" + framework + R"(, "training": {"seq_len": 1024, "global_batch": 8, "micro_batch": 8})");
+        std::map<std::string, double> b;
+        for (const Op& op : step_ops(make_execution(c), 1e9, 1e9)) b[op.name] += op.count * op.bytes;
+        return b;
+    };
+    const auto megatron = step_bytes(R"("megatron-lm")", "fp16-mixed");
+    const auto off = step_bytes(R"({"preset": "megatron-lm", "fp32_master_grads": false})", "fp16-mixed");
+    // main_grad.float(): read the fp16 buffer, write fp32 (2 + 4 bytes a parameter) ...
+    CHECK(megatron.at("master_grad_cast") == Approx(1e9 * 6));
+    CHECK(off.count("master_grad_cast") == 0);
+    // ... then the unscale (read + write), the norm and Adam's gradient read are at 4 bytes, not 2.
+    CHECK(megatron.at("loss_scale_unscale_check") == Approx(1e9 * 8));
+    CHECK(off.at("loss_scale_unscale_check") == Approx(1e9 * 4));
+    CHECK(megatron.at("grad_norm_clip") == Approx(1e9 * 4));
+    CHECK(megatron.at("optimizer_step") - off.at("optimizer_step") == Approx(1e9 * 2));
+    CHECK(megatron.at("zero_grad") == Approx(off.at("zero_grad")));  // the fp16 main_grad buffer
+    // Without fp32 master weights there is nothing to cast.
+    CHECK(step_bytes(R"("megatron-lm")", "bf16").count("master_grad_cast") == 0);
 }

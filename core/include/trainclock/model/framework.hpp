@@ -78,6 +78,9 @@ struct FrameworkSpec {
     // Without sequence parallelism the TP all-reduce of a column-parallel linear's input gradient runs
     // beside that linear's weight-gradient GEMM (Megatron --async-tensor-model-parallel-allreduce).
     bool async_tp_grad_all_reduce = false;
+    // With fp32 master weights the optimizer step works on fp32 copies of the gradients: one cast per
+    // step from the 16-bit gradient buffer, then unscale, norm and update read them at 4 bytes.
+    bool fp32_master_grads = false;
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
     bool amp_master_grads_per_tensor =
