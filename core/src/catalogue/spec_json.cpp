@@ -252,7 +252,9 @@ void read_framework(ObjectReader& reader, FrameworkSpec& spec, bool required) {
               "selective_saves_matmuls", spec.selective_saves_matmuls, "quantize_layouts_one_pass", spec.quantize_layouts_one_pass,
               "quantize_lm_head", spec.quantize_lm_head, "fused_elementwise", spec.fused_elementwise, "compile", spec.compile,
               "torch_grouped_mm", spec.torch_grouped_mm, "flash_attention", spec.flash_attention, "amp_master_grads_per_tensor",
-              spec.amp_master_grads_per_tensor, "step_overhead_fitted", spec.step_overhead_fitted);
+              spec.amp_master_grads_per_tensor, "vocab_parallel_cross_entropy", spec.vocab_parallel_cross_entropy,
+              "async_tp_grad_all_reduce", spec.async_tp_grad_all_reduce, "fp32_master_grads", spec.fp32_master_grads,
+              "step_overhead_fitted", spec.step_overhead_fitted);
     for (const auto& [key, value] :
          {std::pair{"step_host_syncs", &spec.step_host_syncs}, std::pair{"step_host_ops_per_tensor", &spec.step_host_ops_per_tensor}}) {
         if (!reader.has(key)) continue;
@@ -511,6 +513,9 @@ void write_framework(JsonWriter& out, const FrameworkSpec& spec, bool with_sourc
     if (spec.fused_causal_softmax_max_keys > 0) out.field("fused_causal_softmax_max_keys", spec.fused_causal_softmax_max_keys);
     if (spec.torch_grouped_mm) out.field("torch_grouped_mm", true);
     if (spec.amp_master_grads_per_tensor) out.field("amp_master_grads_per_tensor", true);
+    if (spec.vocab_parallel_cross_entropy) out.field("vocab_parallel_cross_entropy", true);
+    if (spec.async_tp_grad_all_reduce) out.field("async_tp_grad_all_reduce", true);
+    if (spec.fp32_master_grads) out.field("fp32_master_grads", true);
     if (!spec.flash_attention) out.field("flash_attention", false);
     if (with_sources && !spec.sources.empty()) {
         out.key("sources").begin_object();

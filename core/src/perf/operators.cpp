@@ -297,17 +297,39 @@ void dropout_residual(const Execution& x, Target& out, Phase phase) {
                         e * (x.ops.w_act + 2 * w_res + 1 + norm_out)));
 }
 
+// Megatron's column-parallel linears issue the all-reduce of their input gradient asynchronously and
+// compute their weight gradient beside it, waiting only afterwards (microsoft/Megatron-DeepSpeed@c08e2cc2
+// megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward:
+// all_reduce(grad_input, async_op=True), then grad_output.t().matmul(total_input), then handle.wait();
+// without sequence parallelism, --async-tensor-model-parallel-allreduce on by default). `wgrad_s`:
+// that GEMM's seconds; 0 where the stack does not (FrameworkSpec::async_tp_grad_all_reduce) or all
+// TP comm overlaps already (overlap_tp_comm).
+double async_grad_all_reduce_beside_s(const Execution& x, double wgrad_s) {
+    const bool async = x.config->framework.async_tp_grad_all_reduce && !x.sp && !x.config->parallel.overlap_tp_comm;
+    return async ? wgrad_s : 0.0;
+}
+
+// The seconds of the last weight-gradient GEMM among ops [from, ops.size) (0: none, a frozen weight).
+double last_wgrad_s(const Execution& x, const OpList& ops, int from) {
+    for (int i = ops.size - 1; i >= from; --i) {
+        const Op& op = ops.items[size_t(i)];
+        if (std::strcmp(op.name, "wgrad") == 0) return op.count * op_time_s(op, x.config->gpu, x.cal);
+    }
+    return 0;
+}
+
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
 // GEMM; with sequence parallelism an all-gather before the block and a reduce-scatter after it
 // (Korthikanti et al. 2022, sec. 4.2.2). Backward mirrors them.
-void tp_block_comm(const Execution& x, Target& out, double tokens, Group group = Group::tp) {
+// `wgrad_s`: in backward, the seconds of the block's first (column-parallel) linear's weight gradient.
+void tp_block_comm(const Execution& x, Target& out, double tokens, Group group = Group::tp, double wgrad_s = 0) {
     if ((group == Group::tp ? x.tp : x.etp) <= 1) return;
     const double bytes = tokens * x.hidden * x.ops.w_act;
     if (x.sp || group == Group::etp) {
         add_comm(out, "tp_all_gather", Collective::all_gather, group, bytes);
         add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, group, bytes);
     } else {
-        add_comm(out, "tp_all_reduce", Collective::all_reduce, group, bytes);
+        out.comm.add(CommOp{"tp_all_reduce", Collective::all_reduce, group, bytes, 1, async_grad_all_reduce_beside_s(x, wgrad_s)});
     }
 }
 
@@ -484,6 +506,7 @@ void attention_block(const Execution& x, Target& out, Phase phase, bool causal, 
         }
         return;
     }
+    const int first = out.ops.size;
     if (cross) {  // Q from the decoder, K and V from the encoder output (same length here)
         linear(x, out, phase, "q", x.tokens, x.hidden, q_out, 1, true);
         linear(x, out, phase, "kv", x.tokens, x.hidden, kv_out, 1, false);
@@ -492,11 +515,12 @@ void attention_block(const Execution& x, Target& out, Phase phase, bool causal, 
         // reference code: qkv_net(cat([mems, w]))), so Q, K and V run over b (s + memory_len) tokens.
         linear(x, out, phase, "qkv", x.tokens + x.micro_batch * x.memory_len, x.hidden, q_out + kv_out, 1, true);
     }
+    const double qkv_wgrad_s = last_wgrad_s(x, out.ops, first);  // the block's column-parallel input linear
     attention_core(x, out, phase, x.seq_len + x.memory_len, causal && !cross, local && !cross);
     linear(x, out, phase, "attn_out", x.tokens, q_out, x.hidden, 1, false);
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
-    tp_block_comm(x, out, x.tokens);
+    tp_block_comm(x, out, x.tokens, Group::tp, qkv_wgrad_s);
     // Context parallelism: ring exchange of the local K/V chunk with the other cp-1 ranks forward;
     // K/V again plus dK/dV backward (Liu et al. 2023 Ring Attention; Megatron-Core CP).
     const int64_t cp = x.config->parallel.cp;
@@ -702,17 +726,19 @@ void moe_mlp(const Execution& x, Target& out, Phase phase) {
 
 void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
     if (phase == Phase::forward) norm(x, out, phase, x.tokens_sp);
+    const int first = out.ops.size;
     if (moe)
         moe_mlp(x, out, phase);
     else
         mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
+    const double up_wgrad_s = moe ? 0.0 : last_wgrad_s(x, out.ops, first);  // mlp_core's backward ends with the up projection
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
     // Folded experts gather and scatter their tokens over the expert-TP group instead of TP.
     if (moe && x.etp != x.tp)
         tp_block_comm(x, out, x.tokens * x.etp / x.tp, Group::etp);
     else
-        tp_block_comm(x, out, x.tokens);
+        tp_block_comm(x, out, x.tokens, Group::tp, up_wgrad_s);
 }
 
 void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
@@ -985,20 +1011,31 @@ PieceOps head_ops(const Execution& x) {
     norm(x, fwd, Phase::forward, x.tokens_sp);  // final norm
     if (x.sp) add_comm(fwd, "tp_all_gather", Collective::all_gather, Group::tp, x.tokens * x.hidden * x.ops.w_act);
     linear(x, fwd, Phase::forward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
-    // Vocab-parallel cross-entropy in fp32 (Megatron vocab_parallel_cross_entropy): logits to fp32,
-    // max, exp-sum, normalise (3 small all-reduces of T floats over TP); backward writes softmax - 1.
+    // Cross-entropy in fp32 over the (vocab-parallel) logits: logits to fp32, max, exp-sum, normalise
+    // (3 small all-reduces of T floats over TP); backward writes softmax - 1.
     const double logits = x.tokens * x.logits_local;
-    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.ops.activations, 0, logits * (x.ops.w_act + 3 * 4.0)));
+    // Megatron's vocab_parallel_cross_entropy (microsoft/Megatron-DeepSpeed@c08e2cc2 megatron/model/gpt_model.py
+    // post_language_model_processing: output.float(); megatron/core/tensor_parallel/cross_entropy.py
+    // _VocabParallelCrossEntropy) runs each step as a kernel of its own over the fp32 logits: the cast
+    // (w_act + 4), max (4), logits - max (4 + 4), exp in place (4 + 4), sum (4), div_ by the sum in
+    // place (4 + 4); backward updates the saved probabilities in place (the target's entries, T of
+    // them), mul_ by the loss gradient (4 + 4) and the cast back for the LM-head GEMMs (4 + w_act).
+    const bool megatron = x.config->framework.vocab_parallel_cross_entropy;
+    const double fwd_bytes = megatron ? x.ops.w_act + 4 + 4 + 8 + 8 + 4 + 8 : x.ops.w_act + 3 * 4.0;
+    out.forward.add(make_op("cross_entropy", OpKind::elementwise, x.ops.activations, 0, logits * fwd_bytes));
     if (x.tp > 1) add_comm(fwd, "tp_loss_all_reduce", Collective::all_reduce, Group::tp, x.tokens * 4.0, 3);
-    // Backward: the fp32 loss gradient is written (4), the log-softmax backward reads it and the saved
-    // fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the activation
-    // dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward and Megatron's
-    // softmax - one-hot alike.
-    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * (4.0 + 3 * 4.0 + 4.0 + x.ops.w_act)));
+    // Backward otherwise: the fp32 loss gradient is written (4), the log-softmax backward reads it and
+    // the saved fp32 probabilities and writes the fp32 logit gradient (3 x 4), which is cast to the
+    // activation dtype for the LM-head GEMMs (4 + w_act): torch log_softmax/nll_loss backward.
+    const double bwd_bytes = megatron ? 8 + 4 + x.ops.w_act : 4.0 + 3 * 4.0 + 4.0 + x.ops.w_act;
+    out.backward.add(make_op("cross_entropy_bwd", OpKind::elementwise, x.ops.activations, 0, logits * bwd_bytes));
+    const int first = out.backward.size;
     linear(x, bwd, Phase::backward, "lm_head", x.tokens, x.hidden, x.logits_local, 1, true);
-    if (x.tp > 1)
-        add_comm(bwd, x.sp ? "tp_reduce_scatter" : "tp_all_reduce", x.sp ? Collective::reduce_scatter : Collective::all_reduce, Group::tp,
-                 x.tokens * x.hidden * x.ops.w_act);
+    const double bytes = x.tokens * x.hidden * x.ops.w_act;
+    if (x.tp > 1 && x.sp) add_comm(bwd, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
+    if (x.tp > 1 && !x.sp)  // a column-parallel linear too (Megatron parallel_lm_logits: async_grad_allreduce)
+        bwd.comm.add(CommOp{"tp_all_reduce", Collective::all_reduce, Group::tp, bytes, 1,
+                            async_grad_all_reduce_beside_s(x, last_wgrad_s(x, out.backward, first))});
     norm(x, bwd, Phase::backward, x.tokens_sp);
     return out;
 }
@@ -1098,9 +1135,16 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
     const double wp = dtype_storage_bytes(p.params);
     const bool master = keeps_master(p);
     const double wu = master ? 4.0 : wp;  // the copy the optimizer updates
+    // Megatron's fp16/bf16 optimizer (Float16OptimizerWithFloat16Params, microsoft/Megatron-DeepSpeed@c08e2cc2
+    // megatron/optimizer/optimizer.py) casts every main_grad to an fp32 master gradient
+    // (_copy_model_grads_to_main_grads: main_param.grad = model_param.main_grad.float()), then unscales
+    // (_amp_foreach_non_finite_check_and_unscale_), norms (clip_grad_norm_fp32) and applies them in fp32.
+    const bool fp32_grads = master && c.framework.fp32_master_grads;
+    const double wo = fp32_grads ? 4.0 : wg;  // the gradient width the step reads
+    if (fp32_grads) ops.add(make_op("master_grad_cast", OpKind::precision_overhead, p.activations, 0, params_shard * (wg + 4.0)));
     // Fused Adam(W) (apex/TE multi-tensor apply): read grad, read+write weight and both moments.
     // SGD with momentum keeps one state; LAMB adds a pass for the trust ratio (You et al. 2019).
-    double bytes = params_shard * (wg + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
+    double bytes = params_shard * (wo + 2 * wu + 2 * optimizer_state_bytes_per_param(c.training, p));
     const bool adam = c.training.optimizer == Optimizer::adam || c.training.optimizer == Optimizer::adamw;
     if (adam && !c.framework.fused_optimizer)  // the foreach AdamW of torch.optim (fused_optimizer false)
         bytes = params_shard * foreach_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
@@ -1108,13 +1152,13 @@ OpList step_ops(const Execution& x, double params_local, double params_shard) {
         bytes = params_shard * eager_adamw_bytes_per_param(wg, wu, dtype_storage_bytes(p.optimizer_states));
     if (optimizer_trust_ratio(c.training.optimizer)) bytes += params_shard * (wg + wu);
     ops.add(make_op("optimizer_step", OpKind::optimizer, p.activations, 0, bytes));
-    ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wg));
+    ops.add(make_op("grad_norm_clip", OpKind::optimizer, p.activations, 0, params_shard * wo));
     ops.add(make_op("zero_grad", OpKind::optimizer, p.activations, 0, params_local * wg));
     // Precision-only work per step (DESIGN.md 2.1 effect 3).
     if (master)  // refresh the half working weights from the fp32 master copy (Micikevicius et al. 2018)
         ops.add(make_op("master_weight_copy", OpKind::precision_overhead, p.activations, 0, params_shard * (4.0 + wp)));
     if (p.loss_scaling == LossScaling::dynamic)  // unscale + inf/nan check (torch GradScaler.unscale_)
-        ops.add(make_op("loss_scale_unscale_check", OpKind::precision_overhead, p.activations, 0, params_shard * 2 * wg));
+        ops.add(make_op("loss_scale_unscale_check", OpKind::precision_overhead, p.activations, 0, params_shard * 2 * wo));
     if (p.grad_reduce != p.grads && c.parallel.weight_replicas() > 1)  // cast gradients to the reduction dtype and back
         ops.add(make_op("grad_reduce_cast", OpKind::precision_overhead, p.activations, 0,
                         params_local * 2 * (wg + dtype_storage_bytes(p.grad_reduce))));

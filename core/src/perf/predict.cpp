@@ -99,12 +99,15 @@ double comm_sm_share(const Execution& x) {
 
 // Seconds of a phase's collectives by breakdown part, before overlap; `launch_s` and `kernels` gain a
 // kernel per collective of a group with more than one rank. `gather_s`: the ZeRO-3/FSDP parameter
-// all-gathers among the DP seconds.
+// all-gathers among the DP seconds. A collective issued beside compute (CommOp::beside_s) counts only
+// its excess over it; `beside_hidden_s` gains the seconds it hid.
 StepBreakdown comm_seconds(const CommList& comm, const Execution& x, const Network& net, double& launch_s, double& kernels,
-                           double* gather_s = nullptr) {
+                           double* gather_s = nullptr, double* beside_hidden_s = nullptr) {
     StepBreakdown comm_s{};
     for (const CommOp& op : comm) {
-        const double t = comm_time_s(op, net);
+        const double whole = comm_time_s(op, net);
+        const double t = op.beside_s > 0 ? std::max(0.0, whole - op.count * op.beside_s) : whole;
+        if (beside_hidden_s) *beside_hidden_s += whole - t;
         comm_s[comm_part(op.group)] += t;
         if (gather_s && op.collective == Collective::all_gather && (op.group == Group::dp || op.group == Group::expert_dp)) *gather_s += t;
         if (net.ranks[size_t(op.group)] > 1) {
@@ -188,8 +191,8 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
     const Calibration& cal = x.cal;
     const FrameworkSpec& fw = x.config->framework;
     Cost cost = from_ops(cost_ops(ops, x.config->gpu, cal));
-    double kernels = double(ops.size), gather_s = 0;
-    const StepBreakdown comm_s = comm_seconds(comm, x, net, cost.s[StepPart::overhead], kernels, &gather_s);
+    double kernels = double(ops.size), gather_s = 0, beside_hidden_s = 0;
+    const StepBreakdown comm_s = comm_seconds(comm, x, net, cost.s[StepPart::overhead], kernels, &gather_s, &beside_hidden_s);
     const bool overlap_tp = x.config->parallel.overlap_tp_comm;
     const double compute =
         cost.s[StepPart::gemm] + cost.s[StepPart::attention] + cost.s[StepPart::elementwise] + cost.s[StepPart::precision_overhead];
@@ -206,7 +209,7 @@ Cost phase_cost(const OpList& ops, const CommList& comm, const Execution& x, con
     // (charged to the collective's category).
     const double f = comm_sm_share(x);
     const double overlapped_tp = overlap_tp ? std::min(comm_s[StepPart::tp_comm], cost.s[StepPart::gemm]) : 0.0;
-    cost.s[StepPart::tp_comm] += overlapped_tp * f / (1 - f);
+    cost.s[StepPart::tp_comm] += (overlapped_tp + beside_hidden_s) * f / (1 - f);
     cost.s[StepPart::cp_comm] += (comm_s[StepPart::cp_comm] - cost.s[StepPart::cp_comm]) * f / (1 - f);
     cost.s[StepPart::dp_comm] += (comm_s[StepPart::dp_comm] - cost.s[StepPart::dp_comm]) * f / (1 - f);
     cost.s[StepPart::ep_comm] += (comm_s[StepPart::ep_comm] - cost.s[StepPart::ep_comm]) * f / (1 - f);

@@ -2,6 +2,7 @@
 #include "model_fixtures.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -747,4 +748,94 @@ TEST_CASE("Megatron-LM's parameter tensors per stage: fused QKV, biases in the G
     CHECK(tensors("gpt3-1.3b", 2) == Approx((24 * 12 + 3) / 2.0));
     // llama2-7b: 32 layers x (2 RMSNorms + 4 linears without bias) + embedding + final RMSNorm.
     CHECK(tensors("llama2-7b", 1) == Approx(32 * 6 + 2));
+}
+
+TEST_CASE("Megatron's vocab-parallel cross-entropy runs each fp32 step as a pass of its own, backward in place", "[operators]") {
+    const auto with = [](const char* framework) {
+        return fixtures::config(R"("model": )" + fixtures::gpt_model(2, 1024, 16) +
+                                R"(, "gpu": "a100-sxm4-80gb", "num_gpus": 2, "precision": "fp16-mixed", "framework": )" + framework +
+                                R"(, "parallel": {"tp": 2}, "training": {"seq_len": 1024, "global_batch": 4, "micro_batch": 4})");
+    };
+    const auto loss_bytes = [](const Config& c, const char* name) {
+        const PieceOps head = head_ops(make_execution(c));
+        double b = 0;
+        for (const OpList* ops : {&head.forward, &head.backward})
+            for (const Op& op : *ops)
+                if (std::string(op.name) == name) b += op.count * op.bytes;
+        return b;
+    };
+    const double logits = 4 * 1024 * 51200 / 2.0;  // tokens x vocab / tp
+    // cast (2 + 4), max (4), subtract (8), exp in place (8), sum (4), normalise in place (8); backward
+    // mul_ in place (8) and the cast back (4 + 2).
+    for (const char* megatron : {R"("megatron-lm")", R"("megatron-core")"}) {
+        CHECK(loss_bytes(with(megatron), "cross_entropy") == Approx(logits * 38));
+        CHECK(loss_bytes(with(megatron), "cross_entropy_bwd") == Approx(logits * 14));
+    }
+    // torch's fused log-softmax / NLL loss, and a Megatron run that turns the key off.
+    for (const char* other : {R"("hf-transformers")", R"({"preset": "megatron-lm", "vocab_parallel_cross_entropy": false})"}) {
+        CHECK(loss_bytes(with(other), "cross_entropy") == Approx(logits * 14));
+        CHECK(loss_bytes(with(other), "cross_entropy_bwd") == Approx(logits * 22));
+    }
+    CHECK(framework_preset("megatron-lm").value().vocab_parallel_cross_entropy);
+    CHECK_FALSE(framework_preset("torchtitan").value().vocab_parallel_cross_entropy);
+}
+
+TEST_CASE("Megatron's column-parallel input-gradient all-reduce runs beside that linear's weight gradient", "[operators]") {
+    const auto with = [](const char* framework, bool sp = false) {
+        return fixtures::config(R"("model": )" + fixtures::gpt_model(2, 2048, 16) +
+                                R"(, "gpu": "a100-sxm4-80gb", "num_gpus": 2, "precision": "fp16-mixed", "framework": )" + framework +
+                                R"(, "parallel": {"tp": 2, "sequence_parallel": )" + (sp ? "true" : "false") +
+                                R"(}, "training": {"seq_len": 1024, "global_batch": 8, "micro_batch": 8, "recompute": "full"})");
+    };
+    const Config megatron = with(R"("megatron-lm")");
+    const Execution x = make_execution(megatron);
+    const PieceOps layer = layer_ops(x, layer_kind_at(megatron.model, 0));
+    // The backward's weight gradients in emission order: qkv, attn_out (attention), mlp_down, mlp_up (MLP).
+    std::vector<double> wgrad_s;
+    for (const Op& op : layer.backward)
+        if (std::string(op.name) == "wgrad") wgrad_s.push_back(op.count * op_time_s(op, megatron.gpu, x.cal));
+    REQUIRE(wgrad_s.size() == 4);
+    // The recompute's all-reduces (forward) run alone; the backward's two ride on qkv's and mlp_up's wgrad.
+    std::vector<double> beside;
+    for (const CommOp& op : layer.comm_backward) beside.push_back(op.beside_s);
+    REQUIRE(beside.size() == 4);
+    CHECK(beside[0] == 0);
+    CHECK(beside[1] == 0);
+    CHECK(beside[2] == Approx(wgrad_s[0]));
+    CHECK(beside[3] == Approx(wgrad_s[3]));
+    for (const CommOp& op : layer.comm_forward) CHECK(op.beside_s == 0);
+    // The LM head is column-parallel too.
+    const PieceOps head = head_ops(x);
+    REQUIRE(head.comm_backward.size == 1);
+    CHECK(head.comm_backward.items[0].beside_s > 0);
+    // Not with the key off, with sequence parallelism (reduce-scatters) or where all TP comm overlaps already.
+    for (const Config& other : {with(R"({"preset": "megatron-lm", "async_tp_grad_all_reduce": false})"), with(R"("megatron-lm")", true),
+                                with(R"({"preset": "megatron-lm", "overlap_tp_comm": true})")}) {
+        const Execution y = make_execution(other);
+        for (const CommOp& op : layer_ops(y, layer_kind_at(other.model, 0)).comm_backward) CHECK(op.beside_s == 0);
+    }
+}
+
+TEST_CASE("Megatron's fp16 optimizer casts the gradients to fp32 master gradients and steps on those", "[operators]") {
+    const auto step_bytes = [](const char* framework, const char* precision) {
+        const Config c =
+            fixtures::config(R"("model": "gpt3-1.3b", "gpu": "a100-sxm4-80gb", "num_gpus": 1, "precision": ")" + std::string(precision) +
+                             R"(", "framework": )" + framework + R"(, "training": {"seq_len": 1024, "global_batch": 8, "micro_batch": 8})");
+        std::map<std::string, double> b;
+        for (const Op& op : step_ops(make_execution(c), 1e9, 1e9)) b[op.name] += op.count * op.bytes;
+        return b;
+    };
+    const auto megatron = step_bytes(R"("megatron-lm")", "fp16-mixed");
+    const auto off = step_bytes(R"({"preset": "megatron-lm", "fp32_master_grads": false})", "fp16-mixed");
+    // main_grad.float(): read the fp16 buffer, write fp32 (2 + 4 bytes a parameter) ...
+    CHECK(megatron.at("master_grad_cast") == Approx(1e9 * 6));
+    CHECK(off.count("master_grad_cast") == 0);
+    // ... then the unscale (read + write), the norm and Adam's gradient read are at 4 bytes, not 2.
+    CHECK(megatron.at("loss_scale_unscale_check") == Approx(1e9 * 8));
+    CHECK(off.at("loss_scale_unscale_check") == Approx(1e9 * 4));
+    CHECK(megatron.at("grad_norm_clip") == Approx(1e9 * 4));
+    CHECK(megatron.at("optimizer_step") - off.at("optimizer_step") == Approx(1e9 * 2));
+    CHECK(megatron.at("zero_grad") == Approx(off.at("zero_grad")));  // the fp16 main_grad buffer
+    // Without fp32 master weights there is nothing to cast.
+    CHECK(step_bytes(R"("megatron-lm")", "bf16").count("master_grad_cast") == 0);
 }

@@ -73,6 +73,15 @@ struct FrameworkSpec {
     // lower triangle of the 16-bit scores (Megatron's scaled_upper_triang_masked_softmax; outside the
     // kernel's shapes Megatron's torch ops in fp32); 0: not Megatron's softmax.
     double fused_causal_softmax_max_keys = 0;
+    // The loss is Megatron's vocab-parallel cross-entropy: the logits cast to fp32, then max, subtract,
+    // exp, sum and normalise as passes of their own; backward scales the saved probabilities in place.
+    bool vocab_parallel_cross_entropy = false;
+    // Without sequence parallelism the TP all-reduce of a column-parallel linear's input gradient runs
+    // beside that linear's weight-gradient GEMM (Megatron --async-tensor-model-parallel-allreduce).
+    bool async_tp_grad_all_reduce = false;
+    // With fp32 master weights the optimizer step works on fp32 copies of the gradients: one cast per
+    // step from the 16-bit gradient buffer, then unscale, norm and update read them at 4 bytes.
+    bool fp32_master_grads = false;
     bool torch_grouped_mm =
         false;  // routed experts run as torch._grouped_mm / torchao _scaled_grouped_mm (else CUTLASS/DeepGEMM-class grouped kernels)
     bool amp_master_grads_per_tensor =

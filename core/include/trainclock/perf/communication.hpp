@@ -27,6 +27,10 @@ struct CommOp {
     Group group;
     double bytes;
     double count;  // calls per micro-batch (or per step)
+    // Seconds of compute one call runs beside, issued asynchronously before it (Megatron's async
+    // all-reduce of a column-parallel input gradient beside its weight-gradient GEMM): only the
+    // excess is exposed. 0: none.
+    double beside_s = 0;
 };
 
 // A process group: `size` ranks spaced `stride` ranks apart in the global rank order.
