@@ -297,39 +297,42 @@ void dropout_residual(const Execution& x, Target& out, Phase phase) {
                         e * (x.ops.w_act + 2 * w_res + 1 + norm_out)));
 }
 
+// The ops [from, to) of one linear layer (or of a block ending with it) in a phase's list.
+struct OpSpan {
+    int from = 0, to = 0;
+};
+
 // Megatron's column-parallel linears issue the all-reduce of their input gradient asynchronously and
 // compute their weight gradient beside it, waiting only afterwards (microsoft/Megatron-DeepSpeed@c08e2cc2
 // megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward:
 // all_reduce(grad_input, async_op=True), then grad_output.t().matmul(total_input), then handle.wait();
-// without sequence parallelism, --async-tensor-model-parallel-allreduce on by default). `wgrad_s`:
-// that GEMM's seconds; 0 where the stack does not (FrameworkSpec::async_tp_grad_all_reduce) or all
-// TP comm overlaps already (overlap_tp_comm).
-double async_grad_all_reduce_beside_s(const Execution& x, double wgrad_s) {
-    const bool async = x.config->framework.async_tp_grad_all_reduce && !x.sp && !x.config->parallel.overlap_tp_comm;
-    return async ? wgrad_s : 0.0;
-}
-
-// The seconds of the last weight-gradient GEMM among ops [from, ops.size) (0: none, a frozen weight).
-double last_wgrad_s(const Execution& x, const OpList& ops, int from) {
-    for (int i = ops.size - 1; i >= from; --i) {
+// without sequence parallelism, --async-tensor-model-parallel-allreduce on by default). Returns the
+// seconds of the last weight-gradient GEMM among `linear`'s ops; 0 where the stack does not
+// (FrameworkSpec::async_tp_grad_all_reduce), all TP comm overlaps already (overlap_tp_comm), or the
+// span has none (forward, a frozen weight).
+double async_grad_all_reduce_beside_s(const Execution& x, const OpList& ops, OpSpan linear) {
+    if (!x.config->framework.async_tp_grad_all_reduce || x.sp || x.config->parallel.overlap_tp_comm) return 0.0;
+    for (int i = linear.to - 1; i >= linear.from; --i) {
         const Op& op = ops.items[size_t(i)];
         if (std::strcmp(op.name, "wgrad") == 0) return op.count * op_time_s(op, x.config->gpu, x.cal);
     }
-    return 0;
+    return 0.0;
 }
 
 // TP collectives of one block (Megatron f/g operators): forward all-reduce after the row-parallel
 // GEMM; with sequence parallelism an all-gather before the block and a reduce-scatter after it
 // (Korthikanti et al. 2022, sec. 4.2.2). Backward mirrors them.
-// `wgrad_s`: in backward, the seconds of the block's first (column-parallel) linear's weight gradient.
-void tp_block_comm(const Execution& x, Target& out, double tokens, Group group = Group::tp, double wgrad_s = 0) {
+// `input_linear`: the block's column-parallel input linear, whose weight gradient the backward
+// all-reduce may run beside.
+void tp_block_comm(const Execution& x, Target& out, double tokens, Group group = Group::tp, OpSpan input_linear = {}) {
     if ((group == Group::tp ? x.tp : x.etp) <= 1) return;
     const double bytes = tokens * x.hidden * x.ops.w_act;
     if (x.sp || group == Group::etp) {
         add_comm(out, "tp_all_gather", Collective::all_gather, group, bytes);
         add_comm(out, "tp_reduce_scatter", Collective::reduce_scatter, group, bytes);
     } else {
-        out.comm.add(CommOp{"tp_all_reduce", Collective::all_reduce, group, bytes, 1, async_grad_all_reduce_beside_s(x, wgrad_s)});
+        out.comm.add(
+            CommOp{"tp_all_reduce", Collective::all_reduce, group, bytes, 1, async_grad_all_reduce_beside_s(x, out.ops, input_linear)});
     }
 }
 
@@ -515,12 +518,12 @@ void attention_block(const Execution& x, Target& out, Phase phase, bool causal, 
         // reference code: qkv_net(cat([mems, w]))), so Q, K and V run over b (s + memory_len) tokens.
         linear(x, out, phase, "qkv", x.tokens + x.micro_batch * x.memory_len, x.hidden, q_out + kv_out, 1, true);
     }
-    const double qkv_wgrad_s = last_wgrad_s(x, out.ops, first);  // the block's column-parallel input linear
+    const OpSpan input_linear{first, out.ops.size};  // the block's column-parallel input linear
     attention_core(x, out, phase, x.seq_len + x.memory_len, causal && !cross, local && !cross);
     linear(x, out, phase, "attn_out", x.tokens, q_out, x.hidden, 1, false);
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
-    tp_block_comm(x, out, x.tokens, Group::tp, qkv_wgrad_s);
+    tp_block_comm(x, out, x.tokens, Group::tp, input_linear);
     // Context parallelism: ring exchange of the local K/V chunk with the other cp-1 ranks forward;
     // K/V again plus dK/dV backward (Liu et al. 2023 Ring Attention; Megatron-Core CP).
     const int64_t cp = x.config->parallel.cp;
@@ -731,14 +734,14 @@ void mlp_block(const Execution& x, Target& out, Phase phase, bool moe) {
         moe_mlp(x, out, phase);
     else
         mlp_core(x, out, phase, x.tokens, double(x.config->model.ffn_hidden) / x.tp, 1);
-    const double up_wgrad_s = moe ? 0.0 : last_wgrad_s(x, out.ops, first);  // mlp_core's backward ends with the up projection
+    const OpSpan mlp = moe ? OpSpan{} : OpSpan{first, out.ops.size};  // its backward ends with the up projection
     dropout_residual(x, out, phase);
     if (phase == Phase::backward) norm(x, out, phase, x.tokens_sp);
     // Folded experts gather and scatter their tokens over the expert-TP group instead of TP.
     if (moe && x.etp != x.tp)
         tp_block_comm(x, out, x.tokens * x.etp / x.tp, Group::etp);
     else
-        tp_block_comm(x, out, x.tokens, Group::tp, up_wgrad_s);
+        tp_block_comm(x, out, x.tokens, Group::tp, mlp);
 }
 
 void layer(const Execution& x, Target& out, Phase phase, LayerKind kind) {
@@ -1035,7 +1038,7 @@ PieceOps head_ops(const Execution& x) {
     if (x.tp > 1 && x.sp) add_comm(bwd, "tp_reduce_scatter", Collective::reduce_scatter, Group::tp, bytes);
     if (x.tp > 1 && !x.sp)  // a column-parallel linear too (Megatron parallel_lm_logits: async_grad_allreduce)
         bwd.comm.add(CommOp{"tp_all_reduce", Collective::all_reduce, Group::tp, bytes, 1,
-                            async_grad_all_reduce_beside_s(x, last_wgrad_s(x, out.backward, first))});
+                            async_grad_all_reduce_beside_s(x, out.backward, {first, out.backward.size})});
     norm(x, bwd, Phase::backward, x.tokens_sp);
     return out;
 }
