@@ -218,7 +218,6 @@ void Execution::derive(const Config& c) {
     // after it in the same kernel (its sum is written once for the residual stream, not read back).
     x.fused_norms = c.framework.fused_norms || c.training.compile;
     x.fused_elementwise = c.framework.fused_elementwise || c.training.compile;
-    x.causal_softmax_max_keys = c.framework.fused_elementwise ? c.framework.fused_causal_softmax_max_keys : 0;
     x.norm_in_residual = c.training.compile;
     x.cuda_graphs = c.training.cuda_graphs;
     const FinetuneSpec& ft = c.training.finetune;

@@ -344,12 +344,17 @@ void tp_block_comm(const Execution& x, Target& out, double tokens, Group group =
 // one row, of two up to 128 keys). That kernel loads row i's first i + 1 scores and writes the whole
 // row; backward loads that triangle of the gradient and the probabilities
 // (megatron/fused_kernels/scaled_upper_triang_masked_softmax.h). Otherwise forward_torch_softmax runs.
+// Its input is 16-bit (fp16/bf16 training without autocast): the kernel needs it, the fallback casts it.
+bool megatron_scores_16bit(const Execution& x) { return !x.ops.autocast && dtype_storage_bytes(x.ops.activations) == 2; }
+
 enum class CausalSoftmax { other, triangle, torch_fp32 };
 CausalSoftmax megatron_causal_softmax(const Execution& x, double s_kv, bool causal_self) {
-    if (x.causal_softmax_max_keys <= 0 || !causal_self || x.s_q != s_kv) return CausalSoftmax::other;
+    const FrameworkSpec& fw = x.config->framework;
+    const double max_keys = fw.fused_elementwise ? fw.fused_causal_softmax_max_keys : 0;  // --no-masked-softmax-fusion: none
+    if (max_keys <= 0 || !causal_self || x.s_q != s_kv) return CausalSoftmax::other;
     const double matrices = x.micro_batch * x.heads_local, rows_per_block = s_kv <= 128 ? 8 : 4;
-    const bool fits = !x.ops.autocast && dtype_storage_bytes(x.ops.activations) == 2 && s_kv > 16 && s_kv <= x.causal_softmax_max_keys &&
-                      std::fmod(s_kv, 4) == 0 && std::fmod(matrices, rows_per_block) == 0;
+    const bool fits =
+        megatron_scores_16bit(x) && s_kv > 16 && s_kv <= max_keys && std::fmod(s_kv, 4) == 0 && std::fmod(matrices, rows_per_block) == 0;
     return fits ? CausalSoftmax::triangle : CausalSoftmax::torch_fp32;
 }
 
@@ -357,7 +362,7 @@ CausalSoftmax megatron_causal_softmax(const Execution& x, double s_kv, bool caus
 // forces): 16-bit scores cast up, scaled by the layer number, masked_fill_ with the [s, s] bool mask
 // (megatron/model/utils.py attention_mask_func), softmax, cast back; autograd runs each backward.
 void megatron_torch_softmax(const Execution& x, Target& out, Phase phase, double scores, double mask_bytes) {
-    const bool cast = dtype_storage_bytes(x.ops.activations) == 2 && !x.ops.autocast;
+    const bool cast = megatron_scores_16bit(x);
     const double cast_bytes = scores * (x.ops.w_act + 4), fp32_pass = scores * 8;
     if (phase == Phase::forward) {
         if (cast) out.ops.add(make_op("softmax_input_cast", OpKind::precision_overhead, x.ops.activations, 0, cast_bytes));

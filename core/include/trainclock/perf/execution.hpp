@@ -135,7 +135,6 @@ public:
     // fuses pointwise ops and reductions into one Triton kernel per fusion group).
     bool fused_norms = true;                    // a norm is one kernel (else RMSNorm as eager tensor ops)
     bool fused_elementwise = true;              // scale-mask-softmax and dropout + residual add one kernel each
-    double causal_softmax_max_keys = 0;         // the stack's fused causal softmax up to this key length (0: none)
     bool norm_in_residual = false;              // torch.compile: each forward norm runs in the kernel of the residual add before it
     CudaGraphs cuda_graphs = CudaGraphs::none;  // training.cuda_graphs: what replays without per-op host dispatch
     // Fine-tuning (training.finetune): whether linear weights get gradients, and the adapters.
